@@ -1,0 +1,28 @@
+# Two commands a newcomer pastes on a fresh machine; each does all of its own set-up.
+#   make demo   phantoms -> build -> run baselines -> score -> report (demo-out/)
+#   make test   the test suite (what .ci/run calls)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test install clean
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, pinned, so that transformers does not pull a CUDA build
+	$(BIN)/pip install --quiet "torch==2.13.0"
+	$(BIN)/pip install --quiet -e ".[hf,bertscore,dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/medtemporal demo --out demo-out
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) demo-out .pytest_cache

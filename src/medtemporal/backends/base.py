@@ -1,0 +1,106 @@
+"""The one interface every model backend implements.
+
+A protocol turns an item into `Request` objects; a backend answers each with
+a `Response`. Backends know nothing about benchmarks: a request is messages
+of text and image parts, generation settings, and (for baselines) the answer
+space.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class TextPart:
+    """A piece of text in a message."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """An image in a message, by absolute path; backends load and encode it."""
+
+    path: Path
+
+
+Part = TextPart | ImagePart
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message made of parts, in order."""
+
+    role: Literal["system", "user", "assistant"]
+    parts: tuple[Part, ...]
+
+    @property
+    def n_images(self) -> int:
+        return sum(isinstance(p, ImagePart) for p in self.parts)
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """Generation settings, recorded in every run (temperature 0 as the papers)."""
+
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = None
+    top_p: float | None = None
+    system_prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a protocol asks of a model."""
+
+    messages: tuple[Message, ...]
+    config: GenerateConfig = GenerateConfig()
+    choices: tuple[str, ...] | None = None
+    """The valid answers (letters, Yes/No) when the question is closed; baselines use it."""
+    key: str | None = None
+    """A grouping key (the item subtype) that prior baselines may condition on."""
+
+    @property
+    def n_images(self) -> int:
+        return sum(m.n_images for m in self.messages)
+
+
+@dataclass(frozen=True)
+class Response:
+    """A model's answer to one request."""
+
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    model: str | None = None
+    """The model name the server reported, when it reports one."""
+
+
+@dataclass
+class Backend(ABC):
+    """A model named by URI. Subclasses implement `generate`."""
+
+    uri: str
+    max_images: int | None = None
+    """How many images one request may carry (None: no limit); more fail loudly."""
+    concurrency: int = field(default=1)
+    """How many requests the runner may have in flight at once."""
+
+    @abstractmethod
+    async def generate(self, request: Request) -> Response:
+        """Answer one request."""
+
+    def identity(self) -> dict[str, Any]:
+        """What exactly answers: name, revision, server-reported model; goes into config.json."""
+        return {"uri": self.uri}
+
+    def fit(self, pairs: list[tuple[str, str]]) -> None:
+        """Prior baselines learn from (key, answer) pairs of the benchmark; others ignore this."""
+
+    async def aclose(self) -> None:
+        """Release connections, processes or GPU memory."""

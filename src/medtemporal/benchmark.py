@@ -1,0 +1,108 @@
+"""A benchmark on disk: ``items.jsonl`` + ``manifest.json``, images by relative path.
+
+Images are not copied: ``manifest.image_root`` points at the dataset root the
+builder read (a MIMIC-CXR-JPG folder, a phantom folder), and every
+`ImageRef.path` is relative to it. A user whose data lives elsewhere passes
+another root at run time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import Field, ValidationError
+
+from medtemporal import __version__
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Item, Licence, Record, describe_validation_error, iter_jsonl, write_jsonl
+
+ITEMS = "items.jsonl"
+MANIFEST = "manifest.json"
+
+
+class Manifest(Record):
+    """What a benchmark folder holds and how it was made."""
+
+    benchmark: str
+    version: str
+    """Builder version: a change to construction rules bumps it."""
+    seed: int | None = None
+    licence: Licence
+    image_root: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Builder options as resolved."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Source file (relative name) → sha256 checksum."""
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Item counts by task, by subtype and by answer."""
+    exclusions: dict[str, int] = Field(default_factory=dict)
+    """Why records were left out, with how many."""
+    created_with: str = __version__
+    items_sha256: str | None = None
+
+
+def count_items(items: Iterable[Item]) -> dict[str, dict[str, int]]:
+    """Counts by task, subtype and answer, each sorted by key."""
+    by: dict[str, Counter[str]] = {"task": Counter(), "subtype": Counter(), "answer": Counter()}
+    for item in items:
+        by["task"][item.task] += 1
+        by["subtype"][item.subtype] += 1
+        if isinstance(item.answer, str):
+            by["answer"][item.answer] += 1
+    return {k: dict(sorted(v.items())) for k, v in by.items()}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A loaded benchmark folder."""
+
+    path: Path
+    manifest: Manifest
+    items: list[Item]
+
+    @property
+    def image_root(self) -> Path:
+        """Absolute image root (relative roots are taken from the benchmark folder)."""
+        root = Path(self.manifest.image_root or ".")
+        return root if root.is_absolute() else (self.path / root).resolve()
+
+    @property
+    def manifest_hash(self) -> str:
+        """sha256 of the manifest file's bytes."""
+        import hashlib
+
+        return hashlib.sha256((self.path / MANIFEST).read_bytes()).hexdigest()
+
+
+def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
+    """Write ``items`` and ``manifest`` (with counts and the items checksum) to folder ``out``."""
+    import hashlib
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / ITEMS, items)
+    digest = hashlib.sha256((out / ITEMS).read_bytes()).hexdigest()
+    manifest = manifest.model_copy(update={"counts": count_items(items), "items_sha256": digest})
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+    tmp.replace(out / MANIFEST)
+    return out
+
+
+def load(path: str | Path) -> Benchmark:
+    """Load a benchmark folder, with one clear sentence for what is missing or wrong."""
+    path = Path(path)
+    if not (path / MANIFEST).is_file() or not (path / ITEMS).is_file():
+        raise InvalidInputError(
+            f"{path} is not a benchmark folder (it needs {ITEMS} and {MANIFEST}); "
+            "build one with `medtemporal build`."
+        )
+    try:
+        manifest = Manifest.model_validate_json((path / MANIFEST).read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise InvalidInputError(f"{path / MANIFEST}: {describe_validation_error(exc)}; rebuild the benchmark.") from None
+    return Benchmark(path.resolve(), manifest, list(iter_jsonl(path / ITEMS, Item)))

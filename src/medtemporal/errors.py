@@ -1,0 +1,51 @@
+"""The exceptions and warnings medtemporal raises.
+
+Every error a user can cause is one of these, and its message is one
+sentence naming the bad thing and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class MedTemporalError(Exception):
+    """Base class for every medtemporal error."""
+
+
+class InvalidInputError(MedTemporalError, ValueError):
+    """A file, column, value or argument the user supplied is wrong."""
+
+
+class UnknownNameError(MedTemporalError, KeyError):
+    """A registry name (benchmark, backend, protocol, metric) does not exist."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; we want plain text
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingDependencyError(MedTemporalError, ImportError):
+    """An optional package is needed; the message names the pip command."""
+
+
+class BackendError(MedTemporalError, RuntimeError):
+    """A model backend failed after its retries (server down, bad response)."""
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined for a subgroup (e.g. no items); a NaN is reported."""
+
+
+def require(module: str, extra: str):
+    """Import an optional module or raise `MissingDependencyError` naming the extra.
+
+    >>> require("json", "core").__name__
+    'json'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"The optional package '{module}' is not installed; install it with "
+            f"`pip install 'medtemporal[{extra}]'`."
+        ) from exc

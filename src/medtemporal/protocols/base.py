@@ -1,0 +1,58 @@
+"""How an item becomes model calls.
+
+A protocol (inspect's "solver") is an object with a `name`, the named prompt
+templates it uses, and an async `solve` that calls ``generate`` one or more
+times and returns the output to score. The runner supplies ``generate``
+(which adds caching, retries and accounting), so protocols stay small.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from medtemporal.backends.base import GenerateConfig, ImagePart, Part, Request, Response, TextPart
+from medtemporal.schema import ImageRef, Item
+
+Generate = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass
+class Solution:
+    """The final output of a protocol and the intermediate calls that led to it."""
+
+    output: str
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Solver(ABC):
+    """Base class of protocols; named so to avoid clashing with `typing.Protocol`."""
+
+    name: str = ""
+    templates: tuple[str, ...] = ()
+    """Names of the prompt templates (see `medtemporal.prompts`) this protocol renders."""
+
+    @abstractmethod
+    async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
+        """Answer ``item`` by calling ``generate``."""
+
+
+def image_parts(images: tuple[ImageRef, ...] | list[ImageRef], image_root: Path) -> list[Part]:
+    """Caption + image parts in the item's order (captions from `ImageRef.label`)."""
+    parts: list[Part] = []
+    for ref in images:
+        if ref.label:
+            parts.append(TextPart(ref.label if ref.label.endswith(":") else f"{ref.label}:"))
+        parts.append(ImagePart(image_root / ref.path))
+    return parts
+
+
+def answer_space(item: Item) -> tuple[str, ...] | None:
+    """The valid closed answers of ``item`` (option letters, or Yes/No)."""
+    if item.answer_type == "choice":
+        return tuple(item.options)
+    if item.answer_type == "yesno":
+        return ("Yes", "No")
+    return None

@@ -1,0 +1,113 @@
+"""One registry for every plugin kind, filled by decorators.
+
+Kinds are ``benchmark`` (builders), ``backend`` (model URI schemes),
+``protocol`` and ``metric``. Third-party packages add entries through the
+``medtemporal`` entry-point group (``pkg.module:attr`` values are imported on
+first lookup), so a new benchmark needs no change here.
+
+>>> @register("metric", "demo_accuracy", higher_is_better=True)
+... def demo(preds, refs): ...
+>>> lookup("metric", "demo_accuracy").info["higher_is_better"]
+True
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, TypeVar
+
+from medtemporal.errors import UnknownNameError
+
+Kind = Literal["benchmark", "backend", "protocol", "metric"]
+KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric")
+
+# Modules whose import fills the registry with the built-in entries.
+_BUILTIN_MODULES = (
+    "medtemporal.builders",
+    "medtemporal.backends",
+    "medtemporal.protocols",
+    "medtemporal.scoring",
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered object with its kind, name and declared metadata."""
+
+    kind: Kind
+    name: str
+    obj: Any
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+_ENTRIES: dict[Kind, dict[str, Entry]] = {k: {} for k in KINDS}
+_FAILED_PLUGINS: dict[str, str] = {}
+_loaded = False
+
+
+def register(kind: Kind, name: str, **info: Any) -> Callable[[T], T]:
+    """Decorator that registers ``obj`` under ``kind``/``name`` with metadata ``info``."""
+    if kind not in KINDS:
+        raise ValueError(f"Unknown registry kind {kind!r}; use one of {', '.join(KINDS)}.")
+
+    def add(obj: T) -> T:
+        existing = _ENTRIES[kind].get(name)
+        if existing is not None and existing.obj is not obj:
+            raise ValueError(f"A {kind} named {name!r} is already registered.")
+        _ENTRIES[kind][name] = Entry(kind, name, obj, dict(info))
+        return obj
+
+    return add
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="medtemporal"):
+        try:
+            ep.load()
+        except Exception as exc:  # surfaced by `medtemporal list` and on lookup
+            _FAILED_PLUGINS[ep.name] = f"{type(exc).__name__}: {exc}"
+
+
+def lookup(kind: Kind, name: str) -> Entry:
+    """Return the entry ``kind``/``name`` or raise `UnknownNameError` with suggestions."""
+    _load()
+    try:
+        return _ENTRIES[kind][name]
+    except KeyError:
+        pass
+    if name in _FAILED_PLUGINS:
+        raise UnknownNameError(f"The {kind} plugin {name!r} failed to load: {_FAILED_PLUGINS[name]}.")
+    names = sorted(_ENTRIES[kind])
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise UnknownNameError(f"Unknown {kind} {name!r}.{hint} Available: {', '.join(names) or 'none'}.")
+
+
+def names(kind: Kind) -> list[str]:
+    """Sorted names registered under ``kind``."""
+    _load()
+    return sorted(_ENTRIES[kind])
+
+
+def entries(kind: Kind) -> list[Entry]:
+    """Entries registered under ``kind``, sorted by name."""
+    _load()
+    return [_ENTRIES[kind][n] for n in sorted(_ENTRIES[kind])]
+
+
+def failed_plugins() -> dict[str, str]:
+    """Entry points that failed to load, with the reason."""
+    _load()
+    return dict(_FAILED_PLUGINS)

@@ -1,0 +1,213 @@
+"""The records every stage passes on: studies, timelines, items, predictions, scores.
+
+All records are frozen pydantic models that serialise to one JSON object per
+line. Reading a JSON Lines file names the file, line and field that is wrong.
+
+>>> ref = ImageRef(path="files/p10/p10000032/s50414267/a.jpg", visit=1, label="T1")
+>>> item = Item.create(benchmark="mi-cxr", task="TEL", subtype="single_emergence",
+...     images=[ref], question="When?", options={"A": "T1 → T2", "E": "None"},
+...     answer_type="choice", answer="A")
+>>> Item.model_validate_json(item.model_dump_json()) == item
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from medtemporal.errors import InvalidInputError
+
+AnswerType = Literal["choice", "yesno", "ordering", "open"]
+Licence = Literal["synthetic", "credentialed", "open"]
+
+
+class Record(BaseModel):
+    """Base of every record: frozen, no unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ImageRef(Record):
+    """One image (or volume, or frame) an item shows, by path relative to an image root."""
+
+    path: str
+    visit: int | None = None
+    """1-based visit index (T1 = 1) where the image belongs to a visit."""
+    timestamp: str | None = None
+    """ISO date-time of the acquisition, when known."""
+    role: str = "visit"
+    """visit | historical | current | frame | volume | option | reference."""
+    label: str | None = None
+    """Caption a protocol shows before the image ("T3", "Last visit image:")."""
+    option: str | None = None
+    """The option letter this image belongs to, for image-valued options."""
+    view: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, v: str) -> str:
+        if not v or v.startswith("/") or ".." in Path(v).parts:
+            raise ValueError("must be a non-empty path relative to the image root")
+        return v
+
+
+class Finding(Record):
+    """The state of one abnormality at one study, as annotated."""
+
+    entity: str
+    present: bool
+    certain: bool = True
+    laterality: str | None = None
+    severity: str | None = None
+    changes: tuple[str, ...] = ()
+    change_sentence: str | None = None
+    category: str | None = None
+    quality: float | None = None
+
+
+class Study(Record):
+    """One visit: its images, its report sections and its findings."""
+
+    patient_id: str
+    study_id: str
+    timestamp: str | None = None
+    """ISO date-time; None where the source only gives an order."""
+    order: int | None = None
+    """Position within the patient where the source gives an explicit order."""
+    images: tuple[ImageRef, ...] = ()
+    frontal: str | None = None
+    """Path of the image chosen to represent the visit."""
+    report: dict[str, str] = Field(default_factory=dict)
+    """Report sections by lower-case name (findings, impression, comparison)."""
+    findings: tuple[Finding, ...] = ()
+
+    def finding(self, entity: str) -> Finding | None:
+        """The finding for ``entity`` or None."""
+        return next((f for f in self.findings if f.entity == entity), None)
+
+
+class Timeline(Record):
+    """A patient's studies in time order."""
+
+    patient_id: str
+    source: str
+    licence: Licence
+    studies: tuple[Study, ...]
+
+
+class Item(Record):
+    """One benchmark question with everything a model and a scorer need."""
+
+    id: str
+    benchmark: str
+    task: str
+    subtype: str
+    images: tuple[ImageRef, ...]
+    question: str
+    options: dict[str, str] = Field(default_factory=dict)
+    answer_type: AnswerType
+    answer: str | list[str]
+    reference: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def create(cls, **fields: Any) -> "Item":
+        """Build an item whose ``id`` is the hash of its content."""
+        draft = cls.model_validate({**fields, "id": ""})
+        body = draft.model_dump(mode="json", exclude={"id"})
+        return draft.model_copy(update={"id": content_hash(body)})
+
+    @property
+    def cluster(self) -> str:
+        """The unit of correlation (the patient) used for confidence intervals."""
+        return str(self.meta.get("patient_id", self.id))
+
+
+class Prediction(Record):
+    """One model answer, written the moment it arrives."""
+
+    item_id: str
+    model: str
+    protocol: str
+    request_hash: str
+    raw_output: str | None
+    answer: str | list[str] | None = None
+    """Extracted answer; None when the output could not be parsed."""
+    extraction: str | None = None
+    """Name of the rule (or judge) that decided ``answer``."""
+    latency_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+    calls: tuple[dict[str, Any], ...] = ()
+    """Intermediate calls of multi-stage protocols (prompt name, output)."""
+
+
+class Score(Record):
+    """One metric value over a group of items, with its confidence interval."""
+
+    metric: str
+    value: float
+    group: str = "overall"
+    n: int = 0
+    ci_low: float | None = None
+    ci_high: float | None = None
+    invalid: int = 0
+    chance: float | None = None
+    higher_is_better: bool = True
+
+
+def content_hash(obj: Any, length: int = 16) -> str:
+    """Stable hex hash of a JSON-serialisable object (sorted keys, UTF-8)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def dumps(record: BaseModel) -> str:
+    """One JSON line for ``record`` (no trailing newline), stable across runs."""
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
+    """Write ``records`` to ``path`` atomically; return how many were written."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    n = 0
+    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        for record in records:
+            fh.write(dumps(record) + "\n")
+            n += 1
+    tmp.replace(path)
+    return n
+
+
+def iter_jsonl(path: str | Path, model: type[R]) -> Iterator[R]:
+    """Yield ``model`` records from a JSON Lines file, naming file, line and field on error."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"{path} does not exist; check the path.")
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield model.model_validate_json(line)
+            except ValidationError as exc:
+                raise InvalidInputError(
+                    f"{path}, line {lineno}: {describe_validation_error(exc)}; fix or remove that line."
+                ) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """The first problem of a pydantic error as 'field `x`: message'."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "record"
+    return f"field `{where}` {err['msg'].lower()}"
