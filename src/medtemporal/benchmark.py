@@ -8,11 +8,13 @@ another root at run time.
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import Field, ValidationError
 
@@ -73,15 +75,11 @@ class Benchmark:
     @property
     def manifest_hash(self) -> str:
         """sha256 of the manifest file's bytes."""
-        import hashlib
-
         return hashlib.sha256((self.path / MANIFEST).read_bytes()).hexdigest()
 
 
 def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
     """Write ``items`` and ``manifest`` (with counts and the items checksum) to folder ``out``."""
-    import hashlib
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / ITEMS, items)
@@ -106,3 +104,39 @@ def load(path: str | Path) -> Benchmark:
     except ValidationError as exc:
         raise InvalidInputError(f"{path / MANIFEST}: {describe_validation_error(exc)}; rebuild the benchmark.") from None
     return Benchmark(path.resolve(), manifest, list(iter_jsonl(path / ITEMS, Item)))
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """What the rest of medtemporal needs to know about one benchmark family.
+
+    Registered under kind ``benchmark`` (see `medtemporal.registry`). Mappings
+    are keyed by task name; the key ``"*"`` is the default for other tasks.
+    """
+
+    name: str
+    version: str
+    licence: Licence
+    description: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    """Adds the builder's command-line options to ``medtemporal build NAME``."""
+    build: Callable[[argparse.Namespace], tuple[list[Item], Manifest]]
+    """Builds items and manifest from parsed options."""
+    prompts: Mapping[str, str] = field(default_factory=lambda: {"*": "mcq_direct"})
+    """Task → prompt template name used by the direct protocol."""
+    extractors: Mapping[str, str] = field(default_factory=dict)
+    """Task → answer-extraction rule name (default: by the item's answer type)."""
+    metrics: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": ("accuracy",)})
+    """Task → metric names computed by `medtemporal score`."""
+
+    @staticmethod
+    def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:
+        """``mapping[task]``, else ``mapping["*"]``, else ``default``."""
+        return mapping.get(task, mapping.get("*", default))
+
+
+def spec(name: str) -> BenchmarkSpec:
+    """The registered spec of benchmark ``name``."""
+    from medtemporal.registry import lookup
+
+    return lookup("benchmark", name).obj

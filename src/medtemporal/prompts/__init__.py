@@ -1,0 +1,57 @@
+"""Every prompt template in one place, as ``<name>.txt`` files beside this module.
+
+Templates use ``$name`` placeholders (`string.Template`), so JSON and braces
+in prompts need no escaping. A user replaces any template from a file
+(``--prompt NAME=FILE``) to use an author's exact wording; the hash of each
+template used is recorded in the run.
+
+>>> PromptSet().render("mcq_direct", question="Q?", options="A. x", n_images=5)[:10]
+'The images'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from medtemporal.errors import InvalidInputError, UnknownNameError
+
+
+def available() -> list[str]:
+    """Names of the built-in templates."""
+    return sorted(p.name[:-4] for p in resources.files(__package__).iterdir() if p.name.endswith(".txt"))
+
+
+class PromptSet:
+    """The built-in templates, with optional replacements read from files."""
+
+    def __init__(self, overrides: dict[str, str | Path] | None = None) -> None:
+        self._text: dict[str, str] = {}
+        for name, path in (overrides or {}).items():
+            if name not in available():
+                raise UnknownNameError(f"Unknown prompt {name!r}; available: {', '.join(available())}.")
+            path = Path(path)
+            if not path.is_file():
+                raise InvalidInputError(f"Prompt file {path} for {name!r} does not exist; check --prompt {name}=FILE.")
+            self._text[name] = path.read_text(encoding="utf-8")
+
+    def text(self, name: str) -> str:
+        """The raw template ``name``."""
+        if name not in self._text:
+            if name not in available():
+                raise UnknownNameError(f"Unknown prompt {name!r}; available: {', '.join(available())}.")
+            self._text[name] = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
+        return self._text[name]
+
+    def render(self, name: str, **values: object) -> str:
+        """Fill template ``name``; a missing value names the placeholder."""
+        try:
+            return Template(self.text(name)).substitute(values).strip()
+        except KeyError as exc:
+            raise InvalidInputError(f"Prompt {name!r} needs a value for ${exc.args[0]}; fix the template.") from None
+
+    def hash(self, name: str) -> str:
+        """sha256 (first 16 hex digits) of template ``name`` as used."""
+        return hashlib.sha256(self.text(name).encode("utf-8")).hexdigest()[:16]
