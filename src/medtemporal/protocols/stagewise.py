@@ -1,0 +1,58 @@
+"""Stage-wise probing (MI-CXR appendix E.2): describe the intervals, then decide.
+
+Stage 1 sees every image and writes interval-level descriptions under a
+task-specific guideline (TEL, ICR, GTS); it is told not to answer. Stage 2
+sees only those descriptions, the question and the options, and picks one
+option. Both outputs are kept in the prediction's ``calls``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
+from medtemporal.prompts import PromptSet
+from medtemporal.protocols.base import Generate, Solution, Solver, answer_space, image_parts
+from medtemporal.protocols.direct import format_options
+from medtemporal.registry import register
+from medtemporal.schema import Item
+
+GUIDELINES = {"TEL": "stagewise_guideline_tel", "ICR": "stagewise_guideline_icr", "ICR-V": "stagewise_guideline_icr"}
+"""Task family → guideline template; other families use the GTS guideline."""
+
+
+def intervals(n_images: int) -> str:
+    """``T1 → T2, T2 → T3, ...`` for ``n_images`` visits."""
+    return ", ".join(f"T{i} → T{i + 1}" for i in range(1, n_images))
+
+
+@register("protocol", "stagewise", description="two stages: interval descriptions with images, then a text-only decision")
+class StageWise(Solver):
+    """Describe interval changes with the images, then decide from the descriptions alone."""
+
+    name = "stagewise"
+
+    def __init__(self, prompts: PromptSet | None = None) -> None:
+        self.prompts = prompts or PromptSet()
+
+    async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
+        n = len(item.images)
+        guideline = self.prompts.render(GUIDELINES.get(item.task, "stagewise_guideline_gts"))
+        describe = self.prompts.render(
+            "stagewise_describe", n_images=n, question=item.question, intervals=intervals(n), guideline=guideline
+        )
+        first = await generate(
+            Request((Message("user", (*image_parts(item.images, image_root), TextPart(describe))),), config)
+        )
+        decide = self.prompts.render(
+            "stagewise_decide",
+            n_images=n,
+            descriptions=first.text.strip(),
+            question=item.question,
+            options=format_options(item.options),
+        )
+        second = await generate(
+            Request((Message("user", (TextPart(decide),)),), config, answer_space(item), item.subtype)
+        )
+        calls = [{"stage": "describe", "output": first.text}, {"stage": "decide", "output": second.text}]
+        return Solution(second.text, calls)

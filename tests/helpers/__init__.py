@@ -1,0 +1,1 @@
+"""Shared test helpers: import as `from helpers.<module> import ...`."""

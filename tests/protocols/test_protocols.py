@@ -1,0 +1,47 @@
+import asyncio
+
+from medtemporal.backends.base import GenerateConfig, ImagePart, Request, Response, TextPart
+from medtemporal.benchmark import load
+from medtemporal.protocols.direct import Direct
+from medtemporal.protocols.stagewise import StageWise
+from helpers.tiny import make_tiny_benchmark
+
+
+def _record(replies):
+    seen: list[Request] = []
+
+    async def generate(request: Request) -> Response:
+        seen.append(request)
+        return Response(replies[len(seen) - 1])
+
+    return seen, generate
+
+
+def test_direct_sends_captioned_images_in_visit_order_then_question(tmp_path):
+    bench = load(make_tiny_benchmark(tmp_path))
+    item = bench.items[0]
+    seen, generate = _record(["B"])
+    solution = asyncio.run(Direct().solve(item, bench.image_root, generate, GenerateConfig()))
+    assert solution.output == "B"
+    (request,) = seen
+    parts = request.messages[0].parts
+    captions = [p.text for p in parts[:-1] if isinstance(p, TextPart)]
+    images = [p.path.name for p in parts if isinstance(p, ImagePart)]
+    assert captions == ["T1:", "T2:", "T3:", "T4:", "T5:"]
+    assert images == [f"p0_{v}.png" for v in range(1, 6)]
+    assert item.question in parts[-1].text and "E. No appearance" in parts[-1].text
+    assert request.choices == ("A", "B", "C", "D", "E") and request.key == "single_emergence"
+
+
+def test_stagewise_decides_from_descriptions_without_images(tmp_path):
+    bench = load(make_tiny_benchmark(tmp_path))
+    item = bench.items[0]
+    seen, generate = _record(["T1 → T2: new opacity.", "A"])
+    solution = asyncio.run(StageWise().solve(item, bench.image_root, generate, GenerateConfig()))
+    assert solution.output == "A"
+    describe, decide = seen
+    assert describe.n_images == 5 and describe.choices is None
+    assert "T4 → T5" in describe.messages[0].parts[-1].text
+    assert decide.n_images == 0
+    assert "T1 → T2: new opacity." in decide.messages[0].parts[0].text
+    assert [c["stage"] for c in solution.calls] == ["describe", "decide"]
