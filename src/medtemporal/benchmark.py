@@ -128,6 +128,8 @@ class BenchmarkSpec:
     """Task → answer-extraction rule name (default: by the item's answer type)."""
     metrics: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": ("accuracy",)})
     """Task → metric names computed by `medtemporal score`."""
+    subtype_groups: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Task → {column label → subtypes} where a paper's table merges subtypes (default: one per subtype)."""
 
     @staticmethod
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:

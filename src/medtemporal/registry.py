@@ -1,9 +1,10 @@
 """One registry for every plugin kind, filled by decorators.
 
 Kinds are ``benchmark`` (builders), ``backend`` (model URI schemes),
-``protocol`` and ``metric``. Third-party packages add entries through the
-``medtemporal`` entry-point group (``pkg.module:attr`` values are imported on
-first lookup), so a new benchmark needs no change here.
+``protocol``, ``metric`` and ``extractor`` (answer-extraction rules).
+Third-party packages add entries through the ``medtemporal`` entry-point group
+(``pkg.module:attr`` values are imported on first lookup), so a new benchmark
+needs no change here.
 
 >>> @register("metric", "demo_accuracy", higher_is_better=True)
 ... def demo(preds, refs): ...
@@ -20,8 +21,8 @@ from typing import Any, Callable, Literal, TypeVar
 
 from medtemporal.errors import UnknownNameError
 
-Kind = Literal["benchmark", "backend", "protocol", "metric"]
-KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric")
+Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor"]
+KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric", "extractor")
 
 # Modules whose import fills the registry with the built-in entries.
 _BUILTIN_MODULES = (

@@ -158,6 +158,9 @@ class Score(Record):
     ci_low: float | None = None
     ci_high: float | None = None
     invalid: int = 0
+    """Items answered with output from which no valid answer could be extracted (scored wrong)."""
+    missing: int = 0
+    """Items without a usable prediction (none, or only an error; scored wrong)."""
     chance: float | None = None
     higher_is_better: bool = True
 

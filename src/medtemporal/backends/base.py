@@ -11,7 +11,28 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from medtemporal.errors import BackendError
+
+
+class RequestError(BackendError):
+    """A request that failed for a reason retrying will not fix (bad image, HTTP 400, too many images)."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """Short machine-readable cause (``too_many_images``, ``http_400`` ...) counted in run summaries."""
+
+
+class RetryableError(BackendError):
+    """A transient failure worth retrying: rate limit, 5xx, timeout, dropped connection, garbled reply."""
+
+    def __init__(self, message: str, *, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (``Retry-After``), when it said."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +111,14 @@ class Backend(ABC):
     """How many images one request may carry (None: no limit); more fail loudly."""
     concurrency: int = field(default=1)
     """How many requests the runner may have in flight at once."""
+
+    cacheable: ClassVar[bool] = True
+    """Whether responses are worth keeping in the response cache (False for instant baselines)."""
+
+    @property
+    def endpoint(self) -> str | None:
+        """The URL requests (and their images) are sent to; None when the model runs in this process."""
+        return None
 
     @abstractmethod
     async def generate(self, request: Request) -> Response:

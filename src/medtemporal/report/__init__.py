@@ -1,1 +1,87 @@
-"""report."""
+"""Reports: Markdown, CSV and self-contained HTML tables and charts from runs' ``scores.json``.
+
+``write_report(["runs/r1"])`` writes ``runs/r1/report.md``, ``report.csv`` and
+``report.html``, scoring the run first if its scores are missing or stale.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from medtemporal.errors import InvalidInputError
+from medtemporal.report.html import html_page
+from medtemporal.report.plots import family_charts
+from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, metric_names, report_runs
+from medtemporal.scoring.runs import needs_scoring, read_scores, score_run
+
+FORMATS = ("md", "csv", "html", "png")
+DEFAULT_FORMATS = ("md", "csv", "html")
+
+
+def load_runs(run_dirs: Sequence[str | Path], *, rescore: bool = True) -> list[ReportRun]:
+    """Read each run's ``scores.json``, scoring it first where missing or older than its predictions."""
+    paths = [Path(p) for p in run_dirs]
+    if not paths:
+        raise InvalidInputError("No run folders given; pass at least one folder written by `medtemporal run`.")
+    if rescore:
+        for path in paths:
+            if needs_scoring(path):
+                score_run(path)
+    return report_runs(paths, [read_scores(p) for p in paths])
+
+
+def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
+    """``"md,csv"`` → ``("md", "csv")``, refusing unknown formats with one clear sentence."""
+    names = [f.strip().lower() for f in (text.split(",") if isinstance(text, str) else text) if f.strip()]
+    unknown = [f for f in names if f not in FORMATS]
+    if unknown or not names:
+        raise InvalidInputError(
+            f"Unknown report format {', '.join(unknown) or '(none)'}; use any of {','.join(FORMATS)}."
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def write_report(
+    run_dirs: Sequence[str | Path], out: str | Path | None = None, formats: Sequence[str] = DEFAULT_FORMATS
+) -> list[Path]:
+    """Write ``report.<fmt>`` for the runs together into ``out``, or into each run folder.
+
+    Args:
+        run_dirs: Run folders; stale or missing scores are computed first.
+        out: Output folder; None writes the same report into every run folder.
+        formats: Any of ``md``, ``csv``, ``html`` and ``png`` (one chart per family and metric).
+
+    Returns:
+        The files written.
+    """
+    formats = parse_formats(formats)
+    runs = load_runs(run_dirs)
+    contents: dict[str, bytes] = {}
+    if "md" in formats:
+        contents["report.md"] = markdown(runs).encode("utf-8")
+    if "csv" in formats:
+        contents["report.csv"] = csv_text(runs).encode("utf-8")
+    if "html" in formats:
+        contents["report.html"] = html_page(runs).encode("utf-8")
+    if "png" in formats:
+        for metric in metric_names(runs):
+            for family, png in family_charts(runs, metric).items():
+                contents[f"report_{metric}_{_safe(family)}.png"] = png
+    targets = [Path(out)] if out is not None else [r.path for r in runs]
+    written = []
+    for folder in targets:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in contents.items():
+            tmp = folder / (name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(folder / name)
+            written.append(folder / name)
+    return written
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+__all__ = ["FORMATS", "ReportRun", "headline", "load_runs", "parse_formats", "write_report"]

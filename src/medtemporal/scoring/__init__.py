@@ -1,1 +1,35 @@
-"""scoring."""
+"""Scoring: answer extraction, metrics, clustered confidence intervals, run scores.
+
+Importing this package registers the built-in extraction rules (kind
+``extractor``: ``letter``, ``yesno``, ``text``) and metrics (kind ``metric``:
+``accuracy``). New rules and metrics register themselves the same way, in
+their own modules imported here.
+"""
+
+from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
+from medtemporal.scoring.ci import Estimate, cluster_bootstrap
+from medtemporal.scoring.extraction import Extraction, extract, normalise, rule_id, rule_name
+from medtemporal.scoring import extract_temmed, text_metrics  # noqa: F401  (TemMed rules and metrics)
+from medtemporal.scoring.metrics import Metric, chance_level, is_correct, metric
+from medtemporal.scoring.runs import RunScores, needs_scoring, read_scores, score_run
+
+__all__ = [
+    "Estimate",
+    "Extraction",
+    "Metric",
+    "Outcome",
+    "RunScores",
+    "chance_level",
+    "cluster_bootstrap",
+    "extract",
+    "is_correct",
+    "layout",
+    "metric",
+    "needs_scoring",
+    "normalise",
+    "read_scores",
+    "rule_id",
+    "rule_name",
+    "score_outcomes",
+    "score_run",
+]

@@ -1,0 +1,128 @@
+"""Baselines through the model interface: ``baseline:random``, ``baseline:constant-X``, ``baseline:majority``.
+
+They answer from the request's answer space (`Request.choices`) and, for
+the majority baseline, its grouping key (`Request.key`, the item subtype),
+so they run through exactly the same runner, cache-free, as real models.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import random
+from collections import Counter, defaultdict
+from typing import Any
+
+from medtemporal.backends.base import Backend, Request, RequestError, Response, TextPart
+from medtemporal.backends.images import file_sha256
+from medtemporal.errors import UnknownNameError
+from medtemporal.registry import register
+
+NAMES = ("random", "constant-<ANSWER>", "majority")
+
+
+def _closed(request: Request, uri: str) -> tuple[str, ...]:
+    if not request.choices:
+        raise RequestError(
+            f"{uri} answers only closed questions (options or yes/no); this request has no answer space.",
+            reason="no_answer_space",
+        )
+    return request.choices
+
+
+class RandomBaseline(Backend):
+    """A uniformly random valid answer, seeded and fixed by the request's content.
+
+    The same request (text, image contents, answer space, key, seed) gets
+    the same answer in every run, whatever the order or concurrency.
+    """
+
+    cacheable = False
+
+    def __init__(self, uri: str, seed: int = 0) -> None:
+        super().__init__(uri=uri, concurrency=64)
+        self.seed = seed
+
+    def _content_seed(self, request: Request) -> int:
+        h = hashlib.sha256(f"{self.seed}\x00{request.config.seed}\x00{request.key}\x00{request.choices}".encode())
+        for message in request.messages:
+            for part in message.parts:
+                h.update(part.text.encode() if isinstance(part, TextPart) else b"\x01" + file_sha256(part.path).encode())
+        return int.from_bytes(h.digest()[:8], "big")
+
+    async def generate(self, request: Request) -> Response:
+        choices = _closed(request, self.uri)
+        return Response(random.Random(self._content_seed(request)).choice(choices), model=self.uri)
+
+    def identity(self) -> dict[str, Any]:
+        return {"uri": self.uri, "seed": self.seed}
+
+
+class ConstantBaseline(Backend):
+    """Always the same answer (``constant-A``, ``constant-Yes``), whatever the question."""
+
+    cacheable = False
+
+    def __init__(self, uri: str, answer: str) -> None:
+        super().__init__(uri=uri, concurrency=64)
+        self.answer = answer
+
+    async def generate(self, request: Request) -> Response:
+        return Response(self.answer, model=self.uri)
+
+    def identity(self) -> dict[str, Any]:
+        return {"uri": self.uri, "answer": self.answer}
+
+
+class MajorityBaseline(Backend):
+    """The most frequent answer of the request's key (subtype), else the most frequent overall.
+
+    Learn the frequencies with `fit` from (key, answer) pairs of the
+    benchmark; ties go to the alphabetically first answer. An answer outside
+    the request's answer space is never given: the most frequent one inside
+    it is used instead.
+    """
+
+    cacheable = False
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(uri=uri, concurrency=64)
+        self.by_key: dict[str, Counter[str]] = defaultdict(Counter)
+        self.overall: Counter[str] = Counter()
+
+    def fit(self, pairs: list[tuple[str, str]]) -> None:
+        self.by_key.clear()
+        self.overall.clear()
+        for key, answer in pairs:
+            self.by_key[key][answer] += 1
+            self.overall[answer] += 1
+
+    @staticmethod
+    def _top(counts: Counter[str], allowed: tuple[str, ...]) -> str | None:
+        ranked = sorted((-n, a) for a, n in counts.items() if a in allowed)
+        return ranked[0][1] if ranked else None
+
+    async def generate(self, request: Request) -> Response:
+        choices = _closed(request, self.uri)
+        if not self.overall:
+            raise RequestError(f"{self.uri} has not been fitted; call fit() with (subtype, answer) pairs.", reason="not_fitted")
+        answer = self._top(self.by_key.get(request.key or "", Counter()), choices) or self._top(self.overall, choices)
+        return Response(answer or sorted(choices)[0], model=self.uri)
+
+    def identity(self) -> dict[str, Any]:
+        prior = {key: dict(sorted(c.items())) for key, c in sorted(self.by_key.items())}
+        return {"uri": self.uri, "prior": prior}
+
+
+@register("backend", "baseline", description="random, constant-<ANSWER> and majority baselines", example="baseline:random")
+def load_baseline(uri: str, target: str, *, seed: int = 0) -> Backend:
+    """The baseline named by ``target``: ``random``, ``constant-<ANSWER>`` or ``majority``."""
+    if target == "random":
+        return RandomBaseline(uri, seed)
+    if target == "majority":
+        return MajorityBaseline(uri)
+    if target.startswith("constant-") and len(target) > len("constant-"):
+        return ConstantBaseline(uri, target[len("constant-") :])
+    close = difflib.get_close_matches(target, ["random", "majority", "constant-A"], n=2)
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise UnknownNameError(f"Unknown baseline {target!r}.{hint} Available: {', '.join(NAMES)}.")

@@ -1,0 +1,200 @@
+"""Local Hugging Face transformers models: ``hf:/path/or/name``.
+
+``AutoProcessor`` + ``AutoModelForImageTextToText``, prompts rendered with
+the model's own chat template (captions and images interleaved in the
+request's order), and batched generation: concurrent requests with the same
+generation settings are padded (left) into one ``generate`` call. Needs the
+``hf`` extra (torch, transformers), imported only when such a backend is
+loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response
+from medtemporal.backends.batching import MicroBatcher
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, load_image
+from medtemporal.errors import InvalidInputError, require
+from medtemporal.registry import register
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass
+class _Prepared:
+    text: str
+    images: list[Any]
+    config: GenerateConfig
+
+
+def chat_messages(request: Request) -> list[dict[str, Any]]:
+    """The request in the transformers chat format: ``{"type": "image"}`` parts where images go."""
+    out: list[dict[str, Any]] = []
+    if request.config.system_prompt and not any(m.role == "system" for m in request.messages):
+        out.append({"role": "system", "content": [{"type": "text", "text": request.config.system_prompt}]})
+    for message in request.messages:
+        content = [
+            {"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text} for p in message.parts
+        ]
+        out.append({"role": message.role, "content": content})
+    return out
+
+
+def _fingerprint(path: Path) -> str | None:
+    """Hash of a local model folder's config and weight file names and sizes."""
+    if not path.is_dir():
+        return None
+    h = hashlib.sha256()
+    for f in sorted(path.iterdir()):
+        if f.is_file():
+            h.update(f"{f.name}\x00{f.stat().st_size}\x00".encode())
+            if f.suffix == ".json":
+                h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+class HFBackend(Backend):
+    """A vision-language model run in this process with transformers.
+
+    Args:
+        uri: the model URI.
+        name: local folder or Hub name.
+        dtype: ``auto`` (the checkpoint's), ``float32``, ``bfloat16`` or ``float16``.
+        device: ``cpu``, ``cuda``, ``cuda:1`` ...; default CUDA when available.
+        batch_size: most requests per ``generate`` call.
+        max_pixels: bound on width × height of each image before the processor sees it.
+        max_images: most images one request may carry (None: no limit).
+        revision: Hub revision (branch, tag or commit).
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        name: str,
+        *,
+        dtype: str = "auto",
+        device: str | None = None,
+        batch_size: int = 8,
+        max_pixels: int | None = DEFAULT_MAX_PIXELS,
+        max_images: int | None = None,
+        revision: str | None = None,
+    ) -> None:
+        super().__init__(uri=uri, max_images=max_images, concurrency=2 * batch_size)
+        if dtype not in DTYPES:
+            raise InvalidInputError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}; pick one of those.")
+        torch = require("torch", "hf")
+        transformers = require("transformers", "hf")
+        self._torch = torch
+        self.name = name
+        self.max_pixels = max_pixels
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            self.processor = transformers.AutoProcessor.from_pretrained(name, revision=revision)
+            model = transformers.AutoModelForImageTextToText.from_pretrained(
+                name, revision=revision, dtype=dtype if dtype == "auto" else getattr(torch, dtype)
+            )
+        except OSError as exc:
+            raise InvalidInputError(
+                f"Cannot load a model from {name!r} ({exc}); pass a local folder with the model, or a Hub name."
+            ) from None
+        self.model = model.to(self.device).eval()
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        eos = self.model.generation_config.eos_token_id
+        self._stop_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        self._stop_ids.add(self.tokenizer.pad_token_id)
+        self._revision = getattr(self.model.config, "_commit_hash", None) or _fingerprint(Path(name))
+        self.batcher: MicroBatcher[_Prepared, Response] = MicroBatcher(self._run_batch, batch_size)
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "name": self.name,
+            "revision": self._revision,
+            "model_type": self.model.config.model_type,
+            "dtype": str(self.model.dtype).removeprefix("torch."),
+            "device": self._torch.device(self.device).type,
+            "max_pixels": self.max_pixels,
+        }
+
+    def _prepare(self, request: Request) -> _Prepared:
+        text = self.processor.apply_chat_template(chat_messages(request), add_generation_prompt=True, tokenize=False)
+        images = [
+            load_image(p.path, self.max_pixels) for m in request.messages for p in m.parts if isinstance(p, ImagePart)
+        ]
+        return _Prepared(text, images, request.config)
+
+    async def generate(self, request: Request) -> Response:
+        prepared = await asyncio.to_thread(self._prepare, request)
+        return await self.batcher.submit(prepared, (request.config, bool(prepared.images)))
+
+    def _count_output(self, row: list[int]) -> int:
+        for i, token in enumerate(row):
+            if token in self._stop_ids:
+                return i
+        return len(row)
+
+    def _run_batch(self, batch: list[_Prepared]) -> list[Response]:
+        torch = self._torch
+        cfg = batch[0].config
+        images = [p.images for p in batch] if batch[0].images else None
+        inputs = self.processor(text=[p.text for p in batch], images=images, padding=True, return_tensors="pt")
+        inputs = inputs.to(self.device)
+        if "pixel_values" in inputs:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        sample = cfg.temperature > 0
+        kwargs: dict[str, Any] = {"max_new_tokens": cfg.max_tokens, "do_sample": sample}
+        if sample:
+            kwargs["temperature"] = cfg.temperature
+            if cfg.top_p is not None:
+                kwargs["top_p"] = cfg.top_p
+            if cfg.seed is not None:
+                torch.manual_seed(cfg.seed)
+        else:
+            kwargs.update(temperature=None, top_p=None, top_k=None)
+        with torch.inference_mode():
+            out = self.model.generate(**inputs, **kwargs)
+        new = out[:, inputs["input_ids"].shape[1] :].tolist()
+        texts = self.processor.batch_decode(new, skip_special_tokens=True)
+        n_in = inputs["attention_mask"].sum(dim=1).tolist()
+        return [
+            Response(text.strip(), int(n), self._count_output(row), self.name)
+            for text, n, row in zip(texts, n_in, new, strict=True)
+        ]
+
+    async def aclose(self) -> None:
+        del self.model
+        if self._torch.cuda.is_available():
+            self._torch.cuda.empty_cache()
+
+
+@register("backend", "hf", description="local transformers model (needs the hf extra)", example="hf:/models/MedGemma-4b-it")
+def load_hf(
+    uri: str,
+    target: str,
+    *,
+    dtype: str = "auto",
+    device: str | None = None,
+    batch_size: int = 8,
+    max_pixels: int | None = DEFAULT_MAX_PIXELS,
+    max_images: int | None = None,
+    revision: str | None = None,
+) -> HFBackend:
+    """``hf:PATH_OR_NAME``: a transformers image-text-to-text model."""
+    return HFBackend(
+        uri,
+        target,
+        dtype=dtype,
+        device=device,
+        batch_size=batch_size,
+        max_pixels=max_pixels,
+        max_images=max_images,
+        revision=revision,
+    )

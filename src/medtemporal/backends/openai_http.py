@@ -1,0 +1,263 @@
+"""OpenAI-compatible chat endpoints through the official ``openai`` async client.
+
+Covers hosted APIs and local servers (vLLM, SGLang, Ollama, LM Studio):
+
+- ``openai:MODEL``: the base URL from ``OPENAI_BASE_URL``, else the OpenAI API;
+- ``openai+http://HOST:PORT/PATH:MODEL`` (or ``openai+https://``): that server
+  (see `medtemporal.backends.uri` for how the model name is split off).
+
+Images go as base64 data URLs in content parts, in the request's order with
+the captions the protocol put before them, shrunk to ``max_pixels`` and
+encoded once per run. The API key is read from the environment only
+(``OPENAI_API_KEY`` or the variable named by ``api_key_env``) and is scrubbed
+from every error message. The client's own retries are off: the runner
+retries, honouring ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+from typing import Any
+
+from medtemporal.backends.base import (
+    Backend,
+    ImagePart,
+    Message,
+    Request,
+    RequestError,
+    Response,
+    RetryableError,
+    TextPart,
+)
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, ImageEncoder
+from medtemporal.backends.uri import is_local_endpoint, split_endpoint
+from medtemporal.errors import InvalidInputError
+from medtemporal.registry import register
+
+OPENAI_API = "https://api.openai.com/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    try:
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+    except ValueError:
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAIBackend(Backend):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Args:
+        uri: the model URI, recorded as given (it never contains a key).
+        base_url: endpoint root, e.g. ``http://localhost:8000/v1``.
+        model: the model name the server knows.
+        api_key: the key; read from the environment by `load_openai`, never stored elsewhere.
+        max_pixels: bound on width × height of each image sent.
+        timeout_s: per-request timeout of the HTTP client.
+        concurrency: default number of requests in flight.
+        max_images: most images one request may carry (None: no limit).
+        max_tokens_param: ``max_tokens`` (compatible servers) or ``max_completion_tokens`` (OpenAI API).
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        base_url: str,
+        model: str,
+        api_key: str,
+        *,
+        max_pixels: int | None = DEFAULT_MAX_PIXELS,
+        timeout_s: float = 120.0,
+        concurrency: int = 8,
+        max_images: int | None = None,
+        max_tokens_param: str = "max_tokens",
+    ) -> None:
+        super().__init__(uri=uri, max_images=max_images, concurrency=concurrency)
+        import openai
+
+        self._openai = openai
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.max_pixels = max_pixels
+        self.max_tokens_param = max_tokens_param
+        self.images = ImageEncoder(max_pixels)
+        self._secret = api_key
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout_s)
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "api": "chat.completions",
+            "base_url": self.base_url,
+            "model": self.model,
+            "max_pixels": self.max_pixels,
+        }
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._secret, "[REDACTED]") if self._secret else text
+
+    async def _content(self, message: Message) -> str | list[dict[str, Any]]:
+        if message.n_images == 0:
+            return "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+        content: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                url = await self.images.adata_url(part.path)
+                content.append({"type": "image_url", "image_url": {"url": url}})
+            else:
+                content.append({"type": "text", "text": part.text})
+        return content
+
+    async def messages(self, request: Request) -> list[dict[str, Any]]:
+        """The request as chat messages (system prompt first when the config sets one)."""
+        out: list[dict[str, Any]] = []
+        if request.config.system_prompt and not any(m.role == "system" for m in request.messages):
+            out.append({"role": "system", "content": request.config.system_prompt})
+        for message in request.messages:
+            out.append({"role": message.role, "content": await self._content(message)})
+        return out
+
+    async def generate(self, request: Request) -> Response:
+        cfg = request.config
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": await self.messages(request),
+            "temperature": cfg.temperature,
+            self.max_tokens_param: cfg.max_tokens,
+        }
+        if cfg.seed is not None:
+            params["seed"] = cfg.seed
+        if cfg.top_p is not None:
+            params["top_p"] = cfg.top_p
+        try:
+            completion = await self._client.chat.completions.create(**params)
+        except Exception as exc:
+            raise self._classify(exc) from None
+        if not getattr(completion, "choices", None):
+            raise RetryableError(f"{self.base_url} answered without choices.", reason="bad_response")
+        usage = completion.usage
+        return Response(
+            text=completion.choices[0].message.content or "",
+            input_tokens=usage.prompt_tokens if usage else None,
+            output_tokens=usage.completion_tokens if usage else None,
+            model=completion.model,
+        )
+
+    def _classify(self, exc: Exception) -> Exception:
+        """The client's exception as a `RetryableError` or `RequestError`, key scrubbed."""
+        o = self._openai
+        detail = self._redact(str(exc))[:300]
+        if isinstance(exc, o.APITimeoutError):
+            return RetryableError(f"{self.base_url} did not answer in time.", reason="timeout")
+        if isinstance(exc, o.APIConnectionError):
+            return RetryableError(f"Connection to {self.base_url} failed ({detail}).", reason="connection")
+        if isinstance(exc, o.APIStatusError):
+            status = exc.status_code
+            wait = retry_after(exc.response.headers)
+            if status == 429:
+                return RetryableError(f"{self.base_url} is rate limiting ({detail}).", reason="rate_limited", retry_after=wait)
+            if status >= 500 or status in (408, 409):
+                return RetryableError(f"{self.base_url} failed with HTTP {status} ({detail}).", reason="server_error", retry_after=wait)
+            hint = " Check the API key variable." if status in (401, 403) else ""
+            return RequestError(f"{self.base_url} refused the request with HTTP {status} ({detail}).{hint}", reason=f"http_{status}")
+        if isinstance(exc, (ValueError, o.APIResponseValidationError)):
+            return RetryableError(f"{self.base_url} sent a reply that is not valid JSON ({detail}).", reason="bad_response")
+        return exc
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _api_key(api_key_env: str | None, base_url: str) -> str:
+    name = api_key_env or DEFAULT_KEY_ENV
+    key = os.environ.get(name, "")
+    if key:
+        return key
+    if api_key_env:
+        raise InvalidInputError(f"The environment variable {name} named by --api-key-env is not set; export it with your key.")
+    if is_local_endpoint(base_url):
+        return "EMPTY"  # local servers (vLLM, Ollama) accept any key
+    raise InvalidInputError(f"{base_url} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env).")
+
+
+@register("backend", "openai", description="OpenAI API (or OPENAI_BASE_URL)", example="openai:gpt-4o")
+def load_openai(
+    uri: str,
+    target: str,
+    *,
+    api_key_env: str | None = None,
+    max_pixels: int | None = DEFAULT_MAX_PIXELS,
+    timeout_s: float = 120.0,
+    concurrency: int = 8,
+    max_images: int | None = None,
+) -> OpenAIBackend:
+    """``openai:MODEL`` at ``OPENAI_BASE_URL`` or the OpenAI API."""
+    base_url = os.environ.get("OPENAI_BASE_URL") or OPENAI_API
+    param = "max_completion_tokens" if base_url.rstrip("/") == OPENAI_API else "max_tokens"
+    return OpenAIBackend(
+        uri,
+        base_url,
+        target,
+        _api_key(api_key_env, base_url),
+        max_pixels=max_pixels,
+        timeout_s=timeout_s,
+        concurrency=concurrency,
+        max_images=max_images,
+        max_tokens_param=param,
+    )
+
+
+def load_endpoint(
+    uri: str,
+    target: str,
+    *,
+    api_key_env: str | None = None,
+    max_pixels: int | None = DEFAULT_MAX_PIXELS,
+    timeout_s: float = 120.0,
+    concurrency: int = 8,
+    max_images: int | None = None,
+) -> OpenAIBackend:
+    """``openai+http(s)://HOST:PORT/PATH:MODEL``: any OpenAI-compatible server."""
+    base_url, model = split_endpoint(uri)
+    return OpenAIBackend(
+        uri,
+        base_url,
+        model,
+        _api_key(api_key_env, base_url),
+        max_pixels=max_pixels,
+        timeout_s=timeout_s,
+        concurrency=concurrency,
+        max_images=max_images,
+    )
+
+
+register("backend", "openai+http", description="OpenAI-compatible server", example="openai+http://localhost:8000/v1:MODEL")(
+    load_endpoint
+)
+register("backend", "openai+https", description="OpenAI-compatible server over TLS", example="openai+https://HOST/v1:MODEL")(
+    load_endpoint
+)

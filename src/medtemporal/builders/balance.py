@@ -1,0 +1,183 @@
+"""Question-level balancing (MI-CXR appendix A.5.2), deterministic for a seed.
+
+Candidates of one question type are gathered in a `Pool`, each with a seeded
+random score (a shuffle that does not depend on how many candidates follow).
+`select` then fills the type's quota:
+
+* null-answer cap — at most ``round(quota * null)`` items whose answer is the
+  null option E (the default, 0.2, is one option in five, which is what makes
+  the five letters uniform);
+* per-abnormality cap — no abnormality is the focus of more than
+  ``floor(quota * abnormality)`` items of the type;
+* certainty-pattern cap — at most ``floor(quota * uniform_pattern)`` items whose
+  focus abnormality is uniformly present or uniformly absent over the window;
+* mutually exclusive keys — two candidates with one `Candidate.key` (the same
+  window and question) never both enter;
+* among non-null candidates whose correct letter is fixed by the data (the TEL
+  interval options, ICR statements), letters are drawn round-robin so each
+  letter is equally represented.
+
+`assign_letters` then places the correct option of every selected item:
+fixed letters first, then items whose options may be shuffled, each taking
+the allowed letter used least so far, so A–D end up uniform over the whole
+benchmark.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Hashable, Iterable, Mapping
+
+NULL_LETTER = "E"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A question that could be asked of one window, before its text exists."""
+
+    qtype: str
+    window: int
+    """Index of the window in the builder's sorted window list."""
+    entity: str
+    """The focus abnormality (the one the correct option, or the question, is about)."""
+    null: bool
+    """True when the correct answer is the null option E."""
+    letters: tuple[str, ...]
+    """The letters the correct option may take (one when the data fixes it; E when null)."""
+    pattern: str
+    """Certainty pattern of the focus abnormality: all_pos, all_neg or mixed."""
+    key: Hashable
+    """Candidates sharing a key are alternatives of one question: at most one is selected."""
+    interval: int | None = None
+    """The interval (0-based) the question or its true statement concerns, where there is one."""
+
+    @property
+    def uniform(self) -> bool:
+        return self.pattern != "mixed"
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The balancing caps, as fractions of a question type's quota."""
+
+    null: float = 0.2
+    abnormality: float = 0.35
+    uniform_pattern: float = 0.1
+
+
+@dataclass
+class Pool:
+    """Candidates of one question type in seeded random order.
+
+    Uniform-pattern candidates (the vast majority on real data: Table 11 has
+    915k of 1.17M windows uniform) are kept only up to ``uniform_keep``, the
+    best-scored ones, since the pattern cap admits few of them anyway.
+    """
+
+    rng: random.Random
+    uniform_keep: int
+    _mixed: list[tuple[float, int, Candidate]] = field(default_factory=list)
+    _uniform: list[tuple[float, int, Candidate]] = field(default_factory=list)
+    _n: int = 0
+    seen: int = 0
+
+    def add(self, candidate: Candidate) -> None:
+        """Score and keep ``candidate``."""
+        entry = (self.rng.random(), self._n, candidate)
+        self._n += 1
+        self.seen += 1
+        if not candidate.uniform:
+            self._mixed.append(entry)
+        elif len(self._uniform) < self.uniform_keep:
+            heapq.heappush(self._uniform, (-entry[0], entry[1], candidate))
+        elif -self._uniform[0][0] > entry[0]:
+            heapq.heapreplace(self._uniform, (-entry[0], entry[1], candidate))
+
+    def ordered(self) -> list[Candidate]:
+        """Kept candidates, shuffled by score."""
+        uniform = [(-s, n, c) for s, n, c in self._uniform]
+        return [c for _, _, c in sorted(self._mixed + uniform, key=lambda e: (e[0], e[1]))]
+
+
+def quotas(total: int, weights: Mapping[str, int]) -> dict[str, int]:
+    """Split ``total`` over ``weights`` proportionally (largest remainder, ties by order).
+
+    >>> quotas(10, {"a": 1, "b": 1, "c": 1})
+    {'a': 4, 'b': 3, 'c': 3}
+    """
+    whole = sum(weights.values())
+    if whole <= 0:
+        return {k: 0 for k in weights}
+    exact = {k: total * w / whole for k, w in weights.items()}
+    out = {k: math.floor(v) for k, v in exact.items()}
+    order = sorted(weights, key=lambda k: (-(exact[k] - out[k]), list(weights).index(k)))
+    for k in order[: total - sum(out.values())]:
+        out[k] += 1
+    return out
+
+
+def select(candidates: Iterable[Candidate], quota: int, caps: Caps) -> list[Candidate]:
+    """Pick up to ``quota`` candidates (already in random order) under the caps."""
+    candidates = list(candidates)
+    limit_null = round(quota * caps.null)
+    limit_abn = max(1, math.floor(quota * caps.abnormality))
+    limit_uniform = math.floor(quota * caps.uniform_pattern)
+    chosen: list[Candidate] = []
+    keys: set[Hashable] = set()
+    per_abn: Counter[str] = Counter()
+    n_uniform = 0
+
+    def admit(c: Candidate) -> bool:
+        nonlocal n_uniform
+        if c.key in keys or per_abn[c.entity] >= limit_abn or (c.uniform and n_uniform >= limit_uniform):
+            return False
+        keys.add(c.key)
+        per_abn[c.entity] += 1
+        n_uniform += c.uniform
+        chosen.append(c)
+        return True
+
+    for c in candidates:
+        if len(chosen) >= limit_null:
+            break
+        if c.null:
+            admit(c)
+    queues: dict[tuple[str, ...], list[Candidate]] = {}
+    for c in candidates:
+        if not c.null:
+            queues.setdefault(c.letters, []).append(c)
+    taken: Counter[tuple[str, ...]] = Counter()
+    heads = {k: 0 for k in queues}
+    while len(chosen) < quota and heads:
+        group = min(heads, key=lambda k: (taken[k], k))
+        queue, i = queues[group], heads[group]
+        while i < len(queue) and not admit(queue[i]):
+            i += 1
+        if i >= len(queue):
+            del heads[group]
+            continue
+        heads[group] = i + 1
+        taken[group] += 1
+    return chosen
+
+
+def assign_letters(selected: list[Candidate], rng: random.Random) -> list[str]:
+    """The correct letter of each selected candidate, balancing A–D over all of them."""
+    counts: Counter[str] = Counter()
+    letters = [NULL_LETTER] * len(selected)
+    order = list(range(len(selected)))
+    rng.shuffle(order)
+    order.sort(key=lambda i: len(selected[i].letters))
+    for i in order:
+        c = selected[i]
+        if c.null:
+            continue
+        least = min(counts[x] for x in c.letters)
+        ties = [x for x in c.letters if counts[x] == least]
+        letters[i] = ties[0] if len(ties) == 1 else rng.choice(ties)
+        counts[letters[i]] += 1
+    return letters

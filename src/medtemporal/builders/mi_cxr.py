@@ -1,0 +1,236 @@
+"""MI-CXR (the ``mi-cxr`` benchmark): multi-interval reasoning over five-visit chest X-ray windows.
+
+Two ways in, one command:
+
+``medtemporal build mi-cxr --mimic-cxr-jpg DIR --qba DIR --out DIR``
+    builds the benchmark from raw data (MIMIC-CXR-JPG + MIMIC-Ext-CXR-QBA, or
+    a phantom folder in the same layout) with the paper's rules; see
+    `mi_cxr_build` for the pipeline and `mi_cxr_windows`, `mi_cxr_tel`,
+    `mi_cxr_summaries` and `balance` for the rules.
+
+``medtemporal build mi-cxr --official micxr_test.jsonl --mimic-cxr-jpg DIR --out DIR``
+    imports the released question file as a benchmark (`mi_cxr_official`).
+
+The manifest licence is ``credentialed`` for real data and ``synthetic`` for
+phantoms. A phantom folder is recognised by the ground-truth file the phantom
+generator writes (`PHANTOM_MARKERS`: ``phantom_truth.jsonl``, which
+``medtemporal phantoms cxr`` puts beside ``mimic-cxr-jpg/`` and
+``mimic-ext-cxr-qba/``), looked for in the MIMIC-CXR-JPG and QBA roots and in
+their parent folders, or by the reader marking every timeline synthetic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+from typing import Any, Iterable
+
+from medtemporal.benchmark import BenchmarkSpec, Manifest
+from medtemporal.builders.balance import Caps
+from medtemporal.builders.mi_cxr_build import (
+    BENCHMARK,
+    ICR_VARIANT_ITEMS,
+    PAPER_TOTAL,
+    QTYPES,
+    VERSION,
+    MiCxrConfig,
+    build_items,
+)
+from medtemporal.builders.mi_cxr_official import check_image_root, read_official
+from medtemporal.builders.mi_cxr_windows import WINDOW
+from medtemporal.errors import InvalidInputError
+from medtemporal.registry import register
+from medtemporal.schema import Item, Licence, Timeline
+
+PHANTOM_MARKERS = ("phantom_truth.jsonl", "phantom.json")
+"""Files whose presence in a data root marks it as phantom (synthetic) data."""
+SOURCE_FILES = {
+    "mimic-cxr-jpg": ("mimic-cxr-2.0.0-metadata.csv.gz",),
+    "qba": ("metadata/study_metadata.parquet",),
+}
+"""Files whose sha256 goes into the manifest, by root (images are not hashed)."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``medtemporal build mi-cxr``."""
+    src = p.add_argument_group("data")
+    src.add_argument("--mimic-cxr-jpg", type=Path, metavar="DIR",
+                     help="MIMIC-CXR-JPG root (holds files/ and the metadata CSV); also the image root")
+    src.add_argument("--qba", type=Path, metavar="DIR",
+                     help="MIMIC-Ext-CXR-QBA root (holds scene_data/ and metadata/study_metadata.parquet)")
+    src.add_argument("--official", type=Path, metavar="FILE",
+                     help="import the released micxr_test.jsonl instead of building (needs only --mimic-cxr-jpg)")
+    src.add_argument("--reports", type=Path, metavar="DIR",
+                     help="root of the MIMIC-CXR reports (files/.../sSTUDY.txt); default: --mimic-cxr-jpg")
+    src.add_argument("--min-quality", default="B", metavar="GRADE",
+                     help="lowest QBA observation quality kept, D ... A++ (default %(default)s)")
+    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
+                     help="do not check that each chosen frontal JPEG exists and is whole")
+    rules = p.add_argument_group("construction (defaults are the paper's)")
+    rules.add_argument("--max-items", type=int, default=PAPER_TOTAL, metavar="N",
+                       help=f"size of the main benchmark; Table 9's per-qtype quotas scale to it (default {PAPER_TOTAL})")
+    rules.add_argument("--quota", action="append", default=[], metavar="QTYPE=N",
+                       help=f"override one qtype's quota (repeatable); qtypes: {', '.join(QTYPES)}")
+    rules.add_argument("--null-cap", type=float, default=Caps.null, metavar="F",
+                       help="largest share of a qtype's items answered by the null option E (default %(default)s)")
+    rules.add_argument("--abnormality-cap", type=float, default=Caps.abnormality, metavar="F",
+                       help="largest share of a qtype's items about one abnormality (default %(default)s)")
+    rules.add_argument("--uniform-pattern-cap", type=float, default=Caps.uniform_pattern, metavar="F",
+                       help="largest share of a qtype's items whose abnormality is all present or all absent "
+                       "over the window (default %(default)s)")
+    rules.add_argument("--icr-variant", action="store_true",
+                       help="also build the ICR variant (task ICR-V: the interval is given; appendix D)")
+    rules.add_argument("--icr-variant-items", type=int, default=ICR_VARIANT_ITEMS, metavar="N",
+                       help="size of the ICR variant (default %(default)s)")
+    text = p.add_argument_group("option text")
+    text.add_argument("--text-model", metavar="URI",
+                      help="reword summary options with this model (the paper's prompts); default: templates")
+    text.add_argument("--text-cache", type=Path, metavar="FILE",
+                      help="response cache of the text model (default: the shared medtemporal cache)")
+    text.add_argument("--allow-remote-data", action="store_true",
+                      help="allow sending credentialed annotations to a --text-model that is not local")
+
+
+def config_from_args(args: argparse.Namespace) -> MiCxrConfig:
+    """A `MiCxrConfig` from parsed options, with one clear sentence for a bad value."""
+    for name in ("null_cap", "abnormality_cap", "uniform_pattern_cap"):
+        value = getattr(args, name)
+        if not 0.0 <= value <= 1.0:
+            raise InvalidInputError(f"--{name.replace('_', '-')} must be a fraction between 0 and 1, not {value}.")
+    if args.max_items < 0 or args.icr_variant_items < 0:
+        raise InvalidInputError("--max-items and --icr-variant-items must not be negative.")
+    overrides = {}
+    for spec in args.quota:
+        qtype, sep, n = spec.partition("=")
+        if not sep or not n.strip().isdigit():
+            raise InvalidInputError(f"--quota {spec!r} is not QTYPE=N (e.g. --quota single_emergence=100).")
+        overrides[qtype.strip()] = int(n)
+    config = MiCxrConfig(
+        seed=args.seed,
+        max_items=args.max_items,
+        quotas=overrides,
+        caps=Caps(args.null_cap, args.abnormality_cap, args.uniform_pattern_cap),
+        icr_variant=args.icr_variant,
+        icr_variant_items=args.icr_variant_items,
+    )
+    config.resolved_quotas()  # names an unknown qtype now, before any work
+    return config
+
+
+def licence_of(roots: Iterable[Path], timelines: Iterable[Timeline] = ()) -> Licence:
+    """``synthetic`` when a root or its parent holds a phantom marker, or every timeline is synthetic."""
+    folders = [f for root in roots for f in (root, root.parent)]
+    if any((folder / marker).is_file() for folder in folders for marker in PHANTOM_MARKERS):
+        return "synthetic"
+    licences = {t.licence for t in timelines}
+    return "synthetic" if licences == {"synthetic"} else "credentialed"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def source_checksums(roots: dict[str, Path]) -> dict[str, str]:
+    """sha256 of each metadata file of `SOURCE_FILES` that exists, keyed ``root/relative path``."""
+    out = {}
+    for name, root in roots.items():
+        for rel in SOURCE_FILES.get(name, ()):
+            if (root / rel).is_file():
+                out[f"{name}/{rel}"] = sha256_file(root / rel)
+    return out
+
+
+def _require_dir(path: Path | None, option: str, what: str) -> Path:
+    if path is None:
+        raise InvalidInputError(f"{option} is required; pass the {what} folder.")
+    if not path.is_dir():
+        raise InvalidInputError(f"{option} {path} is not a folder; pass the {what} folder.")
+    return path.resolve()
+
+
+def import_official(path: Path, image_root: Path | None) -> tuple[list[Item], Manifest]:
+    """The released question file as a benchmark whose images resolve against ``image_root``."""
+    root = _require_dir(image_root, "--mimic-cxr-jpg", "MIMIC-CXR-JPG root")
+    items = read_official(path)
+    missing = check_image_root(root, items)
+    manifest = Manifest(
+        benchmark=BENCHMARK,
+        version=VERSION,
+        licence=licence_of([root]),
+        image_root=str(root),
+        config={"official": Path(path).name},
+        sources={Path(path).name: sha256_file(Path(path))},
+        exclusions={"image_missing": missing} if missing else {},
+    )
+    return items, manifest
+
+
+def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
+    """Build MI-CXR from parsed options (`add_arguments`, plus ``--seed``)."""
+    if args.official is not None:
+        return import_official(args.official, args.mimic_cxr_jpg)
+    config = config_from_args(args)
+    jpg = _require_dir(args.mimic_cxr_jpg, "--mimic-cxr-jpg", "MIMIC-CXR-JPG root")
+    qba = _require_dir(args.qba, "--qba", "MIMIC-Ext-CXR-QBA root")
+    from medtemporal.sources.mimic_cxr import read_timelines
+
+    timelines, read_exclusions = read_timelines(
+        jpg, qba, reports=args.reports, min_quality=args.min_quality, verify_images=args.verify_images,
+        min_visits=WINDOW,
+    )
+    licence = licence_of([jpg, qba], timelines)
+    text_model = None
+    settings: dict[str, Any] = {"text": "template"}
+    if args.text_model:
+        from medtemporal.builders.mi_cxr_llm import open_text_model
+        from medtemporal.runner.cache import default_cache_path
+
+        cache = args.text_cache or default_cache_path()
+        text_model = open_text_model(args.text_model, cache, args.seed, licence, args.allow_remote_data)
+        settings = {"text": "llm", "text_model": text_model.identity()}
+    items, exclusions = build_items(timelines, config, text_model)
+    exclusions.update(read_exclusions)
+    manifest = Manifest(
+        benchmark=BENCHMARK,
+        version=VERSION,
+        seed=config.seed,
+        licence=licence,
+        image_root=str(jpg),
+        config={**config.as_dict(), **settings, "min_quality": args.min_quality, "verify_images": args.verify_images},
+        sources=source_checksums({"mimic-cxr-jpg": jpg, "qba": qba}),
+        exclusions=dict(sorted((k, v) for k, v in exclusions.items() if v)),
+    )
+    return items, manifest
+
+
+SPEC = register("benchmark", BENCHMARK)(
+    BenchmarkSpec(
+        name=BENCHMARK,
+        version=VERSION,
+        licence="credentialed",
+        description="MI-CXR: five-visit chest X-ray windows; TEL, ICR and GTS multiple choice (A-E)",
+        add_arguments=add_arguments,
+        build=build,
+        prompts={"*": "mcq_direct"},
+        metrics={"*": ("accuracy",)},
+        subtype_groups={
+            "TEL": {
+                "Single (E/R)": ("single_emergence", "single_resolution"),
+                "Multiple (E/R)": (
+                    "multiple_emergence_1", "multiple_emergence_2", "multiple_resolution_1", "multiple_resolution_2",
+                ),
+                "E\u2192R / R\u2192E": ("emergence_to_resolution", "resolution_to_emergence"),
+            },
+            "GTS": {
+                "Single Abnormality": ("single_entity_interval_summary",),
+                "Multi Abnormality": ("multi_entity_interval_summary",),
+            },
+        },
+    )
+)

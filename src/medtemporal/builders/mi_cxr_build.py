@@ -1,0 +1,228 @@
+"""The MI-CXR construction pipeline: timelines → windows → candidates → balanced items.
+
+`build_items` is a plain function of timelines and a `MiCxrConfig`; the same
+timelines and seed give the same items in the same order, byte for byte
+(every random choice comes from a `random.Random` seeded with a string that
+names the seed and what is being chosen; nothing iterates over a set).
+
+>>> items, exclusions = build_items([], MiCxrConfig(max_items=10))
+>>> items, exclusions["quota_shortfall:single_emergence"]
+([], 1)
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from tqdm import tqdm
+
+from medtemporal.builders.balance import Candidate, Caps, Pool, assign_letters, quotas, select
+from medtemporal.builders.mi_cxr_summaries import (
+    gts_multi_candidates,
+    gts_multi_draft,
+    gts_single_candidates,
+    gts_single_draft,
+    icr_candidates,
+    icr_draft,
+    icr_variant_candidates,
+    icr_variant_draft,
+)
+from medtemporal.builders.mi_cxr_llm import TextModel
+from medtemporal.builders.mi_cxr_tel import TEL_QTYPES, tel_candidates, tel_draft
+from medtemporal.builders.mi_cxr_text import Draft
+from medtemporal.builders.mi_cxr_windows import ENTITIES, Window, windows
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import ImageRef, Item, Timeline
+
+BENCHMARK = "mi-cxr"
+VERSION = "1.0.0"
+
+PAPER_QUOTAS: dict[str, int] = {
+    "single_emergence": 500,
+    "single_resolution": 500,
+    "multiple_emergence_1": 250,
+    "multiple_emergence_2": 250,
+    "multiple_resolution_1": 250,
+    "multiple_resolution_2": 244,
+    "emergence_to_resolution": 500,
+    "resolution_to_emergence": 500,
+    "icr_multi_abn": 317,
+    "single_entity_interval_summary": 1000,
+    "multi_entity_interval_summary": 1000,
+}
+"""Items per qtype in the released benchmark (Table 9), 5,311 in all."""
+PAPER_TOTAL = sum(PAPER_QUOTAS.values())
+ICR_VARIANT_ITEMS = 400
+"""Size of the paper's ICR-variant set (appendix D)."""
+
+TASKS: dict[str, str] = {
+    **{q: "TEL" for q in TEL_QTYPES},
+    "icr_multi_abn": "ICR",
+    "single_entity_interval_summary": "GTS",
+    "multi_entity_interval_summary": "GTS",
+    "icr_variant": "ICR-V",
+}
+"""qtype → task family, in output order."""
+QTYPES = tuple(TASKS)
+
+
+@dataclass(frozen=True)
+class MiCxrConfig:
+    """Builder options; the defaults are the paper's."""
+
+    seed: int = 0
+    max_items: int = PAPER_TOTAL
+    """Main-benchmark size; per-qtype quotas are Table 9 scaled to it."""
+    quotas: Mapping[str, int] = field(default_factory=dict)
+    """Per-qtype overrides of the scaled quotas."""
+    caps: Caps = Caps()
+    icr_variant: bool = False
+    """Also build the ICR variant (task ``ICR-V``), outside ``max_items``."""
+    icr_variant_items: int = ICR_VARIANT_ITEMS
+    entities: tuple[str, ...] = ENTITIES
+
+    def resolved_quotas(self) -> dict[str, int]:
+        """The quota of each qtype to build."""
+        unknown = sorted(set(self.quotas) - set(QTYPES))
+        if unknown:
+            raise InvalidInputError(
+                f"Unknown MI-CXR qtype {unknown[0]!r} in --quota; use one of {', '.join(QTYPES)}."
+            )
+        out = quotas(self.max_items, PAPER_QUOTAS)
+        if self.icr_variant:
+            out["icr_variant"] = self.icr_variant_items
+        out.update({k: v for k, v in self.quotas.items() if k != "icr_variant" or self.icr_variant})
+        return {q: out[q] for q in QTYPES if q in out}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The resolved options, for the manifest."""
+        return {
+            "seed": self.seed,
+            "max_items": self.max_items,
+            "quotas": self.resolved_quotas(),
+            "null_cap": self.caps.null,
+            "abnormality_cap": self.caps.abnormality,
+            "uniform_pattern_cap": self.caps.uniform_pattern,
+            "icr_variant": self.icr_variant,
+            "entities": list(self.entities),
+            "window": 5,
+            "stride": 1,
+        }
+
+
+_CANDIDATES: dict[str, Callable[[int, Window], Iterator[Candidate]]] = {
+    **{q: partial(tel_candidates, q) for q in TEL_QTYPES},
+    "icr_multi_abn": icr_candidates,
+    "single_entity_interval_summary": gts_single_candidates,
+    "multi_entity_interval_summary": gts_multi_candidates,
+    "icr_variant": icr_variant_candidates,
+}
+
+
+def draft(c: Candidate, window: Window, letter: str, seed: int) -> Draft:
+    """The template text of candidate ``c`` with its correct option at ``letter``."""
+    rng = random.Random(f"{seed}:{c.qtype}:{window.patient_id}:{window.start}:{c.entity}:{c.interval}")
+    if c.qtype in TEL_QTYPES:
+        return tel_draft(c.qtype, window.track(c.entity), letter, rng)
+    make = {
+        "icr_multi_abn": icr_draft,
+        "icr_variant": icr_variant_draft,
+        "single_entity_interval_summary": gts_single_draft,
+        "multi_entity_interval_summary": gts_multi_draft,
+    }[c.qtype]
+    return make(c, window, letter, rng)
+
+
+def _progress(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:
+    return tqdm(iterable, desc=desc, total=total, unit="", disable=not sys.stderr.isatty(), leave=False)
+
+
+def plan(
+    timelines: Iterable[Timeline], config: MiCxrConfig, exclusions: Counter[str]
+) -> tuple[list[Window], list[Candidate], list[str]]:
+    """Windows, the selected candidates (in output order) and their correct letters."""
+    timelines = sorted(timelines, key=lambda t: t.patient_id)
+    found = sorted(
+        windows(_progress(timelines, "windows"), exclusions, config.entities),
+        key=lambda w: (w.patient_id, w.start),
+    )
+    targets = config.resolved_quotas()
+    pools = {
+        q: Pool(random.Random(f"{config.seed}:pool:{q}"), max(1000, 20 * n)) for q, n in targets.items()
+    }
+    for index, window in enumerate(_progress(found, "candidates")):
+        for q, pool in pools.items():
+            for c in _CANDIDATES[q](index, window):
+                pool.add(c)
+    chosen: list[Candidate] = []
+    for q, n in targets.items():
+        picked = select(pools[q].ordered(), n, config.caps)
+        exclusions[f"candidates_not_selected:{q}"] += pools[q].seen - len(picked)
+        if len(picked) < n:
+            exclusions[f"quota_shortfall:{q}"] += n - len(picked)
+        chosen.extend(picked)
+    order = {q: i for i, q in enumerate(QTYPES)}
+
+    def position(c: Candidate) -> tuple[Any, ...]:
+        w = found[c.window]
+        return (order[c.qtype], w.patient_id, w.start, c.entity, -1 if c.interval is None else c.interval)
+
+    chosen.sort(key=position)
+    letters = assign_letters(chosen, random.Random(f"{config.seed}:letters"))
+    return found, chosen, letters
+
+
+def make_item(c: Candidate, window: Window, text: Draft, source: str = "template") -> Item:
+    """The `Item` of a drafted candidate: five visit images, options A–E, meta for audit."""
+    track = window.track(c.entity)
+    images = [
+        ImageRef(path=s.frontal, visit=i, timestamp=s.timestamp, role="visit", label=f"T{i}")  # type: ignore[arg-type]
+        for i, s in enumerate(window.studies, 1)
+    ]
+    meta = {
+        "patient_id": window.patient_id,
+        "study_ids": [s.study_id for s in window.studies],
+        "window": window.start,
+        "abnormality": c.entity,
+        "states": track.states,
+        "changes": list(track.changes),
+        "pattern": track.pattern,
+        "null": c.null,
+        "text": source,
+        **text.meta,
+    }
+    return Item.create(
+        benchmark=BENCHMARK,
+        task=TASKS[c.qtype],
+        subtype=c.qtype,
+        images=images,
+        question=text.question,
+        options=text.options,
+        answer_type="choice",
+        answer=text.answer,
+        meta=meta,
+    )
+
+
+def build_items(
+    timelines: Iterable[Timeline], config: MiCxrConfig, text_model: TextModel | None = None
+) -> tuple[list[Item], Counter[str]]:
+    """MI-CXR items from ``timelines``, and what was left out (with counts).
+
+    Text comes from templates, or, for the summary qtypes, from ``text_model``
+    where its output passes the checks of `mi_cxr_llm`.
+    """
+    exclusions: Counter[str] = Counter()
+    found, chosen, letters = plan(timelines, config, exclusions)
+    drafts = [
+        draft(c, found[c.window], letter, config.seed)
+        for c, letter in _progress(zip(chosen, letters), "items", len(chosen))
+    ]
+    texts = text_model.reword(chosen, found, drafts, exclusions) if text_model else [(d, "template") for d in drafts]
+    items = [make_item(c, found[c.window], d, source) for c, (d, source) in zip(chosen, texts)]
+    return items, exclusions

@@ -1,0 +1,233 @@
+"""ICR, the ICR variant and GTS: options that state change types, true or flipped by rule.
+
+Every option asserts change types (see `mi_cxr_windows`) and is true exactly
+when they equal the annotated ones, so correctness never depends on wording.
+
+* ``icr_multi_abn`` (ICR) — four statements, the one in option A about
+  T1 → T2, B about T2 → T3, and so on (figure 12), each about an abnormality
+  of the window, distinct abnormalities where the window has enough. At most
+  one is true: a directional change (emergence, resolution, worsening,
+  improvement) actually annotated; the others assert a flipped change
+  (emergence ↔ resolution, worsening ↔ improvement; "unchanged" becomes
+  worsening or improvement; "absent" or an unspecified persistence becomes
+  emergence or resolution). With none true the answer is E. Windows need at
+  least two complete abnormalities.
+* ``icr_variant`` (ICR-V, appendix D) — the interval is named; options are
+  figure 16's four categories (new appearance, resolution, marked
+  improvement, marked worsening) for one abnormality. The annotated change is
+  one of them, or, when the abnormality is unchanged or absent over the
+  interval, none is and the answer is E.
+* ``single_entity_interval_summary`` (GTS) — four trajectory summaries of one
+  abnormality. Distractors are other *consistent* trajectories (a presence
+  sequence plus a change type for each present → present interval), so text
+  alone cannot rule them out; they are drawn within two flipped intervals of
+  a pivot next to the truth, so the correct option is not the centre of the
+  option set.
+* ``multi_entity_interval_summary`` (GTS) — four summaries, each of a
+  different abnormality of the window (at least four complete, definite
+  tracks): the focus abnormality's true trajectory (or a distractor of it, for
+  E) and distractors of three others.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from itertools import product
+from typing import Iterator
+
+from medtemporal.builders.balance import NULL_LETTER, Candidate
+from medtemporal.builders.mi_cxr_text import (
+    GTS_MULTI_QUESTION,
+    GTS_NULL,
+    GTS_SINGLE_QUESTION,
+    ICR_NULL,
+    ICR_QUESTION,
+    ICRV_NULL,
+    ICRV_QUESTION,
+    INTERVALS,
+    LETTERS,
+    Draft,
+    describe,
+    statement,
+    trajectory,
+    variant_statement,
+)
+from medtemporal.builders.mi_cxr_windows import (
+    ABSENT,
+    DIRECTIONAL,
+    EMERGENCE,
+    IMPROVEMENT,
+    PERSISTENT,
+    RESOLUTION,
+    UNCHANGED,
+    WORSENING,
+    Track,
+    Window,
+)
+
+MIN_ICR_ABNORMALITIES = 2
+GTS_MULTI_OPTIONS = 4
+
+FALSE_CLAIMS: dict[str, tuple[str, ...]] = {
+    EMERGENCE: (RESOLUTION,),
+    RESOLUTION: (EMERGENCE,),
+    WORSENING: (IMPROVEMENT,),
+    IMPROVEMENT: (WORSENING,),
+    UNCHANGED: (WORSENING, IMPROVEMENT),
+    ABSENT: (EMERGENCE, RESOLUTION),
+    PERSISTENT: (EMERGENCE, RESOLUTION),
+}
+"""Annotated change type → the directional claims that flip it (all definitely false)."""
+
+
+@cache
+def consistent_trajectories() -> tuple[tuple[str, ...], ...]:
+    """All 232 change-type sequences over four intervals that some presence sequence allows."""
+    out: list[tuple[str, ...]] = []
+    for present in product((False, True), repeat=5):
+        steps = []
+        for a, b in zip(present, present[1:]):
+            if not a:
+                steps.append((EMERGENCE,) if b else (ABSENT,))
+            elif not b:
+                steps.append((RESOLUTION,))
+            else:
+                steps.append((WORSENING, IMPROVEMENT, UNCHANGED))
+        out.extend(product(*steps))
+    return tuple(out)
+
+
+def _distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    return sum(x != y for x, y in zip(a, b))
+
+
+def distractor_trajectories(truth: tuple[str, ...], k: int, rng: random.Random) -> list[tuple[str, ...]]:
+    """``k`` distinct consistent trajectories other than ``truth``, near it but not centred on it."""
+    near = [s for s in consistent_trajectories() if s != truth and _distance(s, truth) <= 2]
+    pivots = [s for s in near if _distance(s, truth) == 1]
+    pivot = rng.choice(pivots) if pivots else truth
+    pool = [s for s in near if _distance(s, pivot) <= 2]
+    if len(pool) < k:
+        pool += [s for s in near if s not in pool]
+    if len(pool) < k:
+        pool += [s for s in consistent_trajectories() if s != truth and s not in pool]
+    return rng.sample(pool, k)
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def icr_candidates(index: int, window: Window) -> Iterator[Candidate]:
+    """ICR candidates: one per (abnormality, interval) with a directional change, and nulls."""
+    if len(window.tracks) < MIN_ICR_ABNORMALITIES:
+        return
+    for t in window.tracks:
+        for i, change in enumerate(t.changes):
+            if change in DIRECTIONAL:
+                yield Candidate("icr_multi_abn", index, t.entity, False, (LETTERS[i],), t.pattern, index, i)
+        yield Candidate("icr_multi_abn", index, t.entity, True, (NULL_LETTER,), t.pattern, index)
+
+
+def icr_variant_candidates(index: int, window: Window) -> Iterator[Candidate]:
+    """ICR-V candidates: one per (abnormality, interval) whose change is stated definitely."""
+    for t in window.tracks:
+        for i, change in enumerate(t.changes):
+            if change == PERSISTENT:
+                continue
+            null = change not in DIRECTIONAL
+            letters = (NULL_LETTER,) if null else LETTERS
+            yield Candidate("icr_variant", index, t.entity, null, letters, t.pattern, (index, t.entity, i), i)
+
+
+def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
+    """GTS single-abnormality candidates: each definite track, as a true and as a null question."""
+    for t in window.tracks:
+        if t.definite:
+            key = (index, t.entity)
+            yield Candidate("single_entity_interval_summary", index, t.entity, False, LETTERS, t.pattern, key)
+            yield Candidate("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), t.pattern, key)
+
+
+def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
+    """GTS multi-abnormality candidates: windows with four definite tracks, each as focus."""
+    definite = [t for t in window.tracks if t.definite]
+    if len(definite) < GTS_MULTI_OPTIONS:
+        return
+    for t in definite:
+        for null in (False, True):
+            letters = (NULL_LETTER,) if null else LETTERS
+            yield Candidate("multi_entity_interval_summary", index, t.entity, null, letters, t.pattern, index)
+
+
+# ---------------------------------------------------------------- drafts
+
+
+def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+    """Four interval statements; the one at ``letter`` true unless ``letter`` is E."""
+    focus = window.track(c.entity)
+    true_at = None if c.null else LETTERS.index(letter)
+    if true_at is not None and (true_at != c.interval or focus.changes[true_at] not in DIRECTIONAL):
+        raise ValueError(f"ICR: {c.entity} has no directional change at interval {letter}")
+    focus_at = true_at if true_at is not None else rng.randrange(len(LETTERS))
+    others = [t for t in window.tracks if t.entity != c.entity]
+    rng.shuffle(others)
+    statements = []
+    for i in range(len(LETTERS)):
+        track = focus if i == focus_at else others[(i - (i > focus_at)) % len(others)]
+        actual = track.changes[i]
+        claim = actual if i == true_at else rng.choice(FALSE_CLAIMS[actual])
+        statements.append({"interval": INTERVALS[i], "abnormality": track.entity, "claim": claim, "actual": actual})
+    options = {x: statement(describe(window.track(s["abnormality"])), i, s["claim"])
+               for i, (x, s) in enumerate(zip(LETTERS, statements))}
+    options[NULL_LETTER] = ICR_NULL
+    meta = {"statements": statements, "intervals": [INTERVALS[true_at]] if true_at is not None else []}
+    return Draft(ICR_QUESTION, options, letter, meta)
+
+
+def icr_variant_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+    """The interval is named; options are the four directional categories for one abnormality."""
+    track, i = window.track(c.entity), c.interval
+    if i is None:
+        raise ValueError("an ICR-variant candidate needs its interval")
+    actual = track.changes[i]
+    claims = [x for x in DIRECTIONAL if x != actual]
+    rng.shuffle(claims)
+    order = iter(claims)
+    chosen = {x: (actual if x == letter else next(order)) for x in LETTERS}
+    options = {x: variant_statement(describe(track), claim) for x, claim in chosen.items()}
+    options[NULL_LETTER] = ICRV_NULL
+    meta = {"claims": chosen, "actual": actual, "intervals": [INTERVALS[i]]}
+    return Draft(ICRV_QUESTION.format(a=i + 1, b=i + 2), options, letter, meta)
+
+
+def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+    """Four trajectories of the focus abnormality; the one at ``letter`` true unless E."""
+    track = window.track(c.entity)
+    truth = track.changes
+    wrong = distractor_trajectories(truth, len(LETTERS), rng)
+    claims = {x: (truth if x == letter else wrong.pop()) for x in LETTERS}
+    desc = describe(track)
+    options = {x: trajectory(desc, seq) for x, seq in claims.items()}
+    options[NULL_LETTER] = GTS_NULL
+    meta = {"option_claims": {x: {"abnormality": c.entity, "changes": list(s)} for x, s in claims.items()}}
+    return Draft(GTS_SINGLE_QUESTION.format(e=c.entity), options, letter, meta)
+
+
+def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+    """Four trajectories of four abnormalities; the focus one at ``letter`` true unless E."""
+    focus = window.track(c.entity)
+    others = rng.sample([t for t in window.tracks if t.definite and t.entity != c.entity], len(LETTERS) - 1)
+    focus_letter = letter if letter != NULL_LETTER else rng.choice(LETTERS)
+    claims: dict[str, tuple[Track, tuple[str, ...]]] = {}
+    for x in LETTERS:
+        track = focus if x == focus_letter else others.pop()
+        seq = track.changes if x == letter else distractor_trajectories(track.changes, 1, rng)[0]
+        claims[x] = (track, seq)
+    options = {x: trajectory(describe(t), seq) for x, (t, seq) in claims.items()}
+    options[NULL_LETTER] = GTS_NULL
+    meta = {
+        "abnormalities": [t.entity for t, _ in claims.values()],
+        "option_claims": {x: {"abnormality": t.entity, "changes": list(s)} for x, (t, s) in claims.items()},
+    }
+    return Draft(GTS_MULTI_QUESTION, options, letter, meta)

@@ -1,0 +1,219 @@
+"""TemMed-Bench (the ``temmed`` benchmark): condition changes between two chest X-ray visits.
+
+``medtemporal build temmed --chexpert-plus DIR --out DIR``
+    builds the three tasks and the knowledge corpus from CheXpert Plus (or a
+    phantom folder in its layout, ``medtemporal phantoms chexpert-plus``) with the
+    paper's rules (`temmed_build`, `temmed_text`, `temmed_vqa`), and stores each
+    test item's retrieved references (`temmed_refs`).
+
+``medtemporal build temmed --official DIR --chexpert-plus DIR --out DIR``
+    imports the released JSON files (`temmed_official`).
+
+The folder also gets ``corpus.jsonl`` (the knowledge corpus) and
+``embeddings/`` (cached vectors). Tasks: ``vqa`` (yes/no), ``report`` (open)
+and ``image_pair`` (A/B/C); answers are extracted and scored exactly as the
+release does (`medtemporal.scoring.extract_temmed`, `.text_metrics`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+from medtemporal.benchmark import BenchmarkSpec, Manifest
+from medtemporal.builders.temmed_build import (
+    BENCHMARK,
+    TASKS,
+    VERSION,
+    collect_instances,
+    default_patterns,
+    pair_drafts,
+    pair_items,
+    patient_overlap,
+    report_items,
+    split_by_patient,
+    vqa_candidates,
+    vqa_items,
+)
+from medtemporal.builders.temmed_official import read_official
+from medtemporal.builders.temmed_refs import MAX_K, ablation_images, image_references, statement_references
+from medtemporal.builders.temmed_vqa import rephrase, select, template_question
+from medtemporal.errors import InvalidInputError
+from medtemporal.prompts import PromptSet
+from medtemporal.registry import register
+from medtemporal.retrieval import PairEntry, save_corpus
+from medtemporal.schema import Item
+from medtemporal.sources.chexpert_plus import find_csv, licence_of, load_timelines
+
+CORPUS = "corpus.jsonl"
+EMBEDDINGS = "embeddings"
+PAPER = {"test_size": 1000, "vqa_items": 2000}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``medtemporal build temmed``."""
+    src = p.add_argument_group("data")
+    src.add_argument("--chexpert-plus", type=Path, required=True, metavar="DIR",
+                     help="CheXpert Plus root (holds df_chexpert_plus_240401.csv and PNG/); also the image root")
+    src.add_argument("--official", type=Path, metavar="DIR",
+                     help="import the released TemMed-Bench JSON files from DIR instead of building")
+    rules = p.add_argument_group("construction (defaults are the paper's)")
+    rules.add_argument("--test-size", type=int, default=PAPER["test_size"], metavar="N",
+                       help="test instances, taken by whole patients (default %(default)s)")
+    rules.add_argument("--vqa-items", type=int, default=PAPER["vqa_items"], metavar="N",
+                       help="VQA questions, half answered Yes (default %(default)s; fewer if the data has fewer)")
+    rules.add_argument("--pair-items", type=int, metavar="N",
+                       help="image-pair questions (default: every statement with two valid distractor pairs)")
+    rules.add_argument("--pathology-keywords", metavar="LIST",
+                       help="comma-separated pathology keywords for image-pair statements "
+                       "(default: atelectasis, cardiomegaly, cardiomediastinum, consolidation, edema, effusion, "
+                       "fracture, lesion, opacity, pneumonia, pneumothorax)")
+    rules.add_argument("--tasks", default=",".join(TASKS), metavar="LIST",
+                       help="tasks to build, comma-separated (default %(default)s)")
+    text = p.add_argument_group("VQA questions")
+    text.add_argument("--vqa-model", metavar="URI",
+                      help="write VQA questions with this model (the paper's approach); default: offline templates")
+    text.add_argument("--vqa-cache", type=Path, metavar="FILE", help="response cache (default: the shared one)")
+    text.add_argument("--allow-remote-data", action="store_true",
+                      help="allow sending credentialed report sentences to a --vqa-model that is not local")
+    ret = p.add_argument_group("retrieval")
+    ret.add_argument("--embedder", metavar="SPEC",
+                     help="image embedder for retrieved references: pixel[:SIZE], clip:PATH, open_clip:PATH "
+                     "(default: pixel when building; none when importing --official)")
+
+
+def _tasks(value: str) -> tuple[str, ...]:
+    tasks = tuple(t.strip() for t in value.split(",") if t.strip())
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown or not tasks:
+        raise InvalidInputError(f"--tasks {value!r} names unknown tasks; use a comma-separated subset of {', '.join(TASKS)}.")
+    return tasks
+
+
+def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
+    """Build (or import) TemMed-Bench as the parsed options say; writes the corpus into ``args.out``."""
+    root = args.chexpert_plus
+    if not root.is_dir():
+        raise InvalidInputError(f"--chexpert-plus {root} is not a folder; pass the CheXpert Plus root.")
+    root = root.resolve()
+    tasks = _tasks(args.tasks)
+    if args.official is not None:
+        return _import(args, root, tasks)
+    for name in ("test_size", "vqa_items"):
+        if getattr(args, name) < 1:
+            raise InvalidInputError(f"--{name.replace('_', '-')} must be at least 1.")
+    if args.pair_items is not None and args.pair_items < 1:
+        raise InvalidInputError("--pair-items must be at least 1.")
+    patterns = default_patterns(args.pathology_keywords)
+    licence = licence_of(root)
+    collected = collect_instances(load_timelines(root), root)
+    instances = collected.instances
+    if not instances:
+        raise InvalidInputError(
+            f"No TemMed instances in {root} (left out: {dict(collected.exclusions)}); check the CheXpert Plus folder."
+        )
+    test_idx, corpus_idx = split_by_patient(instances, args.test_size, random.Random(args.seed))
+    test = [instances[i] for i in test_idx]
+    corpus = [PairEntry(id=k, patient_id=instances[i].patient_id, historical=instances[i].historical,
+                        current=instances[i].current, report=instances[i].report) for k, i in enumerate(corpus_idx)]
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    save_corpus(out / CORPUS, corpus)
+    embedder = args.embedder or "pixel"
+    refs = image_references([(t.historical, t.current) for t in test], corpus, root, embedder, out / EMBEDDINGS)
+    ablation = ablation_images(len(test), corpus, random.Random(f"{args.seed}:ablation"))
+    extra = {i: {"retriever": "pairwise", "retrieval": refs[i], "ablation": ablation[i]} for i in range(len(test))}
+
+    items: list[Item] = []
+    sources: dict[str, int] = {}
+    if "vqa" in tasks:
+        drafts = select(vqa_candidates(test, patterns), args.vqa_items, random.Random(f"{args.seed}:vqa"))
+        if args.vqa_model:
+            prompt = PromptSet().text("temmed_vqa_rephrase")
+            questions = rephrase(drafts, args.vqa_model, prompt, licence=licence,
+                                 allow_remote_data=args.allow_remote_data, cache_path=args.vqa_cache)
+        else:
+            questions = [(template_question(d), "template") for d in drafts]
+        for _, source in questions:
+            sources[source] = sources.get(source, 0) + 1
+        items += vqa_items(test, drafts, questions, extra)
+    if "report" in tasks:
+        items += report_items(test, extra)
+    exclusions = dict(collected.exclusions)
+    if "image_pair" in tasks:
+        pdrafts, skipped = pair_drafts(test, patterns, args.pair_items, random.Random(f"{args.seed}:pairs"))
+        tfidf = statement_references([d.statement.text for d in pdrafts], corpus)
+        pextra = {k: {"retriever": "tfidf", "retrieval": {"tfidf": tfidf[k]}, "ablation": ablation[d.target]}
+                  for k, d in enumerate(pdrafts)}
+        items += pair_items(test, pdrafts, pextra)
+        exclusions.update({f"image_pair_{k}": v for k, v in skipped.items()})
+    overlap = patient_overlap(test, [instances[i] for i in corpus_idx])
+    manifest = Manifest(
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(root),
+        config={"source": "chexpert-plus", "tasks": list(tasks), "test_size": args.test_size,
+                "test_instances": len(test), "corpus_instances": len(corpus), "vqa_items": args.vqa_items,
+                "pair_items": args.pair_items, "pathology_keywords": sorted(patterns),
+                "vqa_model": args.vqa_model, "vqa_question_sources": sources, "embedder": embedder,
+                "retrievers": sorted(refs[0]) if refs else [], "references_per_retriever": MAX_K,
+                "split": overlap, "corpus_file": CORPUS},
+        sources={find_csv(root).name: _sha256(find_csv(root))},
+        exclusions=dict(sorted(exclusions.items())),
+    )
+    return items, manifest
+
+
+def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tuple[list[Item], Manifest]:
+    folder = args.official
+    if not folder.is_dir():
+        raise InvalidInputError(f"--official {folder} is not a folder; pass the folder holding the released JSON files.")
+    official = read_official(folder, root)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    save_corpus(out / CORPUS, official.corpus)
+    refs = None
+    if args.embedder:
+        refs = image_references([(t.historical, t.current) for t in official.test], official.corpus, root,
+                                args.embedder, out / EMBEDDINGS)
+    ablation = ablation_images(len(official.test), official.corpus, random.Random(f"{args.seed}:ablation"))
+    items = []
+    for item in official.items:
+        if item.task not in tasks:
+            continue
+        meta = {**item.meta, "ablation": ablation[item.meta["instance"]]}
+        if refs is not None and item.task != "image_pair":
+            meta["retrieval"] = {**meta["retrieval"], **refs[item.meta["instance"]]}
+        items.append(Item.create(**{**item.model_dump(exclude={"id"}), "meta": meta}))
+    files = sorted(p for p in folder.glob("*.json"))
+    manifest = Manifest(
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence_of(root), image_root=str(root),
+        config={"source": "official", "tasks": list(tasks), "test_instances": len(official.test),
+                "corpus_instances": len(official.corpus), "selected_vqa_file": official.selected_vqa,
+                "embedder": args.embedder, "split": official.overlap, "corpus_file": CORPUS},
+        sources={p.name: _sha256(p) for p in files},
+    )
+    return items, manifest
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="TemMed-Bench: VQA, report generation and image-pair selection over two CheXpert Plus visits",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={"vqa": "temmed_vqa", "report": "temmed_report", "image_pair": "temmed_pair"},
+    extractors={"vqa": "temmed_yesno", "report": "raw_text", "image_pair": "temmed_pair"},
+    metrics={"vqa": ("accuracy", "yesno_macro_f1"), "report": ("bleu_1", "rouge_l", "meteor", "report_avg"),
+             "image_pair": ("accuracy",)},
+))

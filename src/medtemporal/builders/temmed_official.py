@@ -1,0 +1,169 @@
+"""Readers of TemMed-Bench's released JSON files (the ``_Final`` files after the authors'
+``Get_Report_*`` notebooks have filled in the CheXpert Plus reports).
+
+- ``TestSet_VQA_ReportGeneration_Final.json``: the 1,000 test instances, a list of
+  ``{image_path, historical_image_path, reference_images, hist_reference_images,
+  VQA_Final: [{VQA_question, VQA_answer}], condition_changes_report,
+  reference_condition_changes_reports}``; ``image_path`` is the current image.
+- ``TestSet_SelectedVQA_2000.json``: the evaluated VQA questions, ``[{img_id, question_id}]``
+  (indices into the test list and its ``VQA_Final``).
+- ``TestSet_ImagePairSelection.json``: ``[{right_option, condition_change, option: {A, B, C →
+  test index}, Retrieval_TrainSet_now_idx}]`` (the last indexes the corpus).
+- ``TrainSet_KnowledgeCorpus_Final.json``: ``[{image_path, historical_image_path,
+  condition_changes_report}]``.
+
+Image paths (``.jpg`` or ``.png``, with or without a ``PNG/`` or absolute prefix)
+are resolved against the CheXpert Plus root. The released references become
+each item's ``official`` retrieval; the patient overlap of the released split
+is reported (the release splits instances, not patients).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from medtemporal.builders.temmed_build import (
+    BENCHMARK,
+    LETTERS,
+    Instance,
+    base_meta,
+    pair_images,
+    patient_overlap,
+    report_items,
+)
+from medtemporal.errors import InvalidInputError
+from medtemporal.retrieval import PairEntry
+from medtemporal.schema import Item
+from medtemporal.sources.chexpert_plus import resolve_image, study_key
+
+TEST_FILE = "TestSet_VQA_ReportGeneration_Final.json"
+SELECTED_FILE = "TestSet_SelectedVQA_2000.json"
+PAIRS_FILE = "TestSet_ImagePairSelection.json"
+CORPUS_FILE = "TrainSet_KnowledgeCorpus_Final.json"
+TEST_FIELDS = ("image_path", "historical_image_path", "VQA_Final", "condition_changes_report")
+PAIR_FIELDS = ("right_option", "condition_change", "option", "Retrieval_TrainSet_now_idx")
+CORPUS_FIELDS = ("image_path", "historical_image_path", "condition_changes_report")
+
+
+def read_records(path: Path, fields: Sequence[str], kind: type = dict) -> list[Any]:
+    """A released JSON list, each element a ``kind`` with ``fields``; one clear sentence otherwise."""
+    if not path.is_file():
+        raise InvalidInputError(f"{path} does not exist; download TemMed-Bench's released files into that folder.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInputError(f"{path} is not valid JSON ({exc}); download it again.") from None
+    if not isinstance(data, list):
+        raise InvalidInputError(f"{path} must hold a JSON list; is it the released {path.name}?")
+    for i, rec in enumerate(data):
+        if not isinstance(rec, kind):
+            raise InvalidInputError(f"{path}, element {i}: expected an object; is it the released {path.name}?")
+        missing = [f for f in fields if f not in rec]
+        if missing:
+            raise InvalidInputError(f"{path}, element {i} lacks {', '.join(missing)}; is it the released {path.name}?")
+    return data
+
+
+def yes_no(answer: str, where: str) -> str:
+    """``Yes``/``No`` from a released answer (``Yes``, ``Yes.``, ``No``, ``No.``)."""
+    text = str(answer).strip().rstrip(".")
+    if text.lower() not in ("yes", "no"):
+        raise InvalidInputError(f"{where}: VQA_answer {answer!r} is neither Yes nor No; fix that record.")
+    return text.capitalize()
+
+
+def _patient(path: str) -> str:
+    return study_key(path)[0]
+
+
+def _instance(rec: dict, root: Path) -> Instance:
+    patient, study = study_key(rec["image_path"])
+    _, prior = study_key(rec["historical_image_path"])
+    return Instance(patient, resolve_image(root, rec["historical_image_path"]), resolve_image(root, rec["image_path"]),
+                    str(rec["condition_changes_report"] or ""), f"{patient}/{study}", f"{patient}/{prior}")
+
+
+@dataclass
+class Official:
+    """The released files as items, corpus and split facts."""
+
+    items: list[Item]
+    corpus: list[PairEntry]
+    test: list[Instance]
+    overlap: dict[str, int]
+    selected_vqa: bool
+
+
+def _official_refs(rec: dict, root: Path, where: str) -> list[dict]:
+    cur = rec.get("reference_images") or []
+    hist = rec.get("hist_reference_images") or []
+    reports = rec.get("reference_condition_changes_reports") or []
+    if not (len(cur) == len(hist) == len(reports)):
+        raise InvalidInputError(f"{where}: reference_images, hist_reference_images and their reports differ in length.")
+    return [{"id": None, "historical": resolve_image(root, h), "current": resolve_image(root, c),
+             "report": str(r or ""), "score": None} for c, h, r in zip(cur, hist, reports)]
+
+
+def read_official(folder: Path, image_root: Path) -> Official:
+    """Items of the three tasks and the corpus from the released files in ``folder``.
+
+    Args:
+        folder: Holds the four released files (the selected-VQA file is optional: without it,
+            every question of ``VQA_Final`` becomes an item).
+        image_root: CheXpert Plus root (holds ``PNG/``); every image must exist there.
+    """
+    test_path = folder / TEST_FILE
+    raw_test = read_records(test_path, TEST_FIELDS)
+    raw_corpus = read_records(folder / CORPUS_FILE, CORPUS_FIELDS)
+    raw_pairs = read_records(folder / PAIRS_FILE, PAIR_FIELDS)
+    test = [_instance(rec, image_root) for rec in raw_test]
+    corpus = [PairEntry(id=i, patient_id=_patient(rec["image_path"]),
+                        historical=resolve_image(image_root, rec["historical_image_path"]),
+                        current=resolve_image(image_root, rec["image_path"]),
+                        report=str(rec["condition_changes_report"] or "")) for i, rec in enumerate(raw_corpus)]
+    refs = [_official_refs(rec, image_root, f"{test_path}, element {i}") for i, rec in enumerate(raw_test)]
+    extra = {i: {"retriever": "official", "retrieval": {"official": r}} for i, r in enumerate(refs)}
+
+    selected_path = folder / SELECTED_FILE
+    if selected_path.is_file():
+        chosen = [(int(s["img_id"]), int(s["question_id"])) for s in read_records(selected_path, ("img_id", "question_id"))]
+    else:
+        chosen = [(i, j) for i, rec in enumerate(raw_test) for j in range(len(rec["VQA_Final"]))]
+    vqa = []
+    for i, j in chosen:
+        where = f"{selected_path.name}: img_id {i}, question_id {j}"
+        if not 0 <= i < len(raw_test) or not 0 <= j < len(raw_test[i]["VQA_Final"]):
+            raise InvalidInputError(f"{where} points outside {TEST_FILE}; use the matching release files.")
+        qa = raw_test[i]["VQA_Final"][j]
+        vqa.append(Item.create(benchmark=BENCHMARK, task="vqa", subtype="vqa", images=pair_images(test[i]),
+                               question=str(qa["VQA_question"]), answer_type="yesno",
+                               answer=yes_no(qa["VQA_answer"], where),
+                               meta={**base_meta(test[i], i), "question_id": j, **extra[i]}))
+
+    pairs = []
+    for k, rec in enumerate(raw_pairs):
+        where = f"{PAIRS_FILE}, element {k}"
+        options = {letter: int(rec["option"][letter]) for letter in LETTERS if letter in rec["option"]}
+        if set(options) != set(LETTERS) or not all(0 <= v < len(test) for v in options.values()):
+            raise InvalidInputError(f"{where}: option must map A, B and C to test indices; fix that record.")
+        if rec["right_option"] not in options:
+            raise InvalidInputError(f"{where}: right_option {rec['right_option']!r} is not A, B or C.")
+        c = int(rec["Retrieval_TrainSet_now_idx"])
+        if not 0 <= c < len(corpus):
+            raise InvalidInputError(f"{where}: Retrieval_TrainSet_now_idx {c} is outside {CORPUS_FILE}.")
+        target = options[rec["right_option"]]
+        ref = {"id": c, "historical": corpus[c].historical, "current": corpus[c].current, "report": corpus[c].report,
+               "score": None}
+        images = [r for letter in LETTERS for r in pair_images(test[options[letter]], letter)]
+        pairs.append(Item.create(benchmark=BENCHMARK, task="image_pair", subtype="image_pair", images=images,
+                                 question=str(rec["condition_change"]),
+                                 options={letter: f"image pair {letter}" for letter in LETTERS}, answer_type="choice",
+                                 answer=rec["right_option"],
+                                 meta={**base_meta(test[target], target), "options": options, "pair_index": k,
+                                       "retriever": "official", "retrieval": {"official": [ref]}}))
+    corpus_instances = [Instance(e.patient_id, e.historical, e.current, e.report) for e in corpus]
+    items = [*vqa, *report_items(test, extra), *pairs]
+    return Official(items, corpus, test, patient_overlap(test, corpus_instances), selected_path.is_file())

@@ -1,0 +1,54 @@
+"""``medtemporal build NAME --out DIR [--seed N] ...``: one sub-command per registered benchmark.
+
+Each `BenchmarkSpec` adds its own options with ``add_arguments``; this module
+adds the ones every builder shares (``--out``, ``--seed``, ``--overwrite``),
+so a spec must not add those. The result is written with
+`medtemporal.benchmark.save`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from functools import partial
+from pathlib import Path
+
+from medtemporal import registry
+from medtemporal.benchmark import MANIFEST, BenchmarkSpec, save
+from medtemporal.errors import InvalidInputError
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="build a benchmark from raw data (or import a released question file)",
+                       description="Build a benchmark folder (items.jsonl + manifest.json).")
+    names = p.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    for entry in registry.entries("benchmark"):
+        spec: BenchmarkSpec = entry.obj
+        bp = names.add_parser(spec.name, help=spec.description, description=spec.description)
+        common = bp.add_argument_group("output")
+        common.add_argument("--out", type=Path, required=True, metavar="DIR", help="benchmark folder to write")
+        common.add_argument("--seed", type=int, default=0, help="random seed; the same data and seed give the same items")
+        common.add_argument("--overwrite", action="store_true", help="replace a benchmark already in --out")
+        spec.add_arguments(bp)
+        bp.set_defaults(func=partial(run, spec))
+
+
+def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
+    """Build ``spec`` from ``args`` and save it; refuse to replace a benchmark unless asked."""
+    out: Path = args.out
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"--out {out} is a file; pass a folder for the benchmark.")
+    if (out / MANIFEST).exists() and not args.overwrite:
+        raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another --out.")
+    items, manifest = spec.build(args)
+    if not items:
+        raise InvalidInputError(
+            f"No {spec.name} items could be built from this input (see the exclusion counts: "
+            f"{', '.join(f'{k}={v}' for k, v in list(manifest.exclusions.items())[:6]) or 'none'}); check the data folders."
+        )
+    save(out, items, manifest)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))
+    print(f"Wrote {len(items)} {spec.name} items ({counts}) to {out} [licence: {manifest.licence}].", file=sys.stderr)
+    return 0
+

@@ -1,0 +1,33 @@
+"""``medtemporal export BENCH --format parquet|vlmevalkit|micxr --out FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from medtemporal.benchmark import load
+from medtemporal.errors import InvalidInputError
+from medtemporal.export import FORMATS, export
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export a benchmark to Parquet, VLMEvalKit TSV or the MI-CXR release format",
+                       description="Export a benchmark folder to another tool's format (image paths, no pixels).")
+    p.add_argument("benchmark", type=Path, metavar="BENCH", help="benchmark folder (items.jsonl + manifest.json)")
+    p.add_argument("--format", required=True, choices=FORMATS,
+                   help="parquet (Hugging Face datasets), vlmevalkit (MCQ TSV) or micxr (micxr_test.jsonl layout)")
+    p.add_argument("--out", type=Path, required=True, metavar="FILE", help="file to write")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the benchmark and write it in the chosen format."""
+    if args.out.is_dir():
+        raise InvalidInputError(f"--out {args.out} is a folder; pass a file name, e.g. {args.out / ('items.' + args.format)}.")
+    if args.out.exists() and not args.overwrite:
+        raise InvalidInputError(f"{args.out} exists; pass --overwrite to replace it, or choose another --out.")
+    n = export(load(args.benchmark), args.format, args.out)
+    print(f"Wrote {n} items to {args.out} ({args.format}).", file=sys.stderr)
+    return 0

@@ -1,0 +1,34 @@
+"""``medtemporal list``: what is registered (benchmarks, backends, protocols, metrics, prompts)."""
+
+from __future__ import annotations
+
+import argparse
+
+from medtemporal import prompts, registry
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("list", help="list benchmarks, backends, protocols, metrics and prompts")
+    p.add_argument("kind", nargs="?", choices=(*registry.KINDS, "prompt"), help="only this kind")
+    p.set_defaults(func=run)
+
+
+def _describe(entry: registry.Entry) -> str:
+    obj = entry.obj
+    text = entry.info.get("description") or getattr(obj, "description", None) or (obj.__doc__ or "")
+    return str(text).strip().splitlines()[0] if text else ""
+
+
+def run(args: argparse.Namespace) -> int:
+    kinds = [args.kind] if args.kind else [*registry.KINDS, "prompt"]
+    for kind in kinds:
+        print(f"{kind}s:")
+        if kind == "prompt":
+            for name in prompts.available():
+                print(f"  {name}")
+            continue
+        for entry in registry.entries(kind):
+            print(f"  {entry.name:<28} {_describe(entry)}")
+    for name, reason in registry.failed_plugins().items():
+        print(f"plugin {name!r} failed to load: {reason}")
+    return 0

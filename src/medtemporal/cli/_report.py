@@ -1,0 +1,23 @@
+"""``medtemporal report RUN [RUN ...]``: Markdown, CSV and HTML tables and charts of scored runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from medtemporal.report import DEFAULT_FORMATS, FORMATS, parse_formats, write_report
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write report.md / .csv / .html for runs (scoring them first if needed)")
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder written by `medtemporal run`")
+    p.add_argument("--out", type=Path, help="write one report here instead of into each run folder")
+    p.add_argument("--formats", default=",".join(DEFAULT_FORMATS),
+                   help=f"comma-separated, any of {','.join(FORMATS)} (default {','.join(DEFAULT_FORMATS)})")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in write_report(args.runs, args.out, parse_formats(args.formats)):
+        print(f"wrote {path}")
+    return 0

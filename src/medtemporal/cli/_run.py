@@ -1,0 +1,109 @@
+"""``medtemporal run BENCHMARK --model URI --out DIR``: run a model on a benchmark (resumes if DIR holds the run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from medtemporal.backends.base import GenerateConfig
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS
+from medtemporal.errors import InvalidInputError
+from medtemporal.prompts import PromptSet
+from medtemporal.runner import RetryPolicy, run
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a model on a benchmark into a run folder (the same command resumes)",
+        description="Run a model on a benchmark; predictions are saved as they arrive and the same command resumes.",
+    )
+    p.add_argument("benchmark", type=Path, help="benchmark folder (items.jsonl + manifest.json)")
+    p.add_argument("--model", required=True, metavar="URI",
+                   help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ...")
+    p.add_argument("--out", required=True, type=Path, help="run folder (config.json, predictions.jsonl, scores.json)")
+    p.add_argument("--protocol", default="direct", help="protocol name (default direct; see `medtemporal list protocol`)")
+    p.add_argument("--limit", type=int, help="run only the first N items")
+    p.add_argument("--image-root", type=Path, help="folder holding the images (default: the manifest's)")
+    p.add_argument("--prompt", action="append", default=[], metavar="NAME=FILE", help="replace a prompt template")
+    g = p.add_argument_group("generation")
+    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    g.add_argument("--max-tokens", type=int, default=GenerateConfig.max_tokens, help="most output tokens per call")
+    g.add_argument("--seed", type=int, help="sampling seed passed to the model")
+    g.add_argument("--top-p", type=float, help="nucleus sampling bound")
+    g.add_argument("--system-prompt", help="system message sent before every request")
+    g.add_argument("--max-pixels", type=int, default=DEFAULT_MAX_PIXELS,
+                   help=f"shrink images to at most this many pixels (default {DEFAULT_MAX_PIXELS})")
+    b = p.add_argument_group("backend and endpoint")
+    b.add_argument("--api-key-env", metavar="NAME", help="environment variable with the API key (default OPENAI_API_KEY)")
+    b.add_argument("--concurrency", type=int, help="requests in flight at once (default: the backend's)")
+    b.add_argument("--timeout", type=float, default=RetryPolicy.timeout_s, help="seconds per request (remote endpoints)")
+    b.add_argument("--attempts", type=int, default=RetryPolicy.max_attempts, help="tries per request, first included")
+    b.add_argument("--max-errors", type=int, help="stop once more than N items have failed")
+    b.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="backend option, e.g. dtype=bfloat16, device=cuda, batch_size=4, max_images=5")
+    b.add_argument("--allow-remote-data", action="store_true",
+                   help="allow credentialed data to be sent to an endpoint that is not local (check your data-use agreement)")
+    c = p.add_argument_group("cache and output")
+    c.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    c.add_argument("--cache", type=Path, help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c.add_argument("--no-score", action="store_true", help="do not write scores.json at the end")
+    p.set_defaults(func=main)
+
+
+def _value(text: str) -> Any:
+    """``5`` → 5, ``0.5`` → 0.5, ``true`` → True, ``null`` → None, anything else stays text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
+    """``["a=1", "b=x"]`` → ``{"a": "1", "b": "x"}``, refusing items without ``=``."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidInputError(f"{flag} {pair!r} is not KEY=VALUE; write e.g. {flag} name=value.")
+        out[key.strip()] = value
+    return out
+
+
+def main(args: argparse.Namespace) -> int:
+    config = GenerateConfig(
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        top_p=args.top_p,
+        system_prompt=args.system_prompt,
+    )
+    options = {k: _value(v) for k, v in parse_pairs(args.option, "--option").items()}
+    summary = run(
+        args.benchmark,
+        args.model,
+        args.out,
+        protocol=args.protocol,
+        config=config,
+        concurrency=args.concurrency,
+        limit=args.limit,
+        no_cache=args.no_cache,
+        allow_remote_data=args.allow_remote_data,
+        max_errors=args.max_errors,
+        image_root=args.image_root,
+        prompts=PromptSet(parse_pairs(args.prompt, "--prompt")),
+        max_pixels=args.max_pixels,
+        cache_path=args.cache,
+        progress=not args.no_progress,
+        api_key_env=args.api_key_env,
+        retry=RetryPolicy(max_attempts=args.attempts, timeout_s=args.timeout),
+        backend_options=options,
+        score=not args.no_score,
+    )
+    print(summary)
+    if summary.scored:
+        print(f"scores: {args.out / 'scores.json'}; see them with `medtemporal report {args.out}`")
+    return 1 if summary.stopped else 0

@@ -1,0 +1,169 @@
+"""``medtemporal runs list [DIR]``: the run folders under DIR with their progress and headline scores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medtemporal.errors import InvalidInputError
+from medtemporal.report.tables import fmt_score, markdown_table
+from medtemporal.runner.config import CONFIG, read_config
+from medtemporal.runner.store import LOCK, PREDICTIONS
+from medtemporal.scoring.runs import SCORES, needs_scoring, read_scores
+
+MAX_DEPTH = 4
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("runs", help="inspect run folders")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ls = actions.add_parser("list", help="list runs under a folder with their headline scores")
+    ls.add_argument("folder", nargs="?", type=Path, default=Path("runs"), help="where to look (default ./runs)")
+    ls.set_defaults(func=list_runs)
+
+
+@dataclass
+class RunRow:
+    """One run folder as `runs list` shows it."""
+
+    path: Path
+    model: str
+    protocol: str
+    benchmark: str
+    answered: int
+    errors: int
+    total: int | None
+    status: str
+    scores: str
+
+
+def find_runs(folder: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
+    """Folders under ``folder`` (itself included, ``max_depth`` levels down) that hold a run's config.json."""
+    found = []
+    base = len(folder.parts)
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        if CONFIG in files and PREDICTIONS in files:
+            found.append(here)
+            dirs.clear()
+        elif len(here.parts) - base >= max_depth:
+            dirs.clear()
+        dirs.sort()
+    return sorted(found)
+
+
+def _tally(path: Path) -> tuple[int, int]:
+    """(answered, failed) items, the last line of an item deciding."""
+    last: dict[str, bool] = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.endswith("\n") and line.strip():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                last[record.get("item_id")] = record.get("error") is None
+    answered = sum(last.values())
+    return answered, len(last) - answered
+
+
+def _running(folder: Path) -> bool:
+    """True when another process holds the run folder's lock."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    lock = folder / LOCK
+    if not lock.is_file():
+        return False
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _total(config: dict[str, Any]) -> int | None:
+    """Items in the run: its ``limit``, else the count in the benchmark's manifest (if still there)."""
+    bench = config.get("benchmark", {})
+    manifest = Path(str(bench.get("path", ""))) / "manifest.json"
+    try:
+        counts = json.loads(manifest.read_text(encoding="utf-8"))["counts"]["task"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return config.get("limit")
+    total = sum(counts.values())
+    return min(total, config["limit"]) if config.get("limit") is not None else total
+
+
+def _headline(folder: Path) -> str:
+    """Overall and per-family scores of the first metric, from scores.json."""
+    if not (folder / SCORES).is_file():
+        return "not scored"
+    scores = read_scores(folder)
+    if not scores.scores:
+        return "no scores"
+    name = scores.scores[0].metric
+    percent = bool(scores.metrics.get(name, {}).get("percent", False))
+    parts = [f"{name} {fmt_score(scores.score('overall', name), percent)}"]
+    for task in scores.layout:
+        score = scores.score(task.group, name)
+        if score is not None:
+            parts.append(f"{task.task} {fmt_score(score, percent)}")
+    stale = " (stale: run `medtemporal score`)" if needs_scoring(folder) else ""
+    return " · ".join(parts) + stale
+
+
+def describe(folder: Path) -> RunRow:
+    """What `runs list` shows about one run folder."""
+    config: dict[str, Any] = read_config(folder) or {}
+    answered, errors = _tally(folder / PREDICTIONS)
+    if _running(folder):
+        status = "running"
+    elif config.get("finished_at"):
+        status = "finished"
+    else:
+        status = "unfinished"
+    return RunRow(
+        path=folder,
+        model=str(config.get("model", {}).get("uri", "?")),
+        protocol=str(config.get("protocol", {}).get("name", "?")),
+        benchmark=str(config.get("benchmark", {}).get("name", "?")),
+        answered=answered,
+        errors=errors,
+        total=_total(config),
+        status=status,
+        scores=_headline(folder),
+    )
+
+
+def list_runs(args: argparse.Namespace) -> int:
+    folder: Path = args.folder
+    if not folder.is_dir():
+        raise InvalidInputError(f"{folder} is not a folder; pass the folder that holds your run folders.")
+    rows = [describe(path) for path in find_runs(folder)]
+    if not rows:
+        print(f"No runs under {folder}; start one with `medtemporal run BENCHMARK --model URI --out {folder}/NAME`.")
+        return 0
+    header = ["Run", "Model", "Protocol", "Benchmark", "Answered", "Failed", "Status", "Scores"]
+    table = [
+        [
+            str(r.path),
+            r.model,
+            r.protocol,
+            r.benchmark,
+            f"{r.answered}/{r.total}" if r.total is not None else str(r.answered),
+            str(r.errors),
+            r.status,
+            r.scores,
+        ]
+        for r in rows
+    ]
+    print(markdown_table(header, table))
+    return 0

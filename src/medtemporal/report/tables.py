@@ -1,0 +1,242 @@
+"""Tables from `Score` records: the paper's Table 1 layout as Markdown and CSV.
+
+Rows are runs (one model + protocol each) and a chance row; columns are the
+task families with their subtype columns (merged as the benchmark declares)
+and Overall. Cells show the value with its 95% interval; invalid and missing
+answers have their own columns. Nothing here computes a metric: every number
+comes from a run's ``scores.json``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from medtemporal.schema import Score
+from medtemporal.scoring.runs import RunScores
+
+DASH = "–"
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """One run in a report: its folder, row label and scores."""
+
+    path: Path
+    label: str
+    scores: RunScores
+
+
+@dataclass(frozen=True)
+class TableColumn:
+    """A column: the family it sits under, its label and the score group it shows."""
+
+    family: str
+    label: str
+    group: str
+
+
+def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[ReportRun]:
+    """Runs with row labels: the model, plus the protocol or folder where that alone repeats."""
+    labels = [str(s.run.get("model") or p.name) for p, s in zip(paths, scores, strict=True)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} ({s.run.get('protocol')})" for label, s in zip(labels, scores, strict=True)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} [{p.name}]" for label, p in zip(labels, paths, strict=True)]
+    return [ReportRun(Path(p), label, s) for p, label, s in zip(paths, labels, scores, strict=True)]
+
+
+def metric_names(runs: Sequence[ReportRun]) -> list[str]:
+    """Metrics present in any run, in the order first seen (the primary metric first)."""
+    return list(dict.fromkeys(s.metric for r in runs for s in r.scores.scores))
+
+
+def subtype_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
+    """The Table 1 columns: each family's declared or per-subtype columns, then Overall."""
+    columns: dict[str, TableColumn] = {}
+    for run in runs:
+        for task in run.scores.layout:
+            for c in task.columns:
+                if run.scores.score(c.group, metric) is not None:
+                    columns.setdefault(c.group, TableColumn(task.task, c.label, c.group))
+    return [*columns.values(), TableColumn("", "Overall", "overall")]
+
+
+def family_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
+    """One column per task family, then Overall."""
+    columns = {t.group: TableColumn(t.task, t.task, t.group) for r in runs for t in r.scores.layout
+               if r.scores.score(t.group, metric) is not None}
+    return [*columns.values(), TableColumn("", "Overall", "overall")]
+
+
+def is_percent(runs: Sequence[ReportRun], metric: str) -> bool:
+    """Whether the metric declared that reports show it in percent."""
+    return any(bool(r.scores.metrics.get(metric, {}).get("percent")) for r in runs)
+
+
+def fmt(value: float | None, percent: bool) -> str:
+    """A value as ``31.5`` (percent) or ``0.315``; a dash when missing or NaN."""
+    if value is None or math.isnan(value):
+        return DASH
+    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+
+
+def fmt_score(score: Score | None, percent: bool) -> str:
+    """``31.5 [28.1, 34.9]``; the interval is left out where undefined."""
+    if score is None:
+        return DASH
+    text = fmt(score.value, percent)
+    if score.ci_low is not None and score.ci_high is not None and text != DASH:
+        text += f" [{fmt(score.ci_low, percent)}, {fmt(score.ci_high, percent)}]"
+    return text
+
+
+def chance_of(runs: Sequence[ReportRun], group: str, metric: str) -> float | None:
+    """The chance level of a group, from the first run that has one."""
+    for run in runs:
+        score = run.scores.score(group, metric)
+        if score is not None and score.chance is not None:
+            return score.chance
+    return None
+
+
+def table_rows(runs: Sequence[ReportRun], columns: Sequence[TableColumn], metric: str) -> list[list[str]]:
+    """Formatted body rows (runs, then Chance): label, cells, invalid, missing."""
+    percent = is_percent(runs, metric)
+    rows = []
+    for run in runs:
+        overall = run.scores.score("overall", metric)
+        rows.append([
+            run.label,
+            *(fmt_score(run.scores.score(c.group, metric), percent) for c in columns),
+            str(overall.invalid) if overall else DASH,
+            str(overall.missing) if overall else DASH,
+        ])
+    chance = [fmt(chance_of(runs, c.group, metric), percent) for c in columns]
+    if any(c != DASH for c in chance):
+        rows.append(["Chance", *chance, "", ""])
+    return rows
+
+
+def column_title(column: TableColumn) -> str:
+    """``TEL: Single (E/R)``; a family's own column or Overall is just its name."""
+    return column.label if not column.family or column.label == column.family else f"{column.family}: {column.label}"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table (``|`` in cells escaped)."""
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])
+
+
+def headline(runs: Sequence[ReportRun], metric: str | None = None) -> str:
+    """The per-family Markdown table `medtemporal score` prints."""
+    metric = metric or metric_names(runs)[0]
+    columns = family_columns(runs, metric)
+    header = ["Run", *(column_title(c) for c in columns), "Invalid", "Missing"]
+    return markdown_table(header, table_rows(runs, columns, metric))
+
+
+def table1(runs: Sequence[ReportRun], metric: str) -> str:
+    """The Table 1 layout as Markdown."""
+    columns = subtype_columns(runs, metric)
+    header = ["Run", *(column_title(c) for c in columns), "Invalid", "Missing"]
+    return markdown_table(header, table_rows(runs, columns, metric))
+
+
+def subtype_rows(runs: Sequence[ReportRun], metric: str) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the per-subtype table: family, subtype, n, chance, then per run value and
+    invalid/missing counts."""
+    percent = is_percent(runs, metric)
+    header = ["Family", "Subtype", "n", "Chance"]
+    for run in runs:
+        header += [run.label, "invalid / missing"]
+    rows = []
+    seen: set[str] = set()
+    for run in runs:
+        for task in run.scores.layout:
+            for subtype in task.subtypes:
+                group = f"subtype:{subtype}"
+                if group in seen or run.scores.score(group, metric) is None:
+                    continue
+                seen.add(group)
+                row = [task.task, subtype, str(run.scores.score(group, metric).n),
+                       fmt(chance_of(runs, group, metric), percent)]
+                for other in runs:
+                    score = other.scores.score(group, metric)
+                    row += [fmt_score(score, percent), f"{score.invalid} / {score.missing}" if score else DASH]
+                rows.append(row)
+    return header, rows
+
+
+def description(runs: Sequence[ReportRun]) -> str:
+    """One paragraph saying what the numbers are."""
+    first = runs[0].scores
+    boot = first.bootstrap
+    benchmarks = sorted({f"{r.scores.run.get('benchmark')} (version {r.scores.run.get('benchmark_version')})"
+                         for r in runs})
+    return (
+        f"Benchmark: {', '.join(benchmarks)}. Cells give the score with its "
+        f"{100 * float(boot.get('confidence', 0.95)):.0f}% confidence interval clustered by patient: "
+        f"{boot.get('method', 'bootstrap')}, {boot.get('resamples')} resamples, seed {boot.get('seed')}. "
+        "Invalid: an output from which no valid answer could be extracted; missing: no prediction "
+        "(or only an error). Both count as wrong."
+    )
+
+
+def markdown(runs: Sequence[ReportRun]) -> str:
+    """The whole report as Markdown: runs, then per metric the family, Table 1 and subtype tables."""
+    parts = ["# medtemporal report", "", description(runs), "", "## Runs", ""]
+    header = ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Re-extracted", "Folder"]
+    rows = [[r.label, str(r.scores.run.get("model")), str(r.scores.run.get("protocol")),
+             *(str(r.scores.counts.get(k, DASH)) for k in ("items", "answered", "invalid", "missing", "re_extracted")),
+             str(r.path)] for r in runs]
+    parts += [markdown_table(header, rows), ""]
+    for metric in metric_names(runs):
+        unit = " (%)" if is_percent(runs, metric) else ""
+        parts += [f"## {metric}{unit} by task family", "", headline(runs, metric), ""]
+        parts += [f"## {metric}{unit} by column (layout of the paper's Table 1)", "", table1(runs, metric), ""]
+        sub_header, sub_rows = subtype_rows(runs, metric)
+        parts += [f"## {metric}{unit} by subtype", "", markdown_table(sub_header, sub_rows), ""]
+    return "\n".join(parts)
+
+
+def csv_text(runs: Sequence[ReportRun]) -> str:
+    """Table 1 as CSV: one row per run and metric (plus a chance row), raw values (fractions).
+
+    For each column ``X`` there are ``X``, ``X ci_low``, ``X ci_high``, ``X n``, ``X invalid`` and
+    ``X missing``; empty cells mean no score.
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for k, metric in enumerate(metric_names(runs)):
+        columns = subtype_columns(runs, metric)
+        header = ["run", "model", "protocol", "metric"]
+        for c in columns:
+            title = column_title(c)
+            header += [title, *(f"{title} {f}" for f in ("ci_low", "ci_high", "n", "invalid", "missing"))]
+        if k:
+            writer.writerow([])
+        writer.writerow(header)
+        for run in runs:
+            row = [run.label, run.scores.run.get("model"), run.scores.run.get("protocol"), metric]
+            for c in columns:
+                s = run.scores.score(c.group, metric)
+                row += ["", "", "", "", "", ""] if s is None else [
+                    _num(s.value), _num(s.ci_low), _num(s.ci_high), s.n, s.invalid, s.missing]
+            writer.writerow(row)
+        chance = ["Chance", "", "", metric]
+        for c in columns:
+            chance += [_num(chance_of(runs, c.group, metric)), "", "", "", "", ""]
+        writer.writerow(chance)
+    return out.getvalue()
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None or math.isnan(value) else repr(float(value))

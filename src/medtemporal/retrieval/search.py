@@ -1,0 +1,135 @@
+"""Exact top-k search and the retrievers built on it.
+
+Every retriever scores a query against every corpus entry (cosine similarity
+of unit vectors is a dot product) and keeps the ``k`` best, best first, ties
+by lower index. Scores are computed in blocks of query rows, so 2,000 queries
+over 17,144 pairs need no more than a few tens of MB at once.
+
+- `PairwiseImageRetriever`: sim(hist, hist') + sim(cur, cur'), the paper's eq. (2);
+  computed as one product of concatenated [hist, cur] vectors.
+- `ImageRetriever`: sim(cur, cur') only (image→image).
+- `ImageTextRetriever`: sim(cur, report') in a joint image-text space (image→text).
+- `TfidfRetriever`: cosine of TF-IDF vectors (scikit-learn) of a statement and each report.
+
+>>> keys = np.eye(3, dtype=np.float32)
+>>> top_k(np.array([[0.1, 0.9, 0.2]], dtype=np.float32), keys, 2)[0].tolist()
+[[1, 2]]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from medtemporal.errors import InvalidInputError
+
+BLOCK = 256
+"""Query rows scored at once."""
+
+
+def top_k(queries: np.ndarray, keys: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and scores of the ``k`` keys with the largest dot product, per query.
+
+    Args:
+        queries: (m, d) array.
+        keys: (n, d) array.
+        k: How many to keep (at most n).
+
+    Returns:
+        ``(indices, scores)``, both (m, k), best first; among equal scores the lower index wins,
+        exactly as a stable sort of all scores would choose.
+    """
+    queries = np.asarray(queries, dtype=np.float32)
+    keys = np.asarray(keys, dtype=np.float32)
+    if queries.ndim != 2 or keys.ndim != 2 or queries.shape[1] != keys.shape[1]:
+        raise InvalidInputError(
+            f"Query vectors {queries.shape} and corpus vectors {keys.shape} do not match; embed both with one embedder."
+        )
+    n = keys.shape[0]
+    if not 1 <= k <= n:
+        raise InvalidInputError(f"top-k of {k} is out of range for a corpus of {n}; use 1 to {n}.")
+    keys_t = np.ascontiguousarray(keys.T)
+    out_idx = np.empty((queries.shape[0], k), dtype=np.int64)
+    out_score = np.empty((queries.shape[0], k), dtype=np.float32)
+    for start in range(0, queries.shape[0], BLOCK):
+        scores = queries[start : start + BLOCK] @ keys_t
+        idx = np.argpartition(scores, n - k, axis=1)[:, n - k :] if k < n else np.tile(np.arange(n), (len(scores), 1))
+        part = np.take_along_axis(scores, idx, axis=1)
+        tied = np.flatnonzero((scores >= part.min(axis=1, keepdims=True)).sum(axis=1) > k)
+        for row in tied:  # ties at the k-th place: keep the lowest indices, as a stable full sort would
+            full = np.lexsort((np.arange(n), -scores[row]))[:k]
+            idx[row], part[row] = full, scores[row, full]
+        order = np.lexsort((idx, -part), axis=1)
+        out_idx[start : start + len(scores)] = np.take_along_axis(idx, order, axis=1)
+        out_score[start : start + len(scores)] = np.take_along_axis(part, order, axis=1)
+    return out_idx, out_score
+
+
+@dataclass(frozen=True)
+class PairwiseImageRetriever:
+    """Pairs whose historical and current images are both like the query's (eq. 2)."""
+
+    historical: np.ndarray
+    """(n, d) unit vectors of the corpus's historical images."""
+    current: np.ndarray
+    """(n, d) unit vectors of the corpus's current images."""
+
+    def search(self, historical: np.ndarray, current: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` corpus pairs for query pairs; scores are sim(h, h') + sim(c, c') in [-2, 2]."""
+        if historical.shape != current.shape:
+            raise InvalidInputError("Query historical and current vectors differ in shape; embed both with one embedder.")
+        keys = np.concatenate([self.historical, self.current], axis=1)
+        return top_k(np.concatenate([historical, current], axis=1), keys, k)
+
+
+@dataclass(frozen=True)
+class ImageRetriever:
+    """Corpus pairs whose current image is like the query's current image (image→image)."""
+
+    current: np.ndarray
+
+    def search(self, current: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` by sim(c, c')."""
+        return top_k(current, self.current, k)
+
+
+@dataclass(frozen=True)
+class ImageTextRetriever:
+    """Corpus reports whose text embedding is like the query's current image (image→text)."""
+
+    reports: np.ndarray
+    """(n, d) unit text vectors of the corpus reports, in the image encoder's joint space."""
+
+    def search(self, current: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` by sim(c, report')."""
+        return top_k(current, self.reports, k)
+
+
+class TfidfRetriever:
+    """Reports most like a statement by TF-IDF cosine (scikit-learn defaults), appendix B.2."""
+
+    def __init__(self, reports: Sequence[str]) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if not reports:
+            raise InvalidInputError("The corpus has no reports to retrieve from; build it from more data.")
+        self.vectorizer = TfidfVectorizer()
+        self.matrix = self.vectorizer.fit_transform(list(reports))
+
+    def search(self, statements: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` reports per statement."""
+        n = self.matrix.shape[0]
+        if not 1 <= k <= n:
+            raise InvalidInputError(f"top-k of {k} is out of range for a corpus of {n}; use 1 to {n}.")
+        queries = self.vectorizer.transform(list(statements))
+        idx_rows, score_rows = [], []
+        for start in range(0, queries.shape[0], BLOCK):
+            scores = (queries[start : start + BLOCK] @ self.matrix.T).toarray().astype(np.float32)
+            order = np.lexsort((np.broadcast_to(np.arange(n), scores.shape), -scores), axis=1)[:, :k]
+            idx_rows.append(order)
+            score_rows.append(np.take_along_axis(scores, order, axis=1))
+        if not idx_rows:
+            return np.zeros((0, k), dtype=np.int64), np.zeros((0, k), dtype=np.float32)
+        return np.concatenate(idx_rows), np.concatenate(score_rows)

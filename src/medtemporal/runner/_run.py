@@ -1,0 +1,425 @@
+"""The run: items × model × protocol → ``predictions.jsonl``, resumable by construction.
+
+Each answered item is appended to ``predictions.jsonl`` (flushed and
+fsync'd) the moment it is done, after its response went into the response
+cache, so a run killed at any moment resumes with the same command and asks
+the model nothing it had already answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medtemporal.backends import load as load_backend
+from medtemporal.backends.base import Backend, GenerateConfig, Request, RequestError, Response, RetryableError
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS
+from medtemporal.benchmark import load as load_benchmark
+from medtemporal.benchmark import spec
+from medtemporal.errors import BackendError, InvalidInputError
+from medtemporal.prompts import PromptSet
+from medtemporal.protocols.base import Solver
+from medtemporal.registry import lookup
+from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
+from medtemporal.runner.config import build_config, check_resumable, now, read_config, write_config
+from medtemporal.runner.guard import check_data_use
+from medtemporal.runner.progress import Progress
+from medtemporal.runner.retry import RetryPolicy, call_with_retries
+from medtemporal.runner.store import PredictionLog, RunLock
+from medtemporal.schema import Item, Prediction
+from medtemporal.scoring import extract, score_run
+
+
+@dataclass
+class RunSummary:
+    """What one call of `run` did."""
+
+    run_dir: Path
+    total: int
+    """Items in the run (after ``limit``)."""
+    done: int = 0
+    """Items answered in this call."""
+    skipped_existing: int = 0
+    """Items already answered in the folder (resumed)."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """Items that failed in this call, by reason (``rate_limited``, ``bad_image`` ...)."""
+    error_examples: dict[str, str] = field(default_factory=dict)
+    """One error message per reason."""
+    wall_s: float = 0.0
+    requests: int = 0
+    """Calls made to the model (retries included)."""
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stopped: str | None = None
+    """Why the run stopped before the end (``--max-errors``), else None."""
+    scored: bool = False
+
+    @property
+    def n_errors(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def pending(self) -> int:
+        """Items neither answered nor failed (left by a stop)."""
+        return self.total - self.skipped_existing - self.done - self.n_errors
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.run_dir}: {self.done} answered, {self.skipped_existing} already done, "
+            f"{self.n_errors} failed, {self.pending} pending of {self.total} items in {self.wall_s:.1f} s "
+            f"({self.requests} model calls, {self.cache_hits} from cache, "
+            f"{self.input_tokens} input / {self.output_tokens} output tokens)."
+        ]
+        for reason, n in sorted(self.errors.items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {n} × {reason}: {self.error_examples[reason]}")
+        if self.n_errors:
+            lines.append("  Failed items are tried again when the same command is run again.")
+        if self.stopped:
+            lines.append(f"Stopped early: {self.stopped}")
+        return "\n".join(lines)
+
+
+@dataclass
+class _ItemCalls:
+    """Accounting of the model calls made for one item."""
+
+    request_hash: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    counted_tokens: bool = False
+
+    def add(self, response: Response) -> None:
+        if response.input_tokens is not None or response.output_tokens is not None:
+            self.counted_tokens = True
+        self.input_tokens += response.input_tokens or 0
+        self.output_tokens += response.output_tokens or 0
+
+
+class _Runner:
+    """The state of one run in progress."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        solver: Solver,
+        config: GenerateConfig,
+        image_root: Path,
+        cache: ResponseCache | None,
+        log: PredictionLog,
+        summary: RunSummary,
+        retry: RetryPolicy,
+        concurrency: int,
+        max_errors: int | None,
+    ) -> None:
+        self.backend = backend
+        self.identity = backend.identity()
+        self.solver = solver
+        self.config = config
+        self.image_root = image_root
+        self.cache = cache
+        self.log = log
+        self.summary = summary
+        self.retry = retry
+        self.concurrency = concurrency
+        self.max_errors = max_errors
+        self.semaphore = asyncio.Semaphore(concurrency)
+        self.timeout_s = retry.timeout_s if backend.endpoint is not None else None
+        self.served: set[str] = set()
+        self.rng = random.Random()
+        self.tasks: list[asyncio.Task[None]] = []
+
+    async def generate(self, request: Request, calls: _ItemCalls) -> Response:
+        """The ``generate`` a protocol gets: image check, cache, retries, timeout, accounting."""
+        key = request_key(self.identity, request)
+        calls.request_hash = key
+        limit = self.backend.max_images
+        if limit is not None and request.n_images > limit:
+            raise RequestError(
+                f"The request has {request.n_images} images but {self.backend.uri} takes at most {limit}; "
+                "use a backend that takes more (e.g. max_images) or a protocol that sends fewer.",
+                reason="too_many_images",
+            )
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is not None:
+            self.summary.cache_hits += 1
+            calls.add(cached)
+            return cached
+
+        async def attempt() -> Response:
+            async with self.semaphore:
+                self.summary.requests += 1
+                return await self.backend.generate(request)
+
+        response = await call_with_retries(attempt, self.retry, timeout_s=self.timeout_s, rng=self.rng)
+        if self.cache is not None:
+            self.cache.put(key, response)
+        if response.model:
+            self.served.add(response.model)
+        calls.add(response)
+        return response
+
+    async def answer(self, item: Item) -> Prediction:
+        """Run the protocol on ``item``; a backend failure becomes an error prediction."""
+        calls = _ItemCalls()
+        start = time.perf_counter()
+
+        async def generate(request: Request) -> Response:
+            return await self.generate(request, calls)
+
+        common: dict[str, Any] = {"item_id": item.id, "model": self.backend.uri, "protocol": self.solver.name}
+        try:
+            solution = await self.solver.solve(item, self.image_root, generate, self.config)
+        except BackendError as exc:
+            reason = getattr(exc, "reason", "backend_error")
+            return Prediction(
+                **common,
+                request_hash=calls.request_hash,
+                raw_output=None,
+                latency_s=round(time.perf_counter() - start, 4),
+                error=f"{reason}: {exc}",
+            )
+        extraction = extract(item, solution.output)
+        return Prediction(
+            **common,
+            request_hash=calls.request_hash,
+            raw_output=solution.output,
+            answer=extraction.answer,
+            extraction=extraction.rule,
+            latency_s=round(time.perf_counter() - start, 4),
+            input_tokens=calls.input_tokens if calls.counted_tokens else None,
+            output_tokens=calls.output_tokens if calls.counted_tokens else None,
+            calls=tuple(solution.calls),
+        )
+
+    def record(self, prediction: Prediction, progress: Progress) -> None:
+        """Append ``prediction`` durably and count it; stop the run past ``max_errors``."""
+        self.log.append(prediction)
+        s = self.summary
+        if prediction.error is None:
+            s.done += 1
+            s.input_tokens += prediction.input_tokens or 0
+            s.output_tokens += prediction.output_tokens or 0
+        else:
+            reason, _, message = prediction.error.partition(": ")
+            s.errors[reason] = s.errors.get(reason, 0) + 1
+            s.error_examples.setdefault(reason, message)
+        progress.advance(prediction.error is not None)
+        if self.max_errors is not None and s.n_errors > self.max_errors and s.stopped is None:
+            s.stopped = (
+                f"{s.n_errors} items failed, more than --max-errors {self.max_errors} "
+                f"(most often {max(s.errors, key=s.errors.__getitem__)}); fix the cause and run the same command to resume."
+            )
+            current = asyncio.current_task()
+            for task in self.tasks:
+                if task is not current:
+                    task.cancel()
+
+    async def run(self, items: list[Item], progress: Progress) -> None:
+        """Answer ``items`` with ``concurrency`` workers; the first unexpected error stops all."""
+        queue = iter(items)
+
+        async def worker() -> None:
+            for item in queue:
+                if self.summary.stopped:
+                    return
+                self.record(await self.answer(item), progress)
+
+        self.tasks = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(items)) or 1)]
+        try:
+            for task in asyncio.as_completed(self.tasks):
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    if not self.summary.stopped:
+                        raise
+        finally:
+            for task in self.tasks:
+                task.cancel()
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def _check_images(items: list[Item], root: Path) -> None:
+    if not root.is_dir():
+        raise InvalidInputError(f"The image root {root} does not exist; pass --image-root pointing at your copy of the images.")
+    paths = {ref.path for item in items for ref in item.images}
+    missing = sorted(p for p in paths if not (root / p).is_file())
+    if missing:
+        raise InvalidInputError(
+            f"{len(missing)} of {len(paths)} images are missing under {root} (first: {missing[0]}); "
+            "pass --image-root pointing at the folder that holds them."
+        )
+
+
+def _templates(solver: Solver, items: list[Item], prompts: PromptSet) -> dict[str, str]:
+    names = set(solver.templates)
+    for name in {item.benchmark for item in items}:
+        names.update(spec(name).prompts.values())
+    return {name: prompts.hash(name) for name in sorted(names)}
+
+
+async def arun(
+    benchmark: str | Path,
+    model: str,
+    out: str | Path,
+    *,
+    protocol: str = "direct",
+    config: GenerateConfig = GenerateConfig(),
+    concurrency: int | None = None,
+    limit: int | None = None,
+    no_cache: bool = False,
+    allow_remote_data: bool = False,
+    max_errors: int | None = None,
+    image_root: str | Path | None = None,
+    prompts: PromptSet | None = None,
+    max_pixels: int | None = DEFAULT_MAX_PIXELS,
+    cache_path: str | Path | None = None,
+    progress: bool = True,
+    api_key_env: str | None = None,
+    retry: RetryPolicy = RetryPolicy(),
+    backend_options: dict[str, Any] | None = None,
+    score: bool = True,
+) -> RunSummary:
+    """`run` as a coroutine, for callers already inside an event loop; same arguments."""
+    start = time.perf_counter()
+    out = Path(out)
+    if limit is not None and limit < 0:
+        raise InvalidInputError(f"--limit must be zero or more, not {limit}.")
+    if concurrency is not None and concurrency < 1:
+        raise InvalidInputError(f"--concurrency must be at least 1, not {concurrency}.")
+    if max_errors is not None and max_errors < 0:
+        raise InvalidInputError(f"--max-errors must be zero or more, not {max_errors}.")
+    bench = load_benchmark(benchmark)
+    items = bench.items if limit is None else bench.items[:limit]
+    prompts = prompts or PromptSet()
+    solver = lookup("protocol", protocol).obj(prompts=prompts)
+    templates = _templates(solver, items, prompts)
+    backend = load_backend(
+        model, max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s, **(backend_options or {})
+    )
+    cache = log = lock = None
+    try:
+        check_data_use(bench.manifest.benchmark, bench.manifest.licence, backend.endpoint, allow_remote_data)
+        backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
+        out.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(out)
+        cfg = build_config(bench, backend, solver.name, templates, config, allow_remote_data, limit)
+        old = read_config(out)
+        if old is not None:
+            check_resumable(out, old, cfg)
+            cfg["started_at"] = old.get("started_at", cfg["started_at"])
+            cfg["model"]["served"] = old.get("model", {}).get("served", [])
+        log = PredictionLog(out)
+        answered = log.resume()
+        todo = [item for item in items if item.id not in answered]
+        root = Path(image_root) if image_root is not None else bench.image_root
+        _check_images(todo, root)
+        write_config(out, cfg)
+        summary = RunSummary(out, len(items), skipped_existing=len(items) - len(todo))
+        if not no_cache and backend.cacheable:
+            cache = ResponseCache(cache_path if cache_path is not None else default_cache_path())
+        runner = _Runner(
+            backend, solver, config, root, cache, log, summary, retry, concurrency or backend.concurrency, max_errors
+        )
+        bar = Progress(len(items), summary.skipped_existing, backend.uri, enabled=progress)
+        try:
+            await runner.run(todo, bar)
+        finally:
+            bar.close()
+            cfg["model"]["served"] = sorted(set(cfg["model"]["served"]) | runner.served)
+            write_config(out, cfg)
+        if summary.stopped is None:
+            cfg["finished_at"] = now()
+            write_config(out, cfg)
+            if score:
+                score_run(out)
+                summary.scored = True
+    finally:
+        await backend.aclose()
+        for resource in (cache, log, lock):
+            if resource is not None:
+                resource.close()
+    summary.wall_s = time.perf_counter() - start
+    return summary
+
+
+def run(
+    benchmark: str | Path,
+    model: str,
+    out: str | Path,
+    *,
+    protocol: str = "direct",
+    config: GenerateConfig = GenerateConfig(),
+    concurrency: int | None = None,
+    limit: int | None = None,
+    no_cache: bool = False,
+    allow_remote_data: bool = False,
+    max_errors: int | None = None,
+    image_root: str | Path | None = None,
+    prompts: PromptSet | None = None,
+    max_pixels: int | None = DEFAULT_MAX_PIXELS,
+    cache_path: str | Path | None = None,
+    progress: bool = True,
+    api_key_env: str | None = None,
+    retry: RetryPolicy = RetryPolicy(),
+    backend_options: dict[str, Any] | None = None,
+    score: bool = True,
+) -> RunSummary:
+    """Run ``model`` on every item of ``benchmark`` into run folder ``out``; resume if it holds this run.
+
+    Args:
+        benchmark: benchmark folder (``items.jsonl`` + ``manifest.json``).
+        model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...).
+        out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
+        protocol: registered protocol name.
+        config: generation settings (temperature 0 by default).
+        concurrency: requests in flight at once (default: the backend's).
+        limit: run only the first ``limit`` items.
+        no_cache: neither read nor write the response cache.
+        allow_remote_data: allow credentialed data to go to a non-local endpoint.
+        max_errors: stop once more items than this have failed.
+        image_root: where the images are (default: the manifest's image root).
+        prompts: prompt templates (default: the built-in ones).
+        max_pixels: bound on width × height of images sent to the model.
+        cache_path: response cache file (default: `default_cache_path`).
+        progress: show a progress bar (only ever on a terminal, never in CI).
+        api_key_env: environment variable holding the API key (default ``OPENAI_API_KEY``).
+        retry: attempts, backoff and per-request timeout.
+        backend_options: extra options for the backend factory (``dtype``, ``device``, ``max_images`` ...).
+        score: write ``scores.json`` when the run completes.
+
+    Returns:
+        A `RunSummary`: counts answered / already done / failed by reason, wall time.
+
+    Raises:
+        InvalidInputError: a bad benchmark, URI, option, image root or run folder, or credentialed
+            data bound for a remote endpoint without ``allow_remote_data``; nothing written is lost.
+    """
+    return asyncio.run(
+        arun(
+            benchmark,
+            model,
+            out,
+            protocol=protocol,
+            config=config,
+            concurrency=concurrency,
+            limit=limit,
+            no_cache=no_cache,
+            allow_remote_data=allow_remote_data,
+            max_errors=max_errors,
+            image_root=image_root,
+            prompts=prompts,
+            max_pixels=max_pixels,
+            cache_path=cache_path,
+            progress=progress,
+            api_key_env=api_key_env,
+            retry=retry,
+            backend_options=backend_options,
+            score=score,
+        )
+    )

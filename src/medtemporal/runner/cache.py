@@ -1,0 +1,122 @@
+"""A response cache shared across runs: SQLite in WAL mode, keyed by what was asked of whom.
+
+The key of a request is the sha256 of the backend's identity (name,
+endpoint, image bound ...), the generation settings and the message content,
+with images by the sha256 of their bytes (each file hashed once per
+process). A cached response is served instead of calling the model again,
+across runs and after a crash. Keys and responses only: no API key, no
+pixels. Usable outside a run:
+
+>>> import tempfile, pathlib
+>>> cache = ResponseCache(pathlib.Path(tempfile.mkdtemp()) / "responses.sqlite")
+>>> key = request_key({"uri": "openai:gpt-4o"}, Request((Message("user", (TextPart("Hi"),)),)))
+>>> cache.put(key, Response("Hello", 3, 1, "gpt-4o"))
+>>> cache.get(key).text
+'Hello'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from medtemporal.backends.base import Message, Request, Response, TextPart
+from medtemporal.backends.images import file_sha256
+from medtemporal.schema import content_hash
+
+__all__ = ["ResponseCache", "default_cache_path", "request_content", "request_key"]
+
+
+def default_cache_path() -> Path:
+    """``$MEDTEMPORAL_CACHE``, else ``$XDG_CACHE_HOME/medtemporal/responses.sqlite`` (``~/.cache`` by default)."""
+    explicit = os.environ.get("MEDTEMPORAL_CACHE")
+    if explicit:
+        return Path(explicit)
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "medtemporal" / "responses.sqlite"
+
+
+def request_content(request: Request) -> dict[str, Any]:
+    """The request as plain data, images replaced by ``{"image": sha256}``."""
+    messages = [
+        {
+            "role": m.role,
+            "parts": [
+                {"text": p.text} if isinstance(p, TextPart) else {"image": file_sha256(p.path)}
+                for p in m.parts
+            ],
+        }
+        for m in request.messages
+    ]
+    return {
+        "messages": messages,
+        "config": asdict(request.config),
+        "choices": list(request.choices) if request.choices is not None else None,
+        "key": request.key,
+    }
+
+
+def request_key(identity: dict[str, Any], request: Request) -> str:
+    """Hex sha256 (32 digits) of ``identity`` and the request's content (images by content hash)."""
+    return content_hash({"identity": identity, "request": request_content(request)}, length=32)
+
+
+class ResponseCache:
+    """Responses by request key in an SQLite file (WAL: readers never block the writer).
+
+    Safe to share between runs and processes; each call commits, so a crash
+    loses nothing that was put.
+
+    Args:
+        path: the database file; its folder is created.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+        )
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> Response | None:
+        """The cached response for ``key``, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Response(**json.loads(row[0]))
+
+    def put(self, key: str, response: Response) -> None:
+        """Store ``response`` under ``key`` (replacing any earlier one), committed at once."""
+        data = json.dumps(asdict(response), ensure_ascii=False)
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", (key, data, time.time()))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database (a checkpoint folds the WAL back into the file)."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "ResponseCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

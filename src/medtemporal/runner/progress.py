@@ -1,0 +1,47 @@
+"""The live progress bar of a run: done/total, rate, ETA and errors; quiet off a terminal and in CI."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tqdm import tqdm
+
+
+def interactive() -> bool:
+    """True when stderr is a terminal and no ``CI`` variable is set."""
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+class Progress:
+    """A tqdm bar over items (those already done count from the start).
+
+    Args:
+        total: items in the run.
+        initial: items already done (resumed).
+        desc: label (the model).
+        enabled: False to silence it; it is also silent off a terminal and in CI.
+    """
+
+    def __init__(self, total: int, initial: int, desc: str, enabled: bool = True) -> None:
+        self.errors = 0
+        self._bar = tqdm(
+            total=total,
+            initial=initial,
+            desc=desc,
+            unit="item",
+            dynamic_ncols=True,
+            smoothing=0.05,
+            disable=not (enabled and interactive()),
+        )
+        self._bar.set_postfix(errors=0, refresh=False)
+
+    def advance(self, error: bool) -> None:
+        """One more item finished (with an error or not)."""
+        if error:
+            self.errors += 1
+            self._bar.set_postfix(errors=self.errors, refresh=False)
+        self._bar.update(1)
+
+    def close(self) -> None:
+        self._bar.close()

@@ -1,0 +1,96 @@
+"""Retries with exponential backoff and jitter that honour ``Retry-After``, and per-request timeouts.
+
+Only `RetryableError` (rate limits, 5xx, timeouts, dropped connections,
+garbled replies) is retried; a `RequestError` fails at once. When the
+attempts run out, the last error is raised with the count of attempts, and
+the runner records it against the item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from medtemporal.backends.base import Response, RetryableError
+from medtemporal.errors import InvalidInputError
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try one request.
+
+    Attributes:
+        max_attempts: tries per request, the first included.
+        base_delay_s: backoff before the first retry; doubles with each retry.
+        max_delay_s: longest backoff (before jitter).
+        max_retry_after_s: longest wait a server's ``Retry-After`` may impose.
+        timeout_s: per-request time limit for remote endpoints (None: no limit).
+    """
+
+    max_attempts: int = 6
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+    max_retry_after_s: float = 300.0
+    timeout_s: float | None = 120.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise InvalidInputError(f"max_attempts must be at least 1, not {self.max_attempts}; use 1 for no retries.")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise InvalidInputError(f"The request timeout must be positive, not {self.timeout_s}; use e.g. --timeout 120.")
+
+    def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based).
+
+        "Equal jitter": half the exponential backoff plus a uniform random
+        half; never less than the server's ``Retry-After`` (capped at
+        ``max_retry_after_s``).
+        """
+        backoff = min(self.max_delay_s, self.base_delay_s * 2**retry)
+        wait = backoff / 2 + rng.uniform(0, backoff / 2)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_retry_after_s))
+        return wait
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[Response]],
+    policy: RetryPolicy,
+    *,
+    timeout_s: float | None,
+    rng: random.Random | None = None,
+    on_retry: Callable[[RetryableError], None] | None = None,
+) -> Response:
+    """Run ``attempt`` until it succeeds, retrying `RetryableError` per ``policy``.
+
+    Args:
+        attempt: makes one call (a fresh awaitable each time).
+        policy: attempts and backoff.
+        timeout_s: limit for each attempt; overrunning counts as a retryable ``timeout``.
+        rng: jitter source (default: a fresh unseeded one; jitter never affects results).
+        on_retry: told of each error that is about to be retried.
+
+    Raises:
+        RetryableError: the last error, once ``policy.max_attempts`` are used up.
+    """
+    rng = rng or random.Random()
+    attempts = 0
+    while True:
+        try:
+            if timeout_s is None:
+                return await attempt()
+            return await asyncio.wait_for(attempt(), timeout_s)
+        except (TimeoutError, asyncio.TimeoutError):
+            error = RetryableError(f"No answer within {timeout_s:g} s.", reason="timeout")
+        except RetryableError as exc:
+            error = exc
+        attempts += 1
+        if attempts == policy.max_attempts:
+            raise RetryableError(
+                f"{error} (gave up after {attempts} attempts)", reason=error.reason, retry_after=error.retry_after
+            ) from None
+        if on_retry is not None:
+            on_retry(error)
+        await asyncio.sleep(policy.delay(attempts - 1, error.retry_after, rng))

@@ -1,0 +1,108 @@
+"""``predictions.jsonl`` of a run: append-only, each line written, flushed and fsync'd as it arrives.
+
+A run killed at any moment leaves at most one partial last line; `PredictionLog.resume`
+cuts it off, keeps every answered item, and drops lines recording errors so
+those items are tried again. A lock file stops two processes from writing
+one run folder at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Prediction, describe_validation_error, dumps
+
+PREDICTIONS = "predictions.jsonl"
+LOCK = ".lock"
+
+
+class RunLock:
+    """An exclusive lock on a run folder, released on close or when the process dies (POSIX ``flock``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self._fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; one writer per folder is then up to the user
+            return
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise InvalidInputError(
+                f"Another medtemporal process is writing {folder}; wait for it to finish or use another --out."
+            ) from None
+
+    def close(self) -> None:
+        os.close(self._fd)  # closing the descriptor releases the lock
+
+
+class PredictionLog:
+    """The predictions file of a run folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / PREDICTIONS
+        self._fd: int | None = None
+
+    def resume(self) -> dict[str, Prediction]:
+        """Repair the file after a crash and return the answered predictions by item id.
+
+        A partial last line is cut off; lines recording errors are dropped
+        (their items are asked again); the file is rewritten atomically when
+        anything was removed.
+
+        Raises:
+            InvalidInputError: a complete line is not a prediction.
+        """
+        if not self.path.is_file():
+            return {}
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        kept: dict[str, Prediction] = {}
+        lines = data[:end].splitlines()
+        dropped = 0
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                dropped += 1
+                continue
+            try:
+                prediction = Prediction.model_validate_json(line)
+            except ValidationError as exc:
+                raise InvalidInputError(
+                    f"{self.path}, line {lineno}: {describe_validation_error(exc)}; remove that line to resume."
+                ) from None
+            if prediction.error is not None:
+                dropped += 1
+                kept.pop(prediction.item_id, None)
+                continue
+            if prediction.item_id in kept:
+                dropped += 1
+            kept[prediction.item_id] = prediction
+        if dropped or end != len(data):
+            tmp = self.path.with_suffix(".jsonl.tmp")
+            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+                fh.writelines(dumps(p) + "\n" for p in kept.values())
+                fh.flush()
+                os.fsync(fh.fileno())
+            tmp.replace(self.path)
+        return kept
+
+    def append(self, prediction: Prediction) -> None:
+        """Write one line, flushed to the OS and fsync'd before returning."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        data = (dumps(prediction) + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,178 @@
+"""Aggregation: per-item outcomes → `Score` records for every group, with clustered CIs.
+
+Groups are named by a fixed scheme that reports and ``runs list`` rely on:
+
+- ``overall``: every item;
+- ``task:<task>``: one task family (``task:TEL``);
+- ``subtype:<subtype>``: one subtype (``subtype:single_emergence``; subtype
+  names are assumed unique across tasks, as in the papers);
+- ``subtypes:<task>/<label>``: a column that merges subtypes, declared in the
+  benchmark's `BenchmarkSpec.subtype_groups` (the paper's "Single (E/R)").
+
+Each group gets one `Score` per metric its tasks list in `BenchmarkSpec.metrics`.
+Invalid answers and missing predictions are scored by the metric (as wrong)
+and counted in `Score.invalid` and `Score.missing`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Callable, Literal, Mapping, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from medtemporal.schema import Item, Record, Score
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_bootstrap
+from medtemporal.scoring.metrics import Answer, Metric, metric
+
+Status = Literal["answered", "invalid", "missing"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One item's final answer and whether it was answered, invalid or missing."""
+
+    item: Item
+    answer: Answer
+    status: Status
+
+
+class Column(Record):
+    """A table column of one task: a group and the subtypes it covers."""
+
+    label: str
+    group: str
+    subtypes: list[str]
+
+
+class TaskLayout(Record):
+    """One task family in table order: its group, subtypes and table columns."""
+
+    task: str
+    group: str
+    subtypes: list[str]
+    columns: list[Column]
+
+
+def layout(items: Sequence[Item], subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]) -> list[TaskLayout]:
+    """Tasks and their subtypes in table order.
+
+    Tasks come in order of first appearance in ``items`` (the builder's order);
+    subtypes follow their declared columns, then first appearance. A task
+    without declared columns gets one column per subtype, labelled with the
+    task's name when it has a single subtype.
+    """
+    seen: dict[str, list[str]] = {}
+    for item in items:
+        subtypes = seen.setdefault(item.task, [])
+        if item.subtype not in subtypes:
+            subtypes.append(item.subtype)
+    result = []
+    for task in seen:
+        declared = subtype_groups.get(task, {})
+        ordered = [s for subs in declared.values() for s in subs if s in seen[task]]
+        ordered = list(dict.fromkeys(ordered + seen[task]))
+        if declared:
+            columns = [Column(label=label, group=f"subtypes:{task}/{label}", subtypes=list(subs))
+                       for label, subs in declared.items()]
+        else:
+            columns = [Column(label=s if len(ordered) > 1 else task, group=f"subtype:{s}", subtypes=[s])
+                       for s in ordered]
+        result.append(TaskLayout(task=task, group=f"task:{task}", subtypes=ordered, columns=columns))
+    return result
+
+
+def groups(outcomes: Sequence[Outcome], tasks: Sequence[TaskLayout]) -> dict[str, tuple[np.ndarray, set[str]]]:
+    """Group name → (item indices, tasks covered), in report order."""
+    task_of = np.array([o.item.task for o in outcomes], dtype=object)
+    subtype_of = np.array([o.item.subtype for o in outcomes], dtype=object)
+    result: dict[str, tuple[np.ndarray, set[str]]] = {"overall": (np.arange(len(outcomes)), {t.task for t in tasks})}
+    for t in tasks:
+        in_task = task_of == t.task
+        result[t.group] = (np.flatnonzero(in_task), {t.task})
+        for s in t.subtypes:  # a subtype name shared by two tasks makes one group covering both
+            indices, covered = result.get(f"subtype:{s}", (np.flatnonzero(subtype_of == s), set()))
+            result[f"subtype:{s}"] = (indices, covered | {t.task})
+        for c in t.columns:
+            if c.group not in result:
+                result[c.group] = (np.flatnonzero(in_task & np.isin(subtype_of, c.subtypes)), {t.task})
+    return result
+
+
+def score_outcomes(
+    outcomes: Sequence[Outcome],
+    metrics_for_task: Callable[[str], Sequence[str]],
+    subtype_groups: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+    *,
+    resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> list[Score]:
+    """`Score` records for every group and metric, with intervals clustered by `Item.cluster`.
+
+    Args:
+        outcomes: One per benchmark item.
+        metrics_for_task: Task → metric names (from the benchmark's spec).
+        subtype_groups: Declared merged columns (`BenchmarkSpec.subtype_groups`).
+        resamples: Bootstrap replicates per score.
+        confidence: Interval confidence level.
+        seed: Base seed; each metric and set of items draws from its own stream derived from it.
+
+    Returns:
+        Scores in group order (see the module doc), metrics in declared order.
+    """
+    tasks = layout([o.item for o in outcomes], subtype_groups or {})
+    named = groups(outcomes, tasks)
+    items = [o.item for o in outcomes]
+    status = np.array([o.status for o in outcomes], dtype=object)
+    clusters = np.array([i.cluster for i in items], dtype=object)
+    task_of = np.array([i.task for i in items], dtype=object)
+
+    names = list(dict.fromkeys(m for t in tasks for m in metrics_for_task(t.task)))
+    resolved: dict[str, Metric] = {name: metric(name) for name in names}
+    values: dict[str, np.ndarray] = {}
+    applies: dict[str, np.ndarray] = {}
+    for name, m in resolved.items():
+        applies[name] = np.isin(task_of, [t.task for t in tasks if name in metrics_for_task(t.task)])
+        idx = np.flatnonzero(applies[name])
+        scored = np.asarray(m.score([items[i] for i in idx], [outcomes[i].answer for i in idx]), dtype=float)
+        full = np.zeros((len(items), *scored.shape[1:]))
+        full[idx] = scored
+        values[name] = full
+
+    jobs = [(g, name) for g, (_, covered) in named.items() for name in names
+            if any(name in metrics_for_task(t) for t in covered)]
+    scores = []
+    for group, name in tqdm(jobs, desc="scoring", unit="score", disable=None, leave=False):
+        m = resolved[name]
+        idx = named[group][0]
+        idx = idx[applies[name][idx]]
+        est = cluster_bootstrap(
+            values[name][idx], clusters[idx], m.reduce, confidence=confidence, resamples=resamples,
+            rng=_stream(seed, name, idx),
+            label=f"{name} over {group}",
+        )
+        scores.append(Score(
+            metric=name, value=est.value, group=group, n=len(idx), ci_low=est.low, ci_high=est.high,
+            invalid=int((status[idx] == "invalid").sum()), missing=int((status[idx] == "missing").sum()),
+            chance=_chance(m, [items[i] for i in idx]), higher_is_better=m.higher_is_better,
+        ))
+    return scores
+
+
+def _stream(seed: int, metric_name: str, idx: np.ndarray) -> np.random.Generator:
+    """The bootstrap stream of one metric over one set of items: groups holding the same items
+    (a subtype and its single-subtype column) get the same interval."""
+    digest = hashlib.sha256(metric_name.encode() + b"\0" + idx.astype(np.int64).tobytes()).digest()
+    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
+
+
+def _chance(m: Metric, items: Sequence[Item]) -> float | None:
+    """Mean chance level over ``items``, or None if the metric or any item has none."""
+    if m.chance is None or not items:
+        return None
+    levels = [m.chance(i) for i in items]
+    return None if any(v is None for v in levels) else round(math.fsum(levels) / len(levels), 12)

@@ -1,0 +1,323 @@
+"""Answer extraction: a model's raw output → an answer, by a named deterministic rule.
+
+A rule is a function ``(item, text) -> answer | None`` registered under kind
+``extractor`` with a ``version``; `extract` records ``name@version`` with every
+answer, so scores say how each answer was decided and stale answers can be
+re-extracted. ``None`` means *invalid*: scored wrong and counted separately.
+
+The benchmark's `BenchmarkSpec.extractors` names the rule per task; otherwise
+the item's answer type decides (``choice`` → ``letter``, ``yesno`` → ``yesno``,
+``open`` → ``text``). The full ``letter`` rule is in `letter` and in
+``docs/extraction.md``.
+
+>>> from medtemporal.schema import Item
+>>> item = Item.create(benchmark="x", task="TEL", subtype="s", images=[], question="?",
+...     options={"A": "T1 → T2", "B": "T2 → T3", "C": "T3 → T4"}, answer_type="choice", answer="C")
+>>> extract(item, "The answer is C. T3 → T4", rule="letter")
+Extraction(answer='C', rule='letter@1')
+>>> extract(item, "A or B", rule="letter").answer is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+
+from medtemporal.benchmark import BenchmarkSpec, spec
+from medtemporal.errors import InvalidInputError
+from medtemporal.registry import lookup, register
+from medtemporal.schema import Item
+
+Answer = str | list[str] | None
+Rule = Callable[[Item, str], Answer]
+
+DEFAULT_RULES: dict[str, str] = {"choice": "letter", "yesno": "yesno", "open": "text"}
+"""Answer type → rule used when the benchmark's spec names none for the task."""
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The answer found in one output (None: invalid) and the rule id that found it."""
+
+    answer: Answer
+    rule: str
+
+
+def rule_name(item: Item) -> str:
+    """The registered rule that extracts answers for ``item``.
+
+    Raises:
+        InvalidInputError: neither the benchmark's spec nor the answer type names a rule.
+    """
+    name = BenchmarkSpec.for_task(spec(item.benchmark).extractors, item.task)
+    name = name or DEFAULT_RULES.get(item.answer_type)
+    if name is None:
+        raise InvalidInputError(
+            f"No answer-extraction rule for {item.answer_type!r} items of benchmark {item.benchmark!r}; "
+            "name one in its BenchmarkSpec.extractors."
+        )
+    return name
+
+
+def rule_id(name: str) -> str:
+    """``name@version`` of a registered rule (just ``name`` if it declares no version)."""
+    version = lookup("extractor", name).info.get("version")
+    return f"{name}@{version}" if version else name
+
+
+def extract(item: Item, text: str | None, rule: str | None = None) -> Extraction:
+    """Extract ``item``'s answer from model output ``text`` with its rule (or ``rule``).
+
+    Args:
+        item: The question answered.
+        text: The raw model output; None or blank gives an invalid (None) answer.
+        rule: A registered rule name overriding the benchmark's choice.
+
+    Returns:
+        The answer (None when invalid) and the id of the rule that decided it.
+    """
+    name = rule or rule_name(item)
+    entry = lookup("extractor", name)
+    rid = rule_id(name)
+    if text is None or not text.strip():
+        return Extraction(None, rid)
+    return Extraction(entry.obj(item, text), rid)
+
+
+# --- shared text handling -----------------------------------------------------------------
+
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.I | re.S)
+_EMPHASIS = re.compile(r"\*{1,3}|_{2,3}|`+")
+_LINE_MARKUP = re.compile(r"^[ \t]*(?:#{1,6}|>)[ \t]*", re.M)
+_QUOTES = "\"'“”‘’«»"
+
+
+def normalise(text: str) -> str:
+    """NFKC, reasoning (``<think>``) blocks and markdown emphasis/heading marks removed, stripped."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _THINK.sub(" ", text)
+    text = _EMPHASIS.sub("", text)
+    return _LINE_MARKUP.sub("", text).strip()
+
+
+def _plain(text: str) -> str:
+    """Text compared for exact option matching: casefolded, one space, ``->`` as ``→``."""
+    text = unicodedata.normalize("NFKC", text).replace("->", "→")
+    return " ".join(text.split()).strip(_QUOTES + " ").casefold()
+
+
+# Explicit answer slots: their content must name an option, else the output is invalid.
+_TAGS = re.compile(r"<answer>([^<]{0,2000})</answer>|\\boxed\{\s*(?:\\text(?:bf)?\{)?([^{}]*)\}?\s*\}", re.I | re.S)
+_FINAL = re.compile(
+    r"\bfinal\s+(?:answer|choice|option)(?!s)\s*(?:is|would\s+be|:|=|-|–|—)?\s*"
+    r"(?:(?:option|choice|letter)(?!s)\s*)?",
+    re.I,
+)
+_MARKER = re.compile(
+    r"(?:\b(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\s+(?:answer|option|choice)(?!s)"
+    r"|\banswer\b|\bI(?:\s+would|\s+will|'ll|’ll)?\s+(?:choose|select|pick|go\s+with|opt\s+for)"
+    r"|\bmy\s+(?:choice|pick|selection)\b)"
+    r"\s*(?:is|would\s+be|should\s+be|will\s+be|=|:|-|–|—)?\s*(?:(?:option|choice|letter)(?!s)\s*)?",
+    re.I,
+)
+_POSTFIX = re.compile(
+    r"(?<![\w'’\-→])(?:option\s+|choice\s+)?\(?([A-Z])\)?\s+is\s+(?:the\s+)?"
+    r"(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\b",
+    re.I,
+)
+_LEAD_IN = re.compile(r"[\s" + _QUOTES + r":=\-–—]*(?:(?:option|choice|letter)(?!s)\s*)?", re.I)
+_TOKEN = re.compile(r"(?:([(\[])\s*)?([A-Za-z])(?:\s*([)\]]))?")
+_JOIN = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b)\s*(?:(?:option|choice)\s+)?", re.I)
+_LINE_LETTER = re.compile(
+    r"^[ \t]*(?:[-+•][ \t]+)?(?:(?:option|choice)[ \t]+)?[(\[]?([A-Za-z])(?:[)\]][.:]?|[.:])(?=\s|$)", re.M | re.I
+)
+_LOOSE = re.compile(r"(?<![\w'’\-→←])([A-Z])(?![\w'’\-→←])")
+_WORD_AFTER = re.compile(r"[ \t]+(?!(?:or|and|nor|vs|versus)\b)[a-z]")
+_CLOSES = re.compile(r"[ \t]*(?:[.,:;!?\n" + _QUOTES + r"]|$)")
+_NOT_BEFORE = re.compile(r"\bnot\s+(?:option\s+|choice\s+)?\(?$", re.I)
+_WORD_LETTERS = frozenset("AI")  # also English words: the article "A", the pronoun "I"
+
+
+def _token(text: str, pos: int, article: bool) -> tuple[str, int] | None:
+    """An option-letter token at ``pos``: (upper-case letter, end) or None.
+
+    Lower-case letters count only when bracketed or followed by punctuation or
+    the end of a line; with ``article``, "A"/"I" followed by a lower-case word
+    are read as English words.
+    """
+    m = _TOKEN.match(text, pos)
+    if not m:
+        return None
+    opened, letter, closed = m.groups()
+    rest = text[m.end() :]
+    if not closed and re.match(r"[\w'’\-→←]", rest):
+        return None
+    if letter.islower() and not (opened or closed or _CLOSES.match(rest)):
+        return None
+    if article and letter in _WORD_LETTERS and not (opened or closed) and _WORD_AFTER.match(rest):
+        return None
+    return letter.upper(), m.end()
+
+
+def _head(segment: str, options: Mapping[str, str], article: bool) -> list[str]:
+    """Letters a segment opens with (``C``, ``(c)``, ``Option B:``, ``A or B``), else the option
+    whose exact text it opens with; [] when it names neither."""
+    pos = _LEAD_IN.match(segment).end()
+    found = _token(segment, pos, article)
+    if found is None:
+        return _by_text(segment[pos:], options)
+    letters = [found[0]]
+    while (join := _JOIN.match(segment, found[1])) and (found := _token(segment, join.end(), True)):
+        letters.append(found[0])
+    return letters
+
+
+def _by_text(segment: str, options: Mapping[str, str]) -> list[str]:
+    """Options whose full text the segment's first line starts with, followed by punctuation or
+    its end (longest text wins; identical texts give all of them)."""
+    line = _plain(segment.split("\n", 1)[0])
+    hits: dict[str, int] = {}
+    for letter, text in options.items():
+        plain = _plain(text).rstrip(".!;:,")
+        if plain and line.startswith(plain) and _CLOSES.match(line, len(plain)):
+            hits[letter] = len(plain)
+    if not hits:
+        return []
+    longest = max(hits.values())
+    return [k for k, n in hits.items() if n == longest]
+
+
+def _loose(text: str, options: Mapping[str, str]) -> list[str]:
+    """Upper-case option letters standing alone anywhere, except English words and "not X"."""
+    letters = []
+    for m in _LOOSE.finditer(text):
+        letter = m.group(1)
+        if letter not in options or _NOT_BEFORE.search(text, max(0, m.start() - 20), m.start()):
+            continue
+        if letter in _WORD_LETTERS and _WORD_AFTER.match(text, m.end()):
+            continue
+        letters.append(letter)
+    return letters
+
+
+def _decide(tiers: Iterable[list[str] | None], valid: Iterable[str]) -> str | None:
+    """The first tier that names anything decides: one valid letter → it, else invalid."""
+    valid = set(valid)
+    for letters in tiers:
+        if letters:
+            distinct = set(letters)
+            return distinct.pop() if len(distinct) == 1 and distinct <= valid else None
+    return None
+
+
+def _after(pattern: re.Pattern[str], text: str, span: int = 2000) -> Iterable[str]:
+    """The text following each match of ``pattern`` (up to ``span`` characters: a letter or an
+    option's text, never more, is read there)."""
+    return (text[m.end() : m.end() + span] for m in pattern.finditer(text))
+
+
+# --- rules -------------------------------------------------------------------------------
+
+
+@register("extractor", "letter", version="1", answer_types=("choice",),
+          description="one option letter by explicit answer statements; several, none or ambiguous → invalid")
+def letter(item: Item, text: str) -> str | None:
+    """The single option letter ``text`` commits to, or None (invalid).
+
+    The output is normalised (Unicode NFKC; ``<think>`` blocks, markdown ``*``/``_``/`` ` ``
+    and heading/quote marks removed). Then five tiers are tried in order; the
+    first tier that names anything decides. If it names exactly one letter and
+    that letter is one of ``item.options``, that is the answer; several
+    different letters, or a letter that is not an option, make the output
+    invalid. Nothing is guessed from similarity.
+
+    1. Answer slots: ``<answer>…</answer>`` and ``\\boxed{…}``. Their content
+       must open with a letter or an option's exact text; otherwise invalid.
+    2. "Final answer" statements: ``Final answer: C``, ``final answer is (c)``.
+    3. Answer statements: ``answer is``, ``Answer:``, ``answer`` on its own
+       line (a markdown heading), ``correct/best option is``, ``I (would/'ll) choose/
+       select/pick/go with``, ``my choice is``, and ``C is the correct answer``.
+    4. The output's opening: ``C``, ``(C)``, ``C.``, ``C)``, ``Option B: …``,
+       ``E. None of the above``, or an option's exact text; together with
+       option letters that open any line with ``.``, ``)`` or ``:`` (``- B) …``),
+       so an echoed option list ("A. …\nB. …") is invalid.
+    5. Anywhere: upper-case option letters standing alone (``… so (C).``).
+
+    A letter is read from the text right after a statement (tiers 1–4). After
+    it, ``or``/``and``/``,``/``/`` followed by another letter adds that letter
+    ("A or B" → invalid). Lower-case letters count only when bracketed or
+    followed by punctuation or the end of a line (``answer: (c)``, ``c.``),
+    never as words ("the answer is a pleural effusion"). At the opening and in
+    tier 5, "A" (and "I") followed by a lower-case word is the English article
+    or pronoun ("A small effusion…" names no option); after an answer
+    statement an upper-case "A" is the letter ("The answer is A because…").
+    Letters touching other word characters, hyphens, apostrophes or arrows are
+    not letters (``T3``, ``B-lines``, ``E→R``); in tier 5 "not C" is skipped.
+
+    Option text quoted back counts only when a segment (the opening, or the
+    text after a statement or inside a slot) starts with an option's complete
+    text followed by punctuation or the end of its line, compared after
+    casefolding, collapsing spaces and reading ``->`` as ``→``. If two options
+    have the same text, it is invalid. When an opening letter and quoted text
+    disagree ("A. T2 → T3") the letter counts.
+    """
+    text = normalise(text)
+    options = item.options
+    slots = [_head(m.group(1) if m.group(1) is not None else m.group(2), options, False) or ["?"]
+             for m in _TAGS.finditer(text)]
+    finals = [x for seg in _after(_FINAL, text) for x in _head(seg, options, False)]
+    statements = [x for seg in _after(_MARKER, text) for x in _head(seg, options, False)]
+    statements += [m.group(1).upper() for m in _POSTFIX.finditer(text) if m.group(1).isupper()]
+    tiers = (
+        [x for slot in slots for x in slot],
+        finals,
+        statements,
+        _head(text, options, True)
+        + [x for m in _LINE_LETTER.finditer(text) if (x := m.group(1).upper()) in options],
+    )
+    decided = _decide(tiers, options)
+    if decided is not None or any(tiers):
+        return decided
+    return _decide([_loose(text, options)], options)
+
+
+_YES_NO = re.compile(r"[\s" + _QUOTES + r":=\-–—(\[]*(yes|no)\b(?:\s*(?:/|\bor\b|\band\b)\s*(yes|no)\b)?", re.I)
+
+
+def _yes_no(segment: str) -> list[str]:
+    """["Yes"] / ["No"] for a segment opening with the word ("yes or no" gives both), else []."""
+    m = _YES_NO.match(segment)
+    return [w.capitalize() for w in m.groups() if w] if m else []
+
+
+@register("extractor", "yesno", version="1", answer_types=("yesno",),
+          description="Yes/No by answer statements or the opening word; both or neither → invalid")
+def yesno(item: Item, text: str) -> str | None:
+    """``"Yes"`` or ``"No"`` as ``text`` states it, or None (invalid).
+
+    Tiers as in `letter`, first that names anything decides: answer slots
+    (``<answer>``, ``\\boxed``; must hold yes/no), "final answer" statements,
+    answer statements, then the opening word ("No, the effusion…"). Yes/no
+    words elsewhere are not read ("there is no change" names nothing), and an
+    output naming both is invalid.
+    """
+    text = normalise(text)
+    slots = [_yes_no(m.group(1) if m.group(1) is not None else m.group(2)) or ["?"] for m in _TAGS.finditer(text)]
+    tiers = (
+        [x for slot in slots for x in slot],
+        [x for seg in _after(_FINAL, text) for x in _yes_no(seg)],
+        [x for seg in _after(_MARKER, text) for x in _yes_no(seg)],
+        _yes_no(text),
+    )
+    return _decide(tiers, ("Yes", "No"))
+
+
+@register("extractor", "text", version="1", answer_types=("open",),
+          description="the whole output, stripped (free-text answers)")
+def open_text(item: Item, text: str) -> str | None:
+    """The output with ``<think>`` blocks removed and surrounding space stripped; None if empty."""
+    stripped = _THINK.sub(" ", text).strip()
+    return stripped or None

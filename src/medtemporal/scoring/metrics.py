@@ -1,0 +1,154 @@
+"""Metrics: per-sample scoring functions registered with how they aggregate.
+
+A metric is registered under kind ``metric`` with its metadata in the same
+call::
+
+    @register("metric", "accuracy", higher_is_better=True, aggregation="mean",
+              chance=chance_level, percent=True, description="...")
+    def accuracy(items, answers) -> np.ndarray: ...
+
+The function scores every sample, ``(items, answers) -> array``: shape
+``(n,)``, or ``(n, k)`` sufficient statistics for metrics that are not a
+mean of per-sample values (corpus BLEU, micro F1). An answer is None when it
+was invalid or missing; metrics score it as wrong. ``aggregation`` turns the
+column sums of those statistics over a group, with the group's item count,
+into the group's value: ``"mean"`` (sum / count), or any function
+``reduce(sums[..., k], counts[...]) -> values[...]`` that works on leading
+batch axes, so the clustered bootstrap (`medtemporal.scoring.ci`) stays
+vectorised. ``chance`` maps one item to its chance-level score (or None);
+``percent`` asks reports to show the value × 100.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from medtemporal.errors import InvalidInputError
+from medtemporal.registry import lookup, register
+from medtemporal.schema import Item
+
+Answer = str | list[str] | None
+SampleFn = Callable[[Sequence[Item], Sequence[Answer]], np.ndarray]
+Reduce = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def reduce_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Mean of per-sample values: ``sums[..., 0] / counts``."""
+    return sums[..., 0] / counts
+
+
+AGGREGATIONS: dict[str, Reduce] = {"mean": reduce_mean}
+"""Built-in aggregations by name; a metric may also pass its own ``reduce`` function."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A registered metric with its declared metadata resolved."""
+
+    name: str
+    score: SampleFn
+    """Per-sample scoring: ``(items, answers) -> (n,) or (n, k) array``."""
+    reduce: Reduce
+    """Aggregation from summed statistics and item counts to the group value."""
+    aggregation: str
+    higher_is_better: bool
+    chance: Callable[[Item], float | None] | None = None
+    percent: bool = False
+    description: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready metadata recorded in ``scores.json``."""
+        return {
+            "higher_is_better": self.higher_is_better,
+            "aggregation": self.aggregation,
+            "percent": self.percent,
+            "description": self.description,
+        }
+
+
+def metric(name: str) -> Metric:
+    """The registered metric ``name`` with its metadata checked.
+
+    Raises:
+        UnknownNameError: no such metric.
+        InvalidInputError: it was registered without ``higher_is_better`` or with an unknown aggregation.
+    """
+    entry = lookup("metric", name)
+    info = entry.info
+    if "higher_is_better" not in info:
+        raise InvalidInputError(f"Metric {name!r} was registered without higher_is_better; add it to @register.")
+    aggregation = info.get("aggregation", "mean")
+    if callable(aggregation):
+        reduce, label = aggregation, getattr(aggregation, "__name__", "custom")
+    elif aggregation in AGGREGATIONS:
+        reduce, label = AGGREGATIONS[aggregation], aggregation
+    else:
+        raise InvalidInputError(
+            f"Metric {name!r} names unknown aggregation {aggregation!r}; use one of "
+            f"{', '.join(AGGREGATIONS)} or pass a reduce function."
+        )
+    return Metric(
+        name=name,
+        score=entry.obj,
+        reduce=reduce,
+        aggregation=label,
+        higher_is_better=bool(info["higher_is_better"]),
+        chance=info.get("chance"),
+        percent=bool(info.get("percent", False)),
+        description=str(info.get("description", "")),
+    )
+
+
+def is_correct(item: Item, answer: Answer) -> bool:
+    """Exact match of an extracted answer with ``item.answer`` (None is wrong).
+
+    Letters compare case-insensitively, yes/no and open text after casefolding
+    and collapsing spaces, orderings element by element.
+
+    >>> from medtemporal.schema import Item
+    >>> item = Item.create(benchmark="x", task="t", subtype="s", images=[], question="?",
+    ...     options={"A": "a", "B": "b"}, answer_type="choice", answer="B")
+    >>> is_correct(item, "b"), is_correct(item, None)
+    (True, False)
+    """
+    if answer is None:
+        return False
+    if isinstance(item.answer, list) or isinstance(answer, list):
+        if not (isinstance(item.answer, list) and isinstance(answer, list)):
+            return False
+        return [_fold(a) for a in answer] == [_fold(a) for a in item.answer]
+    return _fold(answer) == _fold(item.answer)
+
+
+def _fold(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def chance_level(item: Item) -> float | None:
+    """Probability that a uniform guess is right: 1/#options, 1/2 for yes/no, 1/k! for
+    orderings of k elements; None for open answers."""
+    if item.answer_type == "choice":
+        return 1.0 / len(item.options) if item.options else None
+    if item.answer_type == "yesno":
+        return 0.5
+    if item.answer_type == "ordering" and isinstance(item.answer, list) and item.answer:
+        return 1.0 / math.factorial(len(item.answer))
+    return None
+
+
+@register(
+    "metric",
+    "accuracy",
+    higher_is_better=True,
+    aggregation="mean",
+    chance=chance_level,
+    percent=True,
+    description="share of items answered exactly right; invalid and missing answers count as wrong",
+)
+def accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample exact-match correctness (1.0 / 0.0); see `is_correct`."""
+    return np.fromiter((is_correct(i, a) for i, a in zip(items, answers, strict=True)), float, len(items))

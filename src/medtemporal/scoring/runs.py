@@ -1,0 +1,212 @@
+"""Score a run folder: ``config.json`` + ``predictions.jsonl`` → ``scores.json``.
+
+``scores.json`` holds the run's identity, one `Score` per group and metric
+(groups named as in `medtemporal.scoring.aggregate`), counts of what was
+scored, the table layout, the metrics' declared metadata and the bootstrap
+settings, so a report needs nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from medtemporal import __version__
+from medtemporal.benchmark import BenchmarkSpec, load, spec
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl
+from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_outcomes
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
+from medtemporal.scoring.extraction import extract, rule_id, rule_name
+from medtemporal.scoring.metrics import metric
+
+CONFIG = "config.json"
+PREDICTIONS = "predictions.jsonl"
+SCORES = "scores.json"
+
+
+class RunScores(Record):
+    """The content of ``scores.json``."""
+
+    run: dict[str, Any]
+    """model, protocol, benchmark, benchmark_version, benchmark_path, items_sha256."""
+    scores: list[Score]
+    counts: dict[str, Any]
+    """items, prediction_lines, superseded, unknown_items, answered, invalid, missing, errors,
+    re_extracted, re_extracted_from (stored rule id → items extracted again) and rules
+    (current rule id → items decided by it)."""
+    layout: list[TaskLayout]
+    metrics: dict[str, dict[str, Any]]
+    """Metric name → declared metadata (higher_is_better, aggregation, percent, description)."""
+    bootstrap: dict[str, Any]
+    scored_with: str
+
+    def score(self, group: str, metric: str) -> Score | None:
+        """The score of ``metric`` over ``group``, if computed."""
+        return next((s for s in self.scores if s.group == group and s.metric == metric), None)
+
+
+def score_run(
+    run_dir: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0
+) -> list[Score]:
+    """Score the predictions of a run folder and write its ``scores.json``.
+
+    The last prediction line of an item wins. Items without one, or whose last
+    line has no output (an error), are missing; outputs without a valid answer
+    are invalid; both count as wrong. An answer stored under another rule id
+    than the current rule's is extracted again from ``raw_output``.
+
+    Args:
+        run_dir: Folder with ``config.json`` (``benchmark.path``) and ``predictions.jsonl``.
+        resamples: Bootstrap replicates per score.
+        confidence: Confidence level of the intervals.
+        seed: Bootstrap seed.
+
+    Returns:
+        The scores written.
+    """
+    run_dir = Path(run_dir)
+    config = _read_config(run_dir)
+    bench = load(_benchmark_path(run_dir, config))
+    if not (run_dir / PREDICTIONS).is_file():
+        raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
+    latest: dict[str, Prediction] = {}
+    lines = 0
+    for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
+        latest[prediction.item_id] = prediction
+        lines += 1
+    outcomes, counts = _outcomes(bench.items, latest)
+    counts = {"items": len(bench.items), "prediction_lines": lines, "superseded": lines - len(latest),
+              "unknown_items": len(latest.keys() - {i.id for i in bench.items}), **counts}
+    specs = {name: spec(name) for name in {i.benchmark for i in bench.items}}
+    main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
+    subtype_groups = main.subtype_groups if main else {}
+    metrics_for = _metrics_for(bench.items, specs)
+    scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
+                            seed=seed)
+    first = next(iter(latest.values()), None)
+    result = RunScores(
+        run={
+            "model": _name(config.get("model")) or (first.model if first else None),
+            "protocol": _name(config.get("protocol")) or (first.protocol if first else None),
+            "benchmark": bench.manifest.benchmark,
+            "benchmark_version": bench.manifest.version,
+            "benchmark_path": str(bench.path),
+            "items_sha256": bench.manifest.items_sha256,
+        },
+        scores=scores,
+        counts=counts,
+        layout=layout(bench.items, subtype_groups),
+        metrics={s.metric: metric(s.metric).summary() for s in scores},
+        bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
+                   "resamples": resamples, "confidence": confidence, "seed": seed},
+        scored_with=f"medtemporal {__version__}",
+    )
+    tmp = run_dir / (SCORES + ".tmp")
+    tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
+                   encoding="utf-8")
+    tmp.replace(run_dir / SCORES)
+    return scores
+
+
+def read_scores(run_dir: str | Path) -> RunScores:
+    """The ``scores.json`` of a run folder, with one clear sentence if it is missing or malformed."""
+    path = Path(run_dir) / SCORES
+    if not path.is_file():
+        raise InvalidInputError(f"{path} does not exist; score the run with `medtemporal score {run_dir}`.")
+    try:
+        return RunScores.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError) as exc:
+        reason = describe_validation_error(exc) if isinstance(exc, ValidationError) else "not valid JSON"
+        raise InvalidInputError(f"{path}: {reason}; score the run again with `medtemporal score`.") from None
+
+
+def needs_scoring(run_dir: str | Path) -> bool:
+    """True when ``scores.json`` is missing or older than ``predictions.jsonl``."""
+    scores, predictions = Path(run_dir) / SCORES, Path(run_dir) / PREDICTIONS
+    if not scores.is_file():
+        return True
+    return predictions.is_file() and predictions.stat().st_mtime_ns > scores.stat().st_mtime_ns
+
+
+def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Outcome], dict[str, Any]]:
+    outcomes: list[Outcome] = []
+    tally: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
+    stale: Counter[str] = Counter()
+    for item in items:
+        p = latest.get(item.id)
+        if p is None or p.raw_output is None:
+            if p is not None and p.error is not None:
+                tally["errors"] += 1
+            outcomes.append(Outcome(item, None, "missing"))
+            tally["missing"] += 1
+            continue
+        current = rule_id(rule_name(item))
+        if p.extraction == current:
+            answer = p.answer
+        else:
+            answer = extract(item, p.raw_output).answer
+            tally["re_extracted"] += 1
+            stale[p.extraction or "none"] += 1
+        rules[current] += 1
+        status = "answered" if answer is not None else "invalid"
+        tally[status] += 1
+        outcomes.append(Outcome(item, answer, status))
+    keys = ("answered", "invalid", "missing", "errors", "re_extracted")
+    return outcomes, {**{k: tally[k] for k in keys}, "re_extracted_from": dict(sorted(stale.items())),
+                      "rules": dict(sorted(rules.items()))}
+
+
+def _metrics_for(items: list[Item], specs: dict[str, BenchmarkSpec]) -> Callable[[str], tuple[str, ...]]:
+    """Task → metric names, from the spec of the benchmark whose items carry that task."""
+    by_task = {i.task: specs[i.benchmark] for i in items}
+
+    def metrics_for(task: str) -> tuple[str, ...]:
+        return tuple(BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",)))
+
+    return metrics_for
+
+
+def _read_config(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / CONFIG
+    if not path.is_file():
+        raise InvalidInputError(
+            f"{run_dir} is not a run folder (no {CONFIG}); pass the folder `medtemporal run` wrote."
+        )
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise InvalidInputError(f"{path} is not valid JSON; restore it or re-run into a new folder.") from None
+    if not isinstance(config, dict):
+        raise InvalidInputError(f"{path} must hold a JSON object; restore it or re-run into a new folder.")
+    return config
+
+
+def _benchmark_path(run_dir: Path, config: dict[str, Any]) -> Path:
+    """``benchmark.path`` of the config; a relative path is tried from the run folder, then the current one."""
+    bench = config.get("benchmark")
+    raw = bench.get("path") if isinstance(bench, dict) else bench
+    if not isinstance(raw, str) or not raw:
+        raise InvalidInputError(f"{run_dir / CONFIG} has no benchmark.path; re-run with `medtemporal run`.")
+    path = Path(raw)
+    if path.is_absolute():
+        return path
+    for candidate in (run_dir / path, Path.cwd() / path):
+        if candidate.is_dir():
+            return candidate
+    raise InvalidInputError(
+        f"The benchmark folder {raw} named in {run_dir / CONFIG} does not exist; "
+        "restore it or fix benchmark.path."
+    )
+
+
+def _name(value: Any) -> str | None:
+    """A model or protocol name from a config value (a string, or a mapping with a name)."""
+    if isinstance(value, dict):
+        value = value.get("uri") or value.get("name") or value.get("id")
+    return str(value) if value else None

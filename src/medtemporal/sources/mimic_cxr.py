@@ -1,0 +1,521 @@
+"""Read MIMIC-CXR-JPG + MIMIC-CXR reports + MIMIC-Ext-CXR-QBA into patient timelines.
+
+`read_timelines` reads the files as the datasets release them (the phantom
+writer `medtemporal.phantoms.cxr` writes the same layout):
+
+* ``<mimic_cxr_jpg>/mimic-cxr-2.0.0-metadata.csv.gz``: one row per image with
+  `METADATA_COLUMNS`; ``files/pXX/pSUBJECT/sSTUDY/<dicom_id>.jpg``;
+* reports ``files/pXX/pSUBJECT/sSTUDY.txt`` under ``reports`` (default: the
+  MIMIC-CXR-JPG root, where ``mimic-cxr-reports.zip`` unzips to);
+* ``<qba>/metadata/study_metadata.parquet`` (or ``.csv.gz``) and
+  ``<qba>/scene_data/pXX/pSUBJECT/sSTUDY.scene_graph.json``.
+
+Rules, each exclusion counted in the returned `Counter` under the key named:
+
+1. Ordering. A study's time is its ``StudyDate`` + ``StudyTime`` (``HHMMSS.ffffff``
+   with leading zeros dropped, as in the released file). A study that has no
+   QBA study-metadata row is left out (``study_no_qba_metadata``), as is one
+   without a valid date (``study_missing_time``). Studies of one patient with
+   the same time are all left out (``study_equal_timestamp``): their order is
+   ambiguous. The remaining order is checked against QBA's
+   ``timestamp_since_first``/``timespan_since_prev``: a study whose rank by QBA
+   time differs from its rank by DICOM time, that ties with another in QBA, or
+   whose ``timespan_since_prev`` does not equal the difference to QBA's previous
+   study is left out (``study_order_mismatch``). The check compares ranks and
+   differences within one column pair, so it holds whatever unit the columns use.
+   ``Study.order`` is the study's 1-based position among *all* the patient's
+   studies in the metadata CSV, so a left-out study leaves a gap that ends an
+   MI-CXR window.
+2. One visit per study, represented by one frontal image: ``PA`` over ``AP``,
+   then the lexicographically smallest ``dicom_id``. Studies without a frontal
+   image are left out (``study_lateral_only``). With ``verify_images`` the
+   chosen JPEG must exist (``study_image_missing``) and be a whole JPEG
+   (``study_image_corrupt``): PIL ``verify()`` plus the end-of-image marker
+   (``verify`` alone does not notice a truncated JPEG; neither decodes pixels).
+3. A study needs its scene graph (``study_no_scene_graph``) and a readable one
+   (``study_scene_graph_unreadable``).
+4. Observations are kept when one of their ``obs_categories`` is in
+   ``categories`` (else ``obs_not_disease_category``), one of their
+   ``obs_entities`` maps to our names through `ENTITY_ALIASES` (else
+   ``obs_other_entity``), ``certainty`` is ``certain`` (else ``obs_uncertain``),
+   and every ``obs_quality`` level reaches ``min_quality`` (else
+   ``obs_low_quality``), checked in this order.
+5. Kept observations of one entity in one study merge into one `Finding`:
+   present if any is ``pos``; laterality the union of the sides of the deciding
+   observations (left + right = ``bilateral``); severity the strongest
+   ``modifiers.severity`` word as written (``small``, ``mild``, ``moderate``,
+   ``large``, ``severe``, ...); ``changes`` the annotated change words in order
+   (lower case, e.g. ``new``, ``resolved``, ``worsened``, ``improved``,
+   ``unchanged``); quality the lowest level (0 = D ... 5 = A++).
+6. With ``min_visits`` above 1, patients with fewer valid studies are left out
+   (``patient_too_few_visits``); patients with none are counted as
+   ``patient_no_valid_study``.
+
+Not verified against the released files (the documentation gives no more):
+the unit of ``timestamp_since_first`` (handled unit-free), the quality
+encoding (integer levels 0-5 for D..A++, larger = better, or grade letters),
+``certainty`` values other than ``certain``, the exact QBA entity names (hence
+the alias table) and laterality values other than ``left``/``right``/``bilateral``.
+
+Patient and study ids are written as in MIMIC-Ext-CXR-QBA (``p10000032``,
+``s50414267``); image paths are relative to the MIMIC-CXR-JPG root.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Collection, Iterable
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+from tqdm import tqdm
+
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Finding, ImageRef, Study, Timeline
+
+METADATA_CSV = "mimic-cxr-2.0.0-metadata.csv.gz"
+METADATA_COLUMNS: tuple[str, ...] = (
+    "dicom_id",
+    "subject_id",
+    "study_id",
+    "PerformedProcedureStepDescription",
+    "ViewPosition",
+    "Rows",
+    "Columns",
+    "StudyDate",
+    "StudyTime",
+    "ProcedureCodeSequence_CodeMeaning",
+    "ViewCodeSequence_CodeMeaning",
+    "PatientOrientationCodeSequence_CodeMeaning",
+)
+"""Columns of the MIMIC-CXR-JPG 2.0.0 metadata file, in order."""
+_NEEDED = ("dicom_id", "subject_id", "study_id", "ViewPosition", "StudyDate", "StudyTime")
+
+STUDY_METADATA = "metadata/study_metadata"
+"""QBA study metadata, as ``.parquet`` and ``.csv.gz``."""
+STUDY_METADATA_COLUMNS: tuple[str, ...] = ("patient_id", "study_id", "timestamp_since_first", "timespan_since_prev")
+"""QBA study-metadata columns the reader needs."""
+
+FRONTAL_VIEWS: tuple[str, ...] = ("PA", "AP")
+"""``ViewPosition`` values of frontal images, in order of preference."""
+
+QUALITY_GRADES: tuple[str, ...] = ("D", "C", "B", "A", "A+", "A++")
+"""QBA quality grades; a grade's index is its level (larger = better)."""
+
+DISEASE_CATEGORIES: tuple[str, ...] = ("ANATOMICAL_FINDING", "DISEASE")
+"""Default ``obs_categories`` kept (disease-relevant ones, not devices or technique)."""
+
+ENTITY_ALIASES: dict[str, str] = {
+    "pleural effusion": "pleural effusion",
+    "effusion": "pleural effusion",
+    "pneumothorax": "pneumothorax",
+    "cardiomegaly": "cardiomegaly",
+    "enlarged cardiac silhouette": "cardiomegaly",
+    "pulmonary edema": "pulmonary edema",
+    "edema": "pulmonary edema",
+    "sub-diaphragmatic air": "sub-diaphragmatic air",
+    "subdiaphragmatic air": "sub-diaphragmatic air",
+    "free air under the diaphragm": "sub-diaphragmatic air",
+    "pneumoperitoneum": "sub-diaphragmatic air",
+    "consolidation": "consolidation",
+    "vascular congestion": "vascular congestion",
+    "pulmonary vascular congestion": "vascular congestion",
+    "elevated hemidiaphragm": "elevated hemidiaphragm",
+    "hemidiaphragm elevation": "elevated hemidiaphragm",
+    "lung opacity": "lung opacity",
+    "opacity": "lung opacity",
+    "atelectasis": "atelectasis",
+    "bony structures intact": "bony structures intact",
+    "intact bony structures": "bony structures intact",
+    "normal cardiac silhouette": "normal cardiac silhouette",
+}
+"""QBA ``obs_entities`` names (lower case) → our canonical names (the paper's Table 10)."""
+
+ENTITY_ORDER: tuple[str, ...] = tuple(dict.fromkeys(ENTITY_ALIASES.values()))
+"""Our canonical entity names, in the paper's Table 10 order."""
+
+_SEVERITY_RANK: dict[str, int] = {
+    "trace": 0, "minimal": 0, "tiny": 0, "small": 1, "mild": 1, "moderate": 2,
+    "large": 3, "severe": 3, "extensive": 3, "massive": 4,
+}
+_SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Z &/()-]*?):")
+
+
+def subject_folder(subject: int | str) -> str:
+    """``pXX/pSUBJECT`` for a numeric or ``p``-prefixed subject id."""
+    s = str(subject).lstrip("p")
+    return f"p{s[:2]}/p{s}"
+
+
+def image_path(subject: int | str, study: int | str, dicom_id: str) -> str:
+    """The path of an image relative to the MIMIC-CXR-JPG root."""
+    return f"files/{subject_folder(subject)}/s{str(study).lstrip('s')}/{dicom_id}.jpg"
+
+
+def report_path(subject: int | str, study: int | str) -> str:
+    """The path of a report relative to the reports root."""
+    return f"files/{subject_folder(subject)}/s{str(study).lstrip('s')}.txt"
+
+
+def scene_graph_path(subject: int | str, study: int | str) -> str:
+    """The path of a scene graph relative to the MIMIC-Ext-CXR-QBA root."""
+    return f"scene_data/{subject_folder(subject)}/s{str(study).lstrip('s')}.scene_graph.json"
+
+
+def quality_level(value: Any) -> int | None:
+    """A QBA quality value (level 0-5 or grade letter) as a level, or None when unknown."""
+    if isinstance(value, str):
+        return QUALITY_GRADES.index(value) if value in QUALITY_GRADES else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
+        return int(value)
+    return None
+
+
+def read_timelines(
+    mimic_cxr_jpg: str | Path,
+    qba: str | Path,
+    *,
+    reports: str | Path | None = None,
+    min_quality: str = "B",
+    categories: Collection[str] = DISEASE_CATEGORIES,
+    verify_images: bool = True,
+    min_visits: int = 1,
+) -> tuple[list[Timeline], Counter[str]]:
+    """Read patient timelines from MIMIC-CXR-JPG and MIMIC-Ext-CXR-QBA (rules in the module docstring).
+
+    Args:
+        mimic_cxr_jpg: The MIMIC-CXR-JPG root (holds ``files/`` and the metadata CSV).
+        qba: The MIMIC-Ext-CXR-QBA root (holds ``scene_data/`` and ``metadata/``).
+        reports: Root of the MIMIC-CXR reports (``files/.../sSTUDY.txt``); default ``mimic_cxr_jpg``.
+        min_quality: Lowest observation quality grade kept (``D`` ... ``A++``).
+        categories: ``obs_categories`` values that make an observation disease-relevant.
+        verify_images: Check that each chosen frontal JPEG exists and is whole.
+        min_visits: Leave out patients with fewer valid studies.
+
+    Returns:
+        Timelines sorted by patient id, and the exclusion counts.
+    """
+    jpg, qba_root = Path(mimic_cxr_jpg), Path(qba)
+    if min_quality not in QUALITY_GRADES:
+        raise InvalidInputError(f"min_quality must be one of {', '.join(QUALITY_GRADES)} (got {min_quality!r}).")
+    threshold = QUALITY_GRADES.index(min_quality)
+    csv_path = _check_jpg_root(jpg)
+    _check_qba_root(qba_root)
+    excluded: Counter[str] = Counter()
+    images = read_image_metadata(csv_path)
+    studies = _studies(images)
+    studies = _attach_qba(studies, read_study_metadata(qba_root), excluded)
+
+    views = _views_by_study(images)
+    report_root = Path(reports) if reports is not None else jpg
+    wanted = set(categories)
+    built: dict[int, list[tuple[pd.Timestamp, Study]]] = defaultdict(list)
+    for row in tqdm(studies.itertuples(index=False), total=len(studies), desc="scene graphs", unit="study", disable=None):
+        if not isinstance(row.frontal, str):
+            excluded["study_lateral_only"] += 1
+            continue
+        sg_file = qba_root / scene_graph_path(row.subject_id, row.study_id)
+        if not sg_file.is_file():
+            excluded["study_no_scene_graph"] += 1
+            continue
+        frontal = image_path(row.subject_id, row.study_id, row.frontal)
+        if verify_images:
+            state = _image_state(jpg / frontal)
+            if state:
+                excluded[f"study_image_{state}"] += 1
+                continue
+        try:
+            graph = json.loads(sg_file.read_text(encoding="utf-8"))
+            observations = list(graph["observations"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            excluded["study_scene_graph_unreadable"] += 1
+            continue
+        findings = _findings(observations, wanted, threshold, excluded)
+        built[row.subject_id].append((row.dt, _study(row, views[row.study_id], frontal, findings, report_root)))
+
+    timelines = []
+    for subject in sorted(set(studies["subject_id"])):
+        visits = [s for _, s in sorted(built.get(subject, []), key=lambda p: p[0])]
+        if not visits:
+            excluded["patient_no_valid_study"] += 1
+        elif len(visits) < min_visits:
+            excluded["patient_too_few_visits"] += 1
+        else:
+            timelines.append(Timeline(patient_id=f"p{subject}", source="mimic-cxr", licence="credentialed", studies=tuple(visits)))
+    return timelines, excluded
+
+
+def _check_jpg_root(jpg: Path) -> Path:
+    hint = f"pass the MIMIC-CXR-JPG root that holds files/ and {METADATA_CSV}"
+    if not jpg.is_dir():
+        raise InvalidInputError(f"The MIMIC-CXR-JPG folder {jpg} does not exist; {hint}.")
+    if not (jpg / "files").is_dir():
+        raise InvalidInputError(f"{jpg} has no files/ folder; {hint}.")
+    for name in (METADATA_CSV, METADATA_CSV.removesuffix(".gz")):
+        if (jpg / name).is_file():
+            return jpg / name
+    raise InvalidInputError(f"{jpg} has no {METADATA_CSV}; put the metadata file of the MIMIC-CXR-JPG release there.")
+
+
+def _check_qba_root(qba: Path) -> None:
+    if not qba.is_dir():
+        raise InvalidInputError(f"The MIMIC-Ext-CXR-QBA folder {qba} does not exist; pass the folder that holds scene_data/ and metadata/.")
+    if not (qba / "scene_data").is_dir():
+        if (qba / "scene_data.zip").is_file():
+            raise InvalidInputError(f"{qba} has scene_data.zip but no scene_data/ folder; unzip it there (unzip scene_data.zip -d {qba}).")
+        raise InvalidInputError(f"{qba} has no scene_data/ folder; pass the MIMIC-Ext-CXR-QBA root that holds scene_data/ and metadata/.")
+
+
+def read_image_metadata(path: str | Path) -> pd.DataFrame:
+    """The MIMIC-CXR-JPG metadata CSV with a parsed ``dt`` (study date-time) column.
+
+    Raises:
+        InvalidInputError: A needed column is missing or a value cannot be parsed.
+    """
+    path = Path(path)
+    try:
+        header = pd.read_csv(path, nrows=0).columns
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"{path} cannot be read as CSV ({exc}); re-download it from the MIMIC-CXR-JPG release.") from None
+    for column in _NEEDED:
+        if column not in header:
+            raise InvalidInputError(
+                f"{path} has no column `{column}`; use the metadata file of the MIMIC-CXR-JPG 2.0.0 release "
+                f"(columns {', '.join(METADATA_COLUMNS)})."
+            )
+    try:
+        df = pd.read_csv(
+            path,
+            usecols=list(_NEEDED),
+            dtype={"dicom_id": str, "subject_id": "int64", "study_id": "int64", "ViewPosition": str, "StudyDate": str, "StudyTime": str},
+            keep_default_na=False,
+        )
+    except ValueError as exc:
+        raise InvalidInputError(f"{path} has a value that cannot be parsed ({exc}); subject_id and study_id must be integers.") from None
+    df["dt"] = parse_study_datetime(df["StudyDate"], df["StudyTime"])
+    return df
+
+
+def parse_study_datetime(dates: pd.Series, times: pd.Series) -> pd.Series:
+    """``StudyDate`` (YYYYMMDD) + ``StudyTime`` (HHMMSS.ffffff, leading zeros optional) → datetime; NaT when invalid.
+
+    >>> parse_study_datetime(pd.Series(["21800506"]), pd.Series(["84530.031"]))[0]
+    Timestamp('2180-05-06 08:45:30.031000')
+    """
+    day = pd.to_datetime(dates, format="%Y%m%d", errors="coerce")
+    t = pd.to_numeric(times, errors="coerce")
+    whole = np.floor(t)
+    seconds = (whole // 10000) * 3600 + (whole // 100 % 100) * 60 + whole % 100 + (t - whole)
+    return day + pd.to_timedelta(seconds, unit="s").dt.round("us")
+
+
+def read_study_metadata(qba: str | Path) -> pd.DataFrame:
+    """QBA study metadata with integer ``subject_id``/``study_id`` and numeric ``tsf``/``tsp`` columns."""
+    qba = Path(qba)
+    parquet, csv = qba / f"{STUDY_METADATA}.parquet", qba / f"{STUDY_METADATA}.csv.gz"
+    if parquet.is_file():
+        try:
+            df = pd.read_parquet(parquet, columns=None)
+        except Exception as exc:  # pyarrow raises several types for damaged files
+            raise InvalidInputError(
+                f"{parquet} cannot be read as Parquet ({type(exc).__name__}); re-download it, or delete it to use {csv.name}."
+            ) from None
+        source = parquet
+    elif csv.is_file():
+        df, source = pd.read_csv(csv, dtype={"patient_id": str, "study_id": str}), csv
+    else:
+        raise InvalidInputError(f"{qba / 'metadata'} has neither study_metadata.parquet nor study_metadata.csv.gz; pass the MIMIC-Ext-CXR-QBA root.")
+    for column in STUDY_METADATA_COLUMNS:
+        if column not in df.columns:
+            raise InvalidInputError(f"{source} has no column `{column}`; use the study metadata of the MIMIC-Ext-CXR-QBA release.")
+    try:
+        out = pd.DataFrame({
+            "subject_id": df["patient_id"].astype(str).str.lstrip("p").astype("int64"),
+            "study_id": df["study_id"].astype(str).str.lstrip("s").astype("int64"),
+            "tsf": _as_number(df["timestamp_since_first"]),
+            "tsp": _as_number(df["timespan_since_prev"]),
+        })
+    except ValueError as exc:
+        raise InvalidInputError(f"{source} has a malformed id ({exc}); ids must look like p10000032 and s50414267.") from None
+    return out
+
+
+def _as_number(col: pd.Series) -> pd.Series:
+    if pd.api.types.is_timedelta64_dtype(col):
+        return col.dt.total_seconds()
+    if pd.api.types.is_numeric_dtype(col):
+        return col.astype(float)
+    as_td = pd.to_timedelta(col, errors="coerce")
+    if as_td.notna().sum() >= col.notna().sum():
+        return as_td.dt.total_seconds()
+    return pd.to_numeric(col, errors="coerce")
+
+
+def _studies(images: pd.DataFrame) -> pd.DataFrame:
+    """One row per study: subject, time, chosen frontal dicom id (None if none) and position in the patient."""
+    studies = images.groupby("study_id", sort=False).agg(subject_id=("subject_id", "first"), dt=("dt", "min")).reset_index()
+    frontal = images[images["ViewPosition"].isin(FRONTAL_VIEWS)].copy()
+    frontal["rank"] = frontal["ViewPosition"].map({v: i for i, v in enumerate(FRONTAL_VIEWS)})
+    chosen = frontal.sort_values(["study_id", "rank", "dicom_id"]).drop_duplicates("study_id").set_index("study_id")["dicom_id"]
+    studies["frontal"] = studies["study_id"].map(chosen).astype(object).where(lambda s: s.notna(), None)
+    studies = studies.sort_values(["subject_id", "dt", "study_id"], na_position="last", kind="stable")
+    studies["order"] = studies.groupby("subject_id").cumcount() + 1
+    return studies.reset_index(drop=True)
+
+
+def _attach_qba(studies: pd.DataFrame, qba: pd.DataFrame, excluded: Counter[str]) -> pd.DataFrame:
+    """Keep studies with QBA metadata, a time and an unambiguous, agreeing order."""
+    q = qba.sort_values(["subject_id", "tsf"], kind="stable").copy()
+    diff = q.groupby("subject_id")["tsf"].diff()
+    tol = 1e-3 * np.maximum(diff.abs(), q["tsp"].abs()).fillna(0) + 1e-6
+    q["qba_bad"] = diff.notna() & ((diff <= 0) | q["tsp"].isna() | ((q["tsp"] - diff).abs() > tol))
+    q["qba_bad"] |= q.duplicated(["subject_id", "tsf"], keep=False)
+    merged = studies.merge(q[["study_id", "tsf", "qba_bad"]], on="study_id", how="left")
+    steps = [
+        ("study_no_qba_metadata", merged["tsf"].isna()),
+        ("study_missing_time", merged["dt"].isna()),
+        ("study_equal_timestamp", merged.duplicated(["subject_id", "dt"], keep=False) & merged["dt"].notna()),
+    ]
+    keep = pd.Series(True, index=merged.index)
+    for key, bad in steps:
+        _count(excluded, key, int((keep & bad).sum()))
+        keep &= ~bad
+    rest = merged[keep]
+    by_dt = rest.groupby("subject_id")["dt"].rank(method="first")
+    by_qba = rest.groupby("subject_id")["tsf"].rank(method="first")
+    mismatch = (by_dt != by_qba) | rest["qba_bad"].astype(bool)
+    _count(excluded, "study_order_mismatch", int(mismatch.sum()))
+    ok = rest[~mismatch]
+    for subject in set(merged["subject_id"]) - set(ok["subject_id"]):
+        excluded["patient_no_valid_study"] += 1
+    return ok.reset_index(drop=True)
+
+
+def _count(counter: Counter[str], key: str, n: int) -> None:
+    if n:
+        counter[key] += n
+
+
+def _image_state(path: Path) -> str | None:
+    """None for a whole image, ``missing`` or ``corrupt`` otherwise."""
+    if not path.is_file():
+        return "missing"
+    try:
+        with Image.open(path) as im:
+            fmt = im.format
+            im.verify()
+        if fmt == "JPEG":
+            with path.open("rb") as fh:
+                fh.seek(max(0, path.stat().st_size - 32))
+                if b"\xff\xd9" not in fh.read():
+                    return "corrupt"
+    except (OSError, SyntaxError, ValueError):
+        return "corrupt"
+    return None
+
+
+def _findings(observations: Iterable[dict[str, Any]], categories: set[str], threshold: int, excluded: Counter[str]) -> tuple[Finding, ...]:
+    kept: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for obs in observations:
+        cats = [c for c in obs.get("obs_categories") or [] if c in categories]
+        if not cats:
+            excluded["obs_not_disease_category"] += 1
+            continue
+        entity = next((ENTITY_ALIASES[e.lower()] for e in obs.get("obs_entities") or [] if e.lower() in ENTITY_ALIASES), None)
+        if entity is None:
+            excluded["obs_other_entity"] += 1
+            continue
+        if str(obs.get("certainty", "")).lower() != "certain":
+            excluded["obs_uncertain"] += 1
+            continue
+        levels = [quality_level(v) for v in (obs.get("obs_quality") or {}).values()]
+        levels = [v for v in levels if v is not None]
+        if levels and min(levels) < threshold:
+            excluded["obs_low_quality"] += 1
+            continue
+        kept[entity].append({**obs, "_category": cats[0], "_quality": min(levels) if levels else None})
+    return tuple(_merge(entity, kept[entity]) for entity in ENTITY_ORDER if entity in kept)
+
+
+def _merge(entity: str, obs: list[dict[str, Any]]) -> Finding:
+    positive = [o for o in obs if _is_positive(o)]
+    deciding = positive or obs
+    sides = {str(o.get("laterality") or "").lower() for o in deciding}
+    if "bilateral" in sides or {"left", "right"} <= sides:
+        laterality = "bilateral"
+    else:
+        laterality = next((s for s in ("left", "right") if s in sides), None)
+    words = [str(w).lower() for o in deciding for w in (o.get("modifiers") or {}).get("severity") or []]
+    severity = max(words, key=lambda w: _SEVERITY_RANK.get(w, -1)) if words else None
+    changes = tuple(dict.fromkeys(str(c).lower() for o in deciding for c in o.get("changes") or []))
+    qualities = [o["_quality"] for o in deciding if o["_quality"] is not None]
+    return Finding(
+        entity=entity,
+        present=bool(positive),
+        certain=True,
+        laterality=laterality if positive else None,
+        severity=severity if positive else None,
+        changes=changes,
+        change_sentence=next((o["change_sentence"] for o in deciding if o.get("change_sentence")), None),
+        category=deciding[0]["_category"],
+        quality=float(min(qualities)) if qualities else None,
+    )
+
+
+def _is_positive(obs: dict[str, Any]) -> bool:
+    if "positiveness" in obs:
+        return str(obs["positiveness"]).lower() == "pos"
+    return str(obs.get("probability", "")).lower() == "positive"
+
+
+def _views_by_study(images: pd.DataFrame) -> dict[int, list[tuple[str, str]]]:
+    """Study id → its (dicom_id, ViewPosition) pairs, frontal first in preference order, then by dicom id."""
+    rank = images["ViewPosition"].map({v: i for i, v in enumerate(FRONTAL_VIEWS)}).fillna(len(FRONTAL_VIEWS))
+    ordered = images.assign(rank=rank).sort_values(["study_id", "rank", "dicom_id"], kind="stable")
+    ids, dicoms, views = ordered["study_id"].to_numpy(), ordered["dicom_id"].tolist(), ordered["ViewPosition"].tolist()
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    ends = np.r_[starts[1:], len(ids)]
+    return {int(ids[a]): list(zip(dicoms[a:b], views[a:b])) for a, b in zip(starts, ends)}
+
+
+def _study(row: Any, views: list[tuple[str, str]], frontal: str, findings: tuple[Finding, ...], report_root: Path) -> Study:
+    when = row.dt.isoformat(timespec="milliseconds")
+    refs = tuple(
+        ImageRef(path=image_path(row.subject_id, row.study_id, d), visit=int(row.order), timestamp=when, view=v or None)
+        for d, v in views
+    )
+    return Study(
+        patient_id=f"p{row.subject_id}",
+        study_id=f"s{row.study_id}",
+        timestamp=when,
+        order=int(row.order),
+        images=refs,
+        frontal=frontal,
+        report=read_report(report_root / report_path(row.subject_id, row.study_id)),
+        findings=findings,
+    )
+
+
+def read_report(path: str | Path) -> dict[str, str]:
+    """Sections of a MIMIC-CXR report by lower-case name; empty when the file is absent.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "s1.txt")
+    >>> _ = open(p, "w").write(" FINDINGS:\\n No effusion.\\n IMPRESSION:\\n Normal.\\n")
+    >>> read_report(p)
+    {'findings': 'No effusion.', 'impression': 'Normal.'}
+    """
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    heads = list(_SECTION.finditer(text))
+    sections: dict[str, str] = {}
+    for head, nxt in zip(heads, heads[1:] + [None]):
+        body = text[head.end() : nxt.start() if nxt else len(text)]
+        sections[head.group(1).strip().lower()] = " ".join(body.split())
+    return sections

@@ -1,0 +1,65 @@
+"""Quotas, caps and letter placement of the question-level balancing."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from medtemporal.builders.balance import Candidate, Caps, Pool, assign_letters, quotas, select
+from medtemporal.builders.mi_cxr_build import PAPER_QUOTAS, PAPER_TOTAL
+
+
+def _cand(i: int, *, null: bool = False, letters=("A", "B", "C", "D"), entity: str = "x", pattern: str = "mixed",
+          key=None) -> Candidate:
+    return Candidate("q", i, entity, null, ("E",) if null else letters, pattern, i if key is None else key)
+
+
+def test_quotas_reproduce_table_9_and_scale():
+    assert quotas(PAPER_TOTAL, PAPER_QUOTAS) == PAPER_QUOTAS
+    scaled = quotas(2000, PAPER_QUOTAS)
+    assert sum(scaled.values()) == 2000
+    assert scaled["single_entity_interval_summary"] == 377 and scaled["multiple_resolution_2"] == 92
+
+
+def test_select_respects_null_abnormality_pattern_caps_and_keys():
+    rng = random.Random(0)
+    cands = [
+        _cand(i, null=i % 3 == 0, entity=rng.choice("abc"), pattern=rng.choice(["mixed", "all_neg"]), key=i // 2)
+        for i in range(3000)
+    ]
+    rng.shuffle(cands)
+    chosen = select(cands, 100, Caps(null=0.2, abnormality=0.4, uniform_pattern=0.1))
+    assert len(chosen) == 100
+    assert sum(c.null for c in chosen) == 20
+    assert max(Counter(c.entity for c in chosen).values()) <= 40
+    assert sum(c.pattern != "mixed" for c in chosen) <= 10
+    assert len({c.key for c in chosen}) == 100
+
+
+def test_select_draws_fixed_letters_round_robin_and_reports_shortfall():
+    cands = [_cand(i, letters=("A",)) for i in range(90)] + [_cand(100 + i, letters=("D",)) for i in range(10)]
+    chosen = select(cands, 40, Caps(null=0.0, abnormality=1.0))
+    assert Counter(c.letters for c in chosen) == {("A",): 30, ("D",): 10}
+    assert len(select(cands[:5], 40, Caps(abnormality=1.0))) == 5
+
+
+def test_assign_letters_balances_over_fixed_and_free_items():
+    fixed = [_cand(i, letters=("A",)) for i in range(20)]
+    free = [_cand(100 + i) for i in range(80)]
+    nulls = [_cand(200 + i, null=True) for i in range(25)]
+    letters = assign_letters(fixed + free + nulls, random.Random(0))
+    counts = Counter(letters)
+    assert counts["E"] == 25 and all(counts[x] == 25 for x in "ABCD")
+    assert letters[:20] == ["A"] * 20
+
+
+def test_pool_order_is_seeded_and_keeps_few_uniform_candidates():
+    def fill(seed: int) -> list[int]:
+        pool = Pool(random.Random(seed), uniform_keep=5)
+        for i in range(100):
+            pool.add(_cand(i, pattern="all_neg" if i % 2 else "mixed"))
+        return [c.window for c in pool.ordered()]
+
+    order = fill(1)
+    assert order == fill(1) != fill(2)
+    assert len(order) == 55 and sum(i % 2 for i in order) == 5

@@ -1,0 +1,115 @@
+"""`medtemporal build mi-cxr` end to end on phantom folders, labels checked against phantom_truth.jsonl."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from helpers.micxr import CHANGE_TYPE, check_labels
+
+from medtemporal.benchmark import ITEMS, load
+from medtemporal.builders.mi_cxr_build import PAPER_QUOTAS
+from medtemporal.cli import main
+from medtemporal.phantoms.cxr import write_cxr_phantoms
+
+
+def build(phantom, out: Path, *extra: str) -> int:
+    return main(["build", "mi-cxr", "--mimic-cxr-jpg", str(phantom.mimic_cxr_jpg), "--qba", str(phantom.qba),
+                 "--out", str(out), *extra])
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory):
+    """300 phantom patients without images, built into a 2,000-item benchmark."""
+    root = tmp_path_factory.mktemp("phantoms")
+    phantom = write_cxr_phantoms(root / "data", patients=300, seed=3, images=False)
+    assert build(phantom, root / "bench", "--max-items", "2000", "--no-verify-images", "--icr-variant") == 0
+    return phantom, root / "bench"
+
+
+def truth_by_study(path: Path) -> dict[str, dict]:
+    return {rec["study_id"]: rec for rec in map(json.loads, path.read_text().splitlines())}
+
+
+def test_phantom_build_is_balanced_complete_and_synthetic(cohort):
+    phantom, bench_dir = cohort
+    bench = load(bench_dir)
+    main_items = [i for i in bench.items if i.task != "ICR-V"]
+    assert len(main_items) == 2000
+    letters = Counter(i.answer for i in main_items)
+    assert all(abs(letters[x] / 2000 - 0.2) <= 0.03 for x in "ABCDE"), letters
+    assert {i.subtype for i in bench.items} == set(PAPER_QUOTAS) | {"icr_variant"}
+    m = bench.manifest
+    assert m.licence == "synthetic" and m.seed == 0 and m.version
+    assert Path(m.image_root) == phantom.mimic_cxr_jpg.resolve()
+    assert set(m.sources) == {"mimic-cxr-jpg/mimic-cxr-2.0.0-metadata.csv.gz", "qba/metadata/study_metadata.parquet"}
+    assert m.config["quotas"]["single_entity_interval_summary"] == 377 and m.config["null_cap"] == 0.2
+    assert m.exclusions["obs_uncertain"] > 0 and m.exclusions["pair_missing_state"] > 0
+    assert m.counts["answer"] == dict(sorted(Counter(i.answer for i in bench.items).items()))
+
+
+def test_phantom_labels_agree_with_the_ground_truth(cohort):
+    phantom, bench_dir = cohort
+    truth = truth_by_study(phantom.truth)
+    for item in load(bench_dir).items:
+        visits = [truth[s] for s in item.meta["study_ids"]]
+        assert [v["visit"] for v in visits] == list(range(visits[0]["visit"], visits[0]["visit"] + 5))
+        assert [r.path for r in item.images] == [v["frontal"] for v in visits]
+
+        def of(entity: str, visits=visits) -> tuple[str, list[str]]:
+            states = [v["findings"][entity] for v in visits]
+            presence = "".join("1" if s["present"] else "0" for s in states)
+            return presence, [CHANGE_TYPE[s["change"]] for s in states[1:]]
+
+        check_labels(item, of)
+
+
+def test_same_phantoms_and_seed_give_byte_identical_items(cohort, tmp_path):
+    phantom, bench_dir = cohort
+    args = ("--max-items", "2000", "--no-verify-images", "--icr-variant")
+    assert build(phantom, tmp_path / "again", *args) == 0
+    assert (tmp_path / "again" / ITEMS).read_bytes() == (bench_dir / ITEMS).read_bytes()
+    assert build(phantom, tmp_path / "seed1", *args, "--seed", "1") == 0
+    assert (tmp_path / "seed1" / ITEMS).read_bytes() != (bench_dir / ITEMS).read_bytes()
+
+
+def test_images_are_verified_and_the_corrupt_jpeg_is_left_out(tmp_path):
+    phantom = write_cxr_phantoms(tmp_path / "data", patients=24, seed=5, images=True, image_size=64)
+    assert build(phantom, tmp_path / "bench", "--max-items", "300") == 0
+    bench = load(tmp_path / "bench")
+    assert bench.items and bench.manifest.exclusions.get("study_image_corrupt") == 1
+    used = {r.path for i in bench.items for r in i.images}
+    assert phantom.corrupt_image not in used
+    assert all((bench.image_root / p).is_file() for p in used)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--qba", "QBA"], "--mimic-cxr-jpg is required"),
+        (["--mimic-cxr-jpg", "JPG"], "--qba is required"),
+        (["--mimic-cxr-jpg", "JPG", "--qba", "JPG"], "no scene_data/ folder"),
+        (["--mimic-cxr-jpg", "QBA", "--qba", "QBA"], "no files/ folder"),
+        (["--mimic-cxr-jpg", "JPG", "--qba", "QBA", "--null-cap", "1.5"], "--null-cap must be a fraction"),
+        (["--mimic-cxr-jpg", "JPG", "--qba", "QBA", "--quota", "single_emergnce=3"], "Unknown MI-CXR qtype"),
+        (["--mimic-cxr-jpg", "JPG", "--qba", "QBA", "--quota", "single_emergence"], "is not QTYPE=N"),
+    ],
+)
+def test_bad_input_gives_one_sentence_and_writes_nothing(cohort, tmp_path, capsys, args, words):
+    phantom, _ = cohort
+    paths = {"JPG": str(phantom.mimic_cxr_jpg), "QBA": str(phantom.qba)}
+    args = [paths.get(a, a) for a in args]
+    assert main(["build", "mi-cxr", "--out", str(tmp_path / "out"), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and err.count("\n") == 0 and err.startswith("medtemporal: error: ")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_existing_benchmark_is_not_replaced_without_overwrite(cohort, capsys):
+    phantom, bench_dir = cohort
+    before = (bench_dir / ITEMS).read_bytes()
+    assert build(phantom, bench_dir, "--max-items", "50", "--no-verify-images") == 2
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert (bench_dir / ITEMS).read_bytes() == before

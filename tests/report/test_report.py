@@ -1,0 +1,120 @@
+import base64
+import csv
+import io
+import json
+import os
+import re
+
+import pytest
+
+from medtemporal.cli import main
+from medtemporal.errors import InvalidInputError
+from medtemporal.report import write_report
+from medtemporal.schema import write_jsonl
+from medtemporal.scoring import read_scores, score_run
+
+from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
+
+COLUMNS = ["TEL: Single (E/R)", "TEL: Multiple (E/R)", "ICR", "GTS: Single Abnormality",
+           "GTS: Multi Abnormality", "Overall"]
+
+
+@pytest.fixture
+def runs(tmp_path):
+    items = make_items(patients=12, per_patient=3)
+    good = [prediction(i, f"Answer: {i.answer}" if k % 4 else wrong_letter(i), model="good")
+            for k, i in enumerate(items)]
+    poor = [prediction(i, "A or B" if k % 5 == 0 else "E", model="poor") for k, i in enumerate(items[:-2])]
+    return [write_run(tmp_path, items, good, name="good", model="good"),
+            write_run(tmp_path, items, poor, name="poor", model="poor")]
+
+
+def test_report_files_hold_the_table1_layout(runs):
+    written = write_report(runs)
+    assert sorted(p.name for p in written) == sorted(["report.md", "report.csv", "report.html"] * 2)
+    for run in runs:
+        md = (run / "report.md").read_text()
+        for family in ("TEL", "ICR", "GTS"):
+            assert f"| {family} |" in md or f" {family} |" in md
+        lines = md.splitlines()
+        start = next(k for k, line in enumerate(lines) if line.startswith("| Run | TEL: Single"))
+        assert [c.strip() for c in lines[start].strip("|").split("|")] == ["Run", *COLUMNS, "Invalid", "Missing"]
+        body = [[c.strip() for c in line.strip("|").split("|")] for line in lines[start + 2 : start + 5]]
+        assert [row[0] for row in body] == ["good", "poor", "Chance"]
+        assert body[2][1:] == ["20.0"] * len(COLUMNS) + ["", ""]
+        assert body[1][-2:] == ["7", "2"]  # invalid, missing of the poor run
+        assert all(re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", cell) for cell in body[0][1:-2])
+
+
+def test_csv_values_come_from_scores_json(runs):
+    write_report(runs)
+    table = list(csv.DictReader(io.StringIO((runs[0] / "report.csv").read_text())))
+    assert [row["run"] for row in table] == ["good", "poor", "Chance"]
+    for row, run in zip(table, runs):
+        saved = read_scores(run)
+        overall = saved.score("overall", "accuracy")
+        assert float(row["Overall"]) == overall.value
+        assert float(row["Overall ci_low"]) == overall.ci_low
+        assert int(row["Overall invalid"]) == overall.invalid and int(row["Overall missing"]) == overall.missing
+        assert float(row["TEL: Single (E/R)"]) == saved.score("subtypes:TEL/Single (E/R)", "accuracy").value
+    poor = table[1]
+    assert int(poor["Overall invalid"]) == 7 and int(poor["Overall missing"]) == 2
+    assert float(table[2]["ICR"]) == pytest.approx(0.2)
+
+
+def test_report_reads_records_and_computes_nothing(runs):
+    score_run(runs[0])
+    path = runs[0] / "scores.json"
+    data = json.loads(path.read_text())
+    for score in data["scores"]:
+        if score["group"] == "task:ICR":
+            score.update(value=0.987, ci_low=0.9, ci_high=0.999)
+    path.write_text(json.dumps(data))
+    write_report(runs[:1], formats=["md"])
+    assert "98.7 [90.0, 99.9]" in (runs[0] / "report.md").read_text()
+
+
+def test_html_is_self_contained_with_a_chart_per_family(runs):
+    write_report(runs, formats="html")
+    page = (runs[0] / "report.html").read_text()
+    assert not re.search(r"https?://|(?:src|href)=\"//|<link|<script|@import", page)
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 3
+    assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
+    assert "<style>" in page and 'colspan="2"' in page  # TEL and GTS span their subtype columns
+
+
+def test_out_folder_png_and_formats(runs, tmp_path):
+    out = tmp_path / "combined"
+    written = write_report(runs, out=out, formats="md,png")
+    assert {p.parent for p in written} == {out}
+    assert {p.name for p in written} == {"report.md", "report_accuracy_TEL.png", "report_accuracy_ICR.png",
+                                         "report_accuracy_GTS.png"}
+    assert not (runs[0] / "report.md").exists()
+    with pytest.raises(InvalidInputError, match="Unknown report format pdf"):
+        write_report(runs, formats="md,pdf")
+
+
+def test_stale_scores_are_recomputed(runs):
+    run = runs[1]
+    write_report([run], formats="md")
+    before = read_scores(run).score("overall", "accuracy")
+    items = make_items(patients=12, per_patient=3)
+    write_jsonl(run / "predictions.jsonl", [prediction(i, i.answer, model="poor") for i in items])
+    later = (run / "scores.json").stat().st_mtime_ns + 10**9
+    os.utime(run / "predictions.jsonl", ns=(later, later))
+    write_report([run], formats="md")
+    after = read_scores(run).score("overall", "accuracy")
+    assert before.value < 0.5 and after.value == 1.0 and after.missing == 0
+
+
+def test_cli_score_and_report(runs, capsys):
+    assert main(["score", str(runs[0]), "--resamples", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "| Run | TEL | ICR | GTS | Overall | Invalid | Missing |" in out and "| good |" in out
+    assert read_scores(runs[0]).bootstrap["resamples"] == 200
+    assert main(["report", *map(str, runs), "--formats", "md,csv"]) == 0
+    assert "report.csv" in capsys.readouterr().out
+    assert main(["report", str(runs[0]), "--formats", "pdf"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("medtemporal: error: Unknown report format pdf") and "\n" not in err

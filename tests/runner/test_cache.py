@@ -1,0 +1,77 @@
+import sqlite3
+import threading
+
+from PIL import Image
+
+from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Request, Response, TextPart
+from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
+
+IDENTITY = {"uri": "openai+http://127.0.0.1:1/v1:m", "max_pixels": 100}
+
+
+def _request(image, text="Which?", config=GenerateConfig(), choices=("A", "B")):
+    return Request((Message("user", (TextPart("T1:"), ImagePart(image), TextPart(text))),), config, choices, "s")
+
+
+def test_keys_follow_image_content_not_path(tmp_path):
+    a = tmp_path / "a.png"
+    Image.new("L", (4, 4), 10).save(a)
+    copy = tmp_path / "elsewhere" / "b.png"
+    copy.parent.mkdir()
+    copy.write_bytes(a.read_bytes())
+    other = tmp_path / "c.png"
+    Image.new("L", (4, 4), 200).save(other)
+    key = request_key(IDENTITY, _request(a))
+    assert len(key) == 32 and key == request_key(IDENTITY, _request(copy))
+    assert key != request_key(IDENTITY, _request(other))
+
+
+def test_keys_change_with_identity_settings_text_and_answer_space(tmp_path):
+    a = tmp_path / "a.png"
+    Image.new("L", (4, 4), 10).save(a)
+    key = request_key(IDENTITY, _request(a))
+    variants = [
+        request_key({**IDENTITY, "max_pixels": 200}, _request(a)),
+        request_key(IDENTITY, _request(a, config=GenerateConfig(max_tokens=5))),
+        request_key(IDENTITY, _request(a, config=GenerateConfig(system_prompt="Be brief."))),
+        request_key(IDENTITY, _request(a, text="Which one?")),
+        request_key(IDENTITY, _request(a, choices=("A", "B", "C"))),
+    ]
+    assert len({key, *variants}) == 6
+
+
+def test_responses_survive_reopening_and_are_shared_between_connections(tmp_path):
+    path = tmp_path / "deep" / "cache.sqlite"
+    with ResponseCache(path) as cache:
+        cache.put("k1", Response("B", 10, 2, "server-model"))
+        assert cache.get("nope") is None
+    other = ResponseCache(path)
+    assert other.get("k1") == Response("B", 10, 2, "server-model")
+    assert (other.hits, other.misses, len(other)) == (1, 0, 1)
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    other.put("k1", Response("C"))
+    assert ResponseCache(path).get("k1").text == "C"
+
+
+def test_cache_is_safe_from_threads(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+
+    def writer(n):
+        for i in range(50):
+            cache.put(f"{n}-{i}", Response(str(i)))
+            assert cache.get(f"{n}-{i}").text == str(i)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(cache) == 200
+
+
+def test_default_location_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEDTEMPORAL_CACHE", str(tmp_path / "x.sqlite"))
+    assert default_cache_path() == tmp_path / "x.sqlite"
+    monkeypatch.delenv("MEDTEMPORAL_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_path() == tmp_path / "medtemporal" / "responses.sqlite"
