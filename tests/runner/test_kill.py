@@ -22,7 +22,7 @@ CHILD = (
     "import sys; sys.path.insert(0, {tests!r}); import helpers.tiny; "
     "from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
 ).format(tests=TESTS)
-KILLS = 12
+KILLS = 10
 
 
 def _answered(path: Path) -> dict[str, dict]:

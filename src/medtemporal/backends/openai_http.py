@@ -94,8 +94,10 @@ class OpenAIBackend(Backend):
     ) -> None:
         super().__init__(uri=uri, max_images=max_images, concurrency=concurrency)
         import openai
+        from openai.types.chat import ChatCompletion
 
         self._openai = openai
+        self._completion_type = ChatCompletion
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.max_pixels = max_pixels
@@ -154,7 +156,10 @@ class OpenAIBackend(Backend):
         if cfg.top_p is not None:
             params["top_p"] = cfg.top_p
         try:
-            completion = await self._client.chat.completions.create(**params)
+            # The body is plain JSON already: the client's `post` sends it with the same auth, connection
+            # pool and errors as `chat.completions.create`, without that method re-walking every content
+            # part against its typed-dict unions (about 1.4 ms of CPU per five-image request).
+            completion = await self._client.post("/chat/completions", body=params, cast_to=self._completion_type)
         except Exception as exc:
             raise self._classify(exc) from None
         if not getattr(completion, "choices", None):

@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from medtemporal.builders.balance import Candidate, Caps, Pool, assign_letters, quotas, select
 from medtemporal.builders.mi_cxr_summaries import (
+    Priors,
     gts_multi_candidates,
     gts_multi_draft,
     gts_single_candidates,
@@ -31,6 +32,7 @@ from medtemporal.builders.mi_cxr_summaries import (
     icr_draft,
     icr_variant_candidates,
     icr_variant_draft,
+    priors,
 )
 from medtemporal.builders.mi_cxr_llm import TextModel
 from medtemporal.builders.mi_cxr_tel import TEL_QTYPES, tel_candidates, tel_draft
@@ -124,7 +126,7 @@ _CANDIDATES: dict[str, Callable[[int, Window], Iterator[Candidate]]] = {
 }
 
 
-def draft(c: Candidate, window: Window, letter: str, seed: int) -> Draft:
+def draft(c: Candidate, window: Window, letter: str, seed: int, prior: Priors) -> Draft:
     """The template text of candidate ``c`` with its correct option at ``letter``."""
     rng = random.Random(f"{seed}:{c.qtype}:{window.patient_id}:{window.start}:{c.entity}:{c.interval}")
     if c.qtype in TEL_QTYPES:
@@ -135,7 +137,7 @@ def draft(c: Candidate, window: Window, letter: str, seed: int) -> Draft:
         "single_entity_interval_summary": gts_single_draft,
         "multi_entity_interval_summary": gts_multi_draft,
     }[c.qtype]
-    return make(c, window, letter, rng)
+    return make(c, window, letter, rng, prior)
 
 
 def _progress(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:
@@ -219,8 +221,9 @@ def build_items(
     """
     exclusions: Counter[str] = Counter()
     found, chosen, letters = plan(timelines, config, exclusions)
+    prior = priors(found)
     drafts = [
-        draft(c, found[c.window], letter, config.seed)
+        draft(c, found[c.window], letter, config.seed, prior)
         for c, letter in _progress(zip(chosen, letters), "items", len(chosen))
     ]
     texts = text_model.reword(chosen, found, drafts, exclusions) if text_model else [(d, "template") for d in drafts]

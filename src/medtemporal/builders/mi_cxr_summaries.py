@@ -5,13 +5,16 @@ when they equal the annotated ones, so correctness never depends on wording.
 
 * ``icr_multi_abn`` (ICR) — four statements, the one in option A about
   T1 → T2, B about T2 → T3, and so on (figure 12), each about an abnormality
-  of the window, distinct abnormalities where the window has enough. At most
-  one is true: a directional change (emergence, resolution, worsening,
-  improvement) actually annotated; the others assert a flipped change
-  (emergence ↔ resolution, worsening ↔ improvement; "unchanged" becomes
-  worsening or improvement; "absent" or an unspecified persistence becomes
-  emergence or resolution). With none true the answer is E. Windows need at
-  least two complete abnormalities.
+  of the window, distinct abnormalities where the window has enough, and
+  preferably ones present at some visit (so a statement's wording never
+  gives away that its abnormality is absent throughout). At most one is true:
+  a directional change (emergence, resolution, worsening, improvement)
+  actually annotated; the others assert a flipped change (`FALSE_CLAIMS`:
+  never "worsened" for a new finding nor "improved" for a resolved one, which
+  a reader could call true). False claims are drawn in proportion to how often
+  each change is annotated, so the claim alone does not hint at the answer.
+  With none true the answer is E. Windows need at least two complete
+  abnormalities.
 * ``icr_variant`` (ICR-V, appendix D) — the interval is named; options are
   figure 16's four categories (new appearance, resolution, marked
   improvement, marked worsening) for one abnormality. The annotated change is
@@ -20,9 +23,11 @@ when they equal the annotated ones, so correctness never depends on wording.
 * ``single_entity_interval_summary`` (GTS) — four trajectory summaries of one
   abnormality. Distractors are other *consistent* trajectories (a presence
   sequence plus a change type for each present → present interval), so text
-  alone cannot rule them out; they are drawn within two flipped intervals of
-  a pivot next to the truth, so the correct option is not the centre of the
-  option set.
+  alone cannot rule them out, one or two intervals away from the truth, drawn
+  in proportion to how often each trajectory occurs in the data (+1), so they
+  look like real courses. Near-miss distractors make the truth the centre of
+  the options; to undo that, the truth's rank by total distance to the other
+  options is drawn uniformly and the distractor set chosen to match it.
 * ``multi_entity_interval_summary`` (GTS) — four summaries, each of a
   different abnormality of the window (at least four complete, definite
   tracks): the focus abnormality's true trajectory (or a distractor of it, for
@@ -32,9 +37,11 @@ when they equal the annotated ones, so correctness never depends on wording.
 from __future__ import annotations
 
 import random
+from collections import Counter
+from dataclasses import dataclass, field
 from functools import cache
 from itertools import product
-from typing import Iterator
+from typing import Iterable, Iterator, Mapping
 
 from medtemporal.builders.balance import NULL_LETTER, Candidate
 from medtemporal.builders.mi_cxr_text import (
@@ -70,15 +77,40 @@ MIN_ICR_ABNORMALITIES = 2
 GTS_MULTI_OPTIONS = 4
 
 FALSE_CLAIMS: dict[str, tuple[str, ...]] = {
-    EMERGENCE: (RESOLUTION,),
-    RESOLUTION: (EMERGENCE,),
-    WORSENING: (IMPROVEMENT,),
-    IMPROVEMENT: (WORSENING,),
-    UNCHANGED: (WORSENING, IMPROVEMENT),
-    ABSENT: (EMERGENCE, RESOLUTION),
+    EMERGENCE: (RESOLUTION, IMPROVEMENT),
+    RESOLUTION: (EMERGENCE, WORSENING),
+    WORSENING: (IMPROVEMENT, EMERGENCE, RESOLUTION),
+    IMPROVEMENT: (WORSENING, EMERGENCE, RESOLUTION),
+    UNCHANGED: DIRECTIONAL,
+    ABSENT: DIRECTIONAL,
     PERSISTENT: (EMERGENCE, RESOLUTION),
 }
 """Annotated change type → the directional claims that flip it (all definitely false)."""
+
+RANK_TRIES = 40
+"""Random distractor sets tried per GTS item to place the truth at its drawn centrality rank."""
+
+
+@dataclass(frozen=True)
+class Priors:
+    """How often things occur in the data, so distractors look like the truth (see `priors`)."""
+
+    trajectories: Mapping[tuple[str, ...], int] = field(default_factory=dict)
+    """Definite change sequences of complete tracks → count."""
+    claims: Mapping[str, int] = field(default_factory=dict)
+    """Directional change types over all intervals of complete tracks → count."""
+
+
+def priors(windows: Iterable[Window]) -> Priors:
+    """Count trajectories and directional changes over all windows."""
+    trajectories: Counter[tuple[str, ...]] = Counter()
+    claims: Counter[str] = Counter()
+    for w in windows:
+        for t in w.tracks:
+            if t.definite:
+                trajectories[t.changes] += 1
+            claims.update(c for c in t.changes if c in DIRECTIONAL)
+    return Priors(dict(trajectories), dict(claims))
 
 
 @cache
@@ -102,17 +134,47 @@ def _distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     return sum(x != y for x, y in zip(a, b))
 
 
-def distractor_trajectories(truth: tuple[str, ...], k: int, rng: random.Random) -> list[tuple[str, ...]]:
-    """``k`` distinct consistent trajectories other than ``truth``, near it but not centred on it."""
-    near = [s for s in consistent_trajectories() if s != truth and _distance(s, truth) <= 2]
-    pivots = [s for s in near if _distance(s, truth) == 1]
-    pivot = rng.choice(pivots) if pivots else truth
-    pool = [s for s in near if _distance(s, pivot) <= 2]
-    if len(pool) < k:
-        pool += [s for s in near if s not in pool]
+def _weighted_sample(pool: list[tuple[str, ...]], weights: list[float], k: int, rng: random.Random) -> list[tuple[str, ...]]:
+    keys = [rng.random() ** (1.0 / w) for w in weights]  # Efraimidis–Spirakis: top-k keys
+    order = sorted(range(len(pool)), key=lambda i: -keys[i])
+    return [pool[i] for i in order[:k]]
+
+
+def _rank(truth: tuple[str, ...], others: list[tuple[str, ...]]) -> int:
+    """How many options are strictly more central (smaller total distance to the rest) than ``truth``."""
+    options = [truth, *others]
+    total = [sum(_distance(a, b) for b in options) for a in options]
+    return sum(t < total[0] for t in total[1:])
+
+
+def distractor_trajectories(
+    truth: tuple[str, ...], k: int, rng: random.Random, prior: Mapping[tuple[str, ...], int] | None = None,
+    *, hide_centre: bool = True,
+) -> list[tuple[str, ...]]:
+    """``k`` distinct consistent trajectories one or two intervals from ``truth``, weighted by ``prior``.
+
+    With ``hide_centre`` the truth's centrality rank among the ``k + 1``
+    options is drawn uniformly and the first of `RANK_TRIES` draws that
+    matches it is returned (else the draw closest to it).
+    """
+    prior = prior or {}
+    pool = [s for s in consistent_trajectories() if s != truth and _distance(s, truth) <= 2]
     if len(pool) < k:
         pool += [s for s in consistent_trajectories() if s != truth and s not in pool]
-    return rng.sample(pool, k)
+    weights = [prior.get(s, 0) + 1.0 for s in pool]
+    if not hide_centre:
+        return _weighted_sample(pool, weights, k, rng)
+    want = rng.randrange(k + 1)
+    picks = _weighted_sample(pool, weights, k, rng)
+    miss = abs(_rank(truth, picks) - want)
+    for _ in range(RANK_TRIES - 1):
+        if miss == 0:
+            break
+        again = _weighted_sample(pool, weights, k, rng)
+        if (m := abs(_rank(truth, again) - want)) < miss:
+            picks, miss = again, m
+    rng.shuffle(picks)
+    return picks
 
 
 # ---------------------------------------------------------------- candidates
@@ -163,20 +225,37 @@ def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- drafts
 
 
-def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+def _statement_tracks(focus: Track, window: Window, n: int, rng: random.Random) -> list[Track]:
+    """``n`` tracks for the other statements: distinct abnormalities present at some visit first,
+    then such abnormalities again (the focus included), then abnormalities absent throughout."""
+    others = [t for t in window.tracks if t.entity != focus.entity]
+    rng.shuffle(others)
+    present = [t for t in others if t.pattern != "all_neg"]
+    reuse = present + ([focus] if focus.pattern != "all_neg" else [])
+    picks = present[:n]
+    if reuse:
+        picks += [reuse[j % len(reuse)] for j in range(n - len(picks))]
+    picks += [t for t in others if t.pattern == "all_neg"][: n - len(picks)]
+    picks += [others[j % len(others)] for j in range(n - len(picks))]
+    rng.shuffle(picks)
+    return picks
+
+
+def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
     """Four interval statements; the one at ``letter`` true unless ``letter`` is E."""
     focus = window.track(c.entity)
     true_at = None if c.null else LETTERS.index(letter)
     if true_at is not None and (true_at != c.interval or focus.changes[true_at] not in DIRECTIONAL):
         raise ValueError(f"ICR: {c.entity} has no directional change at interval {letter}")
     focus_at = true_at if true_at is not None else rng.randrange(len(LETTERS))
-    others = [t for t in window.tracks if t.entity != c.entity]
-    rng.shuffle(others)
+    others = _statement_tracks(focus, window, len(LETTERS) - 1, rng)
     statements = []
     for i in range(len(LETTERS)):
-        track = focus if i == focus_at else others[(i - (i > focus_at)) % len(others)]
+        track = focus if i == focus_at else others[i - (i > focus_at)]
         actual = track.changes[i]
-        claim = actual if i == true_at else rng.choice(FALSE_CLAIMS[actual])
+        allowed = FALSE_CLAIMS[actual]
+        weights = [prior.claims.get(x, 0) + 1.0 for x in allowed]
+        claim = actual if i == true_at else rng.choices(allowed, weights)[0]
         statements.append({"interval": INTERVALS[i], "abnormality": track.entity, "claim": claim, "actual": actual})
     options = {x: statement(describe(window.track(s["abnormality"])), i, s["claim"])
                for i, (x, s) in enumerate(zip(LETTERS, statements))}
@@ -185,7 +264,7 @@ def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> 
     return Draft(ICR_QUESTION, options, letter, meta)
 
 
-def icr_variant_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+def icr_variant_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
     """The interval is named; options are the four directional categories for one abnormality."""
     track, i = window.track(c.entity), c.interval
     if i is None:
@@ -201,11 +280,12 @@ def icr_variant_draft(c: Candidate, window: Window, letter: str, rng: random.Ran
     return Draft(ICRV_QUESTION.format(a=i + 1, b=i + 2), options, letter, meta)
 
 
-def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
     """Four trajectories of the focus abnormality; the one at ``letter`` true unless E."""
     track = window.track(c.entity)
     truth = track.changes
-    wrong = distractor_trajectories(truth, len(LETTERS), rng)
+    shown = len(LETTERS) - (letter != NULL_LETTER)
+    wrong = distractor_trajectories(truth, shown, rng, prior.trajectories, hide_centre=letter != NULL_LETTER)
     claims = {x: (truth if x == letter else wrong.pop()) for x in LETTERS}
     desc = describe(track)
     options = {x: trajectory(desc, seq) for x, seq in claims.items()}
@@ -214,7 +294,7 @@ def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Rand
     return Draft(GTS_SINGLE_QUESTION.format(e=c.entity), options, letter, meta)
 
 
-def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Random) -> Draft:
+def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
     """Four trajectories of four abnormalities; the focus one at ``letter`` true unless E."""
     focus = window.track(c.entity)
     others = rng.sample([t for t in window.tracks if t.definite and t.entity != c.entity], len(LETTERS) - 1)
@@ -222,7 +302,10 @@ def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Rando
     claims: dict[str, tuple[Track, tuple[str, ...]]] = {}
     for x in LETTERS:
         track = focus if x == focus_letter else others.pop()
-        seq = track.changes if x == letter else distractor_trajectories(track.changes, 1, rng)[0]
+        if x == letter:
+            seq = track.changes
+        else:
+            seq = distractor_trajectories(track.changes, 1, rng, prior.trajectories, hide_centre=False)[0]
         claims[x] = (track, seq)
     options = {x: trajectory(describe(t), seq) for x, (t, seq) in claims.items()}
     options[NULL_LETTER] = GTS_NULL

@@ -20,7 +20,9 @@ A.8.2). How each qtype reads them:
   is the pair of visits at which each event is first visible (figure 19: an
   effusion new at T2 and gone at T3 is ``T2, T3``; the released file's
   ``T2, T4`` for edema gone at T2 and back at T4). Distractors are other
-  pairs, never another valid sequence of the same kind; E when there is none.
+  pairs that could be an answer (none with T1, which never is; the released
+  file still offers such pairs), never another valid sequence of the same
+  kind; E when there is none.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ from medtemporal.builders.mi_cxr_windows import Track, Window
 TEL_QTYPES: tuple[str, ...] = tuple(TEL)
 PAIR_QTYPES = ("emergence_to_resolution", "resolution_to_emergence")
 ALL_PAIRS: tuple[tuple[int, int], ...] = tuple(combinations(range(1, 6), 2))
-"""Every pair of visits (1-based), the option space of the pair qtypes."""
+"""Every pair of visits (1-based)."""
+ANSWERABLE_PAIRS: tuple[tuple[int, int], ...] = tuple(p for p in ALL_PAIRS if p[0] > 1)
+"""Pairs that can be an answer (an event is first visible at T2 at the earliest): the distractor pool,
+so that no option is wrong on its face."""
 
 
 def emergences(present: Sequence[bool]) -> list[int]:
@@ -120,7 +125,7 @@ def tel_draft(qtype: str, track: Track, letter: str, rng: random.Random) -> Draf
     }
     if qtype in PAIR_QTYPES:
         valid = set(sequences(e, r) if qtype == "emergence_to_resolution" else sequences(r, e))
-        wrong = [p for p in ALL_PAIRS if p not in valid]
+        wrong = [p for p in ANSWERABLE_PAIRS if p not in valid]
         picks = rng.sample(wrong, len(LETTERS))
         options = {}
         for x in LETTERS:

@@ -13,7 +13,7 @@ import sys
 from medtemporal import __version__
 from medtemporal.errors import MedTemporalError
 
-COMMANDS = ("list", "score", "report", "build", "export", "run", "runs", "phantoms")
+COMMANDS = ("demo", "list", "score", "report", "build", "export", "run", "runs", "phantoms")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -236,7 +236,8 @@ class SentenceEmbedder(Embedder):
         st = require("sentence_transformers", "hf")
         self.spec = f"sentence:{self.path}"
         self.model = st.SentenceTransformer(str(self.path), device=device or "cpu")
-        self._dim = int(self.model.get_sentence_embedding_dimension())
+        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self._dim = int(dim())
 
     @property
     def dim(self) -> int:

@@ -245,9 +245,9 @@ class _Runner:
 
 
 def _check_images(items: list[Item], root: Path) -> None:
-    if not root.is_dir():
-        raise InvalidInputError(f"The image root {root} does not exist; pass --image-root pointing at your copy of the images.")
     paths = {ref.path for item in items for ref in item.images}
+    if paths and not root.is_dir():
+        raise InvalidInputError(f"The image root {root} does not exist; pass --image-root pointing at your copy of the images.")
     missing = sorted(p for p in paths if not (root / p).is_file())
     if missing:
         raise InvalidInputError(

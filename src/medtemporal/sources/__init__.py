@@ -1,1 +1,13 @@
-"""sources."""
+"""Readers of raw datasets in their real on-disk layouts, producing `medtemporal.schema.Timeline` s.
+
+Each module reads one dataset as its release ships it and never invents
+fields the release lacks; every record it leaves out is counted under a named
+reason so builders and manifests can report it.
+
+* `mimic_cxr`: MIMIC-CXR-JPG (metadata CSV, JPEGs), MIMIC-CXR reports and
+  MIMIC-Ext-CXR-QBA (scene graphs, study metadata): ``read_timelines``.
+* `chexpert_plus`: CheXpert Plus (report CSV, PNGs).
+
+The phantom writers in `medtemporal.phantoms` write the same layouts, so
+every reader also serves the synthetic data used by tests and the demo.
+"""

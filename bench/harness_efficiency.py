@@ -1,0 +1,52 @@
+"""How close the runner comes to the ideal wall time against a slow endpoint.
+
+1,500 five-image items against the loopback OpenAI-compatible test server
+(separate process) answering after 250 ms, concurrency 32. Ideal wall time
+= items × latency / concurrency = 11.7 s; prints wall / ideal (target <= 1.10).
+
+    .venv/bin/python bench/harness_efficiency.py [--items 1500] [--latency 0.25] [--concurrency 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+from _synthetic import make_benchmark  # noqa: E402
+from helpers.fake_openai import FakeOpenAI  # noqa: E402
+
+from medtemporal.runner import run  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--items", type=int, default=1500)
+    p.add_argument("--latency", type=float, default=0.25)
+    p.add_argument("--concurrency", type=int, default=32)
+    args = p.parse_args()
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI.spawn(latency=args.latency) as server:
+        root = Path(tmp)
+        bench = make_benchmark(root, args.items)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        summary = run(bench, server.uri(), root / "run", concurrency=args.concurrency,
+                      cache_path=root / "cache.sqlite", progress=False, score=False)
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        stats = server.stats()
+    assert summary.done == args.items and summary.n_errors == 0, summary
+    ideal = args.items * args.latency / args.concurrency
+    print(f"items {args.items}, latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}, "
+          f"server saw at most {stats['max_inflight']} in flight")
+    print(f"wall {wall:.2f} s, ideal {ideal:.2f} s, wall/ideal {wall / ideal:.3f} (target <= 1.10)")
+    print(f"client CPU {cpu:.2f} s = {cpu / args.items * 1000:.2f} ms per item (openai client included)")
+
+
+if __name__ == "__main__":
+    main()

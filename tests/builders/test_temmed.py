@@ -1,0 +1,150 @@
+"""TemMed-Bench construction on phantoms: split, balance, labels against the truth, determinism."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from helpers.temmed import TEST_SIZE, build_args, temmed_bench, temmed_data  # noqa: F401 (fixtures)
+
+from medtemporal.benchmark import load
+from medtemporal.builders.temmed_text import find_statements, pathology_patterns, sentences
+from medtemporal.cli import main
+from medtemporal.errors import InvalidInputError
+from medtemporal.retrieval import load_corpus
+from medtemporal.scoring import extract
+
+DIRECTION = {"unchanged": "unchanged", "worsened": "worsened", "improved": "improved", "resolved": "improved"}
+
+
+def _truth(data: Path) -> dict[str, list[dict]]:
+    """Study ("patientX/studyN") → its impression sentences with the annotated change."""
+    out = {}
+    for line in (data / "phantom_truth.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        out["/".join(rec["study"].split("/")[1:])] = rec["sentences"]
+    return out
+
+
+def test_no_patient_in_both_test_set_and_corpus(temmed_bench: Path) -> None:
+    bench = load(temmed_bench)
+    corpus = load_corpus(temmed_bench / "corpus.jsonl")
+    test_patients = {i.meta["patient_id"] for i in bench.items}
+    assert test_patients and not test_patients & {e.patient_id for e in corpus}
+    split = bench.manifest.config["split"]
+    assert split["overlap_patients"] == 0 and split["test_patients"] == len(test_patients)
+    assert len({i.meta["instance"] for i in bench.items if i.task == "report"}) == TEST_SIZE
+    assert bench.manifest.licence == "synthetic"
+
+
+def test_instances_pair_the_most_recent_prior_frontal_with_the_current_one(temmed_bench: Path, temmed_data: Path) -> None:
+    truth = _truth(temmed_data)
+    for item in load(temmed_bench).items:
+        if item.task != "report":
+            continue
+        hist, cur = item.images
+        assert (hist.role, hist.label, cur.role, cur.label) == ("historical", "Last visit image:", "current", "Current visit image:")
+        patient, study = item.meta["study"].split("/")
+        assert cur.path.endswith(f"{patient}/{study}/view1_frontal.png")
+        assert hist.path.endswith(f"{patient}/study{int(study[5:]) - 1}/view1_frontal.png")
+        assert all(s for s in sentences(item.reference))  # every sentence of the reference ...
+        assert len(truth[item.meta["study"]]) == len(sentences(item.reference))  # ... is one truth sentence
+
+
+def test_vqa_is_balanced_and_every_answer_follows_from_the_truth(temmed_bench: Path, temmed_data: Path) -> None:
+    truth = _truth(temmed_data)
+    vqa = [i for i in load(temmed_bench).items if i.task == "vqa"]
+    counts = Counter(i.answer for i in vqa)
+    assert len(vqa) == 60 and counts["Yes"] == counts["No"] == 30
+    for item in vqa:
+        (sent,) = [s for s in truth[item.meta["study"]] if s["text"].rstrip(".").lower() == item.meta["sentence"].lower()]
+        direction = DIRECTION[sent["change"]]
+        assert item.meta["direction"] == direction
+        assert (item.answer == "Yes") == (item.meta["asked"] == direction)
+        assert item.question.endswith("since the last visit?")
+        assert extract(item, item.answer).answer == item.answer
+
+
+def test_image_pair_has_one_matching_option_and_uniform_letters(temmed_bench: Path, temmed_data: Path) -> None:
+    truth = _truth(temmed_data)
+    bench = load(temmed_bench)
+    reports = {i.meta["instance"]: i for i in bench.items if i.task == "report"}
+    pairs = [i for i in bench.items if i.task == "image_pair"]
+    assert len(pairs) >= 30
+    letters = Counter(i.answer for i in pairs)
+    assert max(letters.values()) - min(letters.values()) <= 1
+    pattern = pathology_patterns()
+    for item in pairs:
+        assert [r.option for r in item.images] == ["A", "A", "B", "B", "C", "C"]
+        assert item.images[0].label == "A:\nLast visit image:"
+        options = item.meta["options"]
+        assert options[item.answer] == item.meta["instance"]
+        assert len(set(options.values())) == 3
+        for letter, index in options.items():
+            report = reports[index]
+            found = [s for s in find_statements(report.reference) if s.pathology == item.meta["pathology"]]
+            directions = {s.direction for s in found}
+            if letter == item.answer:
+                assert item.meta["direction"] in directions
+            else:  # a distractor: same pathology, only other (known) directions, another patient
+                assert found and item.meta["direction"] not in directions and None not in directions
+                assert report.meta["patient_id"] != item.meta["patient_id"]
+                study_sents = truth[report.meta["study"]]
+                mentioned = [s for s in study_sents if pattern[item.meta["pathology"]].search(s["text"])]
+                assert all(DIRECTION.get(s["change"]) != item.meta["direction"] for s in mentioned)
+
+
+def test_retrieval_references_and_ablation_images_are_stored(temmed_bench: Path) -> None:
+    bench = load(temmed_bench)
+    corpus = load_corpus(temmed_bench / "corpus.jsonl")
+    for item in bench.items:
+        refs = item.meta["retrieval"]
+        if item.task == "image_pair":
+            assert list(refs) == ["tfidf"] and item.meta["retriever"] == "tfidf"
+        else:
+            assert set(refs) == {"pairwise", "image"} and item.meta["retriever"] == "pairwise"
+            scores = [r["score"] for r in refs["pairwise"]]
+            assert scores == sorted(scores, reverse=True) and len(scores) == 5
+        for r in refs[item.meta["retriever"]]:
+            entry = corpus[r["id"]]
+            assert (entry.historical, entry.current, entry.report) == (r["historical"], r["current"], r["report"])
+        assert set(item.meta["ablation"]) == {"random_historical", "random_current"}
+    assert list((temmed_bench / "embeddings").glob("*.npy"))
+
+
+def test_same_data_and_seed_give_byte_identical_items(temmed_bench: Path, temmed_data: Path, tmp_path: Path) -> None:
+    assert main(build_args(temmed_data, tmp_path / "again")) == 0
+    assert (tmp_path / "again/items.jsonl").read_bytes() == (temmed_bench / "items.jsonl").read_bytes()
+    assert (tmp_path / "again/corpus.jsonl").read_bytes() == (temmed_bench / "corpus.jsonl").read_bytes()
+    assert main(build_args(temmed_data, tmp_path / "other", "--seed", "1")) == 0
+    assert (tmp_path / "other/items.jsonl").read_bytes() != (temmed_bench / "items.jsonl").read_bytes()
+
+
+def test_task_subsets_and_caps(temmed_data: Path, tmp_path: Path) -> None:
+    assert main(build_args(temmed_data, tmp_path / "b", "--tasks", "report,image_pair", "--pair-items", "9")) == 0
+    counts = Counter(i.task for i in load(tmp_path / "b").items)
+    assert counts == {"report": TEST_SIZE, "image_pair": 9}
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--test-size", "100000"], "does not leave a corpus"),
+    (["--tasks", "vqa,essay"], "unknown tasks"),
+    (["--pathology-keywords", " , "], "is empty"),
+    (["--embedder", "pixel:x"], "integer"),
+])
+def test_bad_options_fail_in_one_sentence(temmed_data: Path, tmp_path: Path, extra: list[str], message: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(build_args(temmed_data, tmp_path / "x", *extra)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_missing_data_folder(tmp_path: Path) -> None:
+    from medtemporal.builders.temmed import build
+    import argparse
+
+    args = argparse.Namespace(chexpert_plus=tmp_path / "nope", tasks="vqa", official=None)
+    with pytest.raises(InvalidInputError, match="is not a folder"):
+        build(args)
