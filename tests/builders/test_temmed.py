@@ -148,3 +148,23 @@ def test_missing_data_folder(tmp_path: Path) -> None:
     args = argparse.Namespace(chexpert_plus=tmp_path / "nope", tasks="vqa", official=None)
     with pytest.raises(InvalidInputError, match="is not a folder"):
         build(args)
+
+
+def test_vqa_questions_from_a_model_are_cached_and_never_decide_the_answer(temmed_data: Path, temmed_bench: Path,
+                                                                           tmp_path: Path) -> None:
+    from helpers.fake_openai import FakeOpenAI
+
+    cache = tmp_path / "cache.sqlite"
+    with FakeOpenAI.start() as server:  # it answers a letter, not a question: every draft falls back
+        args = build_args(temmed_data, tmp_path / "m", "--vqa-model", server.uri(), "--vqa-cache", str(cache))
+        assert main(args) == 0
+        calls = sum(server.stats()["counts"].values())
+        assert calls == 60
+        assert main([*args[:5], str(tmp_path / "m2"), *args[6:]]) == 0
+        assert sum(server.stats()["counts"].values()) == calls  # the second build is served from the cache
+    built = [i for i in load(tmp_path / "m").items if i.task == "vqa"]
+    plain = [i for i in load(temmed_bench).items if i.task == "vqa"]
+    assert [i.answer for i in built] == [i.answer for i in plain]
+    assert [i.question for i in built] == [i.question for i in plain]
+    assert {i.meta["question_source"] for i in built} == {"template (model output unusable)"}
+    assert load(tmp_path / "m").manifest.config["vqa_question_sources"] == {"template (model output unusable)": 60}

@@ -55,7 +55,8 @@ class State:
     epoch: int = 0
     """Bumped by a reset, so requests still hanging from before it are not counted in flight."""
     images: list[list[tuple[int, int]]] = field(default_factory=list)
-    """Size (w, h) of every image of every request, in arrival order."""
+    """Size (w, h) of every image of every request, in arrival order (when ``record_images``)."""
+    record_images: bool = True
     auth: set[str] = field(default_factory=set)
     bodies: list[dict[str, Any]] = field(default_factory=list)
     keep_bodies: bool = False
@@ -114,7 +115,8 @@ def make_app(state: State) -> web.Application:
         attempt = state.counts[key]
         state.counts[key] += 1
         state.auth.add(request.headers.get("Authorization", ""))
-        state.images.append(_image_sizes(body))
+        if state.record_images:
+            state.images.append(_image_sizes(body))
         if state.keep_bodies:
             state.bodies.append(body)
         epoch = state.epoch
@@ -161,7 +163,7 @@ def make_app(state: State) -> web.Application:
     async def config(request: web.Request) -> web.Response:
         update = await request.json()
         for name, value in update.items():
-            if name not in ("latency", "model", "faults", "hang_s", "keep_bodies"):
+            if name not in ("latency", "model", "faults", "hang_s", "keep_bodies", "record_images"):
                 raise web.HTTPBadRequest(text=f"unknown setting {name}")
             setattr(state, name, value)
         unknown = [f["kind"] for f in state.faults if f["kind"] not in FAULTS]
@@ -219,7 +221,7 @@ class FakeOpenAI:
             return json.loads(resp.read())
 
     def configure(self, **settings: Any) -> None:
-        """Set latency, model, faults (list of dicts: kind, match, times, retry_after), hang_s, keep_bodies."""
+        """Set latency, model, faults (dicts: kind, match, times, retry_after), hang_s, keep_bodies, record_images."""
         self._call("/_config", settings)
 
     def stats(self) -> dict[str, Any]:

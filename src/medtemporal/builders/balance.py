@@ -49,7 +49,7 @@ class Candidate:
     letters: tuple[str, ...]
     """The letters the correct option may take (one when the data fixes it; E when null)."""
     pattern: str
-    """Certainty pattern of the focus abnormality: all_pos, all_neg or mixed."""
+    """Certainty pattern of the focus abnormality for balancing: all_pos, all_neg or mixed."""
     key: Hashable
     """Candidates sharing a key are alternatives of one question: at most one is selected."""
     interval: int | None = None

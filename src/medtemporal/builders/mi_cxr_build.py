@@ -193,7 +193,7 @@ def make_item(c: Candidate, window: Window, text: Draft, source: str = "template
         "abnormality": c.entity,
         "states": track.states,
         "changes": list(track.changes),
-        "pattern": track.pattern,
+        "pattern": c.pattern,
         "null": c.null,
         "text": source,
         **text.meta,
@@ -221,7 +221,7 @@ def build_items(
     """
     exclusions: Counter[str] = Counter()
     found, chosen, letters = plan(timelines, config, exclusions)
-    prior = priors(found)
+    prior = priors(chosen, found)
     drafts = [
         draft(c, found[c.window], letter, config.seed, prior)
         for c, letter in _progress(zip(chosen, letters), "items", len(chosen))

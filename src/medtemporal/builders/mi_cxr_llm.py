@@ -95,7 +95,7 @@ def check_text(text: str, track: Track, changes: Sequence[str], *, timeline: boo
 
     >>> t = Track("pneumothorax", (False, True, True, True, True), ("emergence", "unchanged", "unchanged", "unchanged"))
     >>> check_text("A pneumothorax newly appears between T1 and T2 and persists unchanged through T5.", t, t.changes)
-    >>> check_text("A pneumothorax resolves between T1 and T2.", t, t.changes)
+    >>> check_text("A pneumothorax resolves between T1 and T2 and stays so through T5.", t, t.changes)
     'missing a new appearance word'
     """
     text = text.strip()

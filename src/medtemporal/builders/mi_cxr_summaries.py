@@ -12,20 +12,23 @@ when they equal the annotated ones, so correctness never depends on wording.
   actually annotated; the others assert a flipped change (`FALSE_CLAIMS`:
   never "worsened" for a new finding nor "improved" for a resolved one, which
   a reader could call true). False claims are drawn in proportion to how often
-  each change is annotated, so the claim alone does not hint at the answer.
+  each change is the true claim of a selected ICR item, so the claim alone
+  does not hint at the answer.
   With none true the answer is E. Windows need at least two complete
   abnormalities.
 * ``icr_variant`` (ICR-V, appendix D) — the interval is named; options are
   figure 16's four categories (new appearance, resolution, marked
   improvement, marked worsening) for one abnormality. The annotated change is
   one of them, or, when the abnormality is unchanged or absent over the
-  interval, none is and the answer is E.
+  interval, none is and the answer is E. Its worsening and improvement
+  statements say the abnormality was present before and after, so they never
+  overlap a new appearance or a resolution.
 * ``single_entity_interval_summary`` (GTS) — four trajectory summaries of one
   abnormality. Distractors are other *consistent* trajectories (a presence
   sequence plus a change type for each present → present interval), so text
   alone cannot rule them out, one or two intervals away from the truth, drawn
-  in proportion to how often each trajectory occurs in the data (+1), so they
-  look like real courses. Near-miss distractors make the truth the centre of
+  in proportion to how often each trajectory is the correct option of a
+  selected GTS item (+1), so they look like correct options. Near-miss distractors make the truth the centre of
   the options; to undo that, the truth's rank by total distance to the other
   options is drawn uniformly and the distractor set chosen to match it.
 * ``multi_entity_interval_summary`` (GTS) — four summaries, each of a
@@ -41,7 +44,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import product
-from typing import Iterable, Iterator, Mapping
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from medtemporal.builders.balance import NULL_LETTER, Candidate
 from medtemporal.builders.mi_cxr_text import (
@@ -93,23 +96,26 @@ RANK_TRIES = 40
 
 @dataclass(frozen=True)
 class Priors:
-    """How often things occur in the data, so distractors look like the truth (see `priors`)."""
+    """What the correct options of the selected items look like, so distractors look the same."""
 
     trajectories: Mapping[tuple[str, ...], int] = field(default_factory=dict)
-    """Definite change sequences of complete tracks → count."""
+    """Change sequences of the true GTS options → count."""
     claims: Mapping[str, int] = field(default_factory=dict)
-    """Directional change types over all intervals of complete tracks → count."""
+    """Change types of the true ICR statements → count."""
 
 
-def priors(windows: Iterable[Window]) -> Priors:
-    """Count trajectories and directional changes over all windows."""
+def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
+    """Count the true trajectories and true ICR claims of the selected, non-null candidates."""
     trajectories: Counter[tuple[str, ...]] = Counter()
     claims: Counter[str] = Counter()
-    for w in windows:
-        for t in w.tracks:
-            if t.definite:
-                trajectories[t.changes] += 1
-            claims.update(c for c in t.changes if c in DIRECTIONAL)
+    for c in chosen:
+        if c.null:
+            continue
+        track = windows[c.window].track(c.entity)
+        if c.qtype in ("single_entity_interval_summary", "multi_entity_interval_summary"):
+            trajectories[track.changes] += 1
+        elif c.qtype == "icr_multi_abn" and c.interval is not None:
+            claims[track.changes[c.interval]] += 1
     return Priors(dict(trajectories), dict(claims))
 
 
@@ -132,6 +138,12 @@ def consistent_trajectories() -> tuple[tuple[str, ...], ...]:
 
 def _distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     return sum(x != y for x, y in zip(a, b))
+
+
+@cache
+def _nearby(truth: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Consistent trajectories one or two intervals away from ``truth``."""
+    return tuple(s for s in consistent_trajectories() if s != truth and _distance(s, truth) <= 2)
 
 
 def _weighted_sample(pool: list[tuple[str, ...]], weights: list[float], k: int, rng: random.Random) -> list[tuple[str, ...]]:
@@ -158,7 +170,7 @@ def distractor_trajectories(
     matches it is returned (else the draw closest to it).
     """
     prior = prior or {}
-    pool = [s for s in consistent_trajectories() if s != truth and _distance(s, truth) <= 2]
+    pool = list(_nearby(truth))
     if len(pool) < k:
         pool += [s for s in consistent_trajectories() if s != truth and s not in pool]
     weights = [prior.get(s, 0) + 1.0 for s in pool]
@@ -180,6 +192,12 @@ def distractor_trajectories(
 # ---------------------------------------------------------------- candidates
 
 
+def _pattern(track: Track) -> str:
+    """The certainty-pattern class for balancing: an all-present track whose severity changes is
+    ``mixed`` here, since statements and summaries about it are not trivial."""
+    return "mixed" if any(c in DIRECTIONAL for c in track.changes) else track.pattern
+
+
 def icr_candidates(index: int, window: Window) -> Iterator[Candidate]:
     """ICR candidates: one per (abnormality, interval) with a directional change, and nulls."""
     if len(window.tracks) < MIN_ICR_ABNORMALITIES:
@@ -187,19 +205,25 @@ def icr_candidates(index: int, window: Window) -> Iterator[Candidate]:
     for t in window.tracks:
         for i, change in enumerate(t.changes):
             if change in DIRECTIONAL:
-                yield Candidate("icr_multi_abn", index, t.entity, False, (LETTERS[i],), t.pattern, index, i)
-        yield Candidate("icr_multi_abn", index, t.entity, True, (NULL_LETTER,), t.pattern, index)
+                yield Candidate("icr_multi_abn", index, t.entity, False, (LETTERS[i],), _pattern(t), index, i)
+        yield Candidate("icr_multi_abn", index, t.entity, True, (NULL_LETTER,), _pattern(t), index)
 
 
 def icr_variant_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """ICR-V candidates: one per (abnormality, interval) whose change is stated definitely."""
+    """ICR-V candidates: one per (abnormality, interval) whose change is stated definitely.
+
+    Abnormalities absent throughout the window are not asked about: their
+    statements would lack the laterality the others carry, giving E away.
+    """
     for t in window.tracks:
+        if t.pattern == "all_neg":
+            continue
         for i, change in enumerate(t.changes):
             if change == PERSISTENT:
                 continue
             null = change not in DIRECTIONAL
             letters = (NULL_LETTER,) if null else LETTERS
-            yield Candidate("icr_variant", index, t.entity, null, letters, t.pattern, (index, t.entity, i), i)
+            yield Candidate("icr_variant", index, t.entity, null, letters, _pattern(t), (index, t.entity, i), i)
 
 
 def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
@@ -207,8 +231,8 @@ def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
     for t in window.tracks:
         if t.definite:
             key = (index, t.entity)
-            yield Candidate("single_entity_interval_summary", index, t.entity, False, LETTERS, t.pattern, key)
-            yield Candidate("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), t.pattern, key)
+            yield Candidate("single_entity_interval_summary", index, t.entity, False, LETTERS, _pattern(t), key)
+            yield Candidate("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), _pattern(t), key)
 
 
 def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
@@ -219,7 +243,7 @@ def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
     for t in definite:
         for null in (False, True):
             letters = (NULL_LETTER,) if null else LETTERS
-            yield Candidate("multi_entity_interval_summary", index, t.entity, null, letters, t.pattern, index)
+            yield Candidate("multi_entity_interval_summary", index, t.entity, null, letters, _pattern(t), index)
 
 
 # ---------------------------------------------------------------- drafts

@@ -121,7 +121,7 @@ _STATEMENT: dict[str, str] = {
 _VARIANT: dict[str, str] = {
     EMERGENCE: "is newly developed on this study",
     RESOLUTION: "has resolved",
-    WORSENING: "has markedly worsened",
+    WORSENING: "was already present and has markedly worsened",
     IMPROVEMENT: "has markedly improved but is still present",
 }
 """Directional change type → ICR-variant statement predicate (figure 16's four categories)."""

@@ -42,7 +42,7 @@ import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -51,7 +51,15 @@ from tqdm import tqdm
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms import cxr_text
 from medtemporal.phantoms.render import region_boxes, render_cxr
-from medtemporal.phantoms.trajectory import ENTITIES, EntityState, PatientTruth, change_of, simulate_patient
+from medtemporal.phantoms.trajectory import (
+    ENTITIES,
+    UNGRADED,
+    EntityState,
+    PatientTruth,
+    Visit,
+    change_of,
+    simulate_patient,
+)
 from medtemporal.sources.mimic_cxr import (
     METADATA_COLUMNS,
     METADATA_CSV,
@@ -66,16 +74,31 @@ JPG_DIR, QBA_DIR, TRUTH_FILE = "mimic-cxr-jpg", "mimic-ext-cxr-qba", "phantom_tr
 PROFILES = ("longitudinal", "mimic")
 """Visit-count profiles: most patients with 5-15 visits, or MIMIC-like (mean 3.5 studies per patient)."""
 
-QBA_NAMES: dict[str, str] = {**{e: e for e in ENTITIES}, "sub-diaphragmatic air": "subdiaphragmatic air", "vascular congestion": "pulmonary vascular congestion"}
+QBA_NAMES: dict[str, str] = {
+    **{e: e for e in ENTITIES},
+    "sub-diaphragmatic air": "subdiaphragmatic air",
+    "vascular congestion": "pulmonary vascular congestion",
+}
 """Our entity name → the ``obs_entities`` name written (unverified against the release)."""
 
 _CATEGORIES: dict[str, list[str]] = {
     e: ["ANATOMICAL_FINDING", "DISEASE"]
     for e in ("pleural effusion", "pneumothorax", "cardiomegaly", "pulmonary edema", "consolidation", "atelectasis")
 }
-_SUBCATEGORIES = {"pleural effusion": ["PLEURA"], "pneumothorax": ["PLEURA"], "cardiomegaly": ["CARDIAC"], "normal cardiac silhouette": ["CARDIAC"], "bony structures intact": ["BONES"]}
-_ALWAYS_ANNOTATED = frozenset({"pleural effusion", "pneumothorax", "cardiomegaly", "pulmonary edema", "consolidation", "bony structures intact"})
-_QUALITY_KEYS = ("region_quality", "entity_quality", "sentence_name_quality", "change_quality", "issue_level", "localization_quality")
+_SUBCATEGORIES = {
+    "pleural effusion": ["PLEURA"], "pneumothorax": ["PLEURA"], "cardiomegaly": ["CARDIAC"],
+    "normal cardiac silhouette": ["CARDIAC"], "bony structures intact": ["BONES"],
+}
+_BILATERAL_ONLY = frozenset({"pulmonary edema", "vascular congestion"})
+_TECHNIQUE = {"CHEST (PA AND LAT)": "Chest PA and lateral", "CHEST (PORTABLE AP)": "Portable AP chest radiograph"}
+_ALWAYS_ANNOTATED = frozenset(
+    {"pleural effusion", "pneumothorax", "cardiomegaly", "pulmonary edema", "consolidation", "bony structures intact"}
+)
+"""Entities every report mentions (negative defaults); others are left unmentioned now and then when absent."""
+_QUALITY_KEYS = (
+    "region_quality", "entity_quality", "sentence_name_quality", "change_quality", "issue_level",
+    "localization_quality",
+)
 _P_UNCERTAIN, _P_LOW_QUALITY, _P_UNANNOTATED, _P_SPLIT = 0.03, 0.025, 0.03, 0.5
 _INDICATIONS = ("___ with shortness of breath.", "___ with chest pain, evaluate for acute process.",
                 "___ year old with fever and cough.", "History: ___ with hypoxia.", "___ status post line placement.")
@@ -135,7 +158,7 @@ def write_cxr_phantoms(
     if profile not in PROFILES:
         raise InvalidInputError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r}).")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise InvalidInputError(f"{out} already exists and is not an empty folder; choose a new output folder.")
+        raise InvalidInputError(f"{out} already exists and is not an empty folder; choose a new output folder or delete that one.")
     jpg, qba = out / JPG_DIR, out / QBA_DIR
     (qba / "metadata").mkdir(parents=True)
     (jpg / "files").mkdir(parents=True)
@@ -216,7 +239,8 @@ class _PatientWriter:
             if self.index in role:
                 free = [v for v in range(1, n) if v not in messy_visit] or [0]
                 messy_visit[int(self.meta.choice(free))] = tag
-        start = datetime(2110, 1, 1) + timedelta(days=int(self.meta.integers(0, 80 * 365)), milliseconds=int(self.meta.integers(0, 86_400_000)))
+        days, ms = int(self.meta.integers(0, 80 * 365)), int(self.meta.integers(0, 86_400_000))
+        start = datetime(2110, 1, 1) + timedelta(days=days, milliseconds=ms)
         times = [start + timedelta(milliseconds=round(v.days_since_first * 86_400_000)) for v in visits]
         corrupt = None
         prev: dict[str, EntityState] | None = None
@@ -233,7 +257,8 @@ class _PatientWriter:
             )
             self._write_text(study, graph, report)
             if self.images:
-                self._write_images(study, visit, views, dicoms, corrupt_dicom=frontal if tag == "corrupt_image" else None)
+                truncate = frontal if tag == "corrupt_image" else None
+                self._write_images(study, visit, views, dicoms, truncate)
                 if tag == "corrupt_image" and frontal_path:
                     corrupt = frontal_path
             procedure = _procedure(views)
@@ -245,7 +270,9 @@ class _PatientWriter:
                 "timestamp_since_first": pd.Timedelta(when - times[0]),
                 "timespan_since_prev": pd.Timedelta(when - times[k - 1]) if k else pd.NaT,
             })
-            messy = ([tag] if tag else []) + (["short_timeline"] if n < 5 else []) + (["two_frontal"] if sum(v in ("PA", "AP") for v in views) > 1 else [])
+            messy = [tag] if tag else []
+            messy += ["short_timeline"] if n < 5 else []
+            messy += ["two_frontal"] if sum(v in ("PA", "AP") for v in views) > 1 else []
             line = {
                 "patient_id": f"p{self.subject}", "study_id": f"s{study}", "visit": k + 1,
                 "days_since_first": round((when - times[0]).total_seconds() / 86400, 6),
@@ -255,7 +282,7 @@ class _PatientWriter:
                     e: {
                         "present": s.present, "severity": cxr_text.severity_word(e, s.severity),
                         "severity_level": s.severity, "laterality": s.laterality,
-                        "change": annotations[e]["change"], **{f: annotations[e][f] for f in ("annotated", "certain", "quality_ok")},
+                        **{f: annotations[e][f] for f in ("change", "annotated", "certain", "quality_ok")},
                     }
                     for e, s in visit.states.items()
                 },
@@ -277,7 +304,8 @@ class _PatientWriter:
             return ["AP", lateral]
         return ["PA", "AP", lateral] if r < 0.96 else ["AP", "AP"]
 
-    def _annotate(self, states: dict[str, EntityState] | Any) -> dict[str, dict[str, Any]]:
+    def _annotate(self, states: Mapping[str, EntityState]) -> dict[str, dict[str, Any]]:
+        """Per entity: annotated at all, certain, of sufficient quality (the messy observation cases)."""
         u = self.meta.random((len(states), 3)).tolist()
         out = {}
         for (e, s), (a, c, q) in zip(states.items(), u):
@@ -285,12 +313,15 @@ class _PatientWriter:
                 annotated = self.silhouette
             else:
                 annotated = s.present or e in _ALWAYS_ANNOTATED or a >= _P_UNANNOTATED
-            out[e] = {"annotated": annotated, "certain": c >= _P_UNCERTAIN, "quality_ok": q >= _P_LOW_QUALITY, "change": None}
+            out[e] = {
+                "annotated": annotated, "certain": c >= _P_UNCERTAIN, "quality_ok": q >= _P_LOW_QUALITY, "change": None,
+            }
         return out
 
     def _scene_and_report(
-        self, study: int, states: Any, prev: dict[str, EntityState] | None, devices: tuple[str, ...],
-        prev_devices: tuple[str, ...], annotations: dict[str, dict[str, Any]], views: list[str], dicoms: list[str], k: int,
+        self, study: int, states: Mapping[str, EntityState], prev: Mapping[str, EntityState] | None,
+        devices: tuple[str, ...], prev_devices: tuple[str, ...], annotations: dict[str, dict[str, Any]],
+        views: list[str], dicoms: list[str], k: int,
     ) -> tuple[dict[str, Any], str, int, int]:
         """The scene graph and report of one study, their observation count and study quality level."""
         frontal_ids = [d for v, d in zip(views, dicoms) if v in ("PA", "AP")]
@@ -328,22 +359,24 @@ class _PatientWriter:
             if d.change in ("new", "worsened", "improved", "resolved") or (k == 0 and s.present and ann["certain"]):
                 impression.append(d.text)
             parts = [s]
-            if s.present and s.laterality == "bilateral" and e not in ("pulmonary edema", "vascular congestion") and self.meta.random() < _P_SPLIT:
+            if s.present and s.laterality == "bilateral" and e not in _BILATERAL_ONLY and self.meta.random() < _P_SPLIT:
                 parts = [EntityState(True, s.severity, "right"), EntityState(True, s.severity, "left")]
             for part in parts:
-                observe(sid, self._observation(e, part, p, d, ann, frontal_ids))
+                summary = d.summary if part is s else cxr_text.describe(e, None, part).summary
+                observe(sid, self._observation(e, part, d, summary, ann, frontal_ids))
         for device in sorted(set(devices) | set(prev_devices)):
             text = cxr_text.device_sentence(device, device in prev_devices, device in devices)
             if text:
                 findings.append(text)
                 sid = sentence("FINDINGS", text)
                 if device in devices:
-                    observe(sid, self._device(device, frontal_ids))
+                    observe(sid, self._device(device))
         if not impression:
-            impression = ["No significant interval change." if any(s.present for e, s in states.items() if e not in ("bony structures intact", "normal cardiac silhouette")) else "No acute cardiopulmonary process."]
+            abnormal = any(s.present for e, s in states.items() if e not in UNGRADED)
+            impression = ["No significant interval change." if abnormal else "No acute cardiopulmonary process."]
         for text in impression:
             sentence("IMPRESSION", text)
-        study_quality = {key: min((o["obs_quality"][key] for o in observations.values()), default=5) for key in _QUALITY_KEYS}
+        study_quality = {k: min((o["obs_quality"][k] for o in observations.values()), default=5) for k in _QUALITY_KEYS}
         indication = _INDICATIONS[int(self.meta.integers(len(_INDICATIONS)))]
         graph = {
             "patient_id": f"p{self.subject}",
@@ -351,8 +384,10 @@ class _PatientWriter:
             "sentences": sentences,
             "top_level_obs_ids": list(observations),
             "observations": observations,
-            "indication": {"indication_summary": indication, "patient_info": "", "indication": indication, "evaluation": "",
-                           "associated_sentence_ids": [], "associated_obs_ids": [], "answer_for_indication": None},
+            "indication": {
+                "indication_summary": indication, "patient_info": "", "indication": indication, "evaluation": "",
+                "associated_sentence_ids": [], "associated_obs_ids": [], "answer_for_indication": None,
+            },
             "regions": regions,
             "located_at_relations": located,
             "obs_relations": [],
@@ -362,15 +397,17 @@ class _PatientWriter:
             "study_img_localization_quality": {d: (5 if d in frontal_ids else 1) for d in dicoms},
         }
         procedure = _procedure(views)
-        technique = {"CHEST (PA AND LAT)": "Chest PA and lateral", "CHEST (PORTABLE AP)": "Portable AP chest radiograph"}[procedure]
-        text = cxr_text.report(examination=procedure, indication=indication, technique=technique,
-                               comparison="___." if k else "None.", findings=findings, impression=impression)
+        text = cxr_text.report(
+            examination=procedure, indication=indication, technique=_TECHNIQUE[procedure],
+            comparison="___." if k else "None.", findings=findings, impression=impression,
+        )
         return graph, text, len(observations), min(study_quality.values())
 
-    def _observation(self, e: str, s: EntityState, prev: EntityState | None, d: cxr_text.Sentence,
+    def _observation(self, e: str, s: EntityState, d: cxr_text.Sentence, summary: str,
                      ann: dict[str, Any], frontal_ids: list[str]) -> dict[str, Any]:
+        """One QBA observation node for entity ``e`` in state ``s`` worded as ``d``."""
         certain = ann["certain"]
-        name = cxr_text.phrase(e, s) if s.present and e not in ("bony structures intact", "normal cardiac silhouette") else d.name
+        name = cxr_text.phrase(e, s) if s.present and e not in UNGRADED else d.name
         regions = _regions(e, s.laterality, s.present)
         levels = [3 if u < 0.2 else 4 if u < 0.5 else 5 for u in self.meta.random(len(_QUALITY_KEYS)).tolist()]
         quality = dict(zip(_QUALITY_KEYS, levels))
@@ -379,63 +416,90 @@ class _PatientWriter:
         localization = {}
         if s.present:
             boxes = [list(self.boxes[r]) for r in regions if r in self.boxes]
+            missing = [r for r in regions if r not in self.boxes]
             localization = {
                 i: {"image_id": i, "localization_reference_ids": regions, "bboxes": boxes, "instance_mask_ids": [],
-                    "missing_localization": [r for r in regions if r not in self.boxes], "is_fallback": False, "localization_quality": 5}
+                    "missing_localization": missing, "is_fallback": False, "localization_quality": 5}
                 for i in frontal_ids
             }
-        probability = ("positive" if s.present else "negative") if certain else ("possible" if s.present else "unlikely")
-        return {
-            "name": name,
-            "summary_sentence": d.summary if len(regions) == 1 or not s.present else f"There is {name}.",
-            "child_type": None,
-            "child_level": 0,
-            "regions": [{"region": r, "distances": []} for r in regions],
-            "non_resolved_regions": [],
-            "laterality": s.laterality or "unspecified",
-            "default_regions": [],
-            "obs_entities": [QBA_NAMES[e]],
-            "obs_entities_parents": [],
-            "non_resolved_obs_entities": [],
-            "obs_categories": _CATEGORIES.get(e, ["ANATOMICAL_FINDING"]),
-            "obs_subcategories": _SUBCATEGORIES.get(e, ["LUNG_FIELD"]),
-            "probability": probability,
-            "certainty": "certain" if certain else "uncertain",
-            "positiveness": "pos" if s.present else "neg",
-            "modifiers": {"temporal": [], "severity": [d.severity] if d.severity else [], "texture": [], "spread": []},
-            "changes": [d.change] if certain and d.change else [],
-            "change_sentence": d.text if certain and d.change else None,
-            "from_report": True,
-            "obs_quality": quality,
-            "localization": localization,
-        }
+        if certain:
+            probability = "positive" if s.present else "negative"
+        else:
+            probability = "possible" if s.present else "unlikely"
+        return _node(
+            name=name, summary=summary, regions=regions, laterality=s.laterality or "unspecified", entity=QBA_NAMES[e],
+            categories=_CATEGORIES.get(e, ["ANATOMICAL_FINDING"]), subcategories=_SUBCATEGORIES.get(e, ["LUNG_FIELD"]),
+            probability=probability, certain=certain, positive=s.present, severity=d.severity,
+            change=d.change if certain else None, change_sentence=d.text if certain and d.change else None,
+            quality=quality, localization=localization,
+        )
 
-    def _device(self, device: str, frontal_ids: list[str]) -> dict[str, Any]:
+    def _device(self, device: str) -> dict[str, Any]:
         name = cxr_text.DEVICE_TEXT[device]
-        return {
-            "name": name, "summary_sentence": f"There is {name}.", "child_type": None, "child_level": 0,
-            "regions": [{"region": "mediastinum", "distances": []}], "non_resolved_regions": [], "laterality": "unspecified",
-            "default_regions": [], "obs_entities": [device], "obs_entities_parents": ["support device"], "non_resolved_obs_entities": [],
-            "obs_categories": ["DEVICE"], "obs_subcategories": ["TUBES_AND_LINES"], "probability": "positive", "certainty": "certain",
-            "positiveness": "pos", "modifiers": {"temporal": [], "severity": [], "texture": [], "spread": []}, "changes": [],
-            "change_sentence": None, "from_report": True, "obs_quality": dict.fromkeys(_QUALITY_KEYS, 5), "localization": {},
-        }
+        return _node(
+            name=name, summary=f"There is {_article(name)} {name}.", regions=["mediastinum"], laterality="unspecified",
+            entity=device, categories=["DEVICE"], subcategories=["TUBES_AND_LINES"], probability="positive",
+            certain=True, positive=True, severity=None, change=None, change_sentence=None,
+            quality=dict.fromkeys(_QUALITY_KEYS, 5), localization={},
+        )
 
     def _write_text(self, study: int, graph: dict[str, Any], report: str) -> None:
         (self.jpg / report_path(self.subject, study)).write_text(report, encoding="utf-8")
-        (self.qba / scene_graph_path(self.subject, study)).write_text(json.dumps(graph, separators=(",", ":")), encoding="utf-8")
+        graph_text = json.dumps(graph, separators=(",", ":"))
+        (self.qba / scene_graph_path(self.subject, study)).write_text(graph_text, encoding="utf-8")
 
-    def _write_images(self, study: int, visit: Any, views: list[str], dicoms: list[str], corrupt_dicom: str | None) -> None:
+    def _write_images(
+        self, study: int, visit: Visit, views: list[str], dicoms: list[str], truncate: str | None
+    ) -> None:
+        """Render every image of a study; the image ``truncate`` names is cut short (the corrupt JPEG)."""
         folder = self.jpg / image_path(self.subject, study, "x")
         folder.parent.mkdir()
         for view, dicom in zip(views, dicoms):
-            image = render_cxr(visit.states, view, self.size, self.render_rng, anatomy=self.truth.anatomy, devices=visit.devices)
+            image = render_cxr(
+                visit.states, view, self.size, self.render_rng, anatomy=self.truth.anatomy, devices=visit.devices
+            )
             buf = io.BytesIO()
             image.save(buf, format="JPEG", quality=90)
             data = buf.getvalue()
-            if dicom == corrupt_dicom:
+            if dicom == truncate:
                 data = data[: len(data) * 6 // 10]
             folder.with_name(f"{dicom}.jpg").write_bytes(data)
+
+
+def _node(
+    *, name: str, summary: str, regions: list[str], laterality: str, entity: str, categories: list[str],
+    subcategories: list[str], probability: str, certain: bool, positive: bool, severity: str | None,
+    change: str | None, change_sentence: str | None, quality: dict[str, int], localization: dict[str, Any],
+) -> dict[str, Any]:
+    """An observation node with the fields (and field order) of a MIMIC-Ext-CXR-QBA scene graph."""
+    return {
+        "name": name,
+        "summary_sentence": summary,
+        "child_type": None,
+        "child_level": 0,
+        "regions": [{"region": r, "distances": []} for r in regions],
+        "non_resolved_regions": [],
+        "laterality": laterality,
+        "default_regions": [],
+        "obs_entities": [entity],
+        "obs_entities_parents": [],
+        "non_resolved_obs_entities": [],
+        "obs_categories": categories,
+        "obs_subcategories": subcategories,
+        "probability": probability,
+        "certainty": "certain" if certain else "uncertain",
+        "positiveness": "pos" if positive else "neg",
+        "modifiers": {"temporal": [], "severity": [severity] if severity else [], "texture": [], "spread": []},
+        "changes": [change] if change else [],
+        "change_sentence": change_sentence,
+        "from_report": True,
+        "obs_quality": quality,
+        "localization": localization,
+    }
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
 
 
 def _regions(e: str, side: str | None, present: bool) -> list[str]:
@@ -443,9 +507,11 @@ def _regions(e: str, side: str | None, present: bool) -> list[str]:
              "vascular congestion": "hilar structures", "pulmonary edema": "lungs"}
     if e in fixed:
         return [fixed[e]]
-    zone = {"pleural effusion": "costophrenic angle", "pneumothorax": "apical zone", "sub-diaphragmatic air": "hemidiaphragm",
-            "elevated hemidiaphragm": "hemidiaphragm", "consolidation": "lower lung zone", "lung opacity": "mid lung zone",
-            "atelectasis": "lower lung zone"}[e]
+    zone = {
+        "pleural effusion": "costophrenic angle", "pneumothorax": "apical zone",
+        "sub-diaphragmatic air": "hemidiaphragm", "elevated hemidiaphragm": "hemidiaphragm", "consolidation": "lower lung zone", "lung opacity": "mid lung zone",
+        "atelectasis": "lower lung zone",
+    }[e]
     if not present and zone != "hemidiaphragm":
         return ["lungs"]
     return [f"{s} {zone}" for s in (("right", "left") if side in (None, "bilateral") else (side,))]

@@ -75,7 +75,8 @@ def phrase(entity: str, state: EntityState, *, with_severity: bool = True) -> st
         core = f"free air under {where}"
         return f"{sev} amount of {core}" if sev else core
     if entity == "elevated hemidiaphragm":
-        core = "elevation of both hemidiaphragms" if both else f"elevation of the {side} hemidiaphragm" if side else entity
+        where = "both hemidiaphragms" if both else f"the {side} hemidiaphragm"
+        core = f"elevation of {where}" if side else entity
     elif entity == "atelectasis":
         core = "bibasilar atelectasis" if both else f"{side} basilar atelectasis" if side else entity
     elif entity == "consolidation":
@@ -136,10 +137,12 @@ def _bones(prev: EntityState | None, cur: EntityState, change: str | None) -> Se
 
 def _silhouette(prev: EntityState | None, cur: EntityState, change: str | None) -> Sentence:
     if cur.present:
-        text = "The cardiac silhouette has returned to normal size." if change == "new" else "The cardiac silhouette is normal in size."
-        return Sentence(text, "normal cardiac silhouette", "The cardiac silhouette is normal in size.", change, None)
-    text = "The cardiac silhouette is no longer normal in size." if change == "resolved" else "The cardiac silhouette is enlarged."
-    return Sentence(text, "enlarged cardiac silhouette", "The cardiac silhouette is enlarged.", change, None)
+        normal = "The cardiac silhouette is normal in size."
+        text = "The cardiac silhouette has returned to normal size." if change == "new" else normal
+        return Sentence(text, "normal cardiac silhouette", normal, change, None)
+    enlarged = "The cardiac silhouette is enlarged."
+    text = "The cardiac silhouette is no longer normal in size." if change == "resolved" else enlarged
+    return Sentence(text, "enlarged cardiac silhouette", enlarged, change, None)
 
 
 def device_sentence(device: str, before: bool, now: bool) -> str | None:

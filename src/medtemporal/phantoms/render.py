@@ -376,6 +376,8 @@ def render_cxr(
         An 8-bit grayscale (``L``) image.
     """
     a = anatomy or _NOMINAL
+    if view.upper() not in FRONTAL_VIEWS + LATERAL_VIEWS:
+        raise ValueError(f"view must be one of {', '.join(FRONTAL_VIEWS + LATERAL_VIEWS)} (got {view!r})")
     frontal = view.upper() in FRONTAL_VIEWS
     img = _frontal(states, a, size) if frontal else _lateral(states, a, size)
     gain = rng.normal(0.93 if view.upper() == "AP" else 1.0, 0.02)
@@ -411,5 +413,6 @@ def region_boxes(anatomy: Anatomy, size: int) -> dict[str, tuple[float, float, f
     boxes["heart"] = (hx - geo.heart_rx, hy - geo.heart_ry, hx + geo.heart_rx, geo.dome_base["left"])
     boxes["hilar structures"] = (anatomy.center_x - 0.14, 0.38, anatomy.center_x + 0.14, 0.56)
     boxes["mediastinum"] = (anatomy.center_x - 0.08, 0.1, anatomy.center_x + 0.08, 0.5)
-    boxes["bony thorax"] = (anatomy.center_x - anatomy.thorax_half_width, 0.1, anatomy.center_x + anatomy.thorax_half_width, 0.8)
+    half = anatomy.thorax_half_width
+    boxes["bony thorax"] = (anatomy.center_x - half, 0.1, anatomy.center_x + half, 0.8)
     return {k: tuple(round(float(v) * size, 1) for v in box) for k, box in boxes.items()}  # type: ignore[misc]

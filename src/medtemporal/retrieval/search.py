@@ -18,7 +18,6 @@ over 17,144 pairs need no more than a few tens of MB at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -41,16 +40,23 @@ def top_k(queries: np.ndarray, keys: np.ndarray, k: int) -> tuple[np.ndarray, np
         ``(indices, scores)``, both (m, k), best first; among equal scores the lower index wins,
         exactly as a stable sort of all scores would choose.
     """
-    queries = np.asarray(queries, dtype=np.float32)
     keys = np.asarray(keys, dtype=np.float32)
-    if queries.ndim != 2 or keys.ndim != 2 or queries.shape[1] != keys.shape[1]:
+    if keys.ndim != 2:
+        raise InvalidInputError(f"Corpus vectors must form a matrix, not shape {keys.shape}; embed the corpus again.")
+    return _top_k(queries, np.ascontiguousarray(keys.T), k)
+
+
+def _top_k(queries: np.ndarray, keys_t: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """`top_k` with the keys already transposed to (d, n), so a retriever prepares them once."""
+    queries = np.asarray(queries, dtype=np.float32)
+    if queries.ndim != 2 or queries.shape[1] != keys_t.shape[0]:
         raise InvalidInputError(
-            f"Query vectors {queries.shape} and corpus vectors {keys.shape} do not match; embed both with one embedder."
+            f"Query vectors {queries.shape} and corpus vectors {keys_t.shape[::-1]} do not match; "
+            "embed both with one embedder."
         )
-    n = keys.shape[0]
+    n = keys_t.shape[1]
     if not 1 <= k <= n:
         raise InvalidInputError(f"top-k of {k} is out of range for a corpus of {n}; use 1 to {n}.")
-    keys_t = np.ascontiguousarray(keys.T)
     out_idx = np.empty((queries.shape[0], k), dtype=np.int64)
     out_score = np.empty((queries.shape[0], k), dtype=np.float32)
     for start in range(0, queries.shape[0], BLOCK):
@@ -67,44 +73,48 @@ def top_k(queries: np.ndarray, keys: np.ndarray, k: int) -> tuple[np.ndarray, np
     return out_idx, out_score
 
 
-@dataclass(frozen=True)
+def _transposed(*blocks: np.ndarray) -> np.ndarray:
+    """Corpus vector blocks side by side, as one contiguous (d, n) float32 matrix."""
+    return np.ascontiguousarray(np.concatenate([np.asarray(b, dtype=np.float32) for b in blocks], axis=1).T)
+
+
 class PairwiseImageRetriever:
     """Pairs whose historical and current images are both like the query's (eq. 2)."""
 
-    historical: np.ndarray
-    """(n, d) unit vectors of the corpus's historical images."""
-    current: np.ndarray
-    """(n, d) unit vectors of the corpus's current images."""
+    def __init__(self, historical: np.ndarray, current: np.ndarray) -> None:
+        """``historical``/``current``: (n, d) unit vectors of the corpus's historical/current images."""
+        if np.shape(historical) != np.shape(current):
+            raise InvalidInputError("Corpus historical and current vectors differ in shape; embed both with one embedder.")
+        self._keys_t = _transposed(historical, current)
 
     def search(self, historical: np.ndarray, current: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` corpus pairs for query pairs; scores are sim(h, h') + sim(c, c') in [-2, 2]."""
-        if historical.shape != current.shape:
+        if np.shape(historical) != np.shape(current):
             raise InvalidInputError("Query historical and current vectors differ in shape; embed both with one embedder.")
-        keys = np.concatenate([self.historical, self.current], axis=1)
-        return top_k(np.concatenate([historical, current], axis=1), keys, k)
+        return _top_k(np.concatenate([historical, current], axis=1), self._keys_t, k)
 
 
-@dataclass(frozen=True)
 class ImageRetriever:
     """Corpus pairs whose current image is like the query's current image (image→image)."""
 
-    current: np.ndarray
+    def __init__(self, current: np.ndarray) -> None:
+        self._keys_t = _transposed(current)
 
     def search(self, current: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` by sim(c, c')."""
-        return top_k(current, self.current, k)
+        return _top_k(current, self._keys_t, k)
 
 
-@dataclass(frozen=True)
 class ImageTextRetriever:
     """Corpus reports whose text embedding is like the query's current image (image→text)."""
 
-    reports: np.ndarray
-    """(n, d) unit text vectors of the corpus reports, in the image encoder's joint space."""
+    def __init__(self, reports: np.ndarray) -> None:
+        """``reports``: (n, d) unit text vectors of the corpus reports, in the image encoder's joint space."""
+        self._keys_t = _transposed(reports)
 
     def search(self, current: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` by sim(c, report')."""
-        return top_k(current, self.reports, k)
+        return _top_k(current, self._keys_t, k)
 
 
 class TfidfRetriever:

@@ -33,7 +33,8 @@ Rules, each exclusion counted in the returned `Counter` under the key named:
    (``study_image_corrupt``): PIL ``verify()`` plus the end-of-image marker
    (``verify`` alone does not notice a truncated JPEG; neither decodes pixels).
 3. A study needs its scene graph (``study_no_scene_graph``) and a readable one
-   (``study_scene_graph_unreadable``).
+   (``study_scene_graph_unreadable``). Study checks run in this order:
+   lateral-only, scene graph present, image, scene graph readable.
 4. Observations are kept when one of their ``obs_categories`` is in
    ``categories`` (else ``obs_not_disease_category``), one of their
    ``obs_entities`` maps to our names through `ENTITY_ALIASES` (else
@@ -64,6 +65,7 @@ Patient and study ids are written as in MIMIC-Ext-CXR-QBA (``p10000032``,
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -94,6 +96,7 @@ METADATA_COLUMNS: tuple[str, ...] = (
 )
 """Columns of the MIMIC-CXR-JPG 2.0.0 metadata file, in order."""
 _NEEDED = ("dicom_id", "subject_id", "study_id", "ViewPosition", "StudyDate", "StudyTime")
+_TEXT_COLUMNS = ("dicom_id", "ViewPosition", "StudyDate", "StudyTime")
 
 STUDY_METADATA = "metadata/study_metadata"
 """QBA study metadata, as ``.parquet`` and ``.csv.gz``."""
@@ -170,9 +173,9 @@ def quality_level(value: Any) -> int | None:
     """A QBA quality value (level 0-5 or grade letter) as a level, or None when unknown."""
     if isinstance(value, str):
         return QUALITY_GRADES.index(value) if value in QUALITY_GRADES else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
-        return int(value)
-    return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if math.isfinite(value) else None
 
 
 def read_timelines(
@@ -203,6 +206,8 @@ def read_timelines(
     if min_quality not in QUALITY_GRADES:
         raise InvalidInputError(f"min_quality must be one of {', '.join(QUALITY_GRADES)} (got {min_quality!r}).")
     threshold = QUALITY_GRADES.index(min_quality)
+    if min_visits < 1:
+        raise InvalidInputError(f"min_visits must be at least 1 (got {min_visits}).")
     csv_path = _check_jpg_root(jpg)
     _check_qba_root(qba_root)
     excluded: Counter[str] = Counter()
@@ -214,7 +219,8 @@ def read_timelines(
     report_root = Path(reports) if reports is not None else jpg
     wanted = set(categories)
     built: dict[int, list[tuple[pd.Timestamp, Study]]] = defaultdict(list)
-    for row in tqdm(studies.itertuples(index=False), total=len(studies), desc="scene graphs", unit="study", disable=None):
+    rows = tqdm(studies.itertuples(index=False), total=len(studies), desc="scene graphs", unit="study", disable=None)
+    for row in rows:
         if not isinstance(row.frontal, str):
             excluded["study_lateral_only"] += 1
             continue
@@ -245,7 +251,9 @@ def read_timelines(
         elif len(visits) < min_visits:
             excluded["patient_too_few_visits"] += 1
         else:
-            timelines.append(Timeline(patient_id=f"p{subject}", source="mimic-cxr", licence="credentialed", studies=tuple(visits)))
+            timelines.append(
+                Timeline(patient_id=f"p{subject}", source="mimic-cxr", licence="credentialed", studies=tuple(visits))
+            )
     return timelines, excluded
 
 
@@ -262,12 +270,15 @@ def _check_jpg_root(jpg: Path) -> Path:
 
 
 def _check_qba_root(qba: Path) -> None:
+    hint = "pass the MIMIC-Ext-CXR-QBA root that holds scene_data/ and metadata/"
     if not qba.is_dir():
-        raise InvalidInputError(f"The MIMIC-Ext-CXR-QBA folder {qba} does not exist; pass the folder that holds scene_data/ and metadata/.")
+        raise InvalidInputError(f"The MIMIC-Ext-CXR-QBA folder {qba} does not exist; {hint}.")
     if not (qba / "scene_data").is_dir():
         if (qba / "scene_data.zip").is_file():
-            raise InvalidInputError(f"{qba} has scene_data.zip but no scene_data/ folder; unzip it there (unzip scene_data.zip -d {qba}).")
-        raise InvalidInputError(f"{qba} has no scene_data/ folder; pass the MIMIC-Ext-CXR-QBA root that holds scene_data/ and metadata/.")
+            raise InvalidInputError(
+                f"{qba} has scene_data.zip but no scene_data/ folder; unzip it there (unzip scene_data.zip -d {qba})."
+            )
+        raise InvalidInputError(f"{qba} has no scene_data/ folder; {hint}.")
 
 
 def read_image_metadata(path: str | Path) -> pd.DataFrame:
@@ -280,7 +291,9 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
     try:
         header = pd.read_csv(path, nrows=0).columns
     except (OSError, ValueError) as exc:
-        raise InvalidInputError(f"{path} cannot be read as CSV ({exc}); re-download it from the MIMIC-CXR-JPG release.") from None
+        raise InvalidInputError(
+            f"{path} cannot be read as CSV ({exc}); re-download it from the MIMIC-CXR-JPG release."
+        ) from None
     for column in _NEEDED:
         if column not in header:
             raise InvalidInputError(
@@ -291,11 +304,13 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
         df = pd.read_csv(
             path,
             usecols=list(_NEEDED),
-            dtype={"dicom_id": str, "subject_id": "int64", "study_id": "int64", "ViewPosition": str, "StudyDate": str, "StudyTime": str},
+            dtype={"subject_id": "int64", "study_id": "int64", **dict.fromkeys(_TEXT_COLUMNS, str)},
             keep_default_na=False,
         )
     except ValueError as exc:
-        raise InvalidInputError(f"{path} has a value that cannot be parsed ({exc}); subject_id and study_id must be integers.") from None
+        raise InvalidInputError(
+            f"{path} has a value that cannot be parsed ({exc}); subject_id and study_id must be integers."
+        ) from None
     df["dt"] = parse_study_datetime(df["StudyDate"], df["StudyTime"])
     return df
 
@@ -322,16 +337,22 @@ def read_study_metadata(qba: str | Path) -> pd.DataFrame:
             df = pd.read_parquet(parquet, columns=None)
         except Exception as exc:  # pyarrow raises several types for damaged files
             raise InvalidInputError(
-                f"{parquet} cannot be read as Parquet ({type(exc).__name__}); re-download it, or delete it to use {csv.name}."
+                f"{parquet} cannot be read as Parquet ({type(exc).__name__}); "
+                f"re-download it, or delete it to use {csv.name}."
             ) from None
         source = parquet
     elif csv.is_file():
         df, source = pd.read_csv(csv, dtype={"patient_id": str, "study_id": str}), csv
     else:
-        raise InvalidInputError(f"{qba / 'metadata'} has neither study_metadata.parquet nor study_metadata.csv.gz; pass the MIMIC-Ext-CXR-QBA root.")
+        raise InvalidInputError(
+            f"{qba / 'metadata'} has neither study_metadata.parquet nor study_metadata.csv.gz; "
+            "pass the MIMIC-Ext-CXR-QBA root."
+        )
     for column in STUDY_METADATA_COLUMNS:
         if column not in df.columns:
-            raise InvalidInputError(f"{source} has no column `{column}`; use the study metadata of the MIMIC-Ext-CXR-QBA release.")
+            raise InvalidInputError(
+                f"{source} has no column `{column}`; use the study metadata of the MIMIC-Ext-CXR-QBA release."
+            )
     try:
         out = pd.DataFrame({
             "subject_id": df["patient_id"].astype(str).str.lstrip("p").astype("int64"),
@@ -340,7 +361,9 @@ def read_study_metadata(qba: str | Path) -> pd.DataFrame:
             "tsp": _as_number(df["timespan_since_prev"]),
         })
     except ValueError as exc:
-        raise InvalidInputError(f"{source} has a malformed id ({exc}); ids must look like p10000032 and s50414267.") from None
+        raise InvalidInputError(
+            f"{source} has a malformed id ({exc}); ids must look like p10000032 and s50414267."
+        ) from None
     return out
 
 
@@ -357,10 +380,12 @@ def _as_number(col: pd.Series) -> pd.Series:
 
 def _studies(images: pd.DataFrame) -> pd.DataFrame:
     """One row per study: subject, time, chosen frontal dicom id (None if none) and position in the patient."""
-    studies = images.groupby("study_id", sort=False).agg(subject_id=("subject_id", "first"), dt=("dt", "min")).reset_index()
+    studies = images.groupby("study_id", sort=False).agg(subject_id=("subject_id", "first"), dt=("dt", "min"))
+    studies = studies.reset_index()
     frontal = images[images["ViewPosition"].isin(FRONTAL_VIEWS)].copy()
     frontal["rank"] = frontal["ViewPosition"].map({v: i for i, v in enumerate(FRONTAL_VIEWS)})
-    chosen = frontal.sort_values(["study_id", "rank", "dicom_id"]).drop_duplicates("study_id").set_index("study_id")["dicom_id"]
+    chosen = frontal.sort_values(["study_id", "rank", "dicom_id"]).drop_duplicates("study_id")
+    chosen = chosen.set_index("study_id")["dicom_id"]
     studies["frontal"] = studies["study_id"].map(chosen).astype(object).where(lambda s: s.notna(), None)
     studies = studies.sort_values(["subject_id", "dt", "study_id"], na_position="last", kind="stable")
     studies["order"] = studies.groupby("subject_id").cumcount() + 1
@@ -418,14 +443,18 @@ def _image_state(path: Path) -> str | None:
     return None
 
 
-def _findings(observations: Iterable[dict[str, Any]], categories: set[str], threshold: int, excluded: Counter[str]) -> tuple[Finding, ...]:
+def _findings(
+    observations: Iterable[dict[str, Any]], categories: set[str], threshold: int, excluded: Counter[str]
+) -> tuple[Finding, ...]:
+    """Keep the certain, good-enough, disease-relevant observations of our entities and merge them per entity."""
     kept: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for obs in observations:
         cats = [c for c in obs.get("obs_categories") or [] if c in categories]
         if not cats:
             excluded["obs_not_disease_category"] += 1
             continue
-        entity = next((ENTITY_ALIASES[e.lower()] for e in obs.get("obs_entities") or [] if e.lower() in ENTITY_ALIASES), None)
+        names = [str(e).lower() for e in obs.get("obs_entities") or []]
+        entity = next((ENTITY_ALIASES[e] for e in names if e in ENTITY_ALIASES), None)
         if entity is None:
             excluded["obs_other_entity"] += 1
             continue
@@ -482,7 +511,9 @@ def _views_by_study(images: pd.DataFrame) -> dict[int, list[tuple[str, str]]]:
     return {int(ids[a]): list(zip(dicoms[a:b], views[a:b])) for a, b in zip(starts, ends)}
 
 
-def _study(row: Any, views: list[tuple[str, str]], frontal: str, findings: tuple[Finding, ...], report_root: Path) -> Study:
+def _study(
+    row: Any, views: list[tuple[str, str]], frontal: str, findings: tuple[Finding, ...], report_root: Path
+) -> Study:
     when = row.dt.isoformat(timespec="milliseconds")
     refs = tuple(
         ImageRef(path=image_path(row.subject_id, row.study_id, d), visit=int(row.order), timestamp=when, view=v or None)

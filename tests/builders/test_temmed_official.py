@@ -1,0 +1,106 @@
+"""Readers of the released TemMed-Bench JSON files, on small files in exactly the released structure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from medtemporal.benchmark import load
+from medtemporal.builders.temmed_official import read_official
+from medtemporal.cli import main
+from medtemporal.errors import InvalidInputError
+from medtemporal.retrieval import load_corpus
+
+
+def _img(root: Path, patient: int, study: int) -> str:
+    rel = f"train/patient{patient}/study{study}/view1_frontal"
+    (root / "PNG" / rel).parent.mkdir(parents=True, exist_ok=True)
+    Image.new("L", (8, 8), patient * 10 + study).save(root / "PNG" / f"{rel}.png")
+    return f"{rel}.jpg"
+
+
+def _release(tmp_path: Path) -> tuple[Path, Path]:
+    root, files = tmp_path / "chexpert", tmp_path / "release"
+    files.mkdir(parents=True)
+    test = []
+    for p in (1, 2, 3):
+        test.append({
+            "image_path": _img(root, p, 2).replace(".jpg", ".png"),
+            "historical_image_path": _img(root, p, 1),
+            "reference_images": [_img(root, 7, 3).replace(".jpg", ".png")],
+            "hist_reference_images": [_img(root, 7, 2).replace(".jpg", ".png")],
+            "VQA_Final": [{"VQA_question": f"Has the effusion of {p} improved?", "VQA_answer": "Yes."},
+                          {"VQA_question": f"Has the edema of {p} worsened?", "VQA_answer": "No"}],
+            "condition_changes_report": f"Stable effusion {p}.",
+            "reference_condition_changes_reports": ["Improving edema."],
+        })
+    corpus = [{"image_path": _img(root, 7, 3), "historical_image_path": _img(root, 7, 2),
+               "condition_changes_report": "Improving edema."},
+              {"image_path": _img(root, 1, 4), "historical_image_path": _img(root, 1, 3),
+               "condition_changes_report": "Stable effusion."}]  # patient1 is also in the test set
+    pairs = [{"right_option": "B", "condition_change": "stable effusion", "option": {"A": 2, "B": 0, "C": 1},
+              "Retrieval_TrainSet_now_idx": 1}]
+    selected = [{"img_id": 2, "question_id": 1}, {"img_id": 0, "question_id": 0}]
+    for name, data in [("TestSet_VQA_ReportGeneration_Final.json", test), ("TrainSet_KnowledgeCorpus_Final.json", corpus),
+                       ("TestSet_ImagePairSelection.json", pairs), ("TestSet_SelectedVQA_2000.json", selected)]:
+        (files / name).write_text(json.dumps(data, indent=4))
+    return root, files
+
+
+def test_released_files_become_items_with_their_references(tmp_path: Path) -> None:
+    root, files = _release(tmp_path)
+    official = read_official(files, root)
+    vqa = [i for i in official.items if i.task == "vqa"]
+    assert [(i.meta["instance"], i.meta["question_id"], i.answer) for i in vqa] == [(2, 1, "No"), (0, 0, "Yes")]
+    assert vqa[0].images[0].path == "PNG/train/patient3/study1/view1_frontal.png"
+    assert vqa[0].images[1].path == "PNG/train/patient3/study2/view1_frontal.png"
+    reports = [i for i in official.items if i.task == "report"]
+    assert [r.reference for r in reports] == ["Stable effusion 1.", "Stable effusion 2.", "Stable effusion 3."]
+    ref = reports[0].meta["retrieval"]["official"][0]
+    assert (ref["historical"], ref["current"], ref["report"]) == (
+        "PNG/train/patient7/study2/view1_frontal.png", "PNG/train/patient7/study3/view1_frontal.png", "Improving edema.")
+    (pair,) = [i for i in official.items if i.task == "image_pair"]
+    assert pair.answer == "B" and pair.question == "stable effusion" and pair.meta["instance"] == 0
+    assert [r.path.split("/")[2] for r in pair.images[::2]] == ["patient3", "patient1", "patient2"]
+    assert pair.meta["retrieval"]["official"][0]["report"] == "Stable effusion."
+    assert official.overlap == {"test_patients": 3, "corpus_patients": 2, "overlap_patients": 1,
+                                "overlap_test_instances": 1}
+
+
+def test_build_imports_the_release_and_reports_the_overlap(tmp_path: Path) -> None:
+    root, files = _release(tmp_path)
+    out = tmp_path / "bench"
+    assert main(["build", "temmed", "--official", str(files), "--chexpert-plus", str(root), "--out", str(out)]) == 0
+    bench = load(out)
+    assert bench.manifest.config["split"]["overlap_patients"] == 1
+    assert bench.manifest.licence == "credentialed"
+    assert len(load_corpus(out / "corpus.jsonl")) == 2
+    assert all(i.meta["retriever"] == "official" and "ablation" in i.meta for i in bench.items)
+    assert set(bench.manifest.sources) == {p.name for p in files.glob("*.json")}
+
+
+def test_without_the_selection_file_every_question_is_an_item(tmp_path: Path) -> None:
+    root, files = _release(tmp_path)
+    (files / "TestSet_SelectedVQA_2000.json").unlink()
+    official = read_official(files, root)
+    assert sum(i.task == "vqa" for i in official.items) == 6 and not official.selected_vqa
+
+
+@pytest.mark.parametrize(("name", "edit", "message"), [
+    ("TestSet_ImagePairSelection.json", lambda d: d[0].pop("Retrieval_TrainSet_now_idx"), "lacks Retrieval_TrainSet_now_idx"),
+    ("TestSet_ImagePairSelection.json", lambda d: d[0]["option"].update(A=9), "must map A, B and C"),
+    ("TestSet_VQA_ReportGeneration_Final.json", lambda d: d[0]["VQA_Final"][0].update(VQA_answer="Maybe"), "neither Yes nor No"),
+    ("TestSet_SelectedVQA_2000.json", lambda d: d[0].update(question_id=5), "points outside"),
+    ("TrainSet_KnowledgeCorpus_Final.json", lambda d: d[0].update(image_path="train/patient99/study1/view1_frontal.jpg"),
+     "No image for train/patient99"),
+])
+def test_malformed_release_files_fail_in_one_sentence(tmp_path: Path, name: str, edit, message: str) -> None:
+    root, files = _release(tmp_path)
+    data = json.loads((files / name).read_text())
+    edit(data)
+    (files / name).write_text(json.dumps(data))
+    with pytest.raises(InvalidInputError, match=message):
+        read_official(files, root)
