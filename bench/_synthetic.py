@@ -40,13 +40,13 @@ def make_benchmark(root: Path, n_items: int, images: bool = True, windows_per_pa
         for start in range(windows_per_patient):
             if len(items) == n_items:
                 break
-            refs = [ImageRef(path=visits[start + t], visit=t + 1, label=f"T{t + 1}") for t in range(5)] if images else []
+            refs = [ImageRef(path=visits[start + t], visit=t + 1, label=f"T{t + 1}") for t in range(5)]
             items.append(
                 Item.create(
                     benchmark=NAME,
                     task="TEL",
                     subtype="single_emergence",
-                    images=refs,
+                    images=refs if images else [],
                     question=f"Patient {patient}, window {start}: when does the effusion first appear?",
                     options=OPTIONS,
                     answer_type="choice",

@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pydantic import Field, ValidationError
 
@@ -128,6 +128,8 @@ class BenchmarkSpec:
     """Task → answer-extraction rule name (default: by the item's answer type)."""
     metrics: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": ("accuracy",)})
     """Task → metric names computed by `medtemporal score`."""
+    report: Callable[[Sequence[Path], Path], list[Path]] | None = None
+    """Writes the benchmark's own paper-layout tables and plots for runs of it, beside the common report."""
     subtype_groups: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     """Task → {column label → subtypes} where a paper's table merges subtypes (default: one per subtype)."""
 

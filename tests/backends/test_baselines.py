@@ -5,7 +5,14 @@ from pathlib import Path
 import pytest
 
 from medtemporal.backends import load
-from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Request, RequestError, TextPart
+from medtemporal.backends.base import (
+    GenerateConfig,
+    ImagePart,
+    Message,
+    Request,
+    RequestError,
+    TextPart,
+)
 from medtemporal.errors import UnknownNameError
 
 

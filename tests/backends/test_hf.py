@@ -5,17 +5,25 @@ import json
 
 import numpy as np
 import pytest
+from helpers.tiny import make_tiny_benchmark
 from PIL import Image
 
-from helpers.tiny import make_tiny_benchmark
 from medtemporal.backends import load
-from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Request, TextPart
+from medtemporal.backends.base import (
+    GenerateConfig,
+    ImagePart,
+    Message,
+    Request,
+    TextPart,
+)
 from medtemporal.runner import run
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>", "<global-img>"]
+SPECIALS = [
+    "<|endoftext|>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>", "<global-img>"
+]
 CHAT_TEMPLATE = (
     "<|im_start|>{% for m in messages %}{{ m['role'] | capitalize }}:"
     "{% for c in m['content'] %}{% if c['type'] == 'image' %}<image>{% elif c['type'] == 'text' %} {{ c['text'] }}"
@@ -26,8 +34,15 @@ CHAT_TEMPLATE = (
 def build_tiny_idefics3(folder):
     """A random-weight Idefics3 (SmolVLM architecture) with a BPE tokenizer trained on a few sentences."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor, PreTrainedTokenizerFast
-    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
+    from transformers import (
+        Idefics3Config,
+        Idefics3ForConditionalGeneration,
+        Idefics3Processor,
+        PreTrainedTokenizerFast,
+    )
+    from transformers.models.idefics3.image_processing_pil_idefics3 import (
+        Idefics3ImageProcessorPil,
+    )
 
     grid = [f"<row_{i}_col_{j}>" for i in range(1, 7) for j in range(1, 7)]
     tok = Tokenizer(models.BPE())
@@ -36,7 +51,8 @@ def build_tiny_idefics3(folder):
     trainer = trainers.BpeTrainer(
         vocab_size=320, special_tokens=SPECIALS + grid, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     )
-    tok.train_from_iterator(["User: Which interval? Answer with the letter A B C D E. Assistant: The answer is C."] * 3, trainer)
+    corpus = ["User: Which interval? Answer with the letter A B C D E. Assistant: The answer is C."] * 3
+    tok.train_from_iterator(corpus, trainer)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<|im_start|>", eos_token="<end_of_utterance>", pad_token="<|endoftext|>"
     )
@@ -112,7 +128,7 @@ def test_batched_generation_matches_one_by_one_and_counts_tokens(backend, tmp_pa
     assert max(backend.batcher.batches[before:]) > 1
     single = asyncio.run(alone())
     assert [r.text for r in batched] == [r.text for r in single]
-    for response, request in zip(batched, requests):
+    for response, request in zip(batched, requests, strict=True):
         assert response.input_tokens > 4 * request.n_images  # four image tokens per image, plus text
         assert 0 <= response.output_tokens <= 6
         assert response.model == backend.name

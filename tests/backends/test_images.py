@@ -9,7 +9,12 @@ from PIL import Image
 
 from medtemporal.backends import images
 from medtemporal.backends.base import RequestError
-from medtemporal.backends.images import ImageEncoder, encode_data_url, file_sha256, load_image
+from medtemporal.backends.images import (
+    ImageEncoder,
+    encode_data_url,
+    file_sha256,
+    load_image,
+)
 
 
 def _png(path, w, h, mode="L", seed=0):

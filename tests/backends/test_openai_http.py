@@ -5,11 +5,19 @@ import time
 
 import numpy as np
 import pytest
+from helpers.fake_openai import FakeOpenAI
 from PIL import Image
 
-from helpers.fake_openai import FakeOpenAI
 from medtemporal.backends import load
-from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Request, RequestError, RetryableError, TextPart
+from medtemporal.backends.base import (
+    GenerateConfig,
+    ImagePart,
+    Message,
+    Request,
+    RequestError,
+    RetryableError,
+    TextPart,
+)
 from medtemporal.backends.openai_http import retry_after
 from medtemporal.errors import InvalidInputError
 

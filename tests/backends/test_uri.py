@@ -8,7 +8,8 @@ from medtemporal.errors import InvalidInputError, UnknownNameError
 @pytest.mark.parametrize(
     "uri, base_url, model",
     [
-        ("openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct", "http://localhost:8000/v1", "Qwen/Qwen2.5-VL-7B-Instruct"),
+        ("openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct", "http://localhost:8000/v1",
+         "Qwen/Qwen2.5-VL-7B-Instruct"),
         ("openai+http://localhost:11434/v1:llama3.2-vision:11b", "http://localhost:11434/v1", "llama3.2-vision:11b"),
         ("openai+http://localhost:llava:7b", "http://localhost", "llava:7b"),
         ("openai+http://127.0.0.1:8000:org/model:tag", "http://127.0.0.1:8000", "org/model:tag"),

@@ -37,6 +37,8 @@ from typing import Any
 from aiohttp import web
 
 HOST = "127.0.0.1"
+TEST_API_KEY = "sk-test-SECRET-5f1c9a7e3b"
+"""A made-up key for tests that check keys never leak."""
 FAULTS = ("429", "500", "timeout", "drop", "malformed", "empty", "null", "401_echo", "400")
 
 
@@ -216,7 +218,8 @@ class FakeOpenAI:
 
     def _call(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         data = None if payload is None else json.dumps(payload).encode()
-        req = urllib.request.Request(f"http://{HOST}:{self.port}{path}", data=data, method="GET" if data is None else "POST")
+        url = f"http://{HOST}:{self.port}{path}"
+        req = urllib.request.Request(url, data=data, method="GET" if data is None else "POST")
         with urllib.request.urlopen(req, timeout=10) as resp:
             return json.loads(resp.read())
 
@@ -239,14 +242,14 @@ class FakeOpenAI:
     def close(self) -> None:
         self._stop()
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     @classmethod
-    def start(cls, **settings: Any) -> "FakeOpenAI":
+    def start(cls, **settings: Any) -> FakeOpenAI:
         """Serve in a daemon thread of this process."""
         ready: dict[str, Any] = {}
         started = threading.Event()
@@ -276,7 +279,7 @@ class FakeOpenAI:
         return cls(ready["port"], stop)
 
     @classmethod
-    def spawn(cls, **settings: Any) -> "FakeOpenAI":
+    def spawn(cls, **settings: Any) -> FakeOpenAI:
         """Serve in a separate Python process (survives clients being killed; own CPU)."""
         proc = subprocess.Popen(
             [sys.executable, __file__, "--port", "0", "--settings", json.dumps(settings)],

@@ -1,8 +1,6 @@
 import pytest
-
+from helpers.fake_openai import TEST_API_KEY as KEY
 from helpers.fake_openai import FakeOpenAI
-
-KEY = "sk-test-SECRET-5f1c9a7e3b"
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,14 @@ import threading
 
 from PIL import Image
 
-from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Request, Response, TextPart
+from medtemporal.backends.base import (
+    GenerateConfig,
+    ImagePart,
+    Message,
+    Request,
+    Response,
+    TextPart,
+)
 from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
 
 IDENTITY = {"uri": "openai+http://127.0.0.1:1/v1:m", "max_pixels": 100}

@@ -1,8 +1,8 @@
 import json
 
 import pytest
-
 from helpers.tiny import make_tiny_benchmark
+
 from medtemporal.errors import InvalidInputError
 from medtemporal.runner import check_data_use, run
 

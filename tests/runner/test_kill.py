@@ -10,18 +10,17 @@ import time
 from pathlib import Path
 
 import pytest
-
+from helpers.fake_openai import TEST_API_KEY as KEY
 from helpers.tiny import make_tiny_benchmark
+
 from medtemporal.benchmark import load
 from medtemporal.runner import RetryPolicy, run
 
-from .conftest import KEY
-
 TESTS = str(Path(__file__).resolve().parents[1])
 CHILD = (
-    "import sys; sys.path.insert(0, {tests!r}); import helpers.tiny; "
+    f"import sys; sys.path.insert(0, {TESTS!r}); import helpers.tiny; "
     "from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
-).format(tests=TESTS)
+)
 KILLS = 10
 
 

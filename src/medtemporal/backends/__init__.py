@@ -52,7 +52,8 @@ def load(uri: str, **options: Any) -> Backend:
     unknown = sorted(set(options) - accepted - RUN_OPTIONS)
     if unknown:
         raise InvalidInputError(
-            f"Backend {scheme!r} has no option {', '.join(unknown)}; its options are: {', '.join(sorted(accepted)) or 'none'}."
+            f"Backend {scheme!r} has no option {', '.join(unknown)}; "
+            f"its options are: {', '.join(sorted(accepted)) or 'none'}."
         )
     kwargs = {k: v for k, v in options.items() if k in accepted and v is not None}
     return factory(uri, target, **kwargs)

@@ -131,5 +131,8 @@ class Backend(ABC):
     def fit(self, pairs: list[tuple[str, str]]) -> None:
         """Prior baselines learn from (key, answer) pairs of the benchmark; others ignore this."""
 
+    async def prepare(self, request: Request) -> None:
+        """Get ready for ``request`` (e.g. encode its images) before a concurrency slot is taken; optional."""
+
     async def aclose(self) -> None:
         """Release connections, processes or GPU memory."""

@@ -47,7 +47,8 @@ class RandomBaseline(Backend):
         h = hashlib.sha256(f"{self.seed}\x00{request.config.seed}\x00{request.key}\x00{request.choices}".encode())
         for message in request.messages:
             for part in message.parts:
-                h.update(part.text.encode() if isinstance(part, TextPart) else b"\x01" + file_sha256(part.path).encode())
+                data = part.text if isinstance(part, TextPart) else "\x01" + file_sha256(part.path)
+                h.update(data.encode())
         return int.from_bytes(h.digest()[:8], "big")
 
     async def generate(self, request: Request) -> Response:
@@ -105,7 +106,9 @@ class MajorityBaseline(Backend):
     async def generate(self, request: Request) -> Response:
         choices = _closed(request, self.uri)
         if not self.overall:
-            raise RequestError(f"{self.uri} has not been fitted; call fit() with (subtype, answer) pairs.", reason="not_fitted")
+            raise RequestError(
+                f"{self.uri} has not been fitted; call fit() with (subtype, answer) pairs.", reason="not_fitted"
+            )
         answer = self._top(self.by_key.get(request.key or "", Counter()), choices) or self._top(self.overall, choices)
         return Response(answer or sorted(choices)[0], model=self.uri)
 
@@ -114,7 +117,8 @@ class MajorityBaseline(Backend):
         return {"uri": self.uri, "prior": prior}
 
 
-@register("backend", "baseline", description="random, constant-<ANSWER> and majority baselines", example="baseline:random")
+@register("backend", "baseline", description="random, constant-<ANSWER> and majority baselines",
+          example="baseline:random")
 def load_baseline(uri: str, target: str, *, seed: int = 0) -> Backend:
     """The baseline named by ``target``: ``random``, ``constant-<ANSWER>`` or ``majority``."""
     if target == "random":

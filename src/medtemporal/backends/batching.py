@@ -10,8 +10,8 @@ worker thread, one group at a time (one model, one device).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")

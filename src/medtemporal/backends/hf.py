@@ -175,7 +175,8 @@ class HFBackend(Backend):
             self._torch.cuda.empty_cache()
 
 
-@register("backend", "hf", description="local transformers model (needs the hf extra)", example="hf:/models/MedGemma-4b-it")
+@register("backend", "hf", description="local transformers model (needs the hf extra)",
+          example="hf:/models/MedGemma-4b-it")
 def load_hf(
     uri: str,
     target: str,

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import io
 import math
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -31,7 +32,7 @@ _digest_lock = threading.Lock()
 
 def _stamp(path: Path) -> tuple[int, int]:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         raise RequestError(f"Image {path} does not exist; check --image-root.", reason="missing_image") from None
     return st.st_mtime_ns, st.st_size

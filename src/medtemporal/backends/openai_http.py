@@ -134,6 +134,13 @@ class OpenAIBackend(Backend):
                 content.append({"type": "text", "text": part.text})
         return content
 
+    async def prepare(self, request: Request) -> None:
+        """Encode the request's images (once each) while it still waits for a slot."""
+        for message in request.messages:
+            for part in message.parts:
+                if isinstance(part, ImagePart):
+                    await self.images.adata_url(part.path)
+
     async def messages(self, request: Request) -> list[dict[str, Any]]:
         """The request as chat messages (system prompt first when the config sets one)."""
         out: list[dict[str, Any]] = []
@@ -184,13 +191,21 @@ class OpenAIBackend(Backend):
             status = exc.status_code
             wait = retry_after(exc.response.headers)
             if status == 429:
-                return RetryableError(f"{self.base_url} is rate limiting ({detail}).", reason="rate_limited", retry_after=wait)
+                return RetryableError(
+                    f"{self.base_url} is rate limiting ({detail}).", reason="rate_limited", retry_after=wait
+                )
             if status >= 500 or status in (408, 409):
-                return RetryableError(f"{self.base_url} failed with HTTP {status} ({detail}).", reason="server_error", retry_after=wait)
+                return RetryableError(
+                    f"{self.base_url} failed with HTTP {status} ({detail}).", reason="server_error", retry_after=wait
+                )
             hint = " Check the API key variable." if status in (401, 403) else ""
-            return RequestError(f"{self.base_url} refused the request with HTTP {status} ({detail}).{hint}", reason=f"http_{status}")
+            return RequestError(
+                f"{self.base_url} refused the request with HTTP {status} ({detail}).{hint}", reason=f"http_{status}"
+            )
         if isinstance(exc, (ValueError, o.APIResponseValidationError)):
-            return RetryableError(f"{self.base_url} sent a reply that is not valid JSON ({detail}).", reason="bad_response")
+            return RetryableError(
+                f"{self.base_url} sent a reply that is not valid JSON ({detail}).", reason="bad_response"
+            )
         return exc
 
     async def aclose(self) -> None:
@@ -203,10 +218,14 @@ def _api_key(api_key_env: str | None, base_url: str) -> str:
     if key:
         return key
     if api_key_env:
-        raise InvalidInputError(f"The environment variable {name} named by --api-key-env is not set; export it with your key.")
+        raise InvalidInputError(
+            f"The environment variable {name} named by --api-key-env is not set; export it with your key."
+        )
     if is_local_endpoint(base_url):
         return "EMPTY"  # local servers (vLLM, Ollama) accept any key
-    raise InvalidInputError(f"{base_url} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env).")
+    raise InvalidInputError(
+        f"{base_url} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env)."
+    )
 
 
 @register("backend", "openai", description="OpenAI API (or OPENAI_BASE_URL)", example="openai:gpt-4o")

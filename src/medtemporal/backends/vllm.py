@@ -100,7 +100,8 @@ class VLLMBackend(Backend):
         ]
 
 
-@register("backend", "vllm", description="vLLM offline engine (needs the vllm extra)", example="vllm:/models/Qwen2.5-VL-7B")
+@register("backend", "vllm", description="vLLM offline engine (needs the vllm extra)",
+          example="vllm:/models/Qwen2.5-VL-7B")
 def load_vllm(
     uri: str,
     target: str,

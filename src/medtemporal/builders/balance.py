@@ -5,8 +5,9 @@ random score (a shuffle that does not depend on how many candidates follow).
 `select` then fills the type's quota:
 
 * null-answer cap — at most ``round(quota * null)`` items whose answer is the
-  null option E (the default, 0.2, is one option in five, which is what makes
-  the five letters uniform);
+  null option E, and no more than a ``null`` share of the items chosen (the
+  default, 0.2, is one option in five, which is what makes the five letters
+  uniform, also when a small cohort cannot fill the quota);
 * per-abnormality cap — no abnormality is the focus of more than
   ``floor(quota * abnormality)`` items of the type;
 * certainty-pattern cap — at most ``floor(quota * uniform_pattern)`` items whose
@@ -162,7 +163,20 @@ def select(candidates: Iterable[Candidate], quota: int, caps: Caps) -> list[Cand
             continue
         heads[group] = i + 1
         taken[group] += 1
-    return chosen
+    return _trim_nulls(chosen, caps.null)
+
+
+def _trim_nulls(chosen: list[Candidate], null: float) -> list[Candidate]:
+    """Drop the last-admitted null answers beyond a ``null`` share of what was chosen.
+
+    The quota-based limit alone lets nulls dominate when a small cohort cannot
+    fill the quota with non-null questions.
+    """
+    non_null = sum(not c.null for c in chosen)
+    allowed = round(non_null * null / (1 - null)) if null < 1 else len(chosen)
+    nulls = [i for i, c in enumerate(chosen) if c.null]
+    drop = set(nulls[allowed:])
+    return [c for i, c in enumerate(chosen) if i not in drop]
 
 
 def assign_letters(selected: list[Candidate], rng: random.Random) -> list[str]:

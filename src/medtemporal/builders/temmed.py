@@ -205,6 +205,13 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _report(runs: list[Path], out: Path) -> list[Path]:
+    """Tables 3 and 4 and the top-k plot (see `medtemporal.report.temmed`)."""
+    from medtemporal.report.temmed import write_temmed_report
+
+    return write_temmed_report(runs, out)
+
+
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     name=BENCHMARK,
     version=VERSION,
@@ -216,4 +223,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     extractors={"vqa": "temmed_yesno", "report": "raw_text", "image_pair": "temmed_pair"},
     metrics={"vqa": ("accuracy", "yesno_macro_f1"), "report": ("bleu_1", "rouge_l", "meteor", "report_avg"),
              "image_pair": ("accuracy",)},
+    report=_report,
 ))

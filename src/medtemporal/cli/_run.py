@@ -24,7 +24,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, metavar="URI",
                    help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ...")
     p.add_argument("--out", required=True, type=Path, help="run folder (config.json, predictions.jsonl, scores.json)")
-    p.add_argument("--protocol", default="direct", help="protocol name (default direct; see `medtemporal list protocol`)")
+    p.add_argument("--protocol", default="direct",
+                   help="protocol name (default direct; see `medtemporal list protocol`)")
     p.add_argument("--limit", type=int, help="run only the first N items")
     p.add_argument("--image-root", type=Path, help="folder holding the images (default: the manifest's)")
     p.add_argument("--prompt", action="append", default=[], metavar="NAME=FILE", help="replace a prompt template")
@@ -37,18 +38,21 @@ def add(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--max-pixels", type=int, default=DEFAULT_MAX_PIXELS,
                    help=f"shrink images to at most this many pixels (default {DEFAULT_MAX_PIXELS})")
     b = p.add_argument_group("backend and endpoint")
-    b.add_argument("--api-key-env", metavar="NAME", help="environment variable with the API key (default OPENAI_API_KEY)")
+    b.add_argument("--api-key-env", metavar="NAME",
+                   help="environment variable with the API key (default OPENAI_API_KEY)")
     b.add_argument("--concurrency", type=int, help="requests in flight at once (default: the backend's)")
-    b.add_argument("--timeout", type=float, default=RetryPolicy.timeout_s, help="seconds per request (remote endpoints)")
+    b.add_argument("--timeout", type=float, default=RetryPolicy.timeout_s,
+                   help="seconds per request to a remote endpoint")
     b.add_argument("--attempts", type=int, default=RetryPolicy.max_attempts, help="tries per request, first included")
     b.add_argument("--max-errors", type=int, help="stop once more than N items have failed")
     b.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend option, e.g. dtype=bfloat16, device=cuda, batch_size=4, max_images=5")
     b.add_argument("--allow-remote-data", action="store_true",
-                   help="allow credentialed data to be sent to an endpoint that is not local (check your data-use agreement)")
+                   help="allow credentialed data to go to a non-local endpoint (check your data-use agreement)")
     c = p.add_argument_group("cache and output")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    c.add_argument("--cache", type=Path, help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
+    c.add_argument("--cache", type=Path,
+                   help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
     c.add_argument("--no-score", action="store_true", help="do not write scores.json at the end")
     p.set_defaults(func=main)

@@ -158,7 +158,9 @@ def write_cxr_phantoms(
     if profile not in PROFILES:
         raise InvalidInputError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r}).")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise InvalidInputError(f"{out} already exists and is not an empty folder; choose a new output folder or delete that one.")
+        raise InvalidInputError(
+            f"{out} already exists and is not an empty folder; choose a new output folder or delete that one."
+        )
     jpg, qba = out / JPG_DIR, out / QBA_DIR
     (qba / "metadata").mkdir(parents=True)
     (jpg / "files").mkdir(parents=True)
@@ -502,16 +504,22 @@ def _article(noun: str) -> str:
     return "an" if noun[:1] in "aeiou" else "a"
 
 
+_FIXED_REGION = {
+    "cardiomegaly": "heart", "normal cardiac silhouette": "heart", "bony structures intact": "bony thorax",
+    "vascular congestion": "hilar structures", "pulmonary edema": "lungs",
+}
+_ZONE = {
+    "pleural effusion": "costophrenic angle", "pneumothorax": "apical zone", "sub-diaphragmatic air": "hemidiaphragm",
+    "elevated hemidiaphragm": "hemidiaphragm", "consolidation": "lower lung zone", "lung opacity": "mid lung zone",
+    "atelectasis": "lower lung zone",
+}
+
+
 def _regions(e: str, side: str | None, present: bool) -> list[str]:
-    fixed = {"cardiomegaly": "heart", "normal cardiac silhouette": "heart", "bony structures intact": "bony thorax",
-             "vascular congestion": "hilar structures", "pulmonary edema": "lungs"}
-    if e in fixed:
-        return [fixed[e]]
-    zone = {
-        "pleural effusion": "costophrenic angle", "pneumothorax": "apical zone",
-        "sub-diaphragmatic air": "hemidiaphragm", "elevated hemidiaphragm": "hemidiaphragm", "consolidation": "lower lung zone", "lung opacity": "mid lung zone",
-        "atelectasis": "lower lung zone",
-    }[e]
+    """The scene-graph regions of an observation (region names as `render.region_boxes` knows them)."""
+    if e in _FIXED_REGION:
+        return [_FIXED_REGION[e]]
+    zone = _ZONE[e]
     if not present and zone != "hemidiaphragm":
         return ["lungs"]
     return [f"{s} {zone}" for s in (("right", "left") if side in (None, "bilateral") else (side,))]

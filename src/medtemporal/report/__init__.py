@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
+
+from medtemporal.benchmark import spec
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.html import html_page
@@ -69,6 +71,7 @@ def write_report(
             for family, png in family_charts(runs, metric).items():
                 contents[f"report_{metric}_{_safe(family)}.png"] = png
     targets = [Path(out)] if out is not None else [r.path for r in runs]
+    extra = _benchmark_report(runs)
     written = []
     for folder in targets:
         folder.mkdir(parents=True, exist_ok=True)
@@ -77,7 +80,17 @@ def write_report(
             tmp.write_bytes(data)
             tmp.replace(folder / name)
             written.append(folder / name)
+        if extra is not None:
+            written += extra([r.path for r in runs], folder)
     return written
+
+
+def _benchmark_report(runs: Sequence[ReportRun]) -> Callable[[Sequence[Path], Path], list[Path]] | None:
+    """The benchmark's own report writer when every run is of one benchmark that has one."""
+    names = {r.scores.run.get("benchmark") for r in runs}
+    if len(names) != 1 or None in names:
+        return None
+    return spec(str(names.pop())).report
 
 
 def _safe(name: str) -> str:

@@ -10,16 +10,14 @@ all × 100. Table 4 shows each RAG row's gain over the same model's closed-book
 row (k = 1 rows; other k go to the plot). Nothing is computed here that
 ``scores.json`` does not hold.
 
-``python -m medtemporal.report.temmed RUN [RUN ...] --out DIR`` writes
-``temmed_tables.md`` and ``temmed_topk.png``.
+``medtemporal report`` writes ``temmed_tables.md`` and ``temmed_topk.png``
+beside the common report when every run is of ``temmed``.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -165,22 +163,3 @@ def write_temmed_report(run_dirs: Sequence[str | Path], out: str | Path) -> list
         (out / "temmed_topk.png").write_bytes(png)
         written.append(out / "temmed_topk.png")
     return written
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m medtemporal.report.temmed RUN ... --out DIR``."""
-    p = argparse.ArgumentParser(prog="python -m medtemporal.report.temmed", description=__doc__.splitlines()[0])
-    p.add_argument("runs", nargs="+", type=Path, metavar="RUN")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR")
-    args = p.parse_args(argv)
-    try:
-        for path in write_temmed_report(args.runs, args.out):
-            print(f"wrote {path}")
-    except InvalidInputError as exc:
-        print(f"medtemporal: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from medtemporal.backends import load as load_backend
-from medtemporal.backends.base import Backend, GenerateConfig, Request, RequestError, Response, RetryableError
+from medtemporal.backends.base import Backend, GenerateConfig, Request, RequestError, Response
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.benchmark import spec
@@ -148,8 +147,10 @@ class _Runner:
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:
             self.summary.cache_hits += 1
-            calls.add(cached)
+            self._account(cached, calls)
             return cached
+
+        await self.backend.prepare(request)
 
         async def attempt() -> Response:
             async with self.semaphore:
@@ -159,10 +160,13 @@ class _Runner:
         response = await call_with_retries(attempt, self.retry, timeout_s=self.timeout_s, rng=self.rng)
         if self.cache is not None:
             self.cache.put(key, response)
+        self._account(response, calls)
+        return response
+
+    def _account(self, response: Response, calls: _ItemCalls) -> None:
         if response.model:
             self.served.add(response.model)
         calls.add(response)
-        return response
 
     async def answer(self, item: Item) -> Prediction:
         """Run the protocol on ``item``; a backend failure becomes an error prediction."""
@@ -213,7 +217,8 @@ class _Runner:
         if self.max_errors is not None and s.n_errors > self.max_errors and s.stopped is None:
             s.stopped = (
                 f"{s.n_errors} items failed, more than --max-errors {self.max_errors} "
-                f"(most often {max(s.errors, key=s.errors.__getitem__)}); fix the cause and run the same command to resume."
+                f"(most often {max(s.errors, key=s.errors.__getitem__)}); "
+                "fix the cause and run the same command to resume."
             )
             current = asyncio.current_task()
             for task in self.tasks:
@@ -221,7 +226,12 @@ class _Runner:
                     task.cancel()
 
     async def run(self, items: list[Item], progress: Progress) -> None:
-        """Answer ``items`` with ``concurrency`` workers; the first unexpected error stops all."""
+        """Answer ``items``; the first unexpected error stops all.
+
+        Twice as many workers as request slots: while ``concurrency`` requests
+        are in flight, the next items are prepared (prompt, cache lookup,
+        image encoding) and wait for a slot, so the endpoint never idles.
+        """
         queue = iter(items)
 
         async def worker() -> None:
@@ -230,7 +240,7 @@ class _Runner:
                     return
                 self.record(await self.answer(item), progress)
 
-        self.tasks = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(items)) or 1)]
+        self.tasks = [asyncio.create_task(worker()) for _ in range(min(2 * self.concurrency, len(items)) or 1)]
         try:
             for task in asyncio.as_completed(self.tasks):
                 try:
@@ -247,7 +257,9 @@ class _Runner:
 def _check_images(items: list[Item], root: Path) -> None:
     paths = {ref.path for item in items for ref in item.images}
     if paths and not root.is_dir():
-        raise InvalidInputError(f"The image root {root} does not exist; pass --image-root pointing at your copy of the images.")
+        raise InvalidInputError(
+            f"The image root {root} does not exist; pass --image-root pointing at your copy of the images."
+        )
     missing = sorted(p for p in paths if not (root / p).is_file())
     if missing:
         raise InvalidInputError(

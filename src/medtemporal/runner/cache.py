@@ -8,6 +8,7 @@ across runs and after a crash. Keys and responses only: no API key, no
 pixels. Usable outside a run:
 
 >>> import tempfile, pathlib
+>>> from medtemporal.backends.base import Request, Response, TextPart
 >>> cache = ResponseCache(pathlib.Path(tempfile.mkdtemp()) / "responses.sqlite")
 >>> key = request_key({"uri": "openai:gpt-4o"}, Request((Message("user", (TextPart("Hi"),)),)))
 >>> cache.put(key, Response("Hello", 3, 1, "gpt-4o"))
@@ -26,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import Message, Request, Response, TextPart
+from medtemporal.backends.base import Request, Response, TextPart
 from medtemporal.backends.images import file_sha256
 from medtemporal.schema import content_hash
 
@@ -115,7 +116,7 @@ class ResponseCache:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> "ResponseCache":
+    def __enter__(self) -> ResponseCache:
         return self
 
     def __exit__(self, *exc: object) -> None:

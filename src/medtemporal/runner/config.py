@@ -135,7 +135,8 @@ def check_resumable(folder: Path, old: dict[str, Any], new: dict[str, Any]) -> N
             name = ".".join(path)
             raise InvalidInputError(
                 f"{folder} holds a run with another {name} ({json.dumps(before)[:120]} there, "
-                f"{json.dumps(after)[:120]} now); run the same command as before to resume, or choose a new --out folder."
+                f"{json.dumps(after)[:120]} now); run the same command as before to resume, "
+                "or choose a new --out folder."
             )
 
 

@@ -19,7 +19,7 @@ class Progress:
     Args:
         total: items in the run.
         initial: items already done (resumed).
-        desc: label (the model).
+        desc: label (the model URI; long ones keep their end).
         enabled: False to silence it; it is also silent off a terminal and in CI.
     """
 
@@ -28,7 +28,7 @@ class Progress:
         self._bar = tqdm(
             total=total,
             initial=initial,
-            desc=desc,
+            desc=desc if len(desc) <= 40 else "…" + desc[-39:],
             unit="item",
             dynamic_ncols=True,
             smoothing=0.05,

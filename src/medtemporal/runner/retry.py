@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from medtemporal.backends.base import Response, RetryableError
 from medtemporal.errors import InvalidInputError
@@ -39,7 +39,9 @@ class RetryPolicy:
         if self.max_attempts < 1:
             raise InvalidInputError(f"max_attempts must be at least 1, not {self.max_attempts}; use 1 for no retries.")
         if self.timeout_s is not None and self.timeout_s <= 0:
-            raise InvalidInputError(f"The request timeout must be positive, not {self.timeout_s}; use e.g. --timeout 120.")
+            raise InvalidInputError(
+                f"The request timeout must be positive, not {self.timeout_s}; use e.g. --timeout 120."
+            )
 
     def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry number ``retry`` (0-based).
