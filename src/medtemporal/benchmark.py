@@ -124,6 +124,8 @@ class BenchmarkSpec:
     """Builds items and manifest from parsed options."""
     prompts: Mapping[str, str] = field(default_factory=lambda: {"*": "mcq_direct"})
     """Task → prompt template name used by the direct protocol."""
+    answer_formats: Mapping[str, str] = field(default_factory=dict)
+    """Task → how an answer that follows the prompt is written (default ``{}``, the bare answer)."""
     extractors: Mapping[str, str] = field(default_factory=dict)
     """Task → answer-extraction rule name (default: by the item's answer type)."""
     metrics: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": ("accuracy",)})

@@ -85,6 +85,8 @@ class Request:
     """The valid answers (letters, Yes/No) when the question is closed; baselines use it."""
     key: str | None = None
     """A grouping key (the item subtype) that prior baselines may condition on."""
+    answer_format: str = "{}"
+    """How a compliant answer is written (``My answer is {}.``); baselines answer in it."""
 
     @property
     def n_images(self) -> int:

@@ -53,7 +53,8 @@ class RandomBaseline(Backend):
 
     async def generate(self, request: Request) -> Response:
         choices = _closed(request, self.uri)
-        return Response(random.Random(self._content_seed(request)).choice(choices), model=self.uri)
+        answer = random.Random(self._content_seed(request)).choice(choices)
+        return Response(request.answer_format.format(answer), model=self.uri)
 
     def identity(self) -> dict[str, Any]:
         return {"uri": self.uri, "seed": self.seed}
@@ -69,7 +70,7 @@ class ConstantBaseline(Backend):
         self.answer = answer
 
     async def generate(self, request: Request) -> Response:
-        return Response(self.answer, model=self.uri)
+        return Response(request.answer_format.format(self.answer), model=self.uri)
 
     def identity(self) -> dict[str, Any]:
         return {"uri": self.uri, "answer": self.answer}
@@ -110,7 +111,7 @@ class MajorityBaseline(Backend):
                 f"{self.uri} has not been fitted; call fit() with (subtype, answer) pairs.", reason="not_fitted"
             )
         answer = self._top(self.by_key.get(request.key or "", Counter()), choices) or self._top(self.overall, choices)
-        return Response(answer or sorted(choices)[0], model=self.uri)
+        return Response(request.answer_format.format(answer or sorted(choices)[0]), model=self.uri)
 
     def identity(self) -> dict[str, Any]:
         prior = {key: dict(sorted(c.items())) for key, c in sorted(self.by_key.items())}

@@ -220,6 +220,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     add_arguments=add_arguments,
     build=build,
     prompts={"vqa": "temmed_vqa", "report": "temmed_report", "image_pair": "temmed_pair"},
+    answer_formats={"image_pair": "My answer is {}."},
     extractors={"vqa": "temmed_yesno", "report": "raw_text", "image_pair": "temmed_pair"},
     metrics={"vqa": ("accuracy", "yesno_macro_f1"), "report": ("bleu_1", "rouge_l", "meteor", "report_avg"),
              "image_pair": ("accuracy",)},

@@ -13,7 +13,13 @@ import time
 from pathlib import Path
 
 BASELINES = ("baseline:random", "baseline:constant-A", "baseline:majority")
-TEMMED_PROTOCOLS = ("direct", "rag-text", "rag-multimodal", "retrieval-top1")
+CLOSED = "vqa,image_pair"
+TEMMED_RUNS = (
+    ("direct", (), CLOSED),
+    *((p, (f"k={k}",), CLOSED) for p in ("rag-text", "rag-multimodal") for k in (1, 3, 5)),
+    ("retrieval-top1", (), "report"),
+)
+"""(protocol, protocol options, tasks): closed-book, RAG at k = 1, 3, 5, and the top-1 report hack."""
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +45,7 @@ def mi_cxr_steps(out: Path, patients: int, seed: int) -> list[list[str]]:
 
 
 def temmed_steps(out: Path, patients: int, seed: int) -> list[list[str]]:
-    """TemMed-Bench: CheXpert Plus phantoms, build, random baseline closed-book / RAG / top-1 hack, report."""
+    """TemMed-Bench: CheXpert Plus phantoms, build, random baseline closed-book and RAG, top-1 hack, report."""
     data, bench = out / "phantoms" / "chexpert-plus", out / "benchmarks" / "temmed"
     steps = [] if (data / "phantom_truth.jsonl").is_file() else [
         ["phantoms", "chexpert-plus", "--patients", str(patients), "--seed", str(seed), "--image-size", "128",
@@ -47,9 +53,11 @@ def temmed_steps(out: Path, patients: int, seed: int) -> list[list[str]]:
     ]
     steps.append(["build", "temmed", "--chexpert-plus", str(data), "--seed", str(seed),
                   "--test-size", str(max(10, patients // 3)), "--vqa-items", "100", "--out", str(bench), "--overwrite"])
-    runs = [out / "runs" / f"temmed-{p}" for p in TEMMED_PROTOCOLS]
-    steps += [["run", str(bench), "--model", "baseline:random", "--protocol", p, "--out", str(r), "--no-progress"]
-              for p, r in zip(TEMMED_PROTOCOLS, runs)]
+    runs: list[Path] = []
+    for protocol, options, tasks in TEMMED_RUNS:
+        runs.append(out / "runs" / "-".join(["temmed", protocol, *(o.replace("=", "") for o in options)]))
+        steps.append(["run", str(bench), "--model", "baseline:random", "--protocol", protocol, "--tasks", tasks,
+                      *(a for o in options for a in ("--protocol-option", o)), "--out", str(runs[-1]), "--no-progress"])
     steps.append(["report", *map(str, runs), "--out", str(out / "report" / "temmed")])
     return steps
 

@@ -26,6 +26,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="run folder (config.json, predictions.jsonl, scores.json)")
     p.add_argument("--protocol", default="direct",
                    help="protocol name (default direct; see `medtemporal list protocol`)")
+    p.add_argument("--protocol-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="protocol option, e.g. k=3 or retriever=pairwise for the RAG protocols")
+    p.add_argument("--tasks", help="comma-separated tasks to run (default all), e.g. vqa,image_pair")
     p.add_argument("--limit", type=int, help="run only the first N items")
     p.add_argument("--image-root", type=Path, help="folder holding the images (default: the manifest's)")
     p.add_argument("--prompt", action="append", default=[], metavar="NAME=FILE", help="replace a prompt template")
@@ -106,6 +109,8 @@ def main(args: argparse.Namespace) -> int:
         retry=RetryPolicy(max_attempts=args.attempts, timeout_s=args.timeout),
         backend_options=options,
         score=not args.no_score,
+        protocol_options={k: _value(v) for k, v in parse_pairs(args.protocol_option, "--protocol-option").items()},
+        tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
     )
     print(summary)
     if summary.scored:

@@ -3,4 +3,4 @@
 from medtemporal.protocols import direct, rag, stagewise
 from medtemporal.protocols.base import Generate, Solution, Solver
 
-__all__ = ["Generate", "Solution", "Solver", "direct", "stagewise"]
+__all__ = ["Generate", "Solution", "Solver", "direct", "rag", "stagewise"]

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from medtemporal.backends.base import GenerateConfig, ImagePart, Part, Request, Response, TextPart
+from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Part, Request, Response, TextPart
+from medtemporal.benchmark import BenchmarkSpec, spec
 from medtemporal.schema import ImageRef, Item
 
 Generate = Callable[[Request], Awaitable[Response]]
@@ -56,3 +57,10 @@ def answer_space(item: Item) -> tuple[str, ...] | None:
     if item.answer_type == "yesno":
         return ("Yes", "No")
     return None
+
+
+def answer_request(item: Item, parts: tuple[Part, ...] | list[Part], config: GenerateConfig) -> Request:
+    """The request whose answer is scored: one user message, with the item's answer space,
+    subtype and answer format (from its benchmark's spec) for baselines."""
+    fmt = BenchmarkSpec.for_task(spec(item.benchmark).answer_formats, item.task, "{}")
+    return Request((Message("user", tuple(parts)),), config, answer_space(item), item.subtype, fmt)

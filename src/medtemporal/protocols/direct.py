@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
+from medtemporal.backends.base import GenerateConfig, TextPart
 from medtemporal.benchmark import BenchmarkSpec, spec
 from medtemporal.prompts import PromptSet
-from medtemporal.protocols.base import Generate, Solution, Solver, answer_space, image_parts
+from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.registry import register
 from medtemporal.schema import Item
 
@@ -38,6 +38,5 @@ class Direct(Solver):
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         template, text = question_prompt(item, self.prompts)
         parts = (*image_parts(item.images, image_root), TextPart(text))
-        request = Request((Message("user", parts),), config, answer_space(item), item.subtype)
-        response = await generate(request)
+        response = await generate(answer_request(item, parts, config))
         return Solution(response.text, [{"template": template, "output": response.text}])

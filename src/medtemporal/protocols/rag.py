@@ -29,10 +29,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Part, Request, RequestError, TextPart
+from medtemporal.backends.base import GenerateConfig, ImagePart, Part, RequestError, TextPart
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.protocols.base import Generate, Solution, Solver, answer_space
+from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
 from medtemporal.protocols.direct import Direct
 from medtemporal.registry import register
 from medtemporal.schema import ImageRef, Item
@@ -143,7 +143,7 @@ class _RagSolver(_Retrieving):
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         name, parts = self.render(item, image_root)
-        request = Request((Message("user", tuple(parts)),), config, answer_space(item), item.subtype)
+        request = answer_request(item, parts, config)
         response = await generate(request)
         return Solution(response.text, [{"template": name, "k": self.k, "output": response.text}])
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.prompts import PromptSet
-from medtemporal.protocols.base import Generate, Solution, Solver, answer_space, image_parts
+from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import format_options
 from medtemporal.registry import register
 from medtemporal.schema import Item
@@ -51,8 +51,6 @@ class StageWise(Solver):
             question=item.question,
             options=format_options(item.options),
         )
-        second = await generate(
-            Request((Message("user", (TextPart(decide),)),), config, answer_space(item), item.subtype)
-        )
+        second = await generate(answer_request(item, [TextPart(decide)], config))
         calls = [{"stage": "describe", "output": first.text}, {"stage": "decide", "output": second.text}]
         return Solution(second.text, calls)

@@ -3,7 +3,7 @@
 Rows come from scored runs of the ``temmed`` benchmark: protocol ``direct`` is
 closed-book, ``rag-text`` text-only RAG, ``rag-multimodal`` multi-modal RAG;
 ``retrieval-top1`` is the top-1 retrieval hack (appendix C.1); the number of
-references ``k`` of a RAG run is read from its predictions. A task whose items
+references ``k`` of a RAG run is its protocol option, read from its ``config.json``. A task whose items
 a run left all unanswered (missing) shows "–".
 Columns: VQA Acc and F1, report BLEU, ROUGE-L, METEOR and Avg., image-pair Acc,
 all × 100. Table 4 shows each RAG row's gain over the same model's closed-book
@@ -52,15 +52,9 @@ class TemmedRun:
 
 
 def _k(run_dir: Path) -> int:
-    """References per item of a RAG run, from its first prediction that recorded it (else 1)."""
-    path = run_dir / "predictions.jsonl"
-    if path.is_file():
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                calls = json.loads(line).get("calls") or []
-                if calls and "k" in calls[0]:
-                    return int(calls[0]["k"])
-    return 1
+    """References per item of a RAG run: its ``k`` protocol option in ``config.json`` (default 1)."""
+    config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    return int(config.get("protocol", {}).get("options", {}).get("k", 1))
 
 
 def temmed_runs(run_dirs: Sequence[str | Path]) -> list[TemmedRun]:

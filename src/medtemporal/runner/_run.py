@@ -13,7 +13,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from medtemporal.backends import load as load_backend
 from medtemporal.backends.base import Backend, GenerateConfig, Request, RequestError, Response
@@ -268,6 +268,29 @@ def _check_images(items: list[Item], root: Path) -> None:
         )
 
 
+def _select(items: list[Item], tasks: Sequence[str] | None) -> list[Item]:
+    """The items of ``tasks`` (all items when None), refusing task names the benchmark lacks."""
+    if not tasks:
+        return items
+    known = sorted({item.task for item in items})
+    unknown = [t for t in tasks if t not in known]
+    if unknown:
+        raise InvalidInputError(f"The benchmark has no task {unknown[0]!r}; choose from {', '.join(known)}.")
+    return [item for item in items if item.task in tasks]
+
+
+def _solver(name: str, prompts: PromptSet, options: dict[str, Any]) -> Solver:
+    """The protocol ``name`` built with ``options``, naming an option it does not take."""
+    cls = lookup("protocol", name).obj
+    try:
+        return cls(prompts=prompts, **options)
+    except TypeError as exc:
+        raise InvalidInputError(
+            f"Protocol {name!r} does not take the options {sorted(options)} ({exc}); "
+            "see its docstring with `medtemporal list protocol`."
+        ) from None
+
+
 def _templates(solver: Solver, items: list[Item], prompts: PromptSet) -> dict[str, str]:
     names = set(solver.templates)
     for name in {item.benchmark for item in items}:
@@ -296,8 +319,41 @@ async def arun(
     retry: RetryPolicy = RetryPolicy(),
     backend_options: dict[str, Any] | None = None,
     score: bool = True,
+    protocol_options: dict[str, Any] | None = None,
+    tasks: Sequence[str] | None = None,
 ) -> RunSummary:
-    """`run` as a coroutine, for callers already inside an event loop; same arguments."""
+    """Run ``model`` on every item of ``benchmark`` into run folder ``out``; resume if it holds this run.
+
+    Args:
+        benchmark: benchmark folder (``items.jsonl`` + ``manifest.json``).
+        model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...).
+        out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
+        protocol: registered protocol name.
+        protocol_options: keyword options of the protocol (``k``, ``retriever`` for RAG).
+        tasks: run only the items of these tasks (families).
+        config: generation settings (temperature 0 by default).
+        concurrency: requests in flight at once (default: the backend's).
+        limit: run only the first ``limit`` items.
+        no_cache: neither read nor write the response cache.
+        allow_remote_data: allow credentialed data to go to a non-local endpoint.
+        max_errors: stop once more items than this have failed.
+        image_root: where the images are (default: the manifest's image root).
+        prompts: prompt templates (default: the built-in ones).
+        max_pixels: bound on width × height of images sent to the model.
+        cache_path: response cache file (default: `default_cache_path`).
+        progress: show a progress bar (only ever on a terminal, never in CI).
+        api_key_env: environment variable holding the API key (default ``OPENAI_API_KEY``).
+        retry: attempts, backoff and per-request timeout.
+        backend_options: extra options for the backend factory (``dtype``, ``device``, ``max_images`` ...).
+        score: write ``scores.json`` when the run completes.
+
+    Returns:
+        A `RunSummary`: counts answered / already done / failed by reason, wall time.
+
+    Raises:
+        InvalidInputError: a bad benchmark, URI, option, image root or run folder, or credentialed
+            data bound for a remote endpoint without ``allow_remote_data``; nothing written is lost.
+    """
     start = time.perf_counter()
     out = Path(out)
     if limit is not None and limit < 0:
@@ -307,9 +363,10 @@ async def arun(
     if max_errors is not None and max_errors < 0:
         raise InvalidInputError(f"--max-errors must be zero or more, not {max_errors}.")
     bench = load_benchmark(benchmark)
-    items = bench.items if limit is None else bench.items[:limit]
+    items = _select(bench.items, tasks)
+    items = items if limit is None else items[:limit]
     prompts = prompts or PromptSet()
-    solver = lookup("protocol", protocol).obj(prompts=prompts)
+    solver = _solver(protocol, prompts, protocol_options or {})
     templates = _templates(solver, items, prompts)
     backend = load_backend(
         model, max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s, **(backend_options or {})
@@ -321,6 +378,8 @@ async def arun(
         out.mkdir(parents=True, exist_ok=True)
         lock = RunLock(out)
         cfg = build_config(bench, backend, solver.name, templates, config, allow_remote_data, limit)
+        cfg["protocol"]["options"] = dict(sorted((protocol_options or {}).items()))
+        cfg["tasks"] = sorted(tasks) if tasks else None
         old = read_config(out)
         if old is not None:
             check_resumable(out, old, cfg)
@@ -360,78 +419,9 @@ async def arun(
     return summary
 
 
-def run(
-    benchmark: str | Path,
-    model: str,
-    out: str | Path,
-    *,
-    protocol: str = "direct",
-    config: GenerateConfig = GenerateConfig(),
-    concurrency: int | None = None,
-    limit: int | None = None,
-    no_cache: bool = False,
-    allow_remote_data: bool = False,
-    max_errors: int | None = None,
-    image_root: str | Path | None = None,
-    prompts: PromptSet | None = None,
-    max_pixels: int | None = DEFAULT_MAX_PIXELS,
-    cache_path: str | Path | None = None,
-    progress: bool = True,
-    api_key_env: str | None = None,
-    retry: RetryPolicy = RetryPolicy(),
-    backend_options: dict[str, Any] | None = None,
-    score: bool = True,
-) -> RunSummary:
-    """Run ``model`` on every item of ``benchmark`` into run folder ``out``; resume if it holds this run.
+def run(benchmark: str | Path, model: str, out: str | Path, **options: Any) -> RunSummary:
+    """Run ``model`` on ``benchmark`` into run folder ``out``, resuming if it holds this run.
 
-    Args:
-        benchmark: benchmark folder (``items.jsonl`` + ``manifest.json``).
-        model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...).
-        out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
-        protocol: registered protocol name.
-        config: generation settings (temperature 0 by default).
-        concurrency: requests in flight at once (default: the backend's).
-        limit: run only the first ``limit`` items.
-        no_cache: neither read nor write the response cache.
-        allow_remote_data: allow credentialed data to go to a non-local endpoint.
-        max_errors: stop once more items than this have failed.
-        image_root: where the images are (default: the manifest's image root).
-        prompts: prompt templates (default: the built-in ones).
-        max_pixels: bound on width × height of images sent to the model.
-        cache_path: response cache file (default: `default_cache_path`).
-        progress: show a progress bar (only ever on a terminal, never in CI).
-        api_key_env: environment variable holding the API key (default ``OPENAI_API_KEY``).
-        retry: attempts, backoff and per-request timeout.
-        backend_options: extra options for the backend factory (``dtype``, ``device``, ``max_images`` ...).
-        score: write ``scores.json`` when the run completes.
-
-    Returns:
-        A `RunSummary`: counts answered / already done / failed by reason, wall time.
-
-    Raises:
-        InvalidInputError: a bad benchmark, URI, option, image root or run folder, or credentialed
-            data bound for a remote endpoint without ``allow_remote_data``; nothing written is lost.
+    Takes the same keyword options as `arun`, which is the coroutine form.
     """
-    return asyncio.run(
-        arun(
-            benchmark,
-            model,
-            out,
-            protocol=protocol,
-            config=config,
-            concurrency=concurrency,
-            limit=limit,
-            no_cache=no_cache,
-            allow_remote_data=allow_remote_data,
-            max_errors=max_errors,
-            image_root=image_root,
-            prompts=prompts,
-            max_pixels=max_pixels,
-            cache_path=cache_path,
-            progress=progress,
-            api_key_env=api_key_env,
-            retry=retry,
-            backend_options=backend_options,
-            score=score,
-        )
-    )
+    return asyncio.run(arun(benchmark, model, out, **options))

@@ -32,6 +32,7 @@ RESUME_KEYS = (
     ("model", "uri"),
     ("model", "identity"),
     ("protocol", "name"),
+    ("protocol", "options"),
     ("protocol", "templates"),
     ("generation",),
 )
