@@ -72,6 +72,25 @@ class Benchmark:
         root = Path(self.manifest.image_root or ".")
         return root if root.is_absolute() else (self.path / root).resolve()
 
+    def select(self, tasks: Sequence[str] | None = None, limit: int | None = None) -> list[Item]:
+        """The items of ``tasks`` (all when None or empty), then the first ``limit`` of them.
+
+        This is the selection a run's ``--tasks`` and ``--limit`` make; scoring
+        applies the same one, so unselected items are not counted as missing.
+        """
+        items = self.items
+        if tasks:
+            known = sorted({item.task for item in items})
+            unknown = [t for t in tasks if t not in known]
+            if unknown:
+                raise InvalidInputError(
+                    f"The benchmark has no task {', '.join(map(repr, unknown))}; choose --tasks from {', '.join(known)}."
+                )
+            items = [item for item in items if item.task in tasks]
+        if limit is not None and limit < 0:
+            raise InvalidInputError(f"--limit must be zero or more, not {limit}.")
+        return items if limit is None else items[:limit]
+
     @property
     def manifest_hash(self) -> str:
         """sha256 of the manifest file's bytes."""

@@ -25,9 +25,10 @@ def root(tmp_path) -> Path:
     return tmp_path
 
 
-def _request(root: Path, question: str, choices=("A", "B", "C", "D", "E"), key="single_emergence", image="x/T1.png"):
+def _request(root: Path, question: str, choices=("A", "B", "C", "D", "E"), key="single_emergence", image="x/T1.png",
+             answer_format="{}"):
     parts = (TextPart("T1:"), ImagePart(root / image), TextPart(question))
-    return Request((Message("user", parts),), GenerateConfig(), choices, key)
+    return Request((Message("user", parts),), GenerateConfig(), choices, key, answer_format)
 
 
 def _answer(backend, request) -> str:
@@ -81,3 +82,16 @@ def test_unknown_baseline_suggests_names():
         load("baseline:randon")
     with pytest.raises(UnknownNameError, match="constant-<ANSWER>"):
         load("baseline:constant-")
+
+
+def test_baselines_answer_in_the_request_answer_format(root):
+    majority = load("baseline:majority")
+    majority.fit([("single_emergence", "D")])
+    fmt = "My answer is {}."
+    random_answers = {_answer(load("baseline:random"), _request(root, f"Q{i}", answer_format=fmt)) for i in range(30)}
+    assert random_answers == {f"My answer is {x}." for x in "ABCDE"}
+    assert _answer(load("baseline:constant-C"), _request(root, "Q", answer_format=fmt)) == "My answer is C."
+    assert _answer(majority, _request(root, "Q", answer_format=fmt)) == "My answer is D."
+    # the format does not change which answer the random baseline picks
+    plain = _answer(load("baseline:random"), _request(root, "Q7"))
+    assert _answer(load("baseline:random"), _request(root, "Q7", answer_format=fmt)) == f"My answer is {plain}."

@@ -16,6 +16,7 @@ from medtemporal.backends.base import (
     Request,
     TextPart,
 )
+from medtemporal.errors import InvalidInputError
 from medtemporal.runner import run
 
 torch = pytest.importorskip("torch")
@@ -106,10 +107,14 @@ def _request(paths, question, max_tokens=6):
 
 
 def test_prompt_uses_the_model_chat_template_with_every_image(backend, tmp_path):
-    paths = _images(tmp_path, 3)
-    prepared = backend._prepare(_request(paths, "Which interval?"))
+    paths = _images(tmp_path, 4)
+    made = backend.images.made
+    prepared = backend._prepare(_request(paths[:3], "Which interval?"))
     assert prepared.text.startswith("<|im_start|>User: T1:<image> T2:<image> T3:<image> Which interval?")
     assert prepared.text.endswith("Assistant:") and len(prepared.images) == 3
+    # a sliding window shows each image again: it is decoded once
+    slid = backend._prepare(_request(paths[1:], "Which interval?"))
+    assert backend.images.made - made == 4 and slid.images[:2] == prepared.images[1:]
 
 
 def test_batched_generation_matches_one_by_one_and_counts_tokens(backend, tmp_path):
@@ -149,3 +154,12 @@ def test_runs_through_the_runner_end_to_end(tiny_model, tmp_path):
     again = run(bench, f"hf:{tiny_model}", tmp_path / "run2", cache_path=tmp_path / "c.sqlite", progress=False,
                 config=GenerateConfig(max_tokens=4), backend_options={"device": "cpu", "batch_size": 4})
     assert again.cache_hits == 4 and again.requests == 0
+
+
+def test_a_model_that_is_not_image_text_to_text_is_one_clear_sentence(tmp_path):
+    transformers.LlamaConfig(vocab_size=16, hidden_size=8, intermediate_size=8, num_hidden_layers=1,
+                             num_attention_heads=1).save_pretrained(tmp_path / "text-only")
+    with pytest.raises(InvalidInputError, match="is not an image-text-to-text model transformers can load"):
+        load(f"hf:{tmp_path / 'text-only'}", device="cpu")
+    with pytest.raises(InvalidInputError, match="Cannot load a model from"):
+        load(f"hf:{tmp_path / 'nowhere'}", device="cpu")

@@ -10,9 +10,11 @@ from PIL import Image
 from medtemporal.backends import images
 from medtemporal.backends.base import RequestError
 from medtemporal.backends.images import (
-    ImageEncoder,
+    data_urls,
+    decoded_images,
     encode_data_url,
     file_sha256,
+    is_hashed,
     load_image,
 )
 
@@ -81,47 +83,76 @@ def test_file_hash_is_computed_once_per_file_until_it_changes(tmp_path, monkeypa
         return real(self)
 
     monkeypatch.setattr(type(path), "read_bytes", counting)
+    assert not is_hashed(path)
     first = file_sha256(path)
     assert [file_sha256(path) for _ in range(5)] == [first] * 5
-    assert len(reads) == 1
+    assert len(reads) == 1 and is_hashed(path)
     _png(path, 8, 8, seed=1)
     os.utime(path, ns=(1, 1))
+    assert not is_hashed(path)
     assert file_sha256(path) != first and len(reads) == 2
 
 
 def test_encoder_encodes_each_image_once_and_shares_concurrent_requests(tmp_path):
     paths = [_png(tmp_path / f"{i}.png", 64, 64, seed=i) for i in range(3)]
-    encoder = ImageEncoder(max_pixels=1000)
+    encoder = data_urls(max_pixels=1000)
 
     async def main():
-        return await asyncio.gather(*(encoder.adata_url(p) for p in paths * 10))
+        return await asyncio.gather(*(encoder.aget(p) for p in paths * 10))
 
     urls = asyncio.run(main())
-    assert encoder.encoded == 3
-    assert len(set(urls)) == 3
-    assert encoder.data_url(paths[0]) == urls[0] and encoder.encoded == 3
+    assert encoder.made == 3
+    assert len(set(urls)) == 3 and urls[0] == encode_data_url(paths[0], 1000)
+    assert encoder.get(paths[0]) == urls[0] and encoder.made == 3
+
+
+def test_cancelling_the_first_caller_does_not_fail_the_others(tmp_path):
+    path = _png(tmp_path / "a.png", 256, 256)
+    encoder = data_urls(max_pixels=1000)
+
+    async def main():
+        first = asyncio.ensure_future(encoder.aget(path))
+        second = asyncio.ensure_future(encoder.aget(path))
+        await asyncio.sleep(0)
+        first.cancel()
+        return await second, first.cancelled()
+
+    url, cancelled = asyncio.run(main())
+    assert cancelled and url == encode_data_url(path, 1000) and encoder.made == 1
 
 
 def test_encoder_forgets_least_recently_used_beyond_its_byte_budget(tmp_path):
     paths = [_png(tmp_path / f"{i}.png", 64, 64, seed=i) for i in range(4)]
     size = len(encode_data_url(paths[0], None))
-    encoder = ImageEncoder(max_pixels=None, max_bytes=int(size * 2.5))
+    encoder = data_urls(max_pixels=None, max_bytes=int(size * 2.5))
     for p in paths:
-        encoder.data_url(p)
-    encoder.data_url(paths[3])
-    assert encoder.encoded == 4
-    encoder.data_url(paths[0])  # evicted: encoded again
-    assert encoder.encoded == 5
+        encoder.get(p)
+    encoder.get(paths[3])
+    assert encoder.made == 4
+    encoder.get(paths[0])  # evicted: encoded again
+    assert encoder.made == 5
 
 
-def test_encoder_errors_reach_every_waiter(tmp_path):
+def test_a_changed_file_is_made_again(tmp_path):
+    path = _png(tmp_path / "a.png", 40, 20)
+    images = decoded_images(max_pixels=None)
+    first = images.get(path)
+    assert images.get(path) is first and images.made == 1 and first.mode == "RGB"
+    _png(path, 30, 30, seed=1)
+    os.utime(path, ns=(1, 1))
+    assert images.get(path).size == (30, 30) and images.made == 2
+
+
+def test_encoder_errors_reach_every_waiter_and_are_not_kept(tmp_path):
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"not an image")
-    encoder = ImageEncoder()
+    encoder = data_urls()
 
     async def main():
-        return await asyncio.gather(*(encoder.adata_url(bad) for _ in range(3)), return_exceptions=True)
+        return await asyncio.gather(*(encoder.aget(bad) for _ in range(3)), return_exceptions=True)
 
     results = asyncio.run(main())
     assert all(isinstance(r, RequestError) and r.reason == "bad_image" for r in results)
+    _png(bad, 8, 8)
+    assert encoder.get(bad).startswith("data:image/png;base64,")
     assert images.DEFAULT_MAX_PIXELS == 1024 * 1024

@@ -103,7 +103,7 @@ def test_each_image_is_encoded_once_per_backend(fake, tmp_path):
         await backend.aclose()
 
     asyncio.run(main())
-    assert backend.images.encoded == 2
+    assert backend.images.made == 2
 
 
 @pytest.mark.parametrize(
@@ -112,6 +112,7 @@ def test_each_image_is_encoded_once_per_backend(fake, tmp_path):
         ("500", RetryableError, "server_error"),
         ("drop", RetryableError, "connection"),
         ("malformed", RetryableError, "bad_response"),
+        ("no_message", RetryableError, "bad_response"),
         ("400", RequestError, "http_400"),
     ],
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import pytest
+
 from medtemporal.builders.balance import Candidate, Caps, Pool, assign_letters, quotas, select
 from medtemporal.builders.mi_cxr_build import PAPER_QUOTAS, PAPER_TOTAL
 
@@ -41,6 +43,25 @@ def test_select_draws_fixed_letters_round_robin_and_reports_shortfall():
     chosen = select(cands, 40, Caps(null=0.0, abnormality=1.0))
     assert Counter(c.letters for c in chosen) == {("A",): 30, ("D",): 10}
     assert len(select(cands[:5], 40, Caps(abnormality=1.0))) == 5
+
+
+@pytest.mark.parametrize("non_null", [0, 1, 3, 6, 8, 13, 40])
+def test_nulls_stay_within_their_share_when_the_quota_cannot_be_filled(non_null):
+    """A small cohort: plenty of null candidates, few non-null ones (the 60%-E demo build)."""
+    cands = [_cand(i, null=True, entity="abcd"[i % 4]) for i in range(200)]
+    cands += [_cand(1000 + i, entity="abcd"[i % 4]) for i in range(non_null)]
+    random.Random(non_null).shuffle(cands)
+    chosen = select(cands, 100, Caps(null=0.2, abnormality=1.0))
+    nulls = sum(c.null for c in chosen)
+    assert len(chosen) - nulls == non_null
+    assert nulls <= 0.2 * len(chosen) + 1e-9
+    assert nulls == non_null // 4  # as many as a one-in-five share allows
+
+
+def test_a_filled_quota_keeps_the_quota_based_null_cap():
+    cands = [_cand(i, null=i % 2 == 0) for i in range(400)]
+    chosen = select(cands, 94, Caps(null=0.2, abnormality=1.0))
+    assert len(chosen) == 94 and sum(c.null for c in chosen) == round(94 * 0.2)
 
 
 def test_assign_letters_balances_over_fixed_and_free_items():

@@ -16,6 +16,7 @@ from medtemporal.builders.mi_cxr_windows import Track
 from medtemporal.phantoms.trajectory import PatientTruth, change_of
 from medtemporal.schema import Item
 
+
 def truth_of(patients: dict[str, PatientTruth], item: Item, entity: str) -> tuple[str, list[str]]:
     """(presence string like '01101', change type per interval) of ``entity`` in the item's window."""
     visits = patients[item.meta["patient_id"]].visits[item.meta["window"]:][:5]

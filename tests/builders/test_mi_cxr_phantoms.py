@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -48,6 +49,8 @@ def test_phantom_build_is_balanced_complete_and_synthetic(cohort):
     assert m.licence == "synthetic" and m.seed == 0 and m.version
     assert Path(m.image_root) == phantom.mimic_cxr_jpg.resolve()
     assert set(m.sources) == {"mimic-cxr-jpg/mimic-cxr-2.0.0-metadata.csv.gz", "qba/metadata/study_metadata.parquet"}
+    parquet = (phantom.qba / "metadata/study_metadata.parquet").read_bytes()
+    assert m.sources["qba/metadata/study_metadata.parquet"] == hashlib.sha256(parquet).hexdigest()
     assert m.config["quotas"]["single_entity_interval_summary"] == 377 and m.config["null_cap"] == 0.2
     assert m.exclusions["obs_uncertain"] > 0 and m.exclusions["pair_missing_state"] > 0
     assert m.counts["answer"] == dict(sorted(Counter(i.answer for i in bench.items).items()))

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from medtemporal.builders.mi_cxr_tel import ALL_PAIRS, sequences, target, tel_draft, emergences, resolutions
+from medtemporal.builders.mi_cxr_tel import ALL_PAIRS, emergences, resolutions, sequences, target, tel_draft
 from medtemporal.builders.mi_cxr_windows import Track
 
 P, N = True, False

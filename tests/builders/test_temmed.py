@@ -139,11 +139,13 @@ def test_bad_options_fail_in_one_sentence(temmed_data: Path, tmp_path: Path, ext
     assert main(build_args(temmed_data, tmp_path / "x", *extra)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "x").exists()
 
 
 def test_missing_data_folder(tmp_path: Path) -> None:
-    from medtemporal.builders.temmed import build
     import argparse
+
+    from medtemporal.builders.temmed import build
 
     args = argparse.Namespace(chexpert_plus=tmp_path / "nope", tasks="vqa", official=None)
     with pytest.raises(InvalidInputError, match="is not a folder"):

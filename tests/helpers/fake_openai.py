@@ -3,8 +3,9 @@
 Tests and benches point the real `openai` client at it. It answers
 ``POST /v1/chat/completions`` with a letter chosen from the request's text
 (deterministic), and can inject latency, 429 with ``Retry-After``, 500,
-timeouts (it hangs), dropped connections, malformed JSON, empty content and
-a 401 that echoes the ``Authorization`` header (to prove keys are redacted).
+400, timeouts (it hangs), dropped connections, malformed JSON, a choice
+without a message, empty or null content and a 401 that echoes the
+``Authorization`` header (to prove keys are redacted).
 
 Requests are counted per *item key*: the text of the request's text parts,
 joined by newlines (each test item has a distinct question, so
@@ -39,7 +40,7 @@ from aiohttp import web
 HOST = "127.0.0.1"
 TEST_API_KEY = "sk-test-SECRET-5f1c9a7e3b"
 """A made-up key for tests that check keys never leak."""
-FAULTS = ("429", "500", "timeout", "drop", "malformed", "empty", "null", "401_echo", "400")
+FAULTS = ("429", "500", "timeout", "drop", "malformed", "no_message", "empty", "null", "401_echo", "400")
 
 
 @dataclass
@@ -155,6 +156,8 @@ def make_app(state: State) -> web.Application:
                     return web.Response(status=500)
                 if kind == "malformed":
                     return web.Response(text='{"id": "x", "choices": [', content_type="application/json")
+                if kind == "no_message":  # valid JSON, but not a completion
+                    return web.json_response({"id": "x", "choices": [{"index": 0, "finish_reason": "stop"}]})
                 if kind == "empty":
                     return web.json_response(_completion(state, ""))
                 if kind == "null":

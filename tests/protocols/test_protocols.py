@@ -1,10 +1,25 @@
 import asyncio
 
+import pytest
+
 from medtemporal.backends.base import GenerateConfig, ImagePart, Request, Response, TextPart
 from medtemporal.benchmark import load
+from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import Direct
 from medtemporal.protocols.stagewise import StageWise
 from helpers.tiny import make_tiny_benchmark
+
+
+class RecordingPrompts(PromptSet):
+    """The built-in prompts, remembering which templates were rendered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rendered: set[str] = set()
+
+    def render(self, name: str, **values: object) -> str:
+        self.rendered.add(name)
+        return super().render(name, **values)
 
 
 def _record(replies):
@@ -31,6 +46,7 @@ def test_direct_sends_captioned_images_in_visit_order_then_question(tmp_path):
     assert images == [f"p0_{v}.png" for v in range(1, 6)]
     assert item.question in parts[-1].text and "E. No appearance" in parts[-1].text
     assert request.choices == ("A", "B", "C", "D", "E") and request.key == "single_emergence"
+    assert request.answer_format == "{}"  # the tiny benchmark declares no answer format
 
 
 def test_stagewise_decides_from_descriptions_without_images(tmp_path):
@@ -45,3 +61,13 @@ def test_stagewise_decides_from_descriptions_without_images(tmp_path):
     assert decide.n_images == 0
     assert "T1 → T2: new opacity." in decide.messages[0].parts[0].text
     assert [c["stage"] for c in solution.calls] == ["describe", "decide"]
+
+
+@pytest.mark.parametrize("task", ["TEL", "ICR", "GTS", "ICR-V"])
+def test_stagewise_declares_every_template_it_renders(tmp_path, task):
+    """The runner records the hashes of `Solver.templates`; a template left out would go unrecorded."""
+    bench = load(make_tiny_benchmark(tmp_path))
+    item = bench.items[0].model_copy(update={"task": task})
+    prompts = RecordingPrompts()
+    asyncio.run(StageWise(prompts).solve(item, bench.image_root, _record(["x", "A"])[1], GenerateConfig()))
+    assert prompts.rendered and prompts.rendered <= set(StageWise.templates)

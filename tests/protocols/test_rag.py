@@ -13,6 +13,7 @@ from medtemporal.backends.base import GenerateConfig, ImagePart, Request, Reques
 from medtemporal.benchmark import load
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
+from medtemporal.prompts import PromptSet
 from medtemporal.protocols.rag import RagMultimodal, RagText, RandomCurrent, RandomHistorical, RetrievalTop1
 from medtemporal.registry import lookup
 
@@ -26,6 +27,10 @@ def _solve(solver, item, root: Path) -> tuple[str, list[Request]]:
 
     solution = asyncio.run(solver.solve(item, root, generate, GenerateConfig()))
     return solution.output, seen
+
+
+async def _reply(request: Request) -> Response:
+    return Response("Stable.")
 
 
 def _layout(request: Request) -> list[str]:
@@ -54,14 +59,36 @@ def test_multimodal_shows_k_reference_pairs_then_the_item(temmed_bench: Path, k:
 def test_text_rag_shows_reports_only_and_can_use_another_retriever(temmed_bench: Path) -> None:
     bench = load(temmed_bench)
     item = next(i for i in bench.items if i.task == "report")
+    solution = asyncio.run(RagText(k=2, retriever="image").solve(item, bench.image_root, _reply, GenerateConfig()))
+    assert solution.calls[0]["retriever"] == "image"
+    assert solution.calls[0]["references"] == [r["id"] for r in item.meta["retrieval"]["image"][:2]]
     _, (request,) = _solve(RagText(k=2, retriever="image"), item, bench.image_root)
     layout = _layout(request)
     assert sum(x.startswith("IMG:") for x in layout) == 2
     text = "\n".join(layout)
     assert "Report 1:" in text and "Report 2:" in text
+    assert "Here are 2 reference reports" in text and "Learn from these examples" in text
     assert item.meta["retrieval"]["image"][1]["report"] in text
+    _, (single,) = _solve(RagText(), item, bench.image_root)
+    single_text = "\n".join(_layout(single))
+    assert "Here is a reference report" in single_text and "Learn from this example" in single_text
     with pytest.raises(InvalidInputError, match="no 'text' references"):
         _solve(RagText(retriever="text"), item, bench.image_root)
+
+
+@pytest.mark.parametrize("solver", [RagText, RagMultimodal])
+def test_rag_declares_every_template_it_renders(temmed_bench: Path, solver) -> None:
+    rendered: set[str] = set()
+
+    class Recording(PromptSet):
+        def render(self, name: str, **values: object) -> str:
+            rendered.add(name)
+            return super().render(name, **values)
+
+    bench = load(temmed_bench)
+    for task in ("vqa", "report", "image_pair"):
+        _solve(solver(Recording()), next(i for i in bench.items if i.task == task), bench.image_root)
+    assert rendered == set(solver.templates)
 
 
 def test_image_pair_rag_uses_statement_retrieval(temmed_bench: Path) -> None:
@@ -70,6 +97,7 @@ def test_image_pair_rag_uses_statement_retrieval(temmed_bench: Path) -> None:
     _, (request,) = _solve(RagMultimodal(retriever="pairwise"), item, bench.image_root)
     layout = _layout(request)
     assert sum(x.startswith("IMG:") for x in layout) == 2 + 6
+    assert request.answer_format == "My answer is {}." and request.choices == ("A", "B", "C")
     assert item.meta["retrieval"]["tfidf"][0]["report"] in "\n".join(layout)
     assert any(x.endswith("A:\nLast visit image:") for x in layout)
 

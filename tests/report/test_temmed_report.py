@@ -9,17 +9,19 @@ import pytest
 from helpers.temmed import temmed_bench, temmed_data  # noqa: F401 (fixtures)
 
 from medtemporal.cli import main
-from medtemporal.report.temmed import TemmedRun, table4, temmed_runs, topk_plot, write_temmed_report
+from medtemporal.report.temmed import TemmedRun, table3, table4, temmed_runs, topk_plot, write_temmed_report
 
 
 @pytest.fixture(scope="module")
 def runs(temmed_bench: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Runs of baseline:random: closed-book, multi-modal RAG (k=1), the top-1 hack and text-only RAG with k=3."""
     root = tmp_path_factory.mktemp("runs")
     out = []
-    for protocol in ("direct", "rag-multimodal", "retrieval-top1"):
-        assert main(["run", str(temmed_bench), "--model", "baseline:random", "--protocol", protocol,
-                     "--out", str(root / protocol), "--no-progress"]) == 0
-        out.append(root / protocol)
+    for name, protocol, *options in (("direct", "direct"), ("mm", "rag-multimodal"), ("top1", "retrieval-top1"),
+                                     ("text3", "rag-text", "--protocol-option", "k=3")):
+        assert main(["run", str(temmed_bench), "--model", "baseline:random", "--protocol", protocol, *options,
+                     "--out", str(root / name), "--no-progress"]) == 0
+        out.append(root / name)
     return out
 
 
@@ -38,10 +40,35 @@ def test_tables_show_scores_times_100_with_gains(runs: list[Path], tmp_path: Pat
     assert written[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_k_comes_from_the_recorded_protocol_options(runs: list[Path]) -> None:
+    assert [(r.protocol, r.k) for r in temmed_runs(runs)] == [
+        ("direct", 1), ("rag-multimodal", 1), ("retrieval-top1", 1), ("rag-text", 3)]
+    assert json.loads((runs[3] / "scores.json").read_text())["run"]["protocol_options"] == {"k": 3}
+    assert "Text-only RAG" not in table4(temmed_runs(runs))  # the k=3 run is on the plot only
+
+
+def test_medtemporal_report_adds_the_temmed_tables(runs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert main(["report", *map(str, runs), "--out", str(out), "--formats", "md"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["report.md", "temmed_tables.md", "temmed_topk.png"]
+    assert "## Closed-book (Table 3 layout)" in (out / "temmed_tables.md").read_text()
+    assert "baseline:random (rag-text k=3)" in (out / "report.md").read_text()
+    assert main(["report", str(runs[0]), "--formats", "md"]) == 0  # into the run folder; no RAG run, no plot
+    assert (runs[0] / "temmed_tables.md").is_file() and not (runs[0] / "temmed_topk.png").exists()
+
+
 def test_table4_uses_k1_rows_and_plot_needs_rag_runs() -> None:
-    runs = [TemmedRun("m", "direct", 1, (50.0,) * 7), TemmedRun("m", "rag-text", 1, (60.0,) * 7),
-            TemmedRun("m", "rag-text", 3, (70.0,) * 7)]
+    runs = [TemmedRun("m", "rag-text", 1, (60.0,) * 7), TemmedRun("m", "direct", 1, (50.0,) * 7),
+            TemmedRun("m", "rag-text", 3, (70.0,) * 7), TemmedRun("m", "rag-text", 1, (55.0,) * 7, "image")]
+    rows = [line.split(" | ")[1] for line in table4(runs).splitlines()[2:]]
+    assert rows == ["closed-book", "+ Text-only RAG", "+ Text-only RAG (image)"]  # table order; none dropped
     table = table4(runs)
-    assert "60.00 (+10.00)" in table and "70.00" not in table
+    assert "60.00 (+10.00)" in table and "55.00 (+5.00)" in table and "70.00" not in table
     assert topk_plot(runs) is not None
-    assert topk_plot(runs[:1]) is None
+    assert topk_plot(runs[1:2]) is None
+
+
+def test_chance_row_comes_from_the_scores() -> None:
+    runs = [TemmedRun("m", "direct", 1, (50.0,) * 7, chance=(50.0, 50.0, None, None, None, None, 100 / 3))]
+    chance = table3(runs).splitlines()[-1]
+    assert chance == "| Random guess |  | [50] | [50] |  |  |  |  | [33.3] |"

@@ -77,6 +77,8 @@ def test_sentence_embedder_from_a_local_folder(tmp_path: Path) -> None:
     vectors = text_embeddings(emb, ["stable effusion", "unchanged effusion", "fractured rib"], tmp_path)
     assert vectors.shape == (3, 384)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+    weights = Path(_minilm()) / "model.safetensors"
+    assert emb.identity()["weights"] == [("model.safetensors", weights.stat().st_size)]  # part of the cache key
     with pytest.raises(InvalidInputError, match="texts only"):
         emb.embed_images([tmp_path / "x.png"])
 

@@ -16,8 +16,9 @@ from medtemporal.runner.cache import ResponseCache, default_cache_path, request_
 IDENTITY = {"uri": "openai+http://127.0.0.1:1/v1:m", "max_pixels": 100}
 
 
-def _request(image, text="Which?", config=GenerateConfig(), choices=("A", "B")):
-    return Request((Message("user", (TextPart("T1:"), ImagePart(image), TextPart(text))),), config, choices, "s")
+def _request(image, text="Which?", config=GenerateConfig(), choices=("A", "B"), answer_format="{}"):
+    parts = (TextPart("T1:"), ImagePart(image), TextPart(text))
+    return Request((Message("user", parts),), config, choices, "s", answer_format)
 
 
 def test_keys_follow_image_content_not_path(tmp_path):
@@ -33,7 +34,7 @@ def test_keys_follow_image_content_not_path(tmp_path):
     assert key != request_key(IDENTITY, _request(other))
 
 
-def test_keys_change_with_identity_settings_text_and_answer_space(tmp_path):
+def test_keys_change_with_identity_settings_text_answer_space_and_format(tmp_path):
     a = tmp_path / "a.png"
     Image.new("L", (4, 4), 10).save(a)
     key = request_key(IDENTITY, _request(a))
@@ -43,8 +44,9 @@ def test_keys_change_with_identity_settings_text_and_answer_space(tmp_path):
         request_key(IDENTITY, _request(a, config=GenerateConfig(system_prompt="Be brief."))),
         request_key(IDENTITY, _request(a, text="Which one?")),
         request_key(IDENTITY, _request(a, choices=("A", "B", "C"))),
+        request_key(IDENTITY, _request(a, answer_format="My answer is {}.")),
     ]
-    assert len({key, *variants}) == 6
+    assert len({key, *variants}) == 7
 
 
 def test_responses_survive_reopening_and_are_shared_between_connections(tmp_path):

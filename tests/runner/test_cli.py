@@ -75,6 +75,21 @@ def test_runs_list_shows_progress_status_and_headline_scores(fake, tmp_path, cap
     assert "| 0/4 | 1 | unfinished |" in rows[str(runs / "broken")]
 
 
+def test_runs_list_shows_damaged_runs_without_hiding_the_others(tmp_path, capsys):
+    bench = make_tiny_benchmark(tmp_path, n=2)
+    runs = tmp_path / "runs"
+    for name in ("bad-scores", "bad-config", "good"):
+        assert main(["run", str(bench), "--model", "baseline:constant-A", "--out", str(runs / name)]) == 0
+    (runs / "bad-scores" / "scores.json").write_text("{")
+    (runs / "bad-config" / "config.json").write_text("[]")
+    capsys.readouterr()
+    assert main(["runs", "list", str(runs)]) == 0
+    rows = {line.split(" | ")[0].strip("| "): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "unreadable scores.json" in rows[str(runs / "bad-scores")]
+    assert "unreadable config.json" in rows[str(runs / "bad-config")] and "| 2 |" in rows[str(runs / "bad-config")]
+    assert "finished" in rows[str(runs / "good")] and "accuracy 50.0" in rows[str(runs / "good")]
+
+
 def test_runs_list_of_an_empty_or_missing_folder(tmp_path, capsys):
     assert main(["runs", "list", str(tmp_path)]) == 0
     assert "No runs under" in capsys.readouterr().out

@@ -72,3 +72,24 @@ def test_bad_policies_are_refused():
         RetryPolicy(max_attempts=0)
     with pytest.raises(InvalidInputError, match="positive"):
         RetryPolicy(timeout_s=0)
+
+
+def test_the_slot_is_held_only_during_attempts_and_the_timeout_starts_once_it_is():
+    async def quick():
+        await asyncio.sleep(0.05)
+        return Response("ok")
+
+    async def main():
+        slot = asyncio.Semaphore(1)
+        async with slot:  # someone else's request holds the only slot for longer than the timeout
+            waiting = asyncio.create_task(call_with_retries(quick, FAST, timeout_s=0.1, slot=slot))
+            await asyncio.sleep(0.2)
+        first = await waiting
+        calls, attempt = _flaky([RetryableError("429", reason="rate_limited", retry_after=0.3)])
+        retrying = asyncio.create_task(call_with_retries(attempt, FAST, timeout_s=None, slot=slot))
+        await asyncio.sleep(0.1)  # the first attempt failed; backing off
+        free_during_backoff = not slot.locked()
+        return first, free_during_backoff, await retrying, len(calls)
+
+    first, free, second, calls = asyncio.run(main())
+    assert first.text == "ok" and free and second.text == "ok" and calls == 2

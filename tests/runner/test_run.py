@@ -228,7 +228,7 @@ def test_missing_images_are_named_before_anything_runs(tmp_path):
     (bench.image_root / bench.items[1].images[0].path).unlink()
     with pytest.raises(InvalidInputError, match=r"1 of 10 images are missing .*first: img/p1_1.png"):
         run(bench.path, "baseline:random", tmp_path / "run", progress=False)
-    assert not (tmp_path / "run" / "predictions.jsonl").exists()
+    assert not (tmp_path / "run").exists()
 
 
 def test_bad_options_fail_in_one_sentence(tmp_path):
@@ -237,3 +237,12 @@ def test_bad_options_fail_in_one_sentence(tmp_path):
         run(bench, "baseline:random", tmp_path / "r", limit=-1)
     with pytest.raises(InvalidInputError, match="--concurrency must be at least 1"):
         run(bench, "baseline:random", tmp_path / "r", concurrency=0)
+    with pytest.raises(InvalidInputError, match="--max-pixels must be zero"):
+        run(bench, "baseline:random", tmp_path / "r", max_pixels=-1)
+
+
+def test_waiting_for_a_concurrency_slot_does_not_count_against_the_request_timeout(fake, tmp_path):
+    bench = make_tiny_benchmark(tmp_path, n=3)
+    fake.configure(latency=0.3)  # each request takes 0.3 s of its 0.5 s; the items queue for the single slot
+    summary = run(bench, fake.uri(), tmp_path / "run", concurrency=1, retry=FAST, progress=False)
+    assert (summary.done, summary.requests, sum(fake.stats()["counts"].values())) == (3, 3, 3)

@@ -1,10 +1,14 @@
+import random
+
 import numpy as np
 import pytest
+from sklearn.metrics import f1_score
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring import chance_level, is_correct, metric
+from medtemporal.scoring.metrics import reduce_yesno_macro_f1, yesno_macro_f1
 
 
 def make(answer_type="choice", answer="B", options=None):
@@ -56,3 +60,30 @@ def test_custom_reduce_is_kept():
         lambda items, answers: np.ones((len(items), 2)))
     m = metric("test_ratio_error")
     assert m.reduce is ratio and m.aggregation == "ratio" and not m.higher_is_better
+
+
+def _item(answer: str) -> Item:
+    return Item.create(benchmark="temmed", task="vqa", subtype="vqa", images=[], question="?",
+                       answer_type="yesno", answer=answer)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_macro_f1_equals_scikit_learn(seed: int) -> None:
+    rng = random.Random(seed)
+    truth = [rng.choice(["Yes", "No"]) for _ in range(50)]
+    preds = [rng.choice(["Yes", "No", None]) if seed else rng.choice(["Yes", "No"]) for _ in range(50)]
+    stats = yesno_macro_f1([_item(t) for t in truth], preds)
+    got = float(reduce_yesno_macro_f1(stats.sum(0), np.array(len(truth))))
+    labels = sorted(set(truth) | {p for p in preds if p})
+    want = f1_score(truth, [p or "invalid" for p in preds], labels=labels, average="macro", zero_division=0)
+    assert got == pytest.approx(want)
+    if seed == 0:  # without invalid answers this is exactly the release's call
+        assert got == pytest.approx(f1_score(truth, preds, average="macro"))
+
+
+def test_macro_f1_reduce_works_on_bootstrap_batches() -> None:
+    stats = yesno_macro_f1([_item("Yes"), _item("No"), _item("No")], ["Yes", "Yes", "No"])
+    batch = np.stack([stats.sum(0), stats[:2].sum(0)])
+    got = reduce_yesno_macro_f1(batch, np.array([3, 2]))
+    assert got.shape == (2,)
+    assert got[0] == pytest.approx(f1_score(["Yes", "No", "No"], ["Yes", "Yes", "No"], average="macro"))

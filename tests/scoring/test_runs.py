@@ -146,3 +146,14 @@ def test_bad_run_folders_give_one_clear_sentence(tmp_path):
         score_run(run)
     with pytest.raises(InvalidInputError, match="score the run with"):
         read_scores(run)
+
+
+def test_only_the_items_a_run_selected_are_scored(tmp_path):
+    from medtemporal.runner import run
+    from helpers.tiny import make_tiny_benchmark
+
+    bench = make_tiny_benchmark(tmp_path, n=4)
+    run(bench, "baseline:random", tmp_path / "r", limit=2, progress=False, no_cache=True)
+    scores = json.loads((tmp_path / "r" / "scores.json").read_text())
+    overall = next(s for s in scores["scores"] if s["group"] == "overall")
+    assert overall["n"] == 2 and overall["missing"] == 0

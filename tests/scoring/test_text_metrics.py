@@ -1,27 +1,29 @@
-"""TemMed report metrics: the released recipe on hand-checked cases, macro F1 against scikit-learn."""
+"""TemMed report metrics: the released recipe on hand-checked cases; BERTScore offline."""
 
 from __future__ import annotations
 
 import math
 import os
-import random
+import socket
 from pathlib import Path
 
+import bert_score.utils
+import huggingface_hub.constants
 import nltk
 import numpy as np
 import pytest
-from sklearn.metrics import f1_score
 
-from medtemporal.errors import MissingDependencyError
+from medtemporal.errors import InvalidInputError, MissingDependencyError
 from medtemporal.schema import Item
-from medtemporal.scoring import text_metrics
+from medtemporal.scoring import metric, text_metrics
 from medtemporal.scoring.nltk_data import require_nltk_data
 from medtemporal.scoring.text_metrics import (
+    BERTSCORE_MODEL_ENV,
+    DEFAULT_BERTSCORE_MODEL,
+    bertscore_encoder,
     bertscore_f1,
     corpus_report_scores,
     report_scores,
-    yesno_macro_f1,
-    _reduce_macro_f1,
 )
 
 
@@ -73,31 +75,39 @@ def test_corpus_scores_are_sample_means_times_100_with_their_average() -> None:
     assert got["avg"] == pytest.approx(np.mean([got["bleu1"], got["rouge_l"], got["meteor"]]))
 
 
-def _item(answer: str) -> Item:
-    return Item.create(benchmark="temmed", task="vqa", subtype="vqa", images=[], question="?",
-                       answer_type="yesno", answer=answer)
+RELEASE_CASES = [
+    ("Stable left pleural effusion.", "The left pleural effusion is unchanged."),
+    ("Interval increase in right basilar opacity. Stable cardiomegaly.", "  Increasing RIGHT basal opacity!\n"),
+    ("No change in the small left apical pneumothorax.", "Resolved left pneumothorax; no new effusion."),
+    ("Worsening pulmonary edema.", "worsened edema, improving effusion"),
+    ("Stable cardiomegaly.", ""),
+    ("", "Stable cardiomegaly."),
+]
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_macro_f1_equals_scikit_learn(seed: int) -> None:
-    rng = random.Random(seed)
-    truth = [rng.choice(["Yes", "No"]) for _ in range(50)]
-    preds = [rng.choice(["Yes", "No", None]) if seed else rng.choice(["Yes", "No"]) for _ in range(50)]
-    stats = yesno_macro_f1([_item(t) for t in truth], preds)
-    got = float(_reduce_macro_f1(stats.sum(0), np.array(len(truth))))
-    labels = sorted(set(truth) | {p for p in preds if p})
-    want = f1_score(truth, [p or "invalid" for p in preds], labels=labels, average="macro", zero_division=0)
-    assert got == pytest.approx(want)
-    if seed == 0:  # without invalid answers this is exactly the release's call
-        assert got == pytest.approx(f1_score(truth, preds, average="macro"))
+def _release(label: str, answer: str) -> tuple[float, float, float]:
+    """The released notebook's computation, written out with the libraries themselves."""
+    from nltk.tokenize import word_tokenize
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+    from nltk.translate.meteor_score import meteor_score
+    from rouge_score import rouge_scorer
+
+    answer, label = answer.strip().lower(), label.strip().lower()
+    if not answer or not label:
+        answer = " "
+    reference, candidate = [word_tokenize(label)], word_tokenize(answer)
+    bleu = sentence_bleu(reference, candidate, weights=(1.0, 0.0, 0.0, 0.0),
+                         smoothing_function=SmoothingFunction().method1)
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    rouge = scorer.score(" ".join(word_tokenize(label)), " ".join(word_tokenize(answer)))["rougeL"].fmeasure
+    return bleu, rouge, meteor_score(reference, candidate)
 
 
-def test_macro_f1_reduce_works_on_bootstrap_batches() -> None:
-    stats = yesno_macro_f1([_item("Yes"), _item("No"), _item("No")], ["Yes", "Yes", "No"])
-    batch = np.stack([stats.sum(0), stats[:2].sum(0)])
-    got = _reduce_macro_f1(batch, np.array([3, 2]))
-    assert got.shape == (2,)
-    assert got[0] == pytest.approx(f1_score(["Yes", "No", "No"], ["Yes", "Yes", "No"], average="macro"))
+@pytest.mark.filterwarnings("ignore::UserWarning")  # nltk warns on zero overlap
+@pytest.mark.parametrize(("reference", "output"), RELEASE_CASES)
+def test_each_sample_equals_the_released_computation(reference: str, output: str) -> None:
+    got = report_scores(reference, output)
+    assert (got["bleu1"], got["rouge_l"], got["meteor"]) == pytest.approx(_release(reference, output))
 
 
 def test_missing_nltk_data_fails_with_one_sentence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -119,8 +129,47 @@ def _minilm() -> str:
 
 
 def test_bertscore_with_an_offline_encoder() -> None:
-    f1 = bertscore_f1(["Stable left effusion.", "Worse edema.", "Stable."],
-                      ["stable left effusion.", "Improved edema.", None], _minilm(), batch_size=4)
+    f1 = bertscore_f1(["Stable left effusion.", "Worse edema.", "Stable.", ""],
+                      ["stable left effusion.", "Improved edema.", None, "Stable."], _minilm(), batch_size=4)
     assert f1[0] == pytest.approx(1.0, abs=1e-4)
     assert 0.0 < f1[1] < f1[0]
-    assert f1[2] == 0.0
+    assert f1[2] == 0.0 and f1[3] == 0.0  # an empty output or reference scores 0
+
+
+def _report_item(reference: str) -> Item:
+    return Item.create(benchmark="temmed", task="report", subtype="report", images=[], question="Write.",
+                       answer_type="open", answer=reference, reference=reference)
+
+
+def test_bertscore_metric_reads_its_encoder_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(BERTSCORE_MODEL_ENV, _minilm())
+    items = [_report_item("Stable left effusion."), _report_item("Worse edema.")]
+    answers = ["stable left effusion.", "Improved edema."]
+    got = metric("bertscore_f1").score(items, answers)
+    assert got.tolist() == pytest.approx(bertscore_f1([i.reference for i in items], answers, _minilm()))
+
+
+def test_bertscore_defaults_to_bert_scores_english_encoder_and_its_layer(tmp_path: Path) -> None:
+    assert DEFAULT_BERTSCORE_MODEL == bert_score.utils.lang2model["en"]
+    folder = tmp_path / DEFAULT_BERTSCORE_MODEL  # a local copy, found by its folder's name
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"")
+    assert bertscore_encoder(folder) == (folder, bert_score.utils.model2layers[DEFAULT_BERTSCORE_MODEL])
+    assert bertscore_encoder(_minilm())[1] == 6  # an encoder bert-score does not know: its last layer
+
+
+def test_missing_bertscore_weights_fail_in_one_sentence_without_a_download(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("BERTScore tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.delenv(BERTSCORE_MODEL_ENV, raising=False)
+    with pytest.raises(InvalidInputError, match=f"'roberta-large' is neither a local folder.*{BERTSCORE_MODEL_ENV}"):
+        metric("bertscore_f1").score([_report_item("Stable.")], ["Stable."])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidInputError, match="lacks config.json or weights"):
+        bertscore_f1(["Stable."], ["Stable."], tmp_path / "empty")

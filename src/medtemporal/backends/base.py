@@ -9,7 +9,7 @@ space.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -61,6 +61,7 @@ class Message:
 
     @property
     def n_images(self) -> int:
+        """How many image parts the message has."""
         return sum(isinstance(p, ImagePart) for p in self.parts)
 
 
@@ -86,11 +87,25 @@ class Request:
     key: str | None = None
     """A grouping key (the item subtype) that prior baselines may condition on."""
     answer_format: str = "{}"
-    """How a compliant answer is written (``My answer is {}.``); baselines answer in it."""
+    """How a compliant answer is written, ``{}`` standing for the answer (``My answer is {}.``); baselines
+    answer in it, models read the format from the prompt."""
 
     @property
     def n_images(self) -> int:
+        """How many images the request carries."""
         return sum(m.n_images for m in self.messages)
+
+    @property
+    def image_paths(self) -> list[Path]:
+        """The paths of the request's images, in order."""
+        return [p.path for m in self.messages for p in m.parts if isinstance(p, ImagePart)]
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The system message backends put first: the config's, unless a message already has the system role."""
+        if any(m.role == "system" for m in self.messages):
+            return None
+        return self.config.system_prompt or None
 
 
 @dataclass(frozen=True)
@@ -111,7 +126,7 @@ class Backend(ABC):
     uri: str
     max_images: int | None = None
     """How many images one request may carry (None: no limit); more fail loudly."""
-    concurrency: int = field(default=1)
+    concurrency: int = 1
     """How many requests the runner may have in flight at once."""
 
     cacheable: ClassVar[bool] = True

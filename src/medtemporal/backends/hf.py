@@ -18,7 +18,7 @@ from typing import Any
 
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response
 from medtemporal.backends.batching import MicroBatcher
-from medtemporal.backends.images import DEFAULT_MAX_PIXELS, load_image
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, decoded_images
 from medtemporal.errors import InvalidInputError, require
 from medtemporal.registry import register
 
@@ -27,6 +27,8 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 @dataclass
 class _Prepared:
+    """A request ready for the processor: its chat-template text, decoded images and generation settings."""
+
     text: str
     images: list[Any]
     config: GenerateConfig
@@ -35,8 +37,8 @@ class _Prepared:
 def chat_messages(request: Request) -> list[dict[str, Any]]:
     """The request in the transformers chat format: ``{"type": "image"}`` parts where images go."""
     out: list[dict[str, Any]] = []
-    if request.config.system_prompt and not any(m.role == "system" for m in request.messages):
-        out.append({"role": "system", "content": [{"type": "text", "text": request.config.system_prompt}]})
+    if request.system_prompt:
+        out.append({"role": "system", "content": [{"type": "text", "text": request.system_prompt}]})
     for message in request.messages:
         content = [
             {"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text} for p in message.parts
@@ -58,8 +60,10 @@ def _fingerprint(path: Path) -> str | None:
     return h.hexdigest()[:16]
 
 
+@register("backend", "hf", description="local transformers model (needs the hf extra)",
+          example="hf:/models/MedGemma-4b-it")
 class HFBackend(Backend):
-    """A vision-language model run in this process with transformers.
+    """``hf:PATH_OR_NAME``: a vision-language model run in this process with transformers.
 
     Args:
         uri: the model URI.
@@ -92,6 +96,8 @@ class HFBackend(Backend):
         self._torch = torch
         self.name = name
         self.max_pixels = max_pixels
+        self.images = decoded_images(max_pixels)
+        """Decoded, shrunk images, each loaded once however many requests show it."""
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         try:
             self.processor = transformers.AutoProcessor.from_pretrained(name, revision=revision)
@@ -101,6 +107,11 @@ class HFBackend(Backend):
         except OSError as exc:
             raise InvalidInputError(
                 f"Cannot load a model from {name!r} ({exc}); pass a local folder with the model, or a Hub name."
+            ) from None
+        except ValueError as exc:  # transformers' "Unrecognized configuration class ..." and kin
+            raise InvalidInputError(
+                f"{name!r} is not an image-text-to-text model transformers can load ({exc}); "
+                "pass a vision-language model, or serve it and use an openai+http:// URI."
             ) from None
         self.model = model.to(self.device).eval()
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
@@ -126,9 +137,7 @@ class HFBackend(Backend):
 
     def _prepare(self, request: Request) -> _Prepared:
         text = self.processor.apply_chat_template(chat_messages(request), add_generation_prompt=True, tokenize=False)
-        images = [
-            load_image(p.path, self.max_pixels) for m in request.messages for p in m.parts if isinstance(p, ImagePart)
-        ]
+        images = [self.images.get(path) for path in request.image_paths]
         return _Prepared(text, images, request.config)
 
     async def generate(self, request: Request) -> Response:
@@ -170,32 +179,6 @@ class HFBackend(Backend):
         ]
 
     async def aclose(self) -> None:
-        del self.model
+        self.__dict__.pop("model", None)  # drop the weights so their (GPU) memory can be freed
         if self._torch.cuda.is_available():
             self._torch.cuda.empty_cache()
-
-
-@register("backend", "hf", description="local transformers model (needs the hf extra)",
-          example="hf:/models/MedGemma-4b-it")
-def load_hf(
-    uri: str,
-    target: str,
-    *,
-    dtype: str = "auto",
-    device: str | None = None,
-    batch_size: int = 8,
-    max_pixels: int | None = DEFAULT_MAX_PIXELS,
-    max_images: int | None = None,
-    revision: str | None = None,
-) -> HFBackend:
-    """``hf:PATH_OR_NAME``: a transformers image-text-to-text model."""
-    return HFBackend(
-        uri,
-        target,
-        dtype=dtype,
-        device=device,
-        batch_size=batch_size,
-        max_pixels=max_pixels,
-        max_images=max_images,
-        revision=revision,
-    )

@@ -1,22 +1,25 @@
-"""Images for model requests: content digests, bounded resizing and data-URL encoding.
+"""Images for model requests: content digests, bounded resizing, data-URL encoding and per-run caches.
 
-Each file is hashed once per process and encoded once per run (results are
-kept by path, modification time and size), however many items show it; a
-five-visit window slides by one visit, so each image is shown up to five
-times.
+Each file is hashed once per process and encoded (or decoded) once per run
+(results are kept by path, modification time and size), however many items
+show it; a five-visit window slides by one visit, so each image is shown up
+to five times.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import hashlib
 import io
 import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -25,6 +28,10 @@ from medtemporal.backends.base import RequestError
 
 DEFAULT_MAX_PIXELS = 1024 * 1024
 """Default bound on width × height of an image sent to a model (about 1024 × 1024)."""
+
+V = TypeVar("V")
+_Key = tuple[str, int, int]
+"""Path, modification time (ns) and size of a file."""
 
 _digests: dict[str, tuple[int, int, str]] = {}
 _digest_lock = threading.Lock()
@@ -36,6 +43,17 @@ def _stamp(path: Path) -> tuple[int, int]:
     except OSError:
         raise RequestError(f"Image {path} does not exist; check --image-root.", reason="missing_image") from None
     return st.st_mtime_ns, st.st_size
+
+
+def is_hashed(path: Path) -> bool:
+    """True when `file_sha256` of ``path`` would not read the file (its digest is known for its current version)."""
+    try:
+        stamp = _stamp(path)
+    except RequestError:
+        return True  # nothing to read: `file_sha256` fails at once
+    with _digest_lock:
+        hit = _digests.get(str(path))
+    return hit is not None and hit[:2] == stamp
 
 
 def file_sha256(path: Path) -> str:
@@ -125,73 +143,83 @@ def encode_data_url(path: Path, max_pixels: int | None) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-class ImageEncoder:
-    """Data URLs of images, each encoded once and kept in a byte-bounded LRU.
+class ImageCache(Generic[V]):
+    """Values made from image files (data URLs, decoded images), each made once and kept in a byte-bounded LRU.
 
-    Encoding runs in a worker thread; concurrent requests for the same image
-    share one encoding.
+    Values are keyed by path, modification time and size, so a file that
+    changes is made again. `aget` makes values in a worker thread, and
+    concurrent requests for one image share one making; errors are not kept.
 
     Args:
-        max_pixels: bound on width × height; larger images are shrunk.
-        max_bytes: how many bytes of encoded images to keep (least recently used go first).
+        make: builds the value of a path (blocking); raises `RequestError` for a missing or bad file.
+        size: bytes a value takes.
+        max_bytes: how many bytes of values to keep (least recently used go first).
     """
 
-    def __init__(self, max_pixels: int | None = DEFAULT_MAX_PIXELS, max_bytes: int = 512 * 1024**2) -> None:
-        self.max_pixels = max_pixels
+    def __init__(self, make: Callable[[Path], V], size: Callable[[V], int], max_bytes: int) -> None:
+        self._build = make
+        self._sizeof = size
         self.max_bytes = max_bytes
-        self.encoded = 0
-        """How many encodings were done (for tests and benches)."""
-        self._lru: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+        self.made = 0
+        """How many values were made (for tests and benches)."""
+        self._lru: OrderedDict[_Key, V] = OrderedDict()
         self._bytes = 0
-        self._pending: dict[tuple[str, int, int], asyncio.Future[str]] = {}
+        self._pending: dict[_Key, asyncio.Future[V]] = {}
         self._lock = threading.Lock()
 
-    def _get(self, key: tuple[str, int, int]) -> str | None:
+    def _cached(self, key: _Key) -> V | None:
         with self._lock:
-            url = self._lru.get(key)
-            if url is not None:
+            value = self._lru.get(key)
+            if value is not None:
                 self._lru.move_to_end(key)
-            return url
+            return value
 
-    def _put(self, key: tuple[str, int, int], url: str) -> None:
+    def _make(self, path: Path, key: _Key) -> V:
+        value = self._build(path)
         with self._lock:
-            self.encoded += 1
-            if key in self._lru:
-                return
-            self._lru[key] = url
-            self._bytes += len(url)
-            while self._bytes > self.max_bytes and len(self._lru) > 1:
-                _, old = self._lru.popitem(last=False)
-                self._bytes -= len(old)
+            self.made += 1
+            if key not in self._lru:
+                self._lru[key] = value
+                self._bytes += self._sizeof(value)
+                while self._bytes > self.max_bytes and len(self._lru) > 1:
+                    _, old = self._lru.popitem(last=False)
+                    self._bytes -= self._sizeof(old)
+        return value
 
-    def data_url(self, path: Path) -> str:
-        """The data URL of ``path`` (blocking)."""
+    def get(self, path: Path) -> V:
+        """The value of ``path``, made in this thread the first time."""
         key = (str(path), *_stamp(path))
-        url = self._get(key)
-        if url is None:
-            url = encode_data_url(path, self.max_pixels)
-            self._put(key, url)
-        return url
+        value = self._cached(key)
+        return value if value is not None else self._make(path, key)
 
-    async def adata_url(self, path: Path) -> str:
-        """The data URL of ``path``, encoded in a worker thread the first time."""
+    async def aget(self, path: Path) -> V:
+        """The value of ``path``, made in a worker thread the first time (cancelling a caller never cancels that)."""
         key = (str(path), *_stamp(path))
-        url = self._get(key)
-        if url is not None:
-            return url
-        pending = self._pending.get(key)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
-        try:
-            url = await asyncio.to_thread(encode_data_url, path, self.max_pixels)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # mark retrieved: waiters re-raise it themselves
-            raise
-        finally:
-            del self._pending[key]
-        self._put(key, url)
-        future.set_result(url)
-        return url
+        value = self._cached(key)
+        if value is not None:
+            return value
+        making = self._pending.get(key)
+        if making is None:
+            making = asyncio.ensure_future(asyncio.to_thread(self._make, path, key))
+            self._pending[key] = making
+            making.add_done_callback(lambda done: self._settled(key, done))
+        return await asyncio.shield(making)
+
+    def _settled(self, key: _Key, done: asyncio.Future[V]) -> None:
+        del self._pending[key]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter re-raises it itself
+
+
+def data_urls(max_pixels: int | None = DEFAULT_MAX_PIXELS, max_bytes: int = 512 * 1024**2) -> ImageCache[str]:
+    """A cache of `encode_data_url` results (for backends that send images as data URLs)."""
+    return ImageCache(functools.partial(encode_data_url, max_pixels=max_pixels), len, max_bytes)
+
+
+def decoded_images(
+    max_pixels: int | None = DEFAULT_MAX_PIXELS, max_bytes: int = 256 * 1024**2
+) -> ImageCache[Image.Image]:
+    """A cache of `load_image` results (for in-process models that take decoded images)."""
+    return ImageCache(
+        functools.partial(load_image, max_pixels=max_pixels), lambda im: im.width * im.height * 3, max_bytes
+    )

@@ -31,7 +31,7 @@ from medtemporal.backends.base import (
     RetryableError,
     TextPart,
 )
-from medtemporal.backends.images import DEFAULT_MAX_PIXELS, ImageEncoder
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
 from medtemporal.backends.uri import is_local_endpoint, split_endpoint
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
@@ -102,7 +102,8 @@ class OpenAIBackend(Backend):
         self.model = model
         self.max_pixels = max_pixels
         self.max_tokens_param = max_tokens_param
-        self.images = ImageEncoder(max_pixels)
+        self.images = data_urls(max_pixels)
+        """Data URLs of the images sent, each encoded once."""
         self._secret = api_key
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout_s)
 
@@ -128,7 +129,7 @@ class OpenAIBackend(Backend):
         content: list[dict[str, Any]] = []
         for part in message.parts:
             if isinstance(part, ImagePart):
-                url = await self.images.adata_url(part.path)
+                url = await self.images.aget(part.path)
                 content.append({"type": "image_url", "image_url": {"url": url}})
             else:
                 content.append({"type": "text", "text": part.text})
@@ -136,16 +137,14 @@ class OpenAIBackend(Backend):
 
     async def prepare(self, request: Request) -> None:
         """Encode the request's images (once each) while it still waits for a slot."""
-        for message in request.messages:
-            for part in message.parts:
-                if isinstance(part, ImagePart):
-                    await self.images.adata_url(part.path)
+        for path in request.image_paths:
+            await self.images.aget(path)
 
     async def messages(self, request: Request) -> list[dict[str, Any]]:
         """The request as chat messages (system prompt first when the config sets one)."""
         out: list[dict[str, Any]] = []
-        if request.config.system_prompt and not any(m.role == "system" for m in request.messages):
-            out.append({"role": "system", "content": request.config.system_prompt})
+        if request.system_prompt:
+            out.append({"role": "system", "content": request.system_prompt})
         for message in request.messages:
             out.append({"role": message.role, "content": await self._content(message)})
         return out
@@ -167,19 +166,22 @@ class OpenAIBackend(Backend):
             # pool and errors as `chat.completions.create`, without that method re-walking every content
             # part against its typed-dict unions (about 1.4 ms of CPU per five-image request).
             completion = await self._client.post("/chat/completions", body=params, cast_to=self._completion_type)
-        except Exception as exc:
+        except (self._openai.OpenAIError, ValueError) as exc:
             raise self._classify(exc) from None
-        if not getattr(completion, "choices", None):
-            raise RetryableError(f"{self.base_url} answered without choices.", reason="bad_response")
-        usage = completion.usage
+        # The client builds the reply without validating it, so a field the server left out is simply absent.
+        choices = getattr(completion, "choices", None)
+        message = getattr(choices[0], "message", None) if choices else None
+        if message is None:
+            raise RetryableError(f"{self.base_url} answered without a message.", reason="bad_response")
+        usage = getattr(completion, "usage", None)
         return Response(
-            text=completion.choices[0].message.content or "",
-            input_tokens=usage.prompt_tokens if usage else None,
-            output_tokens=usage.completion_tokens if usage else None,
-            model=completion.model,
+            text=getattr(message, "content", None) or "",
+            input_tokens=getattr(usage, "prompt_tokens", None),
+            output_tokens=getattr(usage, "completion_tokens", None),
+            model=getattr(completion, "model", None),
         )
 
-    def _classify(self, exc: Exception) -> Exception:
+    def _classify(self, exc: Exception) -> RetryableError | RequestError:
         """The client's exception as a `RetryableError` or `RequestError`, key scrubbed."""
         o = self._openai
         detail = self._redact(str(exc))[:300]
@@ -198,15 +200,15 @@ class OpenAIBackend(Backend):
                 return RetryableError(
                     f"{self.base_url} failed with HTTP {status} ({detail}).", reason="server_error", retry_after=wait
                 )
-            hint = " Check the API key variable." if status in (401, 403) else ""
+            hint = "; check the API key (OPENAI_API_KEY or --api-key-env)" if status in (401, 403) else ""
             return RequestError(
-                f"{self.base_url} refused the request with HTTP {status} ({detail}).{hint}", reason=f"http_{status}"
+                f"{self.base_url} refused the request with HTTP {status} ({detail}){hint}.", reason=f"http_{status}"
             )
         if isinstance(exc, (ValueError, o.APIResponseValidationError)):
             return RetryableError(
                 f"{self.base_url} sent a reply that is not valid JSON ({detail}).", reason="bad_response"
             )
-        return exc
+        return RequestError(f"The request to {self.base_url} failed ({detail}).", reason="client_error")
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -229,6 +231,10 @@ def _api_key(api_key_env: str | None, base_url: str) -> str:
 
 
 @register("backend", "openai", description="OpenAI API (or OPENAI_BASE_URL)", example="openai:gpt-4o")
+@register("backend", "openai+http", description="OpenAI-compatible server",
+          example="openai+http://localhost:8000/v1:MODEL")
+@register("backend", "openai+https", description="OpenAI-compatible server over TLS",
+          example="openai+https://HOST/v1:MODEL")
 def load_openai(
     uri: str,
     target: str,
@@ -239,34 +245,14 @@ def load_openai(
     concurrency: int = 8,
     max_images: int | None = None,
 ) -> OpenAIBackend:
-    """``openai:MODEL`` at ``OPENAI_BASE_URL`` or the OpenAI API."""
-    base_url = os.environ.get("OPENAI_BASE_URL") or OPENAI_API
-    param = "max_completion_tokens" if base_url.rstrip("/") == OPENAI_API else "max_tokens"
-    return OpenAIBackend(
-        uri,
-        base_url,
-        target,
-        _api_key(api_key_env, base_url),
-        max_pixels=max_pixels,
-        timeout_s=timeout_s,
-        concurrency=concurrency,
-        max_images=max_images,
-        max_tokens_param=param,
-    )
+    """``openai:MODEL`` at ``OPENAI_BASE_URL`` (else the OpenAI API), or ``openai+http(s)://HOST:PORT/PATH:MODEL``.
 
-
-def load_endpoint(
-    uri: str,
-    target: str,
-    *,
-    api_key_env: str | None = None,
-    max_pixels: int | None = DEFAULT_MAX_PIXELS,
-    timeout_s: float = 120.0,
-    concurrency: int = 8,
-    max_images: int | None = None,
-) -> OpenAIBackend:
-    """``openai+http(s)://HOST:PORT/PATH:MODEL``: any OpenAI-compatible server."""
-    base_url, model = split_endpoint(uri)
+    The OpenAI API itself takes ``max_completion_tokens``; other servers take ``max_tokens``.
+    """
+    if uri.startswith("openai:"):
+        base_url, model = os.environ.get("OPENAI_BASE_URL") or OPENAI_API, target
+    else:
+        base_url, model = split_endpoint(uri)
     return OpenAIBackend(
         uri,
         base_url,
@@ -276,12 +262,5 @@ def load_endpoint(
         timeout_s=timeout_s,
         concurrency=concurrency,
         max_images=max_images,
+        max_tokens_param="max_completion_tokens" if base_url.rstrip("/") == OPENAI_API else "max_tokens",
     )
-
-
-register("backend", "openai+http", description="OpenAI-compatible server", example="openai+http://localhost:8000/v1:MODEL")(
-    load_endpoint
-)
-register("backend", "openai+https", description="OpenAI-compatible server over TLS", example="openai+https://HOST/v1:MODEL")(
-    load_endpoint
-)

@@ -14,13 +14,15 @@ from typing import Any
 
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response
 from medtemporal.backends.batching import MicroBatcher
-from medtemporal.backends.images import DEFAULT_MAX_PIXELS, ImageEncoder
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
 from medtemporal.errors import require
 from medtemporal.registry import register
 
 
+@register("backend", "vllm", description="vLLM offline engine (needs the vllm extra)",
+          example="vllm:/models/Qwen2.5-VL-7B")
 class VLLMBackend(Backend):
-    """A model run by vLLM's ``LLM`` engine.
+    """``vllm:PATH_OR_NAME``: a model run by vLLM's ``LLM`` engine in this process.
 
     Args:
         uri: the model URI.
@@ -50,7 +52,7 @@ class VLLMBackend(Backend):
         self._vllm = vllm
         self.name = name
         self.max_pixels = max_pixels
-        self.images = ImageEncoder(max_pixels)
+        self.images = data_urls(max_pixels)
         self.llm = vllm.LLM(
             model=name,
             dtype=dtype,
@@ -72,11 +74,11 @@ class VLLMBackend(Backend):
 
     def _conversation(self, request: Request) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        if request.config.system_prompt and not any(m.role == "system" for m in request.messages):
-            out.append({"role": "system", "content": request.config.system_prompt})
+        if request.system_prompt:
+            out.append({"role": "system", "content": request.system_prompt})
         for message in request.messages:
             content = [
-                {"type": "image_url", "image_url": {"url": self.images.data_url(p.path)}}
+                {"type": "image_url", "image_url": {"url": self.images.get(p.path)}}
                 if isinstance(p, ImagePart)
                 else {"type": "text", "text": p.text}
                 for p in message.parts
@@ -91,36 +93,11 @@ class VLLMBackend(Backend):
     def _run_batch(self, batch: list[tuple[list[dict[str, Any]], GenerateConfig]]) -> list[Response]:
         cfg = batch[0][1]
         params = self._vllm.SamplingParams(
-            temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed, top_p=cfg.top_p or 1.0
+            temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed,
+            top_p=1.0 if cfg.top_p is None else cfg.top_p,
         )
         outputs = self.llm.chat([conv for conv, _ in batch], sampling_params=params, use_tqdm=False)
         return [
             Response(o.outputs[0].text.strip(), len(o.prompt_token_ids or []), len(o.outputs[0].token_ids), self.name)
             for o in outputs
         ]
-
-
-@register("backend", "vllm", description="vLLM offline engine (needs the vllm extra)",
-          example="vllm:/models/Qwen2.5-VL-7B")
-def load_vllm(
-    uri: str,
-    target: str,
-    *,
-    max_images: int = 8,
-    batch_size: int = 64,
-    max_pixels: int | None = DEFAULT_MAX_PIXELS,
-    dtype: str = "auto",
-    max_model_len: int | None = None,
-    gpu_memory_utilization: float = 0.9,
-) -> VLLMBackend:
-    """``vllm:PATH_OR_NAME``: a model in vLLM's offline engine."""
-    return VLLMBackend(
-        uri,
-        target,
-        max_images=max_images,
-        batch_size=batch_size,
-        max_pixels=max_pixels,
-        dtype=dtype,
-        max_model_len=max_model_len,
-        gpu_memory_utilization=gpu_memory_utilization,
-    )

@@ -5,9 +5,9 @@ random score (a shuffle that does not depend on how many candidates follow).
 `select` then fills the type's quota:
 
 * null-answer cap — at most ``round(quota * null)`` items whose answer is the
-  null option E, and no more than a ``null`` share of the items chosen (the
-  default, 0.2, is one option in five, which is what makes the five letters
-  uniform, also when a small cohort cannot fill the quota);
+  null option E and, when the candidates cannot fill the quota, no more than
+  a ``null`` share of the items chosen (the default, 0.2, is one option in
+  five, which is what keeps the five letters uniform);
 * per-abnormality cap — no abnormality is the focus of more than
   ``floor(quota * abnormality)`` items of the type;
 * certainty-pattern cap — at most ``floor(quota * uniform_pattern)`` items whose
@@ -58,6 +58,7 @@ class Candidate:
 
     @property
     def uniform(self) -> bool:
+        """True when the focus abnormality is all present or all absent over the window."""
         return self.pattern != "mixed"
 
 
@@ -83,13 +84,12 @@ class Pool:
     uniform_keep: int
     _mixed: list[tuple[float, int, Candidate]] = field(default_factory=list)
     _uniform: list[tuple[float, int, Candidate]] = field(default_factory=list)
-    _n: int = 0
     seen: int = 0
+    """Candidates added (kept or not); also each candidate's tie-breaking number."""
 
     def add(self, candidate: Candidate) -> None:
-        """Score and keep ``candidate``."""
-        entry = (self.rng.random(), self._n, candidate)
-        self._n += 1
+        """Score ``candidate`` and keep it (a uniform-pattern one only while among the best scored)."""
+        entry = (self.rng.random(), self.seen, candidate)
         self.seen += 1
         if not candidate.uniform:
             self._mixed.append(entry)
@@ -115,14 +115,21 @@ def quotas(total: int, weights: Mapping[str, int]) -> dict[str, int]:
         return {k: 0 for k in weights}
     exact = {k: total * w / whole for k, w in weights.items()}
     out = {k: math.floor(v) for k, v in exact.items()}
-    order = sorted(weights, key=lambda k: (-(exact[k] - out[k]), list(weights).index(k)))
+    position = {k: i for i, k in enumerate(weights)}
+    order = sorted(weights, key=lambda k: (-(exact[k] - out[k]), position[k]))
     for k in order[: total - sum(out.values())]:
         out[k] += 1
     return out
 
 
 def select(candidates: Iterable[Candidate], quota: int, caps: Caps) -> list[Candidate]:
-    """Pick up to ``quota`` candidates (already in random order) under the caps."""
+    """Pick up to ``quota`` candidates (already in random order) under the caps of the module docstring.
+
+    Null candidates are admitted first, up to the quota-based limit, then
+    non-null ones, their fixed letters round-robin. If that leaves the quota
+    unfilled, nulls beyond a ``caps.null`` share of the chosen items are
+    dropped again (`_trim_nulls`).
+    """
     candidates = list(candidates)
     limit_null = round(quota * caps.null)
     limit_abn = max(1, math.floor(quota * caps.abnormality))
@@ -163,20 +170,29 @@ def select(candidates: Iterable[Candidate], quota: int, caps: Caps) -> list[Cand
             continue
         heads[group] = i + 1
         taken[group] += 1
-    return _trim_nulls(chosen, caps.null)
+    return chosen if len(chosen) >= quota else _trim_nulls(chosen, caps.null)
 
 
 def _trim_nulls(chosen: list[Candidate], null: float) -> list[Candidate]:
     """Drop the last-admitted null answers beyond a ``null`` share of what was chosen.
 
     The quota-based limit alone lets nulls dominate when a small cohort cannot
-    fill the quota with non-null questions.
+    fill the quota with non-null questions. ``n`` nulls beside ``k`` non-null
+    items are a share ``n / (n + k) <= null`` exactly when
+    ``n <= k * null / (1 - null)``, rounded down.
     """
+    if null >= 1:
+        return chosen
     non_null = sum(not c.null for c in chosen)
-    allowed = round(non_null * null / (1 - null)) if null < 1 else len(chosen)
-    nulls = [i for i, c in enumerate(chosen) if c.null]
-    drop = set(nulls[allowed:])
-    return [c for i, c in enumerate(chosen) if i not in drop]
+    allowed = math.floor(non_null * null / (1 - null) + 1e-9)  # 1e-9: 172 * 0.2 / 0.8 is 42.99999...
+    kept: list[Candidate] = []
+    for c in chosen:
+        if c.null:
+            if allowed == 0:
+                continue
+            allowed -= 1
+        kept.append(c)
+    return kept
 
 
 def assign_letters(selected: list[Candidate], rng: random.Random) -> list[str]:

@@ -22,7 +22,6 @@ their parent folders, or by the reader marking every timeline synthetic.
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -39,6 +38,7 @@ from medtemporal.builders.mi_cxr_build import (
 )
 from medtemporal.builders.mi_cxr_official import check_image_root, read_official
 from medtemporal.builders.mi_cxr_windows import WINDOW
+from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
 from medtemporal.schema import Item, Licence, Timeline
@@ -125,15 +125,6 @@ def licence_of(roots: Iterable[Path], timelines: Iterable[Timeline] = ()) -> Lic
         return "synthetic"
     licences = {t.licence for t in timelines}
     return "synthetic" if licences == {"synthetic"} else "credentialed"
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def source_checksums(roots: dict[str, Path]) -> dict[str, str]:

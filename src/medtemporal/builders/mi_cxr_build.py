@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from tqdm import tqdm
 
 from medtemporal.builders.balance import Candidate, Caps, Pool, assign_letters, quotas, select
+from medtemporal.builders.mi_cxr_llm import TextModel
 from medtemporal.builders.mi_cxr_summaries import (
     Priors,
     gts_multi_candidates,
@@ -34,12 +35,12 @@ from medtemporal.builders.mi_cxr_summaries import (
     icr_variant_draft,
     priors,
 )
-from medtemporal.builders.mi_cxr_llm import TextModel
 from medtemporal.builders.mi_cxr_tel import TEL_QTYPES, tel_candidates, tel_draft
 from medtemporal.builders.mi_cxr_text import Draft
-from medtemporal.builders.mi_cxr_windows import ENTITIES, Window, windows
+from medtemporal.builders.mi_cxr_windows import WINDOW, Window, windows
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item, Timeline
+from medtemporal.sources.mimic_cxr import ENTITIES
 
 BENCHMARK = "mi-cxr"
 VERSION = "1.0.0"
@@ -112,7 +113,7 @@ class MiCxrConfig:
             "uniform_pattern_cap": self.caps.uniform_pattern,
             "icr_variant": self.icr_variant,
             "entities": list(self.entities),
-            "window": 5,
+            "window": WINDOW,
             "stride": 1,
         }
 
@@ -126,18 +127,21 @@ _CANDIDATES: dict[str, Callable[[int, Window], Iterator[Candidate]]] = {
 }
 
 
+_DRAFTS: dict[str, Callable[[Candidate, Window, str, random.Random, Priors], Draft]] = {
+    "icr_multi_abn": icr_draft,
+    "icr_variant": icr_variant_draft,
+    "single_entity_interval_summary": gts_single_draft,
+    "multi_entity_interval_summary": gts_multi_draft,
+}
+"""Draft makers of the non-TEL qtypes (TEL drafts need only the focus track)."""
+
+
 def draft(c: Candidate, window: Window, letter: str, seed: int, prior: Priors) -> Draft:
     """The template text of candidate ``c`` with its correct option at ``letter``."""
     rng = random.Random(f"{seed}:{c.qtype}:{window.patient_id}:{window.start}:{c.entity}:{c.interval}")
     if c.qtype in TEL_QTYPES:
         return tel_draft(c.qtype, window.track(c.entity), letter, rng)
-    make = {
-        "icr_multi_abn": icr_draft,
-        "icr_variant": icr_variant_draft,
-        "single_entity_interval_summary": gts_single_draft,
-        "multi_entity_interval_summary": gts_multi_draft,
-    }[c.qtype]
-    return make(c, window, letter, rng, prior)
+    return _DRAFTS[c.qtype](c, window, letter, rng, prior)
 
 
 def _progress(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:
@@ -147,12 +151,9 @@ def _progress(iterable: Iterable[Any], desc: str, total: int | None = None) -> I
 def plan(
     timelines: Iterable[Timeline], config: MiCxrConfig, exclusions: Counter[str]
 ) -> tuple[list[Window], list[Candidate], list[str]]:
-    """Windows, the selected candidates (in output order) and their correct letters."""
+    """Windows (by patient, then start), the selected candidates (in output order) and their correct letters."""
     timelines = sorted(timelines, key=lambda t: t.patient_id)
-    found = sorted(
-        windows(_progress(timelines, "windows"), exclusions, config.entities),
-        key=lambda w: (w.patient_id, w.start),
-    )
+    found = list(windows(_progress(timelines, "windows"), exclusions, config.entities))
     targets = config.resolved_quotas()
     pools = {
         q: Pool(random.Random(f"{config.seed}:pool:{q}"), max(1000, 20 * n)) for q, n in targets.items()

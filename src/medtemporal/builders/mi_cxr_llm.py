@@ -29,25 +29,21 @@ kept in a `ResponseCache`, so a rebuild with the same model gives the same text.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from tqdm import tqdm
-
 from medtemporal.backends.base import Backend, GenerateConfig, Message, Request, TextPart
 from medtemporal.builders.balance import NULL_LETTER, Candidate
+from medtemporal.builders.llm_calls import generate_texts, open_backend
 from medtemporal.builders.mi_cxr_text import INTERVALS, LETTERS, Draft, describe, trajectory, variant_statement
 from medtemporal.builders.mi_cxr_windows import (
     ABSENT,
     DIRECTIONAL,
     EMERGENCE,
-    ENTITIES,
     IMPROVEMENT,
     RESOLUTION,
     UNCHANGED,
@@ -56,7 +52,8 @@ from medtemporal.builders.mi_cxr_windows import (
     Window,
 )
 from medtemporal.prompts import PromptSet
-from medtemporal.runner.cache import ResponseCache, request_key
+from medtemporal.runner.cache import ResponseCache
+from medtemporal.sources.mimic_cxr import ENTITIES
 
 PROMPTS = (
     "micxr_interval_summary_correct",
@@ -169,28 +166,6 @@ class TextModel:
         config = GenerateConfig(temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
         return Request((Message("user", (TextPart(text),)),), config)
 
-    async def _ask(self, requests: list[Request]) -> list[str]:
-        gate = asyncio.Semaphore(max(1, self.backend.concurrency))
-        identity = self.backend.identity()
-        bar = tqdm(total=len(requests), desc="option text", disable=not sys.stderr.isatty(), leave=False)
-
-        async def one(request: Request) -> str:
-            key = request_key(identity, request)
-            cached = self.cache.get(key) if self.cache is not None else None
-            if cached is None:
-                async with gate:
-                    cached = await self.backend.generate(request)
-                if self.cache is not None:
-                    self.cache.put(key, cached)
-            bar.update()
-            return cached.text
-
-        try:
-            return list(await asyncio.gather(*(one(r) for r in requests)))
-        finally:
-            bar.close()
-            await self.backend.aclose()
-
     def reword(
         self, chosen: Sequence[Candidate], found: Sequence[Window], drafts: Sequence[Draft], exclusions: Counter[str]
     ) -> list[tuple[Draft, str]]:
@@ -200,7 +175,7 @@ class TextModel:
         """
         jobs = [self._plan(i, c, found[c.window], d) for i, (c, d) in enumerate(zip(chosen, drafts)) if c.qtype in REWORDED]
         requests = [self._request(p, v) for job in jobs for p, v in job.calls]
-        answers = iter(asyncio.run(self._ask(requests)) if requests else [])
+        answers = iter(generate_texts(self.backend, requests, self.cache, desc="option text") if requests else [])
         out = [(d, "template") for d in drafts]
         for job in jobs:
             c = chosen[job.index]
@@ -292,10 +267,6 @@ def open_text_model(
     uri: str, cache_path: str | Path, seed: int, licence: str, allow_remote_data: bool
 ) -> TextModel:
     """The text model named by ``uri``, refusing to send credentialed annotations to a remote endpoint."""
-    from medtemporal.backends import load
-    from medtemporal.runner.guard import check_data_use
-
-    backend = load(uri)
-    check_data_use("mi-cxr", licence, backend.endpoint, allow_remote_data)
+    backend = open_backend(uri, "mi-cxr", licence, allow_remote_data)
     cache = ResponseCache(cache_path) if backend.cacheable else None
     return TextModel(backend, cache, seed)

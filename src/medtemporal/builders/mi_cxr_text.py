@@ -37,6 +37,7 @@ from medtemporal.builders.mi_cxr_windows import (
     Track,
 )
 
+
 @dataclass
 class Draft:
     """The text of one item before it becomes an `Item`: question, options A–E, answer, meta."""
@@ -48,8 +49,7 @@ class Draft:
 
 
 LETTERS = ("A", "B", "C", "D")
-"""Letters of the four substantive options; E is always the null option."""
-NULL = "E"
+"""Letters of the four substantive options; E (`balance.NULL_LETTER`) is always the null option."""
 ARROW = "\u2192"
 INTERVALS = tuple(f"T{i} {ARROW} T{i + 1}" for i in range(1, 5))
 """``T1 → T2`` … ``T4 → T5``: the interval options of TEL, in order A–D."""

@@ -30,25 +30,10 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from medtemporal.schema import Finding, Study, Timeline
+from medtemporal.sources.mimic_cxr import ENTITIES, SEVERITY_RANK
 
 WINDOW = 5
 """Visits per window (T1..T5)."""
-
-ENTITIES: tuple[str, ...] = (
-    "pleural effusion",
-    "pneumothorax",
-    "cardiomegaly",
-    "pulmonary edema",
-    "sub-diaphragmatic air",
-    "consolidation",
-    "vascular congestion",
-    "elevated hemidiaphragm",
-    "lung opacity",
-    "atelectasis",
-    "bony structures intact",
-    "normal cardiac silhouette",
-)
-"""The abnormalities of the paper's Table 10, in its order (by frequency)."""
 
 EMERGENCE, RESOLUTION, WORSENING, IMPROVEMENT = "emergence", "resolution", "worsening", "improvement"
 UNCHANGED, ABSENT, PERSISTENT = "unchanged", "absent", "persistent"
@@ -70,12 +55,6 @@ _CHANGE_WORDS: dict[str, str] = {
 }
 """Annotated change words (lower case) → change type."""
 
-_SEVERITY: dict[str, int] = {
-    "trace": 0, "minimal": 0, "tiny": 0, "small": 1, "mild": 1, "moderate": 2,
-    "large": 3, "severe": 3, "extensive": 3, "massive": 4,
-}
-"""Severity words → rank, for present → present intervals without a change annotation."""
-
 
 @dataclass(frozen=True)
 class Track:
@@ -86,7 +65,6 @@ class Track:
     changes: tuple[str, ...]
     laterality: str | None = None
     """The most frequent laterality among the present visits (ties: first seen), if any."""
-    severity: tuple[str | None, ...] = ()
 
     @property
     def states(self) -> list[str]:
@@ -117,7 +95,7 @@ class Window:
     """0-based position of T1 in the patient's timeline."""
     studies: tuple[Study, ...]
     tracks: tuple[Track, ...]
-    """Complete tracks in `ENTITIES` order."""
+    """Complete tracks, in the order of the entities asked for (`ENTITIES` by default)."""
 
     def track(self, entity: str) -> Track:
         """The track of ``entity`` (KeyError if it is not complete in this window)."""
@@ -156,7 +134,7 @@ def change_word(word: str) -> str | None:
 
 
 def _severity_change(before: str | None, after: str | None) -> str | None:
-    a, b = _SEVERITY.get((before or "").lower()), _SEVERITY.get((after or "").lower())
+    a, b = SEVERITY_RANK.get((before or "").lower()), SEVERITY_RANK.get((after or "").lower())
     if a is None or b is None:
         return None
     return WORSENING if b > a else IMPROVEMENT if b < a else UNCHANGED
@@ -178,7 +156,6 @@ def make_track(entity: str, findings: Sequence[Finding]) -> Track:
         present=tuple(f.present for f in findings),
         changes=changes,
         laterality=_laterality(findings),
-        severity=tuple(f.severity if f.present else None for f in findings),
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections import Counter
 from pathlib import Path
 
 from medtemporal.benchmark import BenchmarkSpec, Manifest
@@ -39,6 +40,7 @@ from medtemporal.builders.temmed_build import (
 from medtemporal.builders.temmed_official import read_official
 from medtemporal.builders.temmed_refs import MAX_K, ablation_images, image_references, statement_references
 from medtemporal.builders.temmed_vqa import rephrase, select, template_question
+from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
@@ -106,6 +108,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if args.pair_items is not None and args.pair_items < 1:
         raise InvalidInputError("--pair-items must be at least 1.")
     patterns = default_patterns(args.pathology_keywords)
+    csv = find_csv(root)
     licence = licence_of(root)
     collected = collect_instances(load_timelines(root), root)
     instances = collected.instances
@@ -118,15 +121,15 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     corpus = [PairEntry(id=k, patient_id=instances[i].patient_id, historical=instances[i].historical,
                         current=instances[i].current, report=instances[i].report) for k, i in enumerate(corpus_idx)]
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    save_corpus(out / CORPUS, corpus)
     embedder = args.embedder or "pixel"
     refs = image_references([(t.historical, t.current) for t in test], corpus, root, embedder, out / EMBEDDINGS)
+    out.mkdir(parents=True, exist_ok=True)
+    save_corpus(out / CORPUS, corpus)
     ablation = ablation_images(len(test), corpus, random.Random(f"{args.seed}:ablation"))
     extra = {i: {"retriever": "pairwise", "retrieval": refs[i], "ablation": ablation[i]} for i in range(len(test))}
 
     items: list[Item] = []
-    sources: dict[str, int] = {}
+    question_sources: Counter[str] = Counter()
     if "vqa" in tasks:
         drafts = select(vqa_candidates(test, patterns), args.vqa_items, random.Random(f"{args.seed}:vqa"))
         if args.vqa_model:
@@ -135,8 +138,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                                  allow_remote_data=args.allow_remote_data, cache_path=args.vqa_cache)
         else:
             questions = [(template_question(d), "template") for d in drafts]
-        for _, source in questions:
-            sources[source] = sources.get(source, 0) + 1
+        question_sources.update(source for _, source in questions)
         items += vqa_items(test, drafts, questions, extra)
     if "report" in tasks:
         items += report_items(test, extra)
@@ -154,10 +156,11 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         config={"source": "chexpert-plus", "tasks": list(tasks), "test_size": args.test_size,
                 "test_instances": len(test), "corpus_instances": len(corpus), "vqa_items": args.vqa_items,
                 "pair_items": args.pair_items, "pathology_keywords": sorted(patterns),
-                "vqa_model": args.vqa_model, "vqa_question_sources": sources, "embedder": embedder,
+                "vqa_model": args.vqa_model, "vqa_question_sources": dict(sorted(question_sources.items())),
+                "embedder": embedder,
                 "retrievers": sorted(refs[0]) if refs else [], "references_per_retriever": MAX_K,
                 "split": overlap, "corpus_file": CORPUS},
-        sources={find_csv(root).name: _sha256(find_csv(root))},
+        sources={csv.name: sha256_file(csv)},
         exclusions=dict(sorted(exclusions.items())),
     )
     return items, manifest
@@ -169,12 +172,12 @@ def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tup
         raise InvalidInputError(f"--official {folder} is not a folder; pass the folder holding the released JSON files.")
     official = read_official(folder, root)
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    save_corpus(out / CORPUS, official.corpus)
     refs = None
     if args.embedder:
         refs = image_references([(t.historical, t.current) for t in official.test], official.corpus, root,
                                 args.embedder, out / EMBEDDINGS)
+    out.mkdir(parents=True, exist_ok=True)
+    save_corpus(out / CORPUS, official.corpus)
     ablation = ablation_images(len(official.test), official.corpus, random.Random(f"{args.seed}:ablation"))
     items = []
     for item in official.items:
@@ -184,25 +187,15 @@ def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tup
         if refs is not None and item.task != "image_pair":
             meta["retrieval"] = {**meta["retrieval"], **refs[item.meta["instance"]]}
         items.append(Item.create(**{**item.model_dump(exclude={"id"}), "meta": meta}))
-    files = sorted(p for p in folder.glob("*.json"))
+    files = sorted(folder.glob("*.json"))
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence_of(root), image_root=str(root),
         config={"source": "official", "tasks": list(tasks), "test_instances": len(official.test),
                 "corpus_instances": len(official.corpus), "selected_vqa_file": official.selected_vqa,
                 "embedder": args.embedder, "split": official.overlap, "corpus_file": CORPUS},
-        sources={p.name: _sha256(p) for p in files},
+        sources={p.name: sha256_file(p) for p in files},
     )
     return items, manifest
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _report(runs: list[Path], out: Path) -> list[Path]:

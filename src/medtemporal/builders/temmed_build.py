@@ -20,9 +20,10 @@ import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from medtemporal.builders.temmed_text import (
+    Patterns,
     Statement,
     find_statements,
     is_target_report,
@@ -149,7 +150,7 @@ def base_meta(inst: Instance, index: int) -> dict[str, object]:
     return {"patient_id": inst.patient_id, "instance": index, "study": inst.study, "prior_study": inst.prior_study}
 
 
-def report_items(test: Sequence[Instance], extra: Mapping[int, dict] | None = None) -> list[Item]:
+def report_items(test: Sequence[Instance], extra: Mapping[int, dict[str, Any]] | None = None) -> list[Item]:
     """One report-generation item per test instance; the report is answer and reference."""
     extra = extra or {}
     return [
@@ -160,7 +161,7 @@ def report_items(test: Sequence[Instance], extra: Mapping[int, dict] | None = No
     ]
 
 
-def vqa_candidates(test: Sequence[Instance], patterns: Mapping) -> list[tuple[int, str, Statement]]:
+def vqa_candidates(test: Sequence[Instance], patterns: Patterns) -> list[tuple[int, str, Statement]]:
     """(instance, sentence, first directed statement) for every report sentence that has one."""
     out = []
     for i, inst in enumerate(test):
@@ -173,7 +174,7 @@ def vqa_candidates(test: Sequence[Instance], patterns: Mapping) -> list[tuple[in
 
 
 def vqa_items(test: Sequence[Instance], drafts: Sequence[Draft], questions: Sequence[tuple[str, str]],
-              extra: Mapping[int, dict] | None = None) -> list[Item]:
+              extra: Mapping[int, dict[str, Any]] | None = None) -> list[Item]:
     """VQA items from drafts (answers fixed) and their written questions ``(question, source)``."""
     extra = extra or {}
     items = []
@@ -198,7 +199,7 @@ class PairDraft:
     answer: str
 
 
-def _safe_directions(report: str, patterns: Mapping) -> dict[str, set[str]]:
+def _safe_directions(report: str, patterns: Patterns) -> dict[str, set[str]]:
     """Pathology → directions the report states about it, for pathologies every mention of which
     sits in a directed statement (others could match any statement, so they are left out)."""
     statements = find_statements(report, patterns)
@@ -212,7 +213,9 @@ def _safe_directions(report: str, patterns: Mapping) -> dict[str, set[str]]:
     return out
 
 
-def pair_drafts(test: Sequence[Instance], patterns: Mapping, n: int | None, rng: random.Random) -> tuple[list[PairDraft], Counter[str]]:
+def pair_drafts(
+    test: Sequence[Instance], patterns: Patterns, n: int | None, rng: random.Random
+) -> tuple[list[PairDraft], Counter[str]]:
     """Image-pair questions: every directed statement with two valid distractor pairs (then ``n`` of
     them when given), distractors drawn by the seed, correct letters spread uniformly."""
     safe = [_safe_directions(inst.report, patterns) for inst in test]
@@ -246,7 +249,9 @@ def pair_drafts(test: Sequence[Instance], patterns: Mapping, n: int | None, rng:
     return drafts, excluded
 
 
-def pair_items(test: Sequence[Instance], drafts: Sequence[PairDraft], extra: Mapping[int, dict] | None = None) -> list[Item]:
+def pair_items(
+    test: Sequence[Instance], drafts: Sequence[PairDraft], extra: Mapping[int, dict[str, Any]] | None = None
+) -> list[Item]:
     """Image-pair items: six images (A, B, C pairs), the statement as the question."""
     items = []
     for k, d in enumerate(drafts):
@@ -261,7 +266,7 @@ def pair_items(test: Sequence[Instance], drafts: Sequence[PairDraft], extra: Map
     return items
 
 
-def default_patterns(keywords: str | None) -> dict:
+def default_patterns(keywords: str | None) -> Patterns:
     """Pathology patterns from a comma-separated ``--pathology-keywords`` value (None: the defaults)."""
     if keywords is None:
         return pathology_patterns()

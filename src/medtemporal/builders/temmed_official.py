@@ -48,8 +48,8 @@ PAIR_FIELDS = ("right_option", "condition_change", "option", "Retrieval_TrainSet
 CORPUS_FIELDS = ("image_path", "historical_image_path", "condition_changes_report")
 
 
-def read_records(path: Path, fields: Sequence[str], kind: type = dict) -> list[Any]:
-    """A released JSON list, each element a ``kind`` with ``fields``; one clear sentence otherwise."""
+def read_records(path: Path, fields: Sequence[str]) -> list[dict[str, Any]]:
+    """A released JSON list, each element an object with ``fields``; one clear sentence otherwise."""
     if not path.is_file():
         raise InvalidInputError(f"{path} does not exist; download TemMed-Bench's released files into that folder.")
     try:
@@ -59,7 +59,7 @@ def read_records(path: Path, fields: Sequence[str], kind: type = dict) -> list[A
     if not isinstance(data, list):
         raise InvalidInputError(f"{path} must hold a JSON list; is it the released {path.name}?")
     for i, rec in enumerate(data):
-        if not isinstance(rec, kind):
+        if not isinstance(rec, dict):
             raise InvalidInputError(f"{path}, element {i}: expected an object; is it the released {path.name}?")
         missing = [f for f in fields if f not in rec]
         if missing:

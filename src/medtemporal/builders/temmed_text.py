@@ -47,7 +47,6 @@ def _keyword_regex(keyword: str) -> str:
     return re.escape(stem) + r"[a-z]*"
 
 
-_KEYWORD_RES = {k: re.compile(_keyword_regex(k), re.I) for k in CHANGE_KEYWORDS}
 CHANGE_RE = re.compile(r"\b(?:" + "|".join(f"(?P<{k}>{_keyword_regex(k)})" for k in CHANGE_KEYWORDS) + ")", re.I)
 """Matches a change keyword in any inflection; the group name is the keyword."""
 
@@ -74,6 +73,9 @@ PATHOLOGY_PATTERNS: Mapping[str, str] = {
 }
 """Default pathology keywords, from the CheXpert label vocabulary (the paper's Table 7 is
 missing from our copy), with the inflections they match."""
+
+Patterns = Mapping[str, re.Pattern[str]]
+"""Pathology name → compiled pattern, as `pathology_patterns` returns them."""
 
 MAX_GAP = 8
 """Most words allowed between a change keyword and its pathology."""
@@ -146,7 +148,7 @@ class Statement:
     """Index of the sentence in the report."""
 
 
-def find_statements(report: str, patterns: Mapping[str, re.Pattern[str]] | None = None) -> list[Statement]:
+def find_statements(report: str, patterns: Patterns | None = None) -> list[Statement]:
     """Every ``(change keyword) … (pathology)`` statement of ``report``, in reading order."""
     patterns = pathology_patterns() if patterns is None else patterns
     out = []
@@ -175,8 +177,3 @@ def _direction(keyword: str, negated: bool) -> str | None:
     if negated:
         return None
     return DIRECTIONS.get(keyword)
-
-
-def mentions(report: str, pattern: re.Pattern[str]) -> bool:
-    """Whether ``report`` names the pathology anywhere."""
-    return pattern.search(report) is not None

@@ -18,17 +18,18 @@ first, half each, by the seed. Then the question is written either
 
 from __future__ import annotations
 
-import asyncio
 import random
 import re
-import sys
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from string import Template
 from typing import Sequence
 
-from tqdm import tqdm
-
+from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
+from medtemporal.builders.llm_calls import generate_texts, open_backend
 from medtemporal.builders.temmed_text import CHANGE_RE, Statement
+from medtemporal.runner.cache import ResponseCache, default_cache_path
 
 VERBS = {"improved": "improved", "worsened": "worsened", "unchanged": "remained unchanged"}
 _LEADING = {"in", "of", "the", "a", "an", "interval", "and", "to", "with", "for", "since"}
@@ -63,9 +64,11 @@ def select(candidates: Sequence[tuple[int, str, Statement]], n: int | None, rng:
     rng.shuffle(answers)
     drafts = []
     for (instance, sentence, st), answer in zip(chosen, answers):
+        if st.direction is None:
+            raise ValueError(f"VQA candidate {st.text!r} has no direction to ask about")
         others = sorted(d for d in VERBS if d != st.direction)
         asked = st.direction if answer == "Yes" else rng.choice(others)
-        drafts.append(Draft(instance, sentence, st, answer, str(asked)))
+        drafts.append(Draft(instance, sentence, st, answer, asked))
     drafts.sort(key=lambda d: (d.instance, d.sentence, d.statement.text))
     return drafts
 
@@ -125,45 +128,19 @@ def rephrase(
         allow_remote_data: The user's explicit permission to send credentialed text off this network.
         cache_path: Response cache file (default: the shared one).
     """
-    from string import Template
-
-    from medtemporal.backends import GenerateConfig, Message, Request, TextPart, load
-    from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
-    from medtemporal.runner.guard import check_data_use
-
-    backend = load(uri)
-    check_data_use("temmed", licence, backend.endpoint, allow_remote_data)
+    backend = open_backend(uri, "temmed", licence, allow_remote_data)
     template = Template(prompt)
+    config = GenerateConfig(temperature=0.0, max_tokens=128)
     requests = [
         Request((Message("user", (TextPart(template.substitute(sentence=d.sentence, answer=d.answer).strip()),)),),
-                GenerateConfig(temperature=0.0, max_tokens=128))
+                config)
         for d in drafts
     ]
-
-    async def run_all(cache: ResponseCache) -> list[str]:
-        limit = asyncio.Semaphore(max(1, backend.concurrency))
-        bar = tqdm(total=len(requests), desc="VQA questions", disable=not sys.stderr.isatty())
-
-        async def one(request: Request) -> str:
-            key = request_key(backend.identity(), request)
-            hit = cache.get(key)
-            if hit is None:
-                async with limit:
-                    hit = await backend.generate(request)
-                cache.put(key, hit)
-            bar.update()
-            return hit.text
-
-        try:
-            return list(await asyncio.gather(*(one(r) for r in requests)))
-        finally:
-            bar.close()
-            await backend.aclose()
-
-    with ResponseCache(cache_path or default_cache_path()) as cache:
-        texts = asyncio.run(run_all(cache))
+    with ResponseCache(cache_path or default_cache_path()) if backend.cacheable else nullcontext() as cache:
+        texts = generate_texts(backend, requests, cache, desc="VQA questions")
     out = []
     for draft, text in zip(drafts, texts):
         question = parse_question(text)
-        out.append((question, f"model:{uri}") if question else (template_question(draft), "template (model output unusable)"))
+        out.append((question, f"model:{uri}") if question
+                   else (template_question(draft), "template (model output unusable)"))
     return out

@@ -9,6 +9,7 @@ from medtemporal.report import DEFAULT_FORMATS, FORMATS, parse_formats, write_re
 
 
 def add(sub: argparse._SubParsersAction) -> None:
+    """Register ``medtemporal report``."""
     p = sub.add_parser("report", help="write report.md / .csv / .html for runs (scoring them first if needed)")
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder written by `medtemporal run`")
     p.add_argument("--out", type=Path, help="write one report here instead of into each run folder")
@@ -18,6 +19,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the report files and list them."""
     for path in write_report(args.runs, args.out, parse_formats(args.formats)):
         print(f"wrote {path}")
     return 0

@@ -39,7 +39,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--top-p", type=float, help="nucleus sampling bound")
     g.add_argument("--system-prompt", help="system message sent before every request")
     g.add_argument("--max-pixels", type=int, default=DEFAULT_MAX_PIXELS,
-                   help=f"shrink images to at most this many pixels (default {DEFAULT_MAX_PIXELS})")
+                   help=f"shrink images to at most this many pixels (default {DEFAULT_MAX_PIXELS}; 0: no bound)")
     b = p.add_argument_group("backend and endpoint")
     b.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable with the API key (default OPENAI_API_KEY)")
@@ -81,6 +81,7 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Run (or resume) and print the summary; exit status 1 when ``--max-errors`` stopped the run."""
     config = GenerateConfig(
         temperature=args.temperature,
         max_tokens=args.max_tokens,

@@ -12,7 +12,7 @@ from typing import Any
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.tables import fmt_score, markdown_table
 from medtemporal.runner.config import CONFIG, read_config
-from medtemporal.runner.store import LOCK, PREDICTIONS
+from medtemporal.runner.store import PREDICTIONS, RunLock
 from medtemporal.scoring.runs import SCORES, needs_scoring, read_scores
 
 MAX_DEPTH = 4
@@ -42,7 +42,8 @@ class RunRow:
 
 
 def find_runs(folder: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
-    """Folders under ``folder`` (itself included, ``max_depth`` levels down) that hold a run's config.json."""
+    """Folders under ``folder`` (itself included, ``max_depth`` levels down) that hold a run's config.json
+    and predictions.jsonl (a model folder has a config.json too)."""
     found = []
     base = len(folder.parts)
     for root, dirs, files in os.walk(folder):
@@ -71,42 +72,27 @@ def _tally(path: Path) -> tuple[int, int]:
     return answered, len(last) - answered
 
 
-def _running(folder: Path) -> bool:
-    """True when another process holds the run folder's lock."""
-    try:
-        import fcntl
-    except ImportError:
-        return False
-    lock = folder / LOCK
-    if not lock.is_file():
-        return False
-    fd = os.open(lock, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def _total(config: dict[str, Any]) -> int | None:
-    """Items in the run: its ``limit``, else the count in the benchmark's manifest (if still there)."""
+    """Items in the run: those of its ``tasks`` in the benchmark's manifest (if still there), at most ``limit``."""
     bench = config.get("benchmark", {})
     manifest = Path(str(bench.get("path", ""))) / "manifest.json"
+    limit, tasks = config.get("limit"), config.get("tasks")
     try:
         counts = json.loads(manifest.read_text(encoding="utf-8"))["counts"]["task"]
     except (OSError, ValueError, KeyError, TypeError):
-        return config.get("limit")
-    total = sum(counts.values())
-    return min(total, config["limit"]) if config.get("limit") is not None else total
+        return limit
+    total = sum(n for task, n in counts.items() if not tasks or task in tasks)
+    return total if limit is None else min(total, limit)
 
 
 def _headline(folder: Path) -> str:
     """Overall and per-family scores of the first metric, from scores.json."""
     if not (folder / SCORES).is_file():
         return "not scored"
-    scores = read_scores(folder)
+    try:
+        scores = read_scores(folder)
+    except InvalidInputError:  # one damaged folder must not hide the others
+        return f"unreadable {SCORES} (run `medtemporal score {folder}`)"
     if not scores.scores:
         return "no scores"
     name = scores.scores[0].metric
@@ -122,10 +108,17 @@ def _headline(folder: Path) -> str:
 
 def describe(folder: Path) -> RunRow:
     """What `runs list` shows about one run folder."""
-    config: dict[str, Any] = read_config(folder) or {}
+    config: dict[str, Any] = {}
+    damaged = False
+    try:
+        config = read_config(folder) or {}
+    except InvalidInputError:  # listed all the same, with what can still be read
+        damaged = True
     answered, errors = _tally(folder / PREDICTIONS)
-    if _running(folder):
+    if RunLock.held(folder):
         status = "running"
+    elif damaged:
+        status = f"unreadable {CONFIG}"
     elif config.get("finished_at"):
         status = "finished"
     else:
@@ -144,6 +137,7 @@ def describe(folder: Path) -> RunRow:
 
 
 def list_runs(args: argparse.Namespace) -> int:
+    """Print a table of the runs under ``args.folder``."""
     folder: Path = args.folder
     if not folder.is_dir():
         raise InvalidInputError(f"{folder} is not a folder; pass the folder that holds your run folders.")

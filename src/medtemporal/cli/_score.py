@@ -12,7 +12,8 @@ from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 
 
 def add(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("score", help="score runs: accuracy with patient-clustered 95%% CIs → scores.json")
+    """Register ``medtemporal score``."""
+    p = sub.add_parser("score", help="score runs: each task's metrics with patient-clustered 95%% CIs → scores.json")
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder written by `medtemporal run`")
     p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help=f"interval level (default {CONFIDENCE})")
@@ -21,6 +22,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Score each run, then print the per-family table of the first metric."""
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed)
         print(f"wrote {path / 'scores.json'}")

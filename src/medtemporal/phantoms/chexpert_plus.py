@@ -35,9 +35,9 @@ import numpy as np
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.cxr_text import DEVICE_TEXT, phrase, severity_word
+from medtemporal.phantoms.cxr_text import DEVICE_TEXT, capitalised, phrase, severity_word
 from medtemporal.phantoms.render import render_cxr
-from medtemporal.phantoms.trajectory import ENTITIES, EntityState, change_of, simulate_patient
+from medtemporal.phantoms.trajectory import ENTITIES, EntityState, Visit, change_of, simulate_patient
 from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME, PHANTOM_MARKER
 
 TRUTH = "phantom_truth.jsonl"
@@ -53,7 +53,7 @@ _CHANGE_TEMPLATES: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
-class Made:
+class ChexpertPlusPhantom:
     """What `write_chexpert_plus` wrote."""
 
     root: Path
@@ -64,15 +64,13 @@ class Made:
     truth: Path
 
 
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def sentence(entity: str, prev: EntityState | None, cur: EntityState, rng: np.random.Generator) -> tuple[str, str | None] | None:
+def sentence(
+    entity: str, prev: EntityState | None, cur: EntityState, rng: np.random.Generator
+) -> tuple[str, str | None] | None:
     """(sentence, change) for ``entity`` at a visit; None when it is absent at both visits."""
     change = change_of(prev, cur)
     if prev is None:
-        return (f"{_cap(phrase(entity, cur))}.", None) if cur.present else None
+        return (f"{capitalised(phrase(entity, cur))}.", None) if cur.present else None
     if change is None:
         return None
     if change == "new":
@@ -88,7 +86,9 @@ def sentence(entity: str, prev: EntityState | None, cur: EntityState, rng: np.ra
     return template.format(**values), change
 
 
-def impression(prev_visit, visit, rng: np.random.Generator) -> list[tuple[str, str | None, str | None]]:
+def impression(
+    prev_visit: Visit | None, visit: Visit, rng: np.random.Generator
+) -> list[tuple[str, str | None, str | None]]:
     """(sentence, entity, change) of one study's impression; ``prev_visit`` is None at the first."""
     out: list[tuple[str, str | None, str | None]] = []
     for entity in REPORTED:
@@ -104,7 +104,8 @@ def impression(prev_visit, visit, rng: np.random.Generator) -> list[tuple[str, s
         if rng.random() < 0.15:
             out.append(("No acute osseous abnormality.", None, None))
     if not out:
-        text = "No acute cardiopulmonary process." if prev_visit is None or rng.random() < 0.5 else "Stable appearance of the chest."
+        quiet = prev_visit is None or rng.random() < 0.5
+        text = "No acute cardiopulmonary process." if quiet else "Stable appearance of the chest."
         out.append((text, None, None if prev_visit is None else "unchanged"))
     return out
 
@@ -117,7 +118,7 @@ def write_chexpert_plus(
     image_size: int = 256,
     visits: tuple[int, int] = (2, 6),
     images: bool = True,
-) -> Made:
+) -> ChexpertPlusPhantom:
     """Write a phantom CheXpert Plus folder at ``out`` (which must not exist or be empty).
 
     Args:
@@ -182,7 +183,7 @@ def write_chexpert_plus(
         "generator": "medtemporal phantoms chexpert-plus", "seed": seed, "patients": patients,
         "studies": n_studies, "images": n_images, "image_size": image_size, "licence": "synthetic",
     }, indent=2) + "\n", encoding="utf-8")
-    return Made(root, patients, n_studies, n_images, csv_path, truth_path)
+    return ChexpertPlusPhantom(root, patients, n_studies, n_images, csv_path, truth_path)
 
 
 def _row(rel: str, frontal_lateral: str, ap_pa: str, pid: str, order: int, imp: str, findings: str,

@@ -199,8 +199,7 @@ def _plan(root: np.random.Generator, patients: int, profile: str, images: bool) 
     eligible = [int(p) for p in order if int(p) not in short and n[p] >= 5] or [int(p) for p in order if n[p] >= 2]
     k = max(1, round(0.03 * patients))
     equal, lateral = set(eligible[:k]), set(eligible[k : 2 * k])
-    rest = [p for p in eligible[2 * k :] if p not in equal | lateral]
-    corrupt = (rest or eligible or [None])[0] if images else None
+    corrupt = (eligible[2 * k :] or eligible or [None])[0] if images else None
     return n.astype(int), _Roles(short, equal, lateral, corrupt)
 
 
@@ -439,9 +438,9 @@ class _PatientWriter:
     def _device(self, device: str) -> dict[str, Any]:
         name = cxr_text.DEVICE_TEXT[device]
         return _node(
-            name=name, summary=f"There is {_article(name)} {name}.", regions=["mediastinum"], laterality="unspecified",
-            entity=device, categories=["DEVICE"], subcategories=["TUBES_AND_LINES"], probability="positive",
-            certain=True, positive=True, severity=None, change=None, change_sentence=None,
+            name=name, summary=f"There is {cxr_text.article(name)} {name}.", regions=["mediastinum"],
+            laterality="unspecified", entity=device, categories=["DEVICE"], subcategories=["TUBES_AND_LINES"],
+            probability="positive", certain=True, positive=True, severity=None, change=None, change_sentence=None,
             quality=dict.fromkeys(_QUALITY_KEYS, 5), localization={},
         )
 
@@ -498,10 +497,6 @@ def _node(
         "obs_quality": quality,
         "localization": localization,
     }
-
-
-def _article(noun: str) -> str:
-    return "an" if noun[:1] in "aeiou" else "a"
 
 
 _FIXED_REGION = {

@@ -102,15 +102,15 @@ def describe(entity: str, prev: EntityState | None, cur: EntityState, *, certain
         if cur.present:
             text = f"Possible {phrase(entity, cur)}."
         else:
-            text = f"{_cap(phrase(entity, EntityState(True)))} is unlikely but not excluded."
+            text = f"{capitalised(phrase(entity, EntityState(True)))} is unlikely but not excluded."
         name = phrase(entity, cur) if cur.present else f"no {phrase(entity, EntityState(True))}"
         return Sentence(text, name, text, None, sev)
     if cur.present:
         name = phrase(entity, cur)
-        summary = f"There is {_article(name)} {name}." if entity in _COUNTABLE else f"There is {name}."
+        summary = f"There is {article(name)} {name}." if entity in _COUNTABLE else f"There is {name}."
         bare = phrase(entity, cur, with_severity=False)
         text = {
-            None: f"{_cap(name)}.",
+            None: f"{capitalised(name)}.",
             "new": f"New {name}.",
             "worsened": f"Interval worsening of the {bare}, now {sev}.",
             "improved": f"Interval improvement of the {bare}, now {sev}.",
@@ -119,8 +119,7 @@ def describe(entity: str, prev: EntityState | None, cur: EntityState, *, certain
         return Sentence(text, name, summary, change, sev)
     negative = _NEGATIVE[entity]
     name = f"no {phrase(entity, EntityState(True))}"
-    if change == "resolved":
-        assert prev is not None
+    if change == "resolved" and prev is not None:
         text = f"Interval resolution of the previously seen {phrase(entity, prev, with_severity=False)}."
         return Sentence(text, name, negative, change, None)
     return Sentence(negative, name, negative, None, None)
@@ -149,9 +148,9 @@ def device_sentence(device: str, before: bool, now: bool) -> str | None:
     """Report sentence about a support device, or None when it is absent at both visits."""
     name = DEVICE_TEXT[device]
     if now and not before:
-        return f"Interval placement of {_article(name)} {name}."
+        return f"Interval placement of {article(name)} {name}."
     if now:
-        return f"{_cap(name)} in standard position."
+        return f"{capitalised(name)} in standard position."
     if before:
         return f"Interval removal of the {name}."
     return None
@@ -185,9 +184,11 @@ def _wrap(text: str, width: int = 76) -> list[str]:
     return lines + ([line] if line else [])
 
 
-def _cap(text: str) -> str:
+def capitalised(text: str) -> str:
+    """``text`` with its first character upper case."""
     return text[:1].upper() + text[1:]
 
 
-def _article(noun: str) -> str:
+def article(noun: str) -> str:
+    """``a`` or ``an`` for ``noun`` (by its first letter, which serves the phrases written here)."""
     return "an" if noun[:1] in "aeiou" else "a"

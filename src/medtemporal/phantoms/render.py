@@ -141,7 +141,7 @@ def _static_layers(a: Anatomy, size: int) -> dict[str, np.ndarray]:
     x, y = _grid(size)
     geo = _Frontal(a, {})
     markings = np.zeros((size, size), np.float32)
-    for sign, side in ((-1, "right"), (1, "left")):
+    for sign in (-1, 1):
         hx, hy = a.center_x + sign * 0.085, 0.47
         r = np.hypot(x - hx, y - hy)
         theta = np.arctan2(y - hy, (x - hx) * sign)

@@ -27,21 +27,7 @@ from typing import Mapping
 
 import numpy as np
 
-ENTITIES: tuple[str, ...] = (
-    "pleural effusion",
-    "pneumothorax",
-    "cardiomegaly",
-    "pulmonary edema",
-    "sub-diaphragmatic air",
-    "consolidation",
-    "vascular congestion",
-    "elevated hemidiaphragm",
-    "lung opacity",
-    "atelectasis",
-    "bony structures intact",
-    "normal cardiac silhouette",
-)
-"""Canonical abnormality names, in the order of the paper's Table 10."""
+from medtemporal.sources.mimic_cxr import ENTITIES
 
 SIDES: Mapping[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
     "pleural effusion": (("right", "left", "bilateral"), (0.4, 0.3, 0.3)),
@@ -244,10 +230,9 @@ def _pick(rng: np.random.Generator, weights: Mapping[str, float]) -> str:
 
 def _fit(pattern: str, n: int) -> str:
     """Fall back to a pattern with fewer transitions when ``n`` visits cannot hold it."""
-    start, transitions = PATTERNS[pattern]
-    while transitions > n - 1:
-        transitions -= 1
-    if transitions == PATTERNS[pattern][1]:
+    start, wanted = PATTERNS[pattern]
+    transitions = min(wanted, n - 1)
+    if transitions == wanted:
         return pattern
     for name, (s, t) in PATTERNS.items():
         if s == start and t == transitions:

@@ -2,8 +2,9 @@
 
 A protocol (inspect's "solver") is an object with a `name`, the named prompt
 templates it uses, and an async `solve` that calls ``generate`` one or more
-times and returns the output to score. The runner supplies ``generate``
-(which adds caching, retries and accounting), so protocols stay small.
+times and returns the output to score. The runner builds it as
+``cls(prompts=PromptSet, **options)`` and supplies ``generate`` (which adds
+caching, retries and accounting), so protocols stay small.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Awaitable, Callable
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Part, Request, Response, TextPart
 from medtemporal.benchmark import BenchmarkSpec, spec
+from medtemporal.prompts import PromptSet
 from medtemporal.schema import ImageRef, Item
 
 Generate = Callable[[Request], Awaitable[Response]]
@@ -33,7 +35,11 @@ class Solver(ABC):
 
     name: str = ""
     templates: tuple[str, ...] = ()
-    """Names of the prompt templates (see `medtemporal.prompts`) this protocol renders."""
+    """Names of the prompt templates (see `medtemporal.prompts`) this protocol renders, besides the
+    benchmark's own (`BenchmarkSpec.prompts`); the runner records the hash of each."""
+
+    def __init__(self, prompts: PromptSet | None = None) -> None:
+        self.prompts = prompts or PromptSet()
 
     @abstractmethod
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
@@ -63,4 +69,5 @@ def answer_request(item: Item, parts: tuple[Part, ...] | list[Part], config: Gen
     """The request whose answer is scored: one user message, with the item's answer space,
     subtype and answer format (from its benchmark's spec) for baselines."""
     fmt = BenchmarkSpec.for_task(spec(item.benchmark).answer_formats, item.task, "{}")
-    return Request((Message("user", tuple(parts)),), config, answer_space(item), item.subtype, fmt)
+    return Request((Message("user", tuple(parts)),), config, choices=answer_space(item), key=item.subtype,
+                   answer_format=fmt)

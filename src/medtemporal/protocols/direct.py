@@ -32,9 +32,6 @@ class Direct(Solver):
 
     name = "direct"
 
-    def __init__(self, prompts: PromptSet | None = None) -> None:
-        self.prompts = prompts or PromptSet()
-
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         template, text = question_prompt(item, self.prompts)
         parts = (*image_parts(item.images, image_root), TextPart(text))

@@ -4,7 +4,7 @@ Retrieved references are read from the item (``meta["retrieval"][NAME]``, stored
 at build time; see `medtemporal.builders.temmed_refs`). Options, given to the
 constructor (``--protocol-arg k=3``):
 
-- ``k``: references shown, 1–5 (default 1, as released);
+- ``k``: references shown, 1–5 (default `DEFAULT_K` = 1, as released);
 - ``retriever``: ``pairwise`` | ``image`` | ``text`` | ``official`` (default: the item's own,
   ``pairwise`` when built, ``official`` when imported). Image-pair items always use
   their statement retrieval (``tfidf``), as the paper does (appendix B.2).
@@ -20,7 +20,9 @@ Protocols:
   historical (current) image replaced by a random corpus image (appendix C.2).
 
 Templates have ``$images`` and ``$references`` placeholders where image blocks
-go, so a replaced template (``--prompt NAME=FILE``) may move them.
+go, so a replaced template (``--prompt NAME=FILE``) may move them; ``$references_intro``
+("is a reference report of chest X-ray images", "are 3 reference reports …") and
+``$examples`` ("this example" / "these examples") agree in number with ``k``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from medtemporal.schema import ImageRef, Item
 
 TASK_SUFFIX = {"vqa": "vqa", "report": "report", "image_pair": "pair"}
 RETRIEVERS = ("pairwise", "image", "text", "official", "tfidf")
+DEFAULT_K = 1
+"""References shown when no ``k`` option is given (as released)."""
 MAX_K = 5
 _MARK = re.compile("\x00(\\d+)\x00")
 
@@ -85,11 +89,11 @@ class _Blocks:
 class _Retrieving(Solver):
     """Shared option handling: ``k`` references from the item's (or the chosen) retriever."""
 
-    def __init__(self, prompts: PromptSet | None = None, k: int | str = 1, retriever: str | None = None) -> None:
-        self.prompts = prompts or PromptSet()
+    def __init__(self, prompts: PromptSet | None = None, k: int | str = DEFAULT_K, retriever: str | None = None) -> None:
+        super().__init__(prompts)
         try:
             self.k = int(k)
-        except ValueError:
+        except (TypeError, ValueError):
             raise InvalidInputError(f"Protocol option k={k!r} is not a number; use k=1 to k={MAX_K}.") from None
         if not 1 <= self.k <= MAX_K:
             raise InvalidInputError(f"Protocol option k={self.k} is out of range; use k=1 to k={MAX_K}.")
@@ -97,8 +101,8 @@ class _Retrieving(Solver):
             raise InvalidInputError(f"Unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}.")
         self.retriever = retriever
 
-    def references(self, item: Item) -> list[dict[str, Any]]:
-        """The item's top-``k`` references from the chosen retriever."""
+    def references(self, item: Item) -> tuple[str, list[dict[str, Any]]]:
+        """The retriever used for ``item`` and its top-``k`` references from it."""
         _suffix(item)
         found: dict[str, list] = item.meta["retrieval"]
         name = item.meta.get("retriever") if item.task == "image_pair" or self.retriever is None else self.retriever
@@ -110,16 +114,18 @@ class _Retrieving(Solver):
         refs = found[name][: self.k]
         if len(refs) < self.k:
             raise InvalidInputError(f"Item {item.id} has {len(refs)} {name!r} references, fewer than k={self.k}.")
-        return refs
+        return name, refs
 
 
 class _RagSolver(_Retrieving):
-    kind = ""
+    """One call: the rendered references, then the target images and the task's question."""
 
-    def render(self, item: Item, image_root: Path) -> tuple[str, list[Part]]:
-        """Template name and message parts of ``item`` with its references."""
+    kind = ""
+    """``text`` (reports only) or ``mm`` (image pairs with reports); part of the template names."""
+
+    def render(self, item: Item, image_root: Path, refs: list[dict[str, Any]]) -> tuple[str, list[Part]]:
+        """Template name and message parts of ``item`` with the references ``refs``."""
         name = f"temmed_rag_{self.kind}_{_suffix(item)}"
-        refs = self.references(item)
         blocks = _Blocks()
         rendered = []
         many = len(refs) > 1
@@ -132,20 +138,23 @@ class _RagSolver(_Retrieving):
             label += " for the current visit image:" if self.kind == "mm" else ":"
             rendered.append(self.prompts.render("temmed_rag_reference", images=images, label=label, report=ref["report"]))
         if self.kind == "mm":
-            intro = (f"{len(refs)} reference cases, each two chest X-ray images of one patient with the report of its "
-                     "current visit image" if many else
-                     "two reference chest X-ray images of one patient, with the report of the current visit image")
+            intro = (f"are {len(refs)} reference cases, each two chest X-ray images of one patient with the report of "
+                     "its current visit image" if many else
+                     "are two reference chest X-ray images of one patient, with the report of the current visit image")
         else:
-            intro = f"{len(refs)} reference reports of chest X-ray images" if many else "a reference report of chest X-ray images"
+            intro = (f"are {len(refs)} reference reports of chest X-ray images" if many else
+                     "is a reference report of chest X-ray images")
         text = self.prompts.render(name, references="\n\n".join(rendered), references_intro=intro,
+                                   examples="these examples" if many else "this example",
                                    images=blocks.pair(list(item.images), image_root), question=item.question)
         return name, blocks.parts(text)
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
-        name, parts = self.render(item, image_root)
-        request = answer_request(item, parts, config)
-        response = await generate(request)
-        return Solution(response.text, [{"template": name, "k": self.k, "output": response.text}])
+        retriever, refs = self.references(item)
+        name, parts = self.render(item, image_root, refs)
+        response = await generate(answer_request(item, parts, config))
+        call = {"template": name, "retriever": retriever, "references": [r.get("id") for r in refs]}
+        return Solution(response.text, [{**call, "output": response.text}])
 
 
 @register("protocol", "rag-text", description="TemMed text-only RAG: retrieved reports, then the images (k=, retriever=)")
@@ -177,15 +186,19 @@ class RetrievalTop1(_Retrieving):
         if item.task != "report":
             raise RequestError(f"retrieval-top1 answers report-generation items only, not {item.task!r}.",
                                reason="not_applicable")
-        ref = self.references(item)[0]
-        return Solution(ref["report"], [{"reference": ref.get("id"), "output": ref["report"]}])
+        retriever, (ref, *_) = self.references(item)
+        return Solution(ref["report"], [{"retriever": retriever, "references": [ref.get("id")], "output": ref["report"]}])
 
 
 class _Ablation(Solver):
+    """The closed-book (`Direct`) call on the item with its `role` image swapped."""
+
     role = ""
+    """``historical`` or ``current``: the `ImageRef.role` replaced."""
 
     def __init__(self, prompts: PromptSet | None = None) -> None:
-        self.direct = Direct(prompts)
+        super().__init__(prompts)
+        self.direct = Direct(self.prompts)
 
     def swapped(self, item: Item) -> Item:
         """``item`` with its `role` image replaced by the item's random corpus image."""

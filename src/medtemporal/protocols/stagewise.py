@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
-from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import format_options
 from medtemporal.registry import register
 from medtemporal.schema import Item
 
 GUIDELINES = {"TEL": "stagewise_guideline_tel", "ICR": "stagewise_guideline_icr", "ICR-V": "stagewise_guideline_icr"}
-"""Task family → guideline template; other families use the GTS guideline."""
+"""Task family → guideline template; other families use `DEFAULT_GUIDELINE`."""
+DEFAULT_GUIDELINE = "stagewise_guideline_gts"
 
 
 def intervals(n_images: int) -> str:
@@ -31,13 +31,11 @@ class StageWise(Solver):
     """Describe interval changes with the images, then decide from the descriptions alone."""
 
     name = "stagewise"
-
-    def __init__(self, prompts: PromptSet | None = None) -> None:
-        self.prompts = prompts or PromptSet()
+    templates = tuple(dict.fromkeys(("stagewise_describe", "stagewise_decide", DEFAULT_GUIDELINE, *GUIDELINES.values())))
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         n = len(item.images)
-        guideline = self.prompts.render(GUIDELINES.get(item.task, "stagewise_guideline_gts"))
+        guideline = self.prompts.render(GUIDELINES.get(item.task, DEFAULT_GUIDELINE))
         describe = self.prompts.render(
             "stagewise_describe", n_images=n, question=item.question, intervals=intervals(n), guideline=guideline
         )

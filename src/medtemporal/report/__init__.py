@@ -1,7 +1,10 @@
 """Reports: Markdown, CSV and self-contained HTML tables and charts from runs' ``scores.json``.
 
 ``write_report(["runs/r1"])`` writes ``runs/r1/report.md``, ``report.csv`` and
-``report.html``, scoring the run first if its scores are missing or stale.
+``report.html``, scoring the run first if its scores are missing or stale. When
+every run is of one benchmark whose `BenchmarkSpec.report` is set, that writer
+adds the benchmark's own paper-layout tables beside them (TemMed-Bench:
+``temmed_tables.md`` and ``temmed_topk.png``, `medtemporal.report.temmed`).
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from medtemporal.benchmark import spec
-
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.html import html_page
 from medtemporal.report.plots import family_charts
@@ -55,7 +57,7 @@ def write_report(
         formats: Any of ``md``, ``csv``, ``html`` and ``png`` (one chart per family and metric).
 
     Returns:
-        The files written.
+        The files written, the benchmark's own report files included.
     """
     formats = parse_formats(formats)
     runs = load_runs(run_dirs)
@@ -94,6 +96,7 @@ def _benchmark_report(runs: Sequence[ReportRun]) -> Callable[[Sequence[Path], Pa
 
 
 def _safe(name: str) -> str:
+    """``name`` with every character but letters, digits, ``-`` and ``_`` replaced by ``_`` (for file names)."""
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 

@@ -16,6 +16,7 @@ from medtemporal.report.tables import (
     family_columns,
     is_percent,
     metric_names,
+    protocol_label,
     subtype_columns,
     subtype_rows,
     table_rows,
@@ -82,7 +83,7 @@ def html_page(runs: Sequence[ReportRun]) -> str:
         "<h2>Runs</h2>",
         _plain_table(
             ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Folder"],
-            [[r.label, str(r.scores.run.get("model")), str(r.scores.run.get("protocol")),
+            [[r.label, str(r.scores.run.get("model")), protocol_label(r.scores),
               *(str(r.scores.counts.get(k, DASH)) for k in ("items", "answered", "invalid", "missing")),
               str(r.path)] for r in runs],
         ),

@@ -61,8 +61,13 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
+    return figure_png(fig, dpi=110)
+
+
+def figure_png(fig: plt.Figure, dpi: int = 110) -> bytes:
+    """The figure as PNG bytes without metadata (the same figure gives the same file); closes it."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     plt.close(fig)
     return buffer.getvalue()
 

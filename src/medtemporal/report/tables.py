@@ -41,13 +41,20 @@ class TableColumn:
 
 
 def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[ReportRun]:
-    """Runs with row labels: the model, plus the protocol or folder where that alone repeats."""
+    """Runs with row labels: the model, plus the protocol (with its options, ``rag-text k=3``) or the
+    folder where that alone repeats."""
     labels = [str(s.run.get("model") or p.name) for p, s in zip(paths, scores, strict=True)]
     if len(set(labels)) < len(labels):
-        labels = [f"{label} ({s.run.get('protocol')})" for label, s in zip(labels, scores, strict=True)]
+        labels = [f"{label} ({protocol_label(s)})" for label, s in zip(labels, scores, strict=True)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} [{p.name}]" for label, p in zip(labels, paths, strict=True)]
     return [ReportRun(Path(p), label, s) for p, label, s in zip(paths, labels, scores, strict=True)]
+
+
+def protocol_label(scores: RunScores) -> str:
+    """The run's protocol with its options: ``rag-text k=3 retriever=image``."""
+    options = scores.run.get("protocol_options") or {}
+    return " ".join([str(scores.run.get("protocol")), *(f"{k}={v}" for k, v in sorted(options.items()))])
 
 
 def metric_names(runs: Sequence[ReportRun]) -> list[str]:
@@ -194,7 +201,7 @@ def markdown(runs: Sequence[ReportRun]) -> str:
     """The whole report as Markdown: runs, then per metric the family, Table 1 and subtype tables."""
     parts = ["# medtemporal report", "", description(runs), "", "## Runs", ""]
     header = ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Re-extracted", "Folder"]
-    rows = [[r.label, str(r.scores.run.get("model")), str(r.scores.run.get("protocol")),
+    rows = [[r.label, str(r.scores.run.get("model")), protocol_label(r.scores),
              *(str(r.scores.counts.get(k, DASH)) for k in ("items", "answered", "invalid", "missing", "re_extracted")),
              str(r.path)] for r in runs]
     parts += [markdown_table(header, rows), ""]
@@ -225,7 +232,7 @@ def csv_text(runs: Sequence[ReportRun]) -> str:
             writer.writerow([])
         writer.writerow(header)
         for run in runs:
-            row = [run.label, run.scores.run.get("model"), run.scores.run.get("protocol"), metric]
+            row = [run.label, run.scores.run.get("model"), protocol_label(run.scores), metric]
             for c in columns:
                 s = run.scores.score(c.group, metric)
                 row += ["", "", "", "", "", ""] if s is None else [

@@ -1,30 +1,34 @@
 """TemMed-Bench reports in the paper's layout: Table 3 (closed-book), Table 4 (RAG gains), Figure 3 (top-k).
 
 Rows come from scored runs of the ``temmed`` benchmark: protocol ``direct`` is
-closed-book, ``rag-text`` text-only RAG, ``rag-multimodal`` multi-modal RAG;
-``retrieval-top1`` is the top-1 retrieval hack (appendix C.1); the number of
-references ``k`` of a RAG run is its protocol option, read from its ``config.json``. A task whose items
-a run left all unanswered (missing) shows "–".
+closed-book, ``rag-text`` text-only RAG, ``rag-multimodal`` multi-modal RAG and
+``retrieval-top1`` the top-1 retrieval hack (appendix C.1). A run's ``k``
+(references per item) and ``retriever`` are its protocol options as
+``scores.json`` records them (``k`` defaults to the RAG protocols' 1); a run
+with a chosen retriever has it named beside its setting. A task whose items a
+run left all unanswered (missing) shows "–".
+
 Columns: VQA Acc and F1, report BLEU, ROUGE-L, METEOR and Avg., image-pair Acc,
-all × 100. Table 4 shows each RAG row's gain over the same model's closed-book
-row (k = 1 rows; other k go to the plot). Nothing is computed here that
-``scores.json`` does not hold.
+all × 100. The "Random guess" row shows, in brackets, the chance levels that
+``scores.json`` records. Table 4 shows each RAG row's gain over the same
+model's closed-book row (k = 1 rows; other k go to the plot). Nothing is
+computed here that ``scores.json`` does not hold.
 
 ``medtemporal report`` writes ``temmed_tables.md`` and ``temmed_topk.png``
-beside the common report when every run is of ``temmed``.
+beside the common report when every run is of ``temmed`` (`BenchmarkSpec.report`).
 """
 
 from __future__ import annotations
 
-import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.protocols.rag import DEFAULT_K
 from medtemporal.report import load_runs
-from medtemporal.report.tables import DASH, markdown_table
+from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.tables import DASH, ReportRun, markdown_table
 
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("VQA", "Acc", "task:vqa", "accuracy"),
@@ -36,44 +40,68 @@ COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("Image-pair Selection", "Acc", "task:image_pair", "accuracy"),
 )
 """(task title, column, score group, metric) in the paper's order."""
-CHANCE = ("[50]", "[50]", "", "", "", "", "[33.3]")
 SETTINGS = {"direct": "closed-book", "rag-text": "+ Text-only RAG", "rag-multimodal": "+ Multi-Modal RAG",
             "retrieval-top1": "Top-1 retrieval hack"}
+"""Protocol → its row label in Table 4, in the table's order."""
+RAG = ("rag-text", "rag-multimodal")
 
 
 @dataclass(frozen=True)
 class TemmedRun:
-    """One scored run: its model, setting, k and the seven values (× 100, None if not scored)."""
+    """One scored run: its model, protocol, k and the seven values (× 100, None if not scored).
+
+    ``retriever`` is the retriever option (None: each item's own); ``chance`` the seven chance
+    levels (× 100, None where the metric has none), empty when unknown.
+    """
 
     model: str
     protocol: str
     k: int
     values: tuple[float | None, ...]
+    retriever: str | None = None
+    chance: tuple[float | None, ...] = ()
+
+    @property
+    def setting(self) -> str:
+        """The Table 4 row label: ``+ Text-only RAG``, with ``(image)`` for a chosen retriever."""
+        label = SETTINGS.get(self.protocol, self.protocol)
+        return f"{label} ({self.retriever})" if self.retriever else label
 
 
-def _k(run_dir: Path) -> int:
-    """References per item of a RAG run: its ``k`` protocol option in ``config.json`` (default 1)."""
-    config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    return int(config.get("protocol", {}).get("options", {}).get("k", 1))
+def _temmed_run(run: ReportRun) -> TemmedRun:
+    """The seven values, chance levels and protocol options of one scored run."""
+    options = run.scores.run.get("protocol_options") or {}
+    try:
+        k = int(options.get("k", DEFAULT_K))
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{run.path}: protocol option k={options['k']!r} is not a number; re-run with k=1 to 5.") from None
+    values, chance = [], []
+    for _, _, group, metric in COLUMNS:
+        score = run.scores.score(group, metric)
+        answered = score is not None and score.missing < score.n  # a task the run did not answer shows "–"
+        values.append(100.0 * score.value if answered else None)
+        chance.append(100.0 * score.chance if score is not None and score.chance is not None else None)
+    retriever = options.get("retriever")
+    return TemmedRun(str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), k, tuple(values),
+                     str(retriever) if retriever else None, tuple(chance))
 
 
 def temmed_runs(run_dirs: Sequence[str | Path]) -> list[TemmedRun]:
-    """The TemMed runs among ``run_dirs`` (scored first where needed)."""
+    """The TemMed runs ``run_dirs`` (scored first where needed), in order.
+
+    Raises:
+        InvalidInputError: a run is not of the ``temmed`` benchmark.
+    """
     out = []
     for run in load_runs(run_dirs):
         if run.scores.run.get("benchmark") != "temmed":
             raise InvalidInputError(f"{run.path} is a run of {run.scores.run.get('benchmark')!r}, not temmed; leave it out.")
-        values = []
-        for _, _, group, metric in COLUMNS:
-            score = run.scores.score(group, metric)
-            answered = score is not None and score.missing < score.n  # a task the run did not answer shows "–"
-            values.append(100.0 * score.value if answered else None)
-        out.append(TemmedRun(str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), _k(run.path),
-                             tuple(values)))
+        out.append(_temmed_run(run))
     return out
 
 
 def _fmt(value: float | None, base: float | None = None) -> str:
+    """``61.20``, or ``61.20 (+3.10)`` with the gain over ``base``; a dash when missing."""
     if value is None:
         return DASH
     if base is None:
@@ -86,47 +114,44 @@ def _header() -> list[str]:
 
 
 def table3(runs: Sequence[TemmedRun]) -> str:
-    """Closed-book results (the paper's Table 3): one row per model, then the chance row."""
+    """Closed-book results (the paper's Table 3): one row per closed-book run, then the chance row."""
     rows = [[r.model, "closed-book", *(_fmt(v) for v in r.values)] for r in runs if r.protocol == "direct"]
-    rows.append(["Random guess", "", *CHANCE])
+    chance = [next((r.chance[i] for r in runs if len(r.chance) > i and r.chance[i] is not None), None)
+              for i in range(len(COLUMNS))]
+    rows.append(["Random guess", "", *("" if c is None else f"[{c:.3g}]" for c in chance)])
     return markdown_table(_header(), rows)
 
 
 def table4(runs: Sequence[TemmedRun]) -> str:
     """Closed-book and k=1 RAG rows per model with gains over closed-book (the paper's Table 4)."""
+    order = list(SETTINGS)
     rows = []
     for model in dict.fromkeys(r.model for r in runs):
-        mine = {r.protocol: r for r in runs if r.model == model and (r.protocol == "direct" or r.k == 1)}
-        base = mine.get("direct")
-        for protocol, setting in SETTINGS.items():
-            run = mine.get(protocol)
-            if run is None:
-                continue
-            cells = [_fmt(v, None if protocol == "direct" or base is None or base.values[i] is None else base.values[i])
-                     for i, v in enumerate(run.values)]
-            rows.append([model, setting, *cells])
+        mine = [r for r in runs if r.model == model and r.protocol in SETTINGS and (r.protocol == "direct" or r.k == 1)]
+        base = next((r for r in mine if r.protocol == "direct"), None)
+        for run in sorted(mine, key=lambda r: order.index(r.protocol)):
+            gains = run.protocol != "direct" and base is not None
+            cells = [_fmt(v, base.values[i] if gains else None) for i, v in enumerate(run.values)]
+            rows.append([model, run.setting, *cells])
     return markdown_table(_header(), rows)
 
 
 def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
     """PNG of a metric (default VQA accuracy) against k for text-only and multi-modal RAG (Figure 3);
     None when no RAG run has a value."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series: dict[tuple[str, str], dict[int, float]] = {}
+    series: dict[tuple[str, str, str], dict[int, float]] = {}
     for r in runs:
-        if r.protocol in ("rag-text", "rag-multimodal") and r.values[column] is not None:
-            series.setdefault((r.model, r.protocol), {})[r.k] = r.values[column]
+        if r.protocol in RAG and r.values[column] is not None:
+            series.setdefault((r.model, r.protocol, r.retriever or ""), {})[r.k] = r.values[column]
     if not series:
         return None
-    fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=120)
-    for (model, protocol), points in sorted(series.items()):
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for (model, protocol, retriever), points in sorted(series.items()):
         ks = sorted(points)
-        ax.plot(ks, [points[k] for k in ks], marker="o" if protocol == "rag-multimodal" else "s",
-                linestyle="-" if protocol == "rag-multimodal" else "--", label=f"{model}: {SETTINGS[protocol][2:]}")
+        label = f"{model}: {SETTINGS[protocol][2:]}" + (f" ({retriever})" if retriever else "")
+        multimodal = protocol == "rag-multimodal"
+        ax.plot(ks, [points[k] for k in ks], marker="o" if multimodal else "s",
+                linestyle="-" if multimodal else "--", label=label)
     task, col, _, _ = COLUMNS[column]
     ax.set_xlabel("top-k retrieved instances")
     ax.set_ylabel(f"{task} {col} (%)")
@@ -134,10 +159,7 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
+    return figure_png(fig, dpi=120)
 
 
 def write_temmed_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:

@@ -53,6 +53,11 @@ def open_image(path: Path) -> Image.Image:
         raise InvalidInputError(f"Image {path} cannot be read ({exc}); replace the file.") from None
 
 
+def _weight_files(folder: Path) -> list[Path]:
+    """The ``*.safetensors`` then ``*.bin`` files of a Hugging Face model folder, sorted."""
+    return sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin"))
+
+
 def _batches(items: Sequence[Any], size: int, desc: str) -> Iterator[Sequence[Any]]:
     bar = tqdm(total=len(items), desc=desc, disable=not sys.stderr.isatty() or len(items) < size)
     for start in range(0, len(items), size):
@@ -68,10 +73,12 @@ class Embedder(ABC):
     spec: str = ""
     supports_images: bool = True
     supports_text: bool = False
+    weights: Sequence[Path] = ()
+    """The model's weight files; their names and sizes are part of `identity`."""
 
     def identity(self) -> dict[str, Any]:
-        """What determines the vectors; part of every cache key."""
-        return {"spec": self.spec}
+        """What determines the vectors (the spec and the weight files); part of every cache key."""
+        return {"spec": self.spec, "weights": [(w.name, w.stat().st_size) for w in self.weights]}
 
     def embed_images(self, paths: Sequence[Path]) -> np.ndarray:
         """(n, d) float32, unit rows, one per image in order."""
@@ -149,14 +156,11 @@ class HFClipEmbedder(Embedder):
             self.tokenizer, self.supports_text = None, False
         config = self.model.config
         self._dim = int(getattr(config, "projection_dim", 0) or config.vision_config.hidden_size)
+        self.weights = _weight_files(self.path)
 
     @property
     def dim(self) -> int:
         return self._dim
-
-    def identity(self) -> dict[str, Any]:
-        weights = sorted(self.path.glob("*.safetensors")) + sorted(self.path.glob("*.bin"))
-        return {"spec": self.spec, "weights": [(w.name, w.stat().st_size) for w in weights]}
 
     def _features(self, out: Any) -> np.ndarray:
         tensor = out if isinstance(out, self.torch.Tensor) else getattr(out, "pooler_output", None)
@@ -192,7 +196,7 @@ class OpenClipEmbedder(Embedder):
                 raise InvalidInputError(f"open_clip weights {weights} do not exist; pass open_clip:ARCH@/path/to/weights.")
             model, _, preprocess = open_clip.create_model_and_transforms(arch, pretrained=weights)
             tokenizer = open_clip.get_tokenizer(arch)
-            self._files = [Path(weights)]
+            self.weights = [Path(weights)]
         else:
             folder = Path(target)
             if not (folder / "open_clip_config.json").is_file():
@@ -201,7 +205,7 @@ class OpenClipEmbedder(Embedder):
                 )
             model, preprocess = open_clip.create_model_from_pretrained(f"local-dir:{folder}")
             tokenizer = open_clip.get_tokenizer(f"local-dir:{folder}")
-            self._files = sorted(p for p in folder.iterdir() if p.suffix in (".bin", ".safetensors", ".pt"))
+            self.weights = sorted(p for p in folder.iterdir() if p.suffix in (".bin", ".safetensors", ".pt"))
         self.model, self.preprocess, self.tokenizer = model.to(self.device).eval(), preprocess, tokenizer
         with self.torch.no_grad():
             self._dim = int(self.model.encode_text(self.tokenizer(["x"]).to(self.device)).shape[-1])
@@ -209,9 +213,6 @@ class OpenClipEmbedder(Embedder):
     @property
     def dim(self) -> int:
         return self._dim
-
-    def identity(self) -> dict[str, Any]:
-        return {"spec": self.spec, "weights": [(f.name, f.stat().st_size) for f in self._files]}
 
     def _images(self, paths: Sequence[Path]) -> np.ndarray:
         batch = self.torch.stack([self.preprocess(open_image(Path(p)).convert("RGB")) for p in paths]).to(self.device)
@@ -238,14 +239,11 @@ class SentenceEmbedder(Embedder):
         self.model = st.SentenceTransformer(str(self.path), device=device or "cpu")
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self._dim = int(dim())
+        self.weights = _weight_files(self.path)
 
     @property
     def dim(self) -> int:
         return self._dim
-
-    def identity(self) -> dict[str, Any]:
-        weights = sorted(self.path.glob("*.safetensors")) + sorted(self.path.glob("*.bin"))
-        return {"spec": self.spec, "weights": [(w.name, w.stat().st_size) for w in weights]}
 
     def _texts(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self.model.encode(list(texts), batch_size=64, show_progress_bar=False), dtype=np.float32)

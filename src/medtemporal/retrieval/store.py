@@ -19,10 +19,11 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from medtemporal.errors import InvalidInputError
 from medtemporal.retrieval.embedders import Embedder
 from medtemporal.schema import Record, iter_jsonl, write_jsonl
 
@@ -47,8 +48,6 @@ def save_corpus(path: str | Path, entries: Iterable[PairEntry]) -> int:
 
 def load_corpus(path: str | Path) -> list[PairEntry]:
     """Read a corpus file, checking that ids are 0..n-1 in order."""
-    from medtemporal.errors import InvalidInputError
-
     entries = list(iter_jsonl(path, PairEntry))
     for i, e in enumerate(entries):
         if e.id != i:
@@ -57,11 +56,15 @@ def load_corpus(path: str | Path) -> list[PairEntry]:
 
 
 def _key(identity: dict[str, Any], inputs: Any) -> str:
+    """sha256 of the embedder's identity and the inputs."""
     text = json.dumps({"embedder": identity, "inputs": inputs}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _cached(folder: Path, kind: str, embedder: Embedder, key: str, n: int, compute: Any) -> np.ndarray:
+def _cached(
+    folder: Path, kind: str, embedder: Embedder, key: str, n: int, compute: Callable[[], np.ndarray]
+) -> np.ndarray:
+    """The ``n`` vectors stored under ``key`` in ``folder``, else ``compute()`` stored there (atomically)."""
     slug = re.sub(r"[^A-Za-z0-9]+", "_", embedder.spec).strip("_")[-40:]
     path = folder / f"{kind}-{slug}-{key[:16]}.npy"
     if path.is_file():

@@ -1,23 +1,26 @@
 """The run: items × model × protocol → ``predictions.jsonl``, resumable by construction.
 
-Each answered item is appended to ``predictions.jsonl`` (flushed and
-fsync'd) the moment it is done, after its response went into the response
-cache, so a run killed at any moment resumes with the same command and asks
-the model nothing it had already answered.
+Each answered item is appended to ``predictions.jsonl`` with one ``write``
+the moment it is done (fsync'd in the background, see `PredictionLog`),
+after its response went into the response cache, so a run killed at any
+moment resumes with the same command and asks the model nothing it had
+already answered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from medtemporal.backends import load as load_backend
 from medtemporal.backends.base import Backend, GenerateConfig, Request, RequestError, Response
-from medtemporal.backends.images import DEFAULT_MAX_PIXELS
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, is_hashed
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.benchmark import spec
 from medtemporal.errors import BackendError, InvalidInputError
@@ -135,7 +138,10 @@ class _Runner:
 
     async def generate(self, request: Request, calls: _ItemCalls) -> Response:
         """The ``generate`` a protocol gets: image check, cache, retries, timeout, accounting."""
-        key = request_key(self.identity, request)
+        if all(is_hashed(path) for path in request.image_paths):
+            key = request_key(self.identity, request)
+        else:  # a new image: read and hash it off the event loop, which keeps serving requests in flight
+            key = await asyncio.to_thread(request_key, self.identity, request)
         calls.request_hash = key
         limit = self.backend.max_images
         if limit is not None and request.n_images > limit:
@@ -153,11 +159,12 @@ class _Runner:
         await self.backend.prepare(request)
 
         async def attempt() -> Response:
-            async with self.semaphore:
-                self.summary.requests += 1
-                return await self.backend.generate(request)
+            self.summary.requests += 1
+            return await self.backend.generate(request)
 
-        response = await call_with_retries(attempt, self.retry, timeout_s=self.timeout_s, rng=self.rng)
+        response = await call_with_retries(
+            attempt, self.retry, timeout_s=self.timeout_s, rng=self.rng, slot=self.semaphore
+        )
         if self.cache is not None:
             self.cache.put(key, response)
         self._account(response, calls)
@@ -255,6 +262,7 @@ class _Runner:
 
 
 def _check_images(items: list[Item], root: Path) -> None:
+    """Refuse to start when an image of ``items`` is not under ``root`` (one stat per distinct image)."""
     paths = {ref.path for item in items for ref in item.images}
     if paths and not root.is_dir():
         raise InvalidInputError(
@@ -268,30 +276,24 @@ def _check_images(items: list[Item], root: Path) -> None:
         )
 
 
-def _select(items: list[Item], tasks: Sequence[str] | None) -> list[Item]:
-    """The items of ``tasks`` (all items when None), refusing task names the benchmark lacks."""
-    if not tasks:
-        return items
-    known = sorted({item.task for item in items})
-    unknown = [t for t in tasks if t not in known]
-    if unknown:
-        raise InvalidInputError(f"The benchmark has no task {unknown[0]!r}; choose from {', '.join(known)}.")
-    return [item for item in items if item.task in tasks]
-
-
 def _solver(name: str, prompts: PromptSet, options: dict[str, Any]) -> Solver:
-    """The protocol ``name`` built with ``options``, naming an option it does not take."""
+    """The protocol ``name`` built with ``options``, refusing an option it does not take."""
     cls = lookup("protocol", name).obj
-    try:
-        return cls(prompts=prompts, **options)
-    except TypeError as exc:
+    params = inspect.signature(cls).parameters.values()
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    accepted = sorted(p.name for p in params if p.kind in named and p.name != "prompts")
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown and not takes_any:
         raise InvalidInputError(
-            f"Protocol {name!r} does not take the options {sorted(options)} ({exc}); "
-            "see its docstring with `medtemporal list protocol`."
-        ) from None
+            f"Protocol {name!r} has no option {', '.join(unknown)}; "
+            f"its options are: {', '.join(accepted) or 'none'}."
+        )
+    return cls(prompts=prompts, **options)
 
 
 def _templates(solver: Solver, items: list[Item], prompts: PromptSet) -> dict[str, str]:
+    """Name → hash of every template the run may render: the protocol's and the items' benchmarks'."""
     names = set(solver.templates)
     for name in {item.benchmark for item in items}:
         names.update(spec(name).prompts.values())
@@ -356,15 +358,14 @@ async def arun(
     """
     start = time.perf_counter()
     out = Path(out)
-    if limit is not None and limit < 0:
-        raise InvalidInputError(f"--limit must be zero or more, not {limit}.")
     if concurrency is not None and concurrency < 1:
         raise InvalidInputError(f"--concurrency must be at least 1, not {concurrency}.")
     if max_errors is not None and max_errors < 0:
         raise InvalidInputError(f"--max-errors must be zero or more, not {max_errors}.")
+    if max_pixels is not None and max_pixels < 0:
+        raise InvalidInputError(f"--max-pixels must be zero (no bound) or more, not {max_pixels}.")
     bench = load_benchmark(benchmark)
-    items = _select(bench.items, tasks)
-    items = items if limit is None else items[:limit]
+    items = bench.select(tasks, limit)
     prompts = prompts or PromptSet()
     solver = _solver(protocol, prompts, protocol_options or {})
     templates = _templates(solver, items, prompts)
@@ -374,12 +375,15 @@ async def arun(
     cache = log = lock = None
     try:
         check_data_use(bench.manifest.benchmark, bench.manifest.licence, backend.endpoint, allow_remote_data)
+        root = Path(image_root) if image_root is not None else bench.image_root
+        _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
         out.mkdir(parents=True, exist_ok=True)
         lock = RunLock(out)
-        cfg = build_config(bench, backend, solver.name, templates, config, allow_remote_data, limit)
-        cfg["protocol"]["options"] = dict(sorted((protocol_options or {}).items()))
-        cfg["tasks"] = sorted(tasks) if tasks else None
+        cfg = build_config(
+            bench, backend, solver.name, templates, config, allow_remote_data, limit,
+            protocol_options=protocol_options, tasks=tasks,
+        )
         old = read_config(out)
         if old is not None:
             check_resumable(out, old, cfg)
@@ -388,8 +392,6 @@ async def arun(
         log = PredictionLog(out)
         answered = log.resume()
         todo = [item for item in items if item.id not in answered]
-        root = Path(image_root) if image_root is not None else bench.image_root
-        _check_images(todo, root)
         write_config(out, cfg)
         summary = RunSummary(out, len(items), skipped_existing=len(items) - len(todo))
         if not no_cache and backend.cacheable:
@@ -400,16 +402,15 @@ async def arun(
         bar = Progress(len(items), summary.skipped_existing, backend.uri, enabled=progress)
         try:
             await runner.run(todo, bar)
+            if summary.stopped is None:
+                cfg["finished_at"] = now()
         finally:
             bar.close()
             cfg["model"]["served"] = sorted(set(cfg["model"]["served"]) | runner.served)
             write_config(out, cfg)
-        if summary.stopped is None:
-            cfg["finished_at"] = now()
-            write_config(out, cfg)
-            if score:
-                score_run(out)
-                summary.scored = True
+        if score and summary.stopped is None:
+            score_run(out)
+            summary.scored = True
     finally:
         await backend.aclose()
         for resource in (cache, log, lock):

@@ -1,14 +1,14 @@
 """A response cache shared across runs: SQLite in WAL mode, keyed by what was asked of whom.
 
 The key of a request is the sha256 of the backend's identity (name,
-endpoint, image bound ...), the generation settings and the message content,
-with images by the sha256 of their bytes (each file hashed once per
-process). A cached response is served instead of calling the model again,
+endpoint, image bound ...) and the whole request: generation settings,
+message content with images by the sha256 of their bytes (each file hashed
+once per process), answer space, key and answer format. A cached response is served instead of calling the model again,
 across runs and after a crash. Keys and responses only: no API key, no
 pixels. Usable outside a run:
 
 >>> import tempfile, pathlib
->>> from medtemporal.backends.base import Request, Response, TextPart
+>>> from medtemporal.backends.base import Message, Request, Response, TextPart
 >>> cache = ResponseCache(pathlib.Path(tempfile.mkdtemp()) / "responses.sqlite")
 >>> key = request_key({"uri": "openai:gpt-4o"}, Request((Message("user", (TextPart("Hi"),)),)))
 >>> cache.put(key, Response("Hello", 3, 1, "gpt-4o"))
@@ -60,6 +60,7 @@ def request_content(request: Request) -> dict[str, Any]:
         "config": asdict(request.config),
         "choices": list(request.choices) if request.choices is not None else None,
         "key": request.key,
+        "answer_format": request.answer_format,
     }
 
 

@@ -1,11 +1,12 @@
 """``config.json`` of a run: everything needed to know, and redo, what ran.
 
 Keys: ``benchmark`` (path, name, version, manifest sha256, licence),
-``model`` (URI, identity, server-reported names), ``protocol`` (name and the
-hash of every prompt template it may use), ``generation`` (the
-`GenerateConfig`), ``limit``, ``allow_remote_data``, ``medtemporal_version``,
-``git_revision``, ``started_at``, ``finished_at`` and ``packages``. Never an
-API key: backends keep keys to themselves.
+``model`` (URI, identity, server-reported names), ``protocol`` (name,
+options, and the hash of every prompt template it may use), ``generation``
+(the `GenerateConfig`), ``tasks`` and ``limit`` (which items),
+``allow_remote_data``, ``medtemporal_version``, ``git_revision``,
+``started_at``, ``finished_at`` and ``packages``. Never an API key: backends
+keep keys to themselves. `RESUME_KEYS` say what a resumed run must share.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import datetime as dt
 import json
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
@@ -79,6 +81,9 @@ def build_config(
     generation: GenerateConfig,
     allow_remote_data: bool,
     limit: int | None = None,
+    *,
+    protocol_options: dict[str, Any] | None = None,
+    tasks: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The config of a run starting now (``finished_at`` None)."""
     m = bench.manifest
@@ -91,8 +96,13 @@ def build_config(
             "licence": m.licence,
         },
         "model": {"uri": backend.uri, "identity": backend.identity(), "served": []},
-        "protocol": {"name": protocol, "templates": dict(sorted(templates.items()))},
+        "protocol": {
+            "name": protocol,
+            "options": dict(sorted((protocol_options or {}).items())),
+            "templates": dict(sorted(templates.items())),
+        },
         "generation": asdict(generation),
+        "tasks": sorted(tasks) if tasks else None,
         "limit": limit,
         "allow_remote_data": allow_remote_data,
         "medtemporal_version": medtemporal.__version__,

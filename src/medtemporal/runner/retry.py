@@ -9,9 +9,11 @@ the runner records it against the item.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from medtemporal.backends.base import Response, RetryableError
 from medtemporal.errors import InvalidInputError
@@ -37,10 +39,13 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
-            raise InvalidInputError(f"max_attempts must be at least 1, not {self.max_attempts}; use 1 for no retries.")
+            raise InvalidInputError(
+                f"The number of attempts (--attempts) must be at least 1, not {self.max_attempts}; "
+                "use 1 for no retries."
+            )
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise InvalidInputError(
-                f"The request timeout must be positive, not {self.timeout_s}; use e.g. --timeout 120."
+                f"The request timeout (--timeout) must be positive, not {self.timeout_s}; use e.g. --timeout 120."
             )
 
     def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
@@ -64,6 +69,7 @@ async def call_with_retries(
     timeout_s: float | None,
     rng: random.Random | None = None,
     on_retry: Callable[[RetryableError], None] | None = None,
+    slot: contextlib.AbstractAsyncContextManager[Any] | None = None,
 ) -> Response:
     """Run ``attempt`` until it succeeds, retrying `RetryableError` per ``policy``.
 
@@ -73,6 +79,8 @@ async def call_with_retries(
         timeout_s: limit for each attempt; overrunning counts as a retryable ``timeout``.
         rng: jitter source (default: a fresh unseeded one; jitter never affects results).
         on_retry: told of each error that is about to be retried.
+        slot: held during each attempt but not during backoff (e.g. the run's concurrency
+            semaphore); the timeout starts once it is held, so waiting for it never times out.
 
     Raises:
         RetryableError: the last error, once ``policy.max_attempts`` are used up.
@@ -81,17 +89,21 @@ async def call_with_retries(
     attempts = 0
     while True:
         try:
-            if timeout_s is None:
-                return await attempt()
-            return await asyncio.wait_for(attempt(), timeout_s)
-        except (TimeoutError, asyncio.TimeoutError):
+            async with slot or contextlib.nullcontext():
+                response = await asyncio.wait_for(attempt(), timeout_s)
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
             error = RetryableError(f"No answer within {timeout_s:g} s.", reason="timeout")
         except RetryableError as exc:
             error = exc
+        else:
+            if slot is not None:
+                await asyncio.sleep(0)  # the task given the freed slot sends its request before the caller goes on
+            return response
         attempts += 1
         if attempts == policy.max_attempts:
+            tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
             raise RetryableError(
-                f"{error} (gave up after {attempts} attempts)", reason=error.reason, retry_after=error.retry_after
+                f"{error} (gave up after {tries})", reason=error.reason, retry_after=error.retry_after
             ) from None
         if on_retry is not None:
             on_retry(error)

@@ -25,14 +25,18 @@ PREDICTIONS = "predictions.jsonl"
 LOCK = ".lock"
 
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; one writer per folder is then up to the user
+    fcntl = None  # type: ignore[assignment]
+
+
 class RunLock:
     """An exclusive lock on a run folder, released on close or when the process dies (POSIX ``flock``)."""
 
     def __init__(self, folder: Path) -> None:
         self._fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            import fcntl
-        except ImportError:  # Windows: no advisory locks; one writer per folder is then up to the user
+        if fcntl is None:
             return
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -43,7 +47,23 @@ class RunLock:
             ) from None
 
     def close(self) -> None:
+        """Release the lock."""
         os.close(self._fd)  # closing the descriptor releases the lock
+
+    @staticmethod
+    def held(folder: Path) -> bool:
+        """True when a process holds the lock of ``folder`` (a run is writing it)."""
+        lock = folder / LOCK
+        if fcntl is None or not lock.is_file():
+            return False
+        fd = os.open(lock, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # refused while a run holds it exclusively
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
 
 class PredictionLog:
@@ -105,7 +125,8 @@ class PredictionLog:
         """Write one line with one ``write`` (the OS has it on return) and have it fsync'd right away."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._syncer = threading.Thread(target=self._sync, name="predictions-fsync", daemon=True)
+            self._closing = False
+            self._syncer = threading.Thread(target=self._sync, args=(self._fd,), name="predictions-fsync", daemon=True)
             self._syncer.start()
         data = (dumps(prediction) + "\n").encode("utf-8")
         view = memoryview(data)
@@ -114,12 +135,12 @@ class PredictionLog:
             view = view[written:]
         self._dirty.set()
 
-    def _sync(self) -> None:
-        assert self._fd is not None
+    def _sync(self, fd: int) -> None:
+        """Fsync ``fd`` whenever lines were written since the last fsync, until `close`."""
         while not self._closing:
             self._dirty.wait()
             self._dirty.clear()
-            os.fsync(self._fd)
+            os.fsync(fd)
             self.syncs += 1
 
     def close(self) -> None:

@@ -1,9 +1,11 @@
 """Scoring: answer extraction, metrics, clustered confidence intervals, run scores.
 
 Importing this package registers the built-in extraction rules (kind
-``extractor``: ``letter``, ``yesno``, ``text``) and metrics (kind ``metric``:
-``accuracy``). New rules and metrics register themselves the same way, in
-their own modules imported here.
+``extractor``: ``letter``, ``yesno``, ``text``, and TemMed-Bench's released
+``temmed_yesno``, ``temmed_pair``, ``raw_text``) and metrics (kind ``metric``:
+``accuracy``, ``yesno_macro_f1``, and the report-generation ``bleu_1``,
+``rouge_l``, ``meteor``, ``report_avg``, ``bertscore_f1``). New rules and
+metrics register themselves the same way, in their own modules imported here.
 """
 
 from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes

@@ -30,8 +30,8 @@ from medtemporal.benchmark import BenchmarkSpec, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup, register
 from medtemporal.schema import Item
+from medtemporal.scoring.metrics import Answer
 
-Answer = str | list[str] | None
 Rule = Callable[[Item, str], Answer]
 
 DEFAULT_RULES: dict[str, str] = {"choice": "letter", "yesno": "yesno", "open": "text"}

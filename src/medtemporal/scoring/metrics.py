@@ -17,6 +17,10 @@ into the group's value: ``"mean"`` (sum / count), or any function
 batch axes, so the clustered bootstrap (`medtemporal.scoring.ci`) stays
 vectorised. ``chance`` maps one item to its chance-level score (or None);
 ``percent`` asks reports to show the value × 100.
+
+Registered here: ``accuracy`` (exact match, `is_correct`) and ``yesno_macro_f1``
+(macro F1 over Yes/No, as scikit-learn's). The report-generation metrics are in
+`medtemporal.scoring.text_metrics`.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from medtemporal.registry import lookup, register
 from medtemporal.schema import Item
 
 Answer = str | list[str] | None
+"""An extracted answer: a letter, Yes/No or text, an ordering, or None (invalid or missing)."""
 SampleFn = Callable[[Sequence[Item], Sequence[Answer]], np.ndarray]
 Reduce = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -152,3 +157,47 @@ def chance_level(item: Item) -> float | None:
 def accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-sample exact-match correctness (1.0 / 0.0); see `is_correct`."""
     return np.fromiter((is_correct(i, a) for i, a in zip(items, answers, strict=True)), float, len(items))
+
+
+_YN = ("Yes", "No")
+
+
+def reduce_yesno_macro_f1(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Macro F1 over Yes/No from summed (tp, fp, fn, seen) per class; classes never seen are left out.
+
+    Works on summed statistics along leading batch axes, so the clustered bootstrap stays vectorised;
+    scikit-learn's ``f1_score`` takes label vectors and would need one call per bootstrap replicate.
+    Tests check equality with ``f1_score(average="macro", zero_division=0)``.
+    """
+    f1s, seen = [], []
+    for c in range(len(_YN)):
+        tp, fp, fn, present = (sums[..., 4 * c + j] for j in range(4))
+        denom = 2 * tp + fp + fn
+        f1s.append(np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0))
+        seen.append(present > 0)
+    f1 = np.stack(f1s, -1)
+    mask = np.stack(seen, -1)
+    n = mask.sum(-1)
+    return np.where(n > 0, (f1 * mask).sum(-1) / np.where(n > 0, n, 1), np.nan)
+
+
+@register("metric", "yesno_macro_f1", higher_is_better=True, aggregation=reduce_yesno_macro_f1, percent=True,
+          chance=lambda item: 0.5,
+          description="macro F1 over Yes/No (as scikit-learn's, zero_division=0); invalid answers are misses")
+def yesno_macro_f1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample (tp, fp, fn, seen) for Yes then No; summed and reduced to macro F1.
+
+    Equals ``sklearn.metrics.f1_score(truth, pred, average="macro", zero_division=0)`` over the
+    classes present in the truth or the valid answers; an invalid answer is a miss of its true
+    class and a prediction of none.
+    """
+    stats = np.zeros((len(items), 4 * len(_YN)))
+    for row, (item, answer) in enumerate(zip(items, answers, strict=True)):
+        truth = str(item.answer).strip().rstrip(".").capitalize()
+        pred = answer if answer in _YN else None
+        for c, label in enumerate(_YN):
+            stats[row, 4 * c + 0] = truth == label and pred == label
+            stats[row, 4 * c + 1] = truth != label and pred == label
+            stats[row, 4 * c + 2] = truth == label and pred != label
+            stats[row, 4 * c + 3] = truth == label or pred == label
+    return stats

@@ -33,7 +33,8 @@ class RunScores(Record):
     """The content of ``scores.json``."""
 
     run: dict[str, Any]
-    """model, protocol, benchmark, benchmark_version, benchmark_path, items_sha256."""
+    """model, protocol, protocol_options (as recorded in ``config.json``, e.g. ``{"k": 3}``), benchmark,
+    benchmark_version, benchmark_path, items_sha256."""
     scores: list[Score]
     counts: dict[str, Any]
     """items, prediction_lines, superseded, unknown_items, answered, invalid, missing, errors,
@@ -55,7 +56,8 @@ def score_run(
 ) -> list[Score]:
     """Score the predictions of a run folder and write its ``scores.json``.
 
-    The last prediction line of an item wins. Items without one, or whose last
+    Only the items the run selected (its recorded ``tasks`` and ``limit``) are
+    scored. The last prediction line of an item wins. Items without one, or whose last
     line has no output (an error), are missing; outputs without a valid answer
     are invalid; both count as wrong. An answer stored under another rule id
     than the current rule's is extracted again from ``raw_output``.
@@ -72,6 +74,7 @@ def score_run(
     run_dir = Path(run_dir)
     config = _read_config(run_dir)
     bench = load(_benchmark_path(run_dir, config))
+    items = bench.select(config.get("tasks"), config.get("limit"))
     if not (run_dir / PREDICTIONS).is_file():
         raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
     latest: dict[str, Prediction] = {}
@@ -79,13 +82,13 @@ def score_run(
     for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
         latest[prediction.item_id] = prediction
         lines += 1
-    outcomes, counts = _outcomes(bench.items, latest)
-    counts = {"items": len(bench.items), "prediction_lines": lines, "superseded": lines - len(latest),
-              "unknown_items": len(latest.keys() - {i.id for i in bench.items}), **counts}
-    specs = {name: spec(name) for name in {i.benchmark for i in bench.items}}
+    outcomes, counts = _outcomes(items, latest)
+    counts = {"items": len(items), "prediction_lines": lines, "superseded": lines - len(latest),
+              "unknown_items": len(latest.keys() - {i.id for i in items}), **counts}
+    specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
     subtype_groups = main.subtype_groups if main else {}
-    metrics_for = _metrics_for(bench.items, specs)
+    metrics_for = _metrics_for(items, specs)
     scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
                             seed=seed)
     first = next(iter(latest.values()), None)
@@ -93,6 +96,7 @@ def score_run(
         run={
             "model": _name(config.get("model")) or (first.model if first else None),
             "protocol": _name(config.get("protocol")) or (first.protocol if first else None),
+            "protocol_options": _options(config.get("protocol")),
             "benchmark": bench.manifest.benchmark,
             "benchmark_version": bench.manifest.version,
             "benchmark_path": str(bench.path),
@@ -100,7 +104,7 @@ def score_run(
         },
         scores=scores,
         counts=counts,
-        layout=layout(bench.items, subtype_groups),
+        layout=layout(items, subtype_groups),
         metrics={s.metric: metric(s.metric).summary() for s in scores},
         bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                    "resamples": resamples, "confidence": confidence, "seed": seed},
@@ -134,6 +138,7 @@ def needs_scoring(run_dir: str | Path) -> bool:
 
 
 def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Outcome], dict[str, Any]]:
+    """One outcome per item from its latest prediction (re-extracting stale answers), and the counts."""
     outcomes: list[Outcome] = []
     tally: Counter[str] = Counter()
     rules: Counter[str] = Counter()
@@ -173,6 +178,7 @@ def _metrics_for(items: list[Item], specs: dict[str, BenchmarkSpec]) -> Callable
 
 
 def _read_config(run_dir: Path) -> dict[str, Any]:
+    """The run's ``config.json``, with one clear sentence if it is missing or malformed."""
     path = run_dir / CONFIG
     if not path.is_file():
         raise InvalidInputError(
@@ -210,3 +216,9 @@ def _name(value: Any) -> str | None:
     if isinstance(value, dict):
         value = value.get("uri") or value.get("name") or value.get("id")
     return str(value) if value else None
+
+
+def _options(protocol: Any) -> dict[str, Any]:
+    """The protocol options recorded in a config's ``protocol`` value (none for a bare name)."""
+    options = protocol.get("options") if isinstance(protocol, dict) else None
+    return dict(options) if isinstance(options, dict) else {}

@@ -1,4 +1,4 @@
-"""Report-generation metrics exactly as TemMed-Bench's release computes them.
+"""Report-generation metrics exactly as TemMed-Bench's release computes them, and BERTScore.
 
 Per sample, both texts are stripped and lowercased (an empty output, or an
 empty reference, makes the output a single space) and tokenised with
@@ -9,8 +9,20 @@ empty reference, makes the output a single space) and tokenised with
 - METEOR = ``nltk.translate.meteor_score.meteor_score([ref], hyp)`` with its defaults.
 
 Each is averaged over samples and multiplied by 100; ``Avg.`` is the mean of
-the three. BERTScore (not in the released recipe) is `bert_score` F1 with an
-encoder the user names.
+the three. Registered as metrics ``bleu_1``, ``rouge_l``, ``meteor`` and
+``report_avg`` (per-sample values; reports show the mean × 100).
+
+BERTScore (metric ``bertscore_f1``; not in the released recipe) is
+`bert_score`'s per-sample F1. Its encoder is the environment variable
+``MEDTEMPORAL_BERTSCORE_MODEL``: a local model folder, or the name of a model
+already in the Hugging Face cache (``$HF_HOME``, by default
+``~/.cache/huggingface``). Unset, it is ``roberta-large``, bert-score's
+encoder for English. The layer compared is the one bert-score tuned for that
+name (17 for ``roberta-large``; a folder named after a model bert-score knows
+counts as that model), else the encoder's last layer. Nothing is downloaded:
+an encoder that is not on disk fails with one sentence. For example::
+
+    MEDTEMPORAL_BERTSCORE_MODEL=/models/roberta-large medtemporal score runs/r1
 
 >>> s = report_scores("Stable left pleural effusion.", "stable left pleural effusion.")
 >>> round(s["bleu1"], 4), round(s["rouge_l"], 4)
@@ -30,16 +42,21 @@ import numpy as np
 from medtemporal.errors import InvalidInputError, require
 from medtemporal.registry import register
 from medtemporal.schema import Item
+from medtemporal.scoring.metrics import Answer
 from medtemporal.scoring.nltk_data import require_nltk_data
-
-Answer = str | list[str] | None
 
 REPORT_METRICS = ("bleu1", "rouge_l", "meteor")
 """Per-sample metric names, in the paper's column order."""
 
+BERTSCORE_MODEL_ENV = "MEDTEMPORAL_BERTSCORE_MODEL"
+"""Environment variable naming the BERTScore encoder (a local folder or a cached model name)."""
+DEFAULT_BERTSCORE_MODEL = "roberta-large"
+"""bert-score's encoder for English (``bert_score.utils.lang2model["en"]``)."""
+
 
 @lru_cache(maxsize=1)
 def _scorers() -> tuple:
+    """(word_tokenize, sentence_bleu, smoothing method1, meteor_score, ROUGE-L scorer), once nltk's data is checked."""
     require_nltk_data()
     from nltk.tokenize import word_tokenize
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
@@ -78,52 +95,95 @@ def report_scores(reference: str, candidate: str | None) -> dict[str, float]:
 def corpus_report_scores(references: Sequence[str], candidates: Sequence[str | None]) -> dict[str, float]:
     """Sample means × 100 of BLEU-1, ROUGE-L and METEOR, plus their average ``avg``.
 
-    >>> corpus_report_scores(["No change."], ["No change."])["avg"]
-    100.0
+    >>> s = corpus_report_scores(["No change."], ["No change."])
+    >>> s["bleu1"], s["rouge_l"], round(s["meteor"], 1)  # METEOR's fragmentation penalty: just below 100
+    (100.0, 100.0, 98.1)
     """
     if len(references) != len(candidates):
         raise InvalidInputError(f"Got {len(references)} references but {len(candidates)} outputs; pass one of each per sample.")
     if not references:
         raise InvalidInputError("No samples to score; pass at least one reference and output.")
-    rows = [report_scores(r, c) for r, c in zip(references, candidates)]
+    rows = [report_scores(r, c) for r, c in zip(references, candidates, strict=True)]
     out = {name: 100.0 * float(np.mean([row[name] for row in rows])) for name in REPORT_METRICS}
     out["avg"] = float(np.mean([out[name] for name in REPORT_METRICS]))
     return out
 
 
+def bertscore_encoder(model: str | Path = DEFAULT_BERTSCORE_MODEL) -> tuple[Path, int]:
+    """The local folder of BERTScore encoder ``model`` and the layer bert-score compares.
+
+    Args:
+        model: A local model folder, or a model name already in the Hugging Face cache.
+
+    Returns:
+        The folder, and bert-score's tuned layer for the name (or the folder's name), else the last layer.
+
+    Raises:
+        InvalidInputError: the encoder is not on this machine (nothing is downloaded).
+    """
+    bert_score_utils = require("bert_score.utils", "bertscore")
+    name = str(model)
+    folder = Path(name).expanduser()
+    if not folder.is_dir():
+        hub = require("huggingface_hub", "bertscore")
+        hub_errors = require("huggingface_hub.errors", "bertscore")
+        try:
+            folder = Path(hub.snapshot_download(name, local_files_only=True))
+        except (hub_errors.LocalEntryNotFoundError, hub_errors.HFValidationError):
+            raise InvalidInputError(
+                f"The BERTScore encoder {name!r} is neither a local folder nor in the Hugging Face cache; "
+                f"set {BERTSCORE_MODEL_ENV} to a local model folder (nothing is downloaded)."
+            ) from None
+    has_weights = any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
+    if not (folder / "config.json").is_file() or not has_weights:
+        raise InvalidInputError(
+            f"The BERTScore encoder folder {folder} lacks config.json or weights; "
+            f"set {BERTSCORE_MODEL_ENV} to a complete Hugging Face model folder."
+        )
+    layer = bert_score_utils.model2layers.get(name, bert_score_utils.model2layers.get(folder.name))
+    if layer is None:
+        transformers = require("transformers", "bertscore")
+        layer = int(transformers.AutoConfig.from_pretrained(str(folder)).num_hidden_layers)
+    return folder, int(layer)
+
+
 def bertscore_f1(
     references: Sequence[str],
     candidates: Sequence[str | None],
-    model: str | Path,
+    model: str | Path = DEFAULT_BERTSCORE_MODEL,
     num_layers: int | None = None,
     batch_size: int = 32,
     device: str | None = None,
 ) -> list[float]:
-    """Per-sample BERTScore F1 (0–1) with the encoder at ``model`` (a local path or a name).
+    """Per-sample BERTScore F1 (0–1) with the encoder ``model`` (see `bertscore_encoder`).
 
-    An empty output scores 0 (bert_score cannot encode an empty string with transformers 5).
+    An empty output or reference scores 0 (bert_score cannot encode an empty string with transformers 5).
 
     Args:
         references: Reference reports.
         candidates: Outputs (None counts as empty).
-        model: Encoder for `bert_score.score` (``model_type``); a local folder works offline.
-        num_layers: Layer whose embeddings are compared; default: the encoder's last layer.
+        model: A local model folder, or a model name already in the Hugging Face cache.
+        num_layers: Layer whose embeddings are compared; default: as `bertscore_encoder` chooses.
         batch_size: Encoder batch size.
         device: torch device; default: CUDA when available, else CPU.
+
+    Raises:
+        InvalidInputError: different numbers of references and outputs, or the encoder is not on disk.
     """
+    if len(references) != len(candidates):
+        raise InvalidInputError(f"Got {len(references)} references but {len(candidates)} outputs; pass one of each per sample.")
     bert_score = require("bert_score", "bertscore")
-    if num_layers is None:
-        transformers = require("transformers", "bertscore")
-        num_layers = int(transformers.AutoConfig.from_pretrained(str(model)).num_hidden_layers)
+    folder, layer = bertscore_encoder(model)
     cands = [(c or "").strip() for c in candidates]
-    keep = [i for i, c in enumerate(cands) if c]
+    refs = [r.strip() for r in references]
+    keep = [i for i in range(len(cands)) if cands[i] and refs[i]]
     out = [0.0] * len(cands)
     if keep:
         _, _, f1 = bert_score.score(
-            [cands[i] for i in keep], [references[i].strip() for i in keep], model_type=str(model),
-            num_layers=num_layers, batch_size=batch_size, device=device, verbose=False,
+            [cands[i] for i in keep], [refs[i] for i in keep], model_type=str(folder),
+            num_layers=layer if num_layers is None else num_layers, batch_size=batch_size, device=device, verbose=False,
         )
-        for i, value in zip(keep, f1.tolist()):
+        for i, value in zip(keep, f1.tolist(), strict=True):
             out[i] = float(value)
     return out
 
@@ -137,13 +197,22 @@ def _cached_scores(reference: str, candidate: str | None) -> tuple[float, float,
     return row["bleu1"], row["rouge_l"], row["meteor"]
 
 
-def _report_column(items: Sequence[Item], answers: Sequence[Answer], column: int | None) -> np.ndarray:
-    rows = []
+def _texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[list[str], list[str | None]]:
+    """Reference reports and output texts (a list answer joined by spaces) of report items."""
+    refs, texts = [], []
     for item, answer in zip(items, answers, strict=True):
         if item.reference is None:
             raise InvalidInputError(f"Item {item.id} has no reference report; report metrics need one.")
-        text = answer if isinstance(answer, str) or answer is None else " ".join(answer)
-        scores = _cached_scores(item.reference, text)
+        refs.append(item.reference)
+        texts.append(answer if isinstance(answer, str) or answer is None else " ".join(answer))
+    return refs, texts
+
+
+def _report_column(items: Sequence[Item], answers: Sequence[Answer], column: int | None) -> np.ndarray:
+    """One of BLEU-1, ROUGE-L, METEOR (``column`` 0–2) per sample, or their mean (``column`` None)."""
+    rows = []
+    for ref, text in zip(*_texts(items, answers), strict=True):
+        scores = _cached_scores(ref, text)
         rows.append(sum(scores) / 3 if column is None else scores[column])
     return np.asarray(rows, dtype=float)
 
@@ -175,57 +244,9 @@ def report_avg(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     return _report_column(items, answers, None)
 
 
-BERTSCORE_MODEL_ENV = "MEDTEMPORAL_BERTSCORE_MODEL"
-
-
-@register("metric", "bertscore_f1", description=f"BERTScore F1 with the encoder named by ${BERTSCORE_MODEL_ENV}",
-          **_REPORT_INFO)
-def bertscore(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample BERTScore F1 with the encoder (local path or name) in ``$MEDTEMPORAL_BERTSCORE_MODEL``."""
-    model = os.environ.get(BERTSCORE_MODEL_ENV)
-    if not model:
-        raise InvalidInputError(
-            f"bertscore_f1 needs an encoder; set {BERTSCORE_MODEL_ENV} to a local model folder or name."
-        )
-    refs = [item.reference or "" for item in items]
-    texts = [a if isinstance(a, str) or a is None else " ".join(a) for a in answers]
-    return np.asarray(bertscore_f1(refs, texts, model), dtype=float)
-
-
-_YN = ("Yes", "No")
-
-
-def _reduce_macro_f1(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Macro F1 over Yes/No from summed (tp, fp, fn, seen) per class; classes never seen are left out."""
-    f1s, seen = [], []
-    for c in range(len(_YN)):
-        tp, fp, fn, present = (sums[..., 4 * c + j] for j in range(4))
-        denom = 2 * tp + fp + fn
-        f1s.append(np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0))
-        seen.append(present > 0)
-    f1 = np.stack(f1s, -1)
-    mask = np.stack(seen, -1)
-    n = mask.sum(-1)
-    return np.where(n > 0, (f1 * mask).sum(-1) / np.where(n > 0, n, 1), np.nan)
-
-
-@register("metric", "yesno_macro_f1", higher_is_better=True, aggregation=_reduce_macro_f1, percent=True,
-          chance=lambda item: 0.5,
-          description="macro F1 over Yes/No (scikit-learn's, zero_division=0); invalid answers are misses")
-def yesno_macro_f1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample (tp, fp, fn, seen) for Yes then No; summed and reduced to macro F1.
-
-    Equals ``sklearn.metrics.f1_score(truth, pred, average="macro", zero_division=0)`` over the
-    classes present in the truth or the valid answers; an invalid answer is a miss of its true
-    class and a prediction of none.
-    """
-    stats = np.zeros((len(items), 4 * len(_YN)))
-    for row, (item, answer) in enumerate(zip(items, answers, strict=True)):
-        truth = str(item.answer).strip().rstrip(".").capitalize()
-        pred = answer if answer in _YN else None
-        for c, label in enumerate(_YN):
-            stats[row, 4 * c + 0] = truth == label and pred == label
-            stats[row, 4 * c + 1] = truth != label and pred == label
-            stats[row, 4 * c + 2] = truth == label and pred != label
-            stats[row, 4 * c + 3] = truth == label or pred == label
-    return stats
+@register("metric", "bertscore_f1", **_REPORT_INFO,
+          description=f"BERTScore F1 (bert-score); encoder from ${BERTSCORE_MODEL_ENV}, default {DEFAULT_BERTSCORE_MODEL}")
+def bertscore_f1_metric(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample BERTScore F1 with the encoder named by ``$MEDTEMPORAL_BERTSCORE_MODEL`` (see the module doc)."""
+    model = os.environ.get(BERTSCORE_MODEL_ENV) or DEFAULT_BERTSCORE_MODEL
+    return np.asarray(bertscore_f1(*_texts(items, answers), model), dtype=float)

@@ -49,7 +49,7 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
+    except (OSError, ValueError) as exc:  # pandas' ParserError is a ValueError
         raise InvalidInputError(f"{path} is not a readable CSV ({exc}); download it again.") from None
     cols = tuple(df.columns)
     if cols != COLUMNS:

@@ -112,6 +112,22 @@ QUALITY_GRADES: tuple[str, ...] = ("D", "C", "B", "A", "A+", "A++")
 DISEASE_CATEGORIES: tuple[str, ...] = ("ANATOMICAL_FINDING", "DISEASE")
 """Default ``obs_categories`` kept (disease-relevant ones, not devices or technique)."""
 
+ENTITIES: tuple[str, ...] = (
+    "pleural effusion",
+    "pneumothorax",
+    "cardiomegaly",
+    "pulmonary edema",
+    "sub-diaphragmatic air",
+    "consolidation",
+    "vascular congestion",
+    "elevated hemidiaphragm",
+    "lung opacity",
+    "atelectasis",
+    "bony structures intact",
+    "normal cardiac silhouette",
+)
+"""Our canonical entity names: the abnormalities of the MI-CXR paper's Table 10, in its order (by frequency)."""
+
 ENTITY_ALIASES: dict[str, str] = {
     "pleural effusion": "pleural effusion",
     "effusion": "pleural effusion",
@@ -136,15 +152,13 @@ ENTITY_ALIASES: dict[str, str] = {
     "intact bony structures": "bony structures intact",
     "normal cardiac silhouette": "normal cardiac silhouette",
 }
-"""QBA ``obs_entities`` names (lower case) → our canonical names (the paper's Table 10)."""
+"""QBA ``obs_entities`` names (lower case) → our canonical names (`ENTITIES`)."""
 
-ENTITY_ORDER: tuple[str, ...] = tuple(dict.fromkeys(ENTITY_ALIASES.values()))
-"""Our canonical entity names, in the paper's Table 10 order."""
-
-_SEVERITY_RANK: dict[str, int] = {
+SEVERITY_RANK: dict[str, int] = {
     "trace": 0, "minimal": 0, "tiny": 0, "small": 1, "mild": 1, "moderate": 2,
     "large": 3, "severe": 3, "extensive": 3, "massive": 4,
 }
+"""Severity words of ``modifiers.severity`` (lower case) → rank; a finding keeps its strongest word."""
 _SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Z &/()-]*?):")
 
 
@@ -333,16 +347,22 @@ def read_study_metadata(qba: str | Path) -> pd.DataFrame:
     qba = Path(qba)
     parquet, csv = qba / f"{STUDY_METADATA}.parquet", qba / f"{STUDY_METADATA}.csv.gz"
     if parquet.is_file():
+        from pyarrow import ArrowException
+
         try:
-            df = pd.read_parquet(parquet, columns=None)
-        except Exception as exc:  # pyarrow raises several types for damaged files
+            df = pd.read_parquet(parquet)
+        except (OSError, ValueError, ArrowException) as exc:  # pyarrow's errors for damaged files
             raise InvalidInputError(
                 f"{parquet} cannot be read as Parquet ({type(exc).__name__}); "
                 f"re-download it, or delete it to use {csv.name}."
             ) from None
         source = parquet
     elif csv.is_file():
-        df, source = pd.read_csv(csv, dtype={"patient_id": str, "study_id": str}), csv
+        try:
+            df = pd.read_csv(csv, dtype={"patient_id": str, "study_id": str})
+        except (OSError, ValueError, EOFError) as exc:
+            raise InvalidInputError(f"{csv} cannot be read as CSV ({exc}); re-download it.") from None
+        source = csv
     else:
         raise InvalidInputError(
             f"{qba / 'metadata'} has neither study_metadata.parquet nor study_metadata.csv.gz; "
@@ -415,8 +435,7 @@ def _attach_qba(studies: pd.DataFrame, qba: pd.DataFrame, excluded: Counter[str]
     mismatch = (by_dt != by_qba) | rest["qba_bad"].astype(bool)
     _count(excluded, "study_order_mismatch", int(mismatch.sum()))
     ok = rest[~mismatch]
-    for subject in set(merged["subject_id"]) - set(ok["subject_id"]):
-        excluded["patient_no_valid_study"] += 1
+    _count(excluded, "patient_no_valid_study", merged["subject_id"].nunique() - ok["subject_id"].nunique())
     return ok.reset_index(drop=True)
 
 
@@ -467,7 +486,7 @@ def _findings(
             excluded["obs_low_quality"] += 1
             continue
         kept[entity].append({**obs, "_category": cats[0], "_quality": min(levels) if levels else None})
-    return tuple(_merge(entity, kept[entity]) for entity in ENTITY_ORDER if entity in kept)
+    return tuple(_merge(entity, kept[entity]) for entity in ENTITIES if entity in kept)
 
 
 def _merge(entity: str, obs: list[dict[str, Any]]) -> Finding:
@@ -479,7 +498,7 @@ def _merge(entity: str, obs: list[dict[str, Any]]) -> Finding:
     else:
         laterality = next((s for s in ("left", "right") if s in sides), None)
     words = [str(w).lower() for o in deciding for w in (o.get("modifiers") or {}).get("severity") or []]
-    severity = max(words, key=lambda w: _SEVERITY_RANK.get(w, -1)) if words else None
+    severity = max(words, key=lambda w: SEVERITY_RANK.get(w, -1)) if words else None
     changes = tuple(dict.fromkeys(str(c).lower() for o in deciding for c in o.get("changes") or []))
     qualities = [o["_quality"] for o in deciding if o["_quality"] is not None]
     return Finding(

@@ -1,0 +1,44 @@
+import json
+
+import pytest
+
+from medtemporal.cli import main
+
+
+def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out)]) == 0
+    first = capsys.readouterr().out
+    assert "$ medtemporal phantoms cxr" in first and "$ medtemporal build temmed" in first
+    report = (out / "report" / "mi-cxr" / "report.md").read_text()
+    assert "| Run | TEL | ICR | GTS | Overall | Invalid | Missing |" in report
+    assert (out / "report" / "mi-cxr" / "report.html").is_file()
+    assert "Table 3 layout" in (out / "report" / "temmed" / "temmed_tables.md").read_text()
+    for baseline in ("random", "constant-A"):  # balanced letters: both score chance
+        scores = json.loads((out / "runs" / f"mi-cxr-{baseline}" / "scores.json").read_text())
+        overall = next(s for s in scores["scores"] if s["group"] == "overall" and s["metric"] == "accuracy")
+        assert overall["n"] > 1000 and overall["ci_low"] <= 0.2 <= overall["ci_high"]
+
+    assert main(["demo", "--out", str(out)]) == 0
+    again = capsys.readouterr().out
+    assert "$ medtemporal phantoms" not in again  # phantoms reused
+    assert ", 0 answered" not in first and " 0 answered" in again  # every run resumed with nothing to do
+
+
+def test_list_shows_every_kind(capsys):
+    assert main(["list"]) == 0
+    text = capsys.readouterr().out
+    for name in ("mi-cxr", "temmed", "direct", "stagewise", "rag-text", "accuracy", "baseline", "mcq_direct"):
+        assert name in text
+
+
+def test_user_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    assert main(["run", str(tmp_path), "--model", "baseline:random", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("medtemporal: error:") and "not a benchmark folder" in err and "\n" not in err
+
+
+def test_unknown_command_exits_with_usage():
+    with pytest.raises(SystemExit) as exc:
+        main(["frobnicate"])
+    assert exc.value.code == 2
