@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from medtemporal import __version__
-from medtemporal.errors import MedTemporalError
+from medtemporal.errors import MedTemporalError, UndefinedMetricWarning
 
 COMMANDS = ("demo", "list", "score", "report", "build", "export", "run", "runs", "phantoms")
 
@@ -29,14 +30,24 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the sub-command; user errors print one line and exit 2."""
     args = parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except MedTemporalError as exc:
-        print(f"medtemporal: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("medtemporal: interrupted; finished work is saved, run the same command to resume.", file=sys.stderr)
-        return 130
+    with warnings.catch_warnings():
+        python_show = warnings.showwarning
+
+        def show(message, category, *rest, **kw):  # noqa: ANN001, ANN002, ANN003
+            if issubclass(category, UndefinedMetricWarning):  # ours: one plain line
+                print(f"medtemporal: warning: {message}", file=sys.stderr)
+            else:
+                python_show(message, category, *rest, **kw)
+
+        warnings.showwarning = show
+        try:
+            return int(args.func(args) or 0)
+        except MedTemporalError as exc:
+            print(f"medtemporal: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("medtemporal: interrupted; finished work is saved, run the same command to resume.", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":
