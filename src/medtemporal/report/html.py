@@ -31,7 +31,7 @@ th,td{border:1px solid #d0d0d0;padding:.25rem .55rem;text-align:right;white-spac
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 tr.chance td{font-style:italic;color:#555;background:#fafafa}
 .note{color:#444;max-width:60rem}.charts{display:flex;flex-wrap:wrap;gap:1rem}
-figure{margin:0}figcaption{font-size:.85rem;color:#555}
+figure{margin:0;max-width:100%}figure img{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
 """
 
 

@@ -67,7 +67,7 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
 def figure_png(fig: plt.Figure, dpi: int = 110) -> bytes:
     """The figure as PNG bytes without metadata (the same figure gives the same file); closes it."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return buffer.getvalue()
 
