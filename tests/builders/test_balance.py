@@ -58,6 +58,16 @@ def test_nulls_stay_within_their_share_when_the_quota_cannot_be_filled(non_null)
     assert nulls == non_null // 4  # as many as a one-in-five share allows
 
 
+def test_nulls_do_not_take_every_key_when_keys_are_fewer_than_the_quota():
+    """Each window is one question, asked as null or not (GTS multi): 179 windows, quota 1000."""
+    cands = [_cand(2 * i + null, null=bool(null), entity="abcd"[i % 4], key=i) for i in range(179) for null in (0, 1)]
+    random.Random(0).shuffle(cands)
+    chosen = select(cands, 1000, Caps(null=0.2, abnormality=1.0))
+    nulls = sum(c.null for c in chosen)
+    assert len({c.key for c in chosen}) == len(chosen) >= 170
+    assert 0 < nulls <= 0.2 * len(chosen) + 1e-9
+
+
 def test_a_filled_quota_keeps_the_quota_based_null_cap():
     cands = [_cand(i, null=i % 2 == 0) for i in range(400)]
     chosen = select(cands, 94, Caps(null=0.2, abnormality=1.0))

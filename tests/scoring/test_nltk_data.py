@@ -7,7 +7,7 @@ from pathlib import Path
 import nltk
 import pytest
 
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, MissingDependencyError
 from medtemporal.scoring import nltk_data
 
 
@@ -45,3 +45,16 @@ def test_offsets_must_point_at_their_synsets(tmp_path: Path) -> None:
     (tmp_path / "data.noun").write_bytes(good.replace(b"\n", b"\r\n"))
     with pytest.raises(InvalidInputError, match="wrong offset"):
         nltk_data._check_offsets(tmp_path)
+
+
+def test_a_wordnet_folder_without_lexnames_fails_with_one_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nltk_data.install_punkt(tmp_path)
+    wordnet = tmp_path / nltk_data.WORDNET_RESOURCE
+    wordnet.mkdir(parents=True)
+    for name in nltk_data.WORDNET_FILES:
+        (wordnet / name).write_text("")
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
+    nltk_data.require_nltk_data()
+    (wordnet / "lexnames").unlink()
+    with pytest.raises(MissingDependencyError, match=r"WordNet folder .* lacks lexnames; run `make install`"):
+        nltk_data.require_nltk_data()

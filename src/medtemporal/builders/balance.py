@@ -4,8 +4,10 @@ Candidates of one question type are gathered in a `Pool`, each with a seeded
 random score (a shuffle that does not depend on how many candidates follow).
 `select` then fills the type's quota:
 
-* null-answer cap — at most ``round(quota * null)`` items whose answer is the
-  null option E and, when the candidates cannot fill the quota, no more than
+* null-answer cap — at most ``round(n * null)`` items whose answer is the
+  null option E, ``n`` the quota or, if smaller, the number of distinct keys
+  (so that nulls, admitted first, cannot take every question of a small
+  cohort), and, when the candidates cannot fill the quota, no more than
   a ``null`` share of the items chosen (the default, 0.2, is one option in
   five, which is what keeps the five letters uniform);
 * per-abnormality cap — no abnormality is the focus of more than
@@ -131,7 +133,7 @@ def select(candidates: Iterable[Candidate], quota: int, caps: Caps) -> list[Cand
     dropped again (`_trim_nulls`).
     """
     candidates = list(candidates)
-    limit_null = round(quota * caps.null)
+    limit_null = round(min(quota, len({c.key for c in candidates})) * caps.null)
     limit_abn = max(1, math.floor(quota * caps.abnormality))
     limit_uniform = math.floor(quota * caps.uniform_pattern)
     chosen: list[Candidate] = []

@@ -75,6 +75,14 @@ def yes_no(answer: str, where: str) -> str:
     return text.capitalize()
 
 
+def _index(value: Any, where: str, field: str) -> int:
+    """``value`` as an integer index, or one clear sentence naming the record."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{where}: {field} {value!r} is not an integer index; fix that record.") from None
+
+
 def _patient(path: str) -> str:
     return study_key(path)[0]
 
@@ -119,6 +127,12 @@ def read_official(folder: Path, image_root: Path) -> Official:
     raw_test = read_records(test_path, TEST_FIELDS)
     raw_corpus = read_records(folder / CORPUS_FILE, CORPUS_FIELDS)
     raw_pairs = read_records(folder / PAIRS_FILE, PAIR_FIELDS)
+    for i, rec in enumerate(raw_test):
+        qas = rec["VQA_Final"]
+        if not isinstance(qas, list) or not all(isinstance(q, dict) and {"VQA_question", "VQA_answer"} <= q.keys()
+                                                for q in qas):
+            raise InvalidInputError(f"{test_path}, element {i}: VQA_Final must be a list of "
+                                    "{VQA_question, VQA_answer} objects; is it the released file?")
     test = [_instance(rec, image_root) for rec in raw_test]
     corpus = [PairEntry(id=i, patient_id=_patient(rec["image_path"]),
                         historical=resolve_image(image_root, rec["historical_image_path"]),
@@ -129,7 +143,9 @@ def read_official(folder: Path, image_root: Path) -> Official:
 
     selected_path = folder / SELECTED_FILE
     if selected_path.is_file():
-        chosen = [(int(s["img_id"]), int(s["question_id"])) for s in read_records(selected_path, ("img_id", "question_id"))]
+        chosen = [(_index(s["img_id"], f"{SELECTED_FILE}, element {k}", "img_id"),
+                   _index(s["question_id"], f"{SELECTED_FILE}, element {k}", "question_id"))
+                  for k, s in enumerate(read_records(selected_path, ("img_id", "question_id")))]
     else:
         chosen = [(i, j) for i, rec in enumerate(raw_test) for j in range(len(rec["VQA_Final"]))]
     vqa = []
@@ -146,12 +162,13 @@ def read_official(folder: Path, image_root: Path) -> Official:
     pairs = []
     for k, rec in enumerate(raw_pairs):
         where = f"{PAIRS_FILE}, element {k}"
-        options = {letter: int(rec["option"][letter]) for letter in LETTERS if letter in rec["option"]}
+        given = rec["option"] if isinstance(rec["option"], dict) else {}
+        options = {letter: _index(given[letter], where, f"option {letter}") for letter in LETTERS if letter in given}
         if set(options) != set(LETTERS) or not all(0 <= v < len(test) for v in options.values()):
             raise InvalidInputError(f"{where}: option must map A, B and C to test indices; fix that record.")
         if rec["right_option"] not in options:
             raise InvalidInputError(f"{where}: right_option {rec['right_option']!r} is not A, B or C.")
-        c = int(rec["Retrieval_TrainSet_now_idx"])
+        c = _index(rec["Retrieval_TrainSet_now_idx"], where, "Retrieval_TrainSet_now_idx")
         if not 0 <= c < len(corpus):
             raise InvalidInputError(f"{where}: Retrieval_TrainSet_now_idx {c} is outside {CORPUS_FILE}.")
         target = options[rec["right_option"]]

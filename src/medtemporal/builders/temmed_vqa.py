@@ -2,13 +2,14 @@
 
 A VQA candidate is a report sentence holding a statement with a direction
 (see `temmed_text.find_statements`); its first such statement is what the
-question asks about. Polarity (Yes/No) is assigned to the selected candidates
-first, half each, by the seed. Then the question is written either
+question asks about. Polarity (Yes/No, half each) and the direction the
+question names are assigned first (`select`), so that each named direction is
+answered Yes about as often as No. Then the question is written either
 
 - offline by `template_question`: "Has the <finding> <improved | worsened |
   remained unchanged> since the last visit?", naming the statement's own
-  direction for Yes and another direction (chosen by the seed) for No, so
-  Yes and No questions share one surface form; or
+  direction for Yes and another direction for No, so Yes and No questions
+  share one surface form; or
 - by a model (the paper's approach, appendix A.2) through any backend URI, with
   the ``temmed_vqa_rephrase`` prompt asking for a question whose answer is the
   assigned one. Calls are cached in the response cache; an output that is not
@@ -50,7 +51,13 @@ class Draft:
 
 
 def select(candidates: Sequence[tuple[int, str, Statement]], n: int | None, rng: random.Random) -> list[Draft]:
-    """Pick ``n`` candidates (all when None) and give exactly half (rounded down) the answer No.
+    """Pick ``n`` candidates (all when None), half (rounded down) answered No, and the direction each names.
+
+    Answer and named direction are chosen together, greedily: each question takes
+    the choice that most evens out Yes and No among the questions naming the same
+    direction, so that a question's wording alone says little about its answer
+    (otherwise the common "remained unchanged" would mostly mean Yes). Ties are
+    broken by ``rng``.
 
     Args:
         candidates: (instance index, sentence, its first directed statement), in build order.
@@ -60,14 +67,20 @@ def select(candidates: Sequence[tuple[int, str, Statement]], n: int | None, rng:
     pool = list(candidates)
     rng.shuffle(pool)
     chosen = pool if n is None else pool[:n]
-    answers = ["No"] * (len(chosen) // 2) + ["Yes"] * (len(chosen) - len(chosen) // 2)
-    rng.shuffle(answers)
+    budget = {"No": len(chosen) // 2, "Yes": len(chosen) - len(chosen) // 2}
+    named: dict[tuple[str, str], int] = {(a, d): 0 for a in budget for d in VERBS}
     drafts = []
-    for (instance, sentence, st), answer in zip(chosen, answers):
+    for instance, sentence, st in chosen:
         if st.direction is None:
             raise ValueError(f"VQA candidate {st.text!r} has no direction to ask about")
-        others = sorted(d for d in VERBS if d != st.direction)
-        asked = st.direction if answer == "Yes" else rng.choice(others)
+        options = [("Yes", st.direction)] if budget["Yes"] else []
+        options += [("No", d) for d in sorted(VERBS) if d != st.direction] if budget["No"] else []
+        # how far the option's (answer, direction) lags behind the other answer for that direction
+        lag = {o: named[("No" if o[0] == "Yes" else "Yes", o[1])] - named[o] for o in options}
+        best = max(lag.values())
+        answer, asked = rng.choice([o for o in options if lag[o] == best])
+        budget[answer] -= 1
+        named[(answer, asked)] += 1
         drafts.append(Draft(instance, sentence, st, answer, asked))
     drafts.sort(key=lambda d: (d.instance, d.sentence, d.statement.text))
     return drafts

@@ -43,6 +43,9 @@ PUNKT_SHA256 = {
     "ortho_context.tab": "b907db07477c8d682c83331ad38b56178e77120c4ff55bb799bf43044e75d305",
     "sent_starters.txt": "9288e8cdec3ce0026b82851a145d0b5c3cfbbe64e1ea6dfa0c41d55f2e53c858",
 }
+WORDNET_FILES = ("lexnames", *(f"{kind}.{pos}" for pos in ("noun", "verb", "adj", "adv") for kind in ("index", "data")),
+                  *(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")))
+"""Files of the WordNet folder that nltk's reader opens (``lexnames`` is not in every WordNet 3.0 copy)."""
 SETUP_HINT = "run `make install` (or `python -m medtemporal.scoring.nltk_data --help`) to install it offline"
 
 
@@ -52,15 +55,22 @@ def default_target() -> Path:
 
 
 def require_nltk_data() -> None:
-    """Raise `MissingDependencyError` in one sentence when punkt_tab or WordNet is missing."""
+    """Raise `MissingDependencyError` in one sentence when punkt_tab or WordNet (or one of the
+    WordNet files nltk reads, such as ``lexnames``) is missing."""
     nltk = require("nltk", "core")
     for resource, name in ((PUNKT_RESOURCE, "punkt_tab"), (WORDNET_RESOURCE, "wordnet")):
         try:
-            nltk.data.find(resource)
+            found = nltk.data.find(resource)
         except LookupError:
             raise MissingDependencyError(
                 f"The nltk data '{name}' that the report metrics need is not installed; {SETUP_HINT}."
             ) from None
+        if name == "wordnet" and isinstance(found, nltk.data.FileSystemPathPointer):  # a zip is nltk's own download
+            missing = [f for f in WORDNET_FILES if not (Path(found.path) / f).is_file()]
+            if missing:
+                raise MissingDependencyError(
+                    f"The nltk WordNet folder {found.path} lacks {', '.join(missing)}; {SETUP_HINT}."
+                )
 
 
 def punkt_tab_files() -> dict[str, str]:
