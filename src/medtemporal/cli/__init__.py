@@ -14,7 +14,7 @@ import warnings
 from medtemporal import __version__
 from medtemporal.errors import MedTemporalError, UndefinedMetricWarning
 
-COMMANDS = ("demo", "list", "score", "report", "build", "export", "run", "runs", "phantoms")
+COMMANDS = ("demo", "list", "score", "report", "build", "export", "run", "runs", "phantoms", "nltk-data")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -23,7 +23,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"medtemporal {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"medtemporal.cli._{name}").add(sub)
+        importlib.import_module(f"medtemporal.cli._{name.replace('-', '_')}").add(sub)
     return p
 
 

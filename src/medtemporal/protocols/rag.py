@@ -113,7 +113,8 @@ class _Retrieving(Solver):
             )
         refs = found[name][: self.k]
         if len(refs) < self.k:
-            raise InvalidInputError(f"Item {item.id} has {len(refs)} {name!r} references, fewer than k={self.k}.")
+            raise RequestError(f"Item {item.id} has {len(refs)} {name!r} references, fewer than k={self.k}.",
+                               reason="too_few_references")
         return name, refs
 
 

@@ -385,7 +385,7 @@ async def arun(
             protocol_options=protocol_options, tasks=tasks,
         )
         old = read_config(out)
-        if old is not None:
+        if old is not None and PredictionLog.has_predictions(out):  # an empty folder may take new settings
             check_resumable(out, old, cfg)
             cfg["started_at"] = old.get("started_at", cfg["started_at"])
             cfg["model"]["served"] = old.get("model", {}).get("served", [])

@@ -69,6 +69,12 @@ class RunLock:
 class PredictionLog:
     """The predictions file of a run folder."""
 
+    @staticmethod
+    def has_predictions(folder: Path) -> bool:
+        """True when ``folder`` holds a non-empty predictions file."""
+        path = folder / PREDICTIONS
+        return path.is_file() and path.stat().st_size > 0
+
     def __init__(self, folder: Path) -> None:
         self.path = folder / PREDICTIONS
         self._fd: int | None = None

