@@ -84,6 +84,16 @@ def test_assign_letters_balances_over_fixed_and_free_items():
     assert letters[:20] == ["A"] * 20
 
 
+def test_free_items_are_balanced_within_their_own_question_type():
+    import dataclasses
+
+    fixed = [dataclasses.replace(_cand(i, letters=("A", "B")), qtype="first_of_two") for i in range(40)]
+    free = [dataclasses.replace(_cand(100 + i), qtype="summary") for i in range(80)]
+    letters = assign_letters(fixed + free, random.Random(0))
+    assert Counter(letters[40:]) == {x: 20 for x in "ABCD"}  # a per-type answer prior gains nothing
+    assert Counter(letters[:40]) == {"A": 20, "B": 20}
+
+
 def test_pool_order_is_seeded_and_keeps_few_uniform_candidates():
     def fill(seed: int) -> list[int]:
         pool = Pool(random.Random(seed), uniform_keep=5)

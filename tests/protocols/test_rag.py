@@ -135,7 +135,7 @@ def test_options_are_checked() -> None:
 def test_runner_records_rag_predictions_and_scores_them(temmed_bench: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["run", str(temmed_bench), "--model", "baseline:random", "--protocol", "rag-multimodal",
-                 "--out", str(out), "--no-progress"]) == 0
+                 "--tasks", "vqa,image_pair", "--out", str(out), "--no-progress"]) == 0
     lines = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
     vqa = [x for x in lines if x["extraction"] == "temmed_yesno@1"]
     assert vqa and all(x["calls"][0]["template"] == "temmed_rag_mm_vqa" for x in vqa)

@@ -17,8 +17,10 @@ def runs(temmed_bench: Path, tmp_path_factory: pytest.TempPathFactory) -> list[P
     """Runs of baseline:random: closed-book, multi-modal RAG (k=1), the top-1 hack and text-only RAG with k=3."""
     root = tmp_path_factory.mktemp("runs")
     out = []
-    for name, protocol, *options in (("direct", "direct"), ("mm", "rag-multimodal"), ("top1", "retrieval-top1"),
-                                     ("text3", "rag-text", "--protocol-option", "k=3")):
+    closed, report = ("--tasks", "vqa,image_pair"), ("--tasks", "report")
+    for name, protocol, *options in (("direct", "direct", *closed), ("mm", "rag-multimodal", *closed),
+                                     ("top1", "retrieval-top1", *report),
+                                     ("text3", "rag-text", "--protocol-option", "k=3", *closed)):
         assert main(["run", str(temmed_bench), "--model", "baseline:random", "--protocol", protocol, *options,
                      "--out", str(root / name), "--no-progress"]) == 0
         out.append(root / name)

@@ -90,6 +90,17 @@ def test_max_errors_stops_a_broken_run_and_keeps_what_was_done(fake, tmp_path):
     assert not (tmp_path / "run" / "scores.json").exists()
 
 
+def test_a_dead_endpoint_stops_the_run_after_a_streak_of_failures(fake, tmp_path):
+    from medtemporal.runner._run import BROKEN_STREAK
+
+    bench = load(make_tiny_benchmark(tmp_path, n=BROKEN_STREAK + 15))
+    fake.configure(faults=[{"kind": "400", "times": 1000}])
+    summary = run(bench.path, fake.uri(), tmp_path / "run", retry=FAST, concurrency=1, progress=False)
+    assert summary.stopped and f"the last {BROKEN_STREAK} items all failed (http_400" in summary.stopped
+    assert summary.n_errors == BROKEN_STREAK and summary.pending == 15
+    assert not (tmp_path / "run" / "scores.json").exists()
+
+
 def test_items_with_more_images_than_the_backend_takes_fail_loudly(fake, tmp_path):
     bench = make_tiny_benchmark(tmp_path, n=3)
     summary = run(bench, fake.uri(), tmp_path / "run", backend_options={"max_images": 4}, progress=False)

@@ -22,8 +22,8 @@ random score (a shuffle that does not depend on how many candidates follow).
 
 `assign_letters` then places the correct option of every selected item:
 fixed letters first, then items whose options may be shuffled, each taking
-the allowed letter used least so far, so A–D end up uniform over the whole
-benchmark.
+the allowed letter its question type used least so far, so A–D end up
+uniform within each shuffleable type and over the whole benchmark.
 """
 
 from __future__ import annotations
@@ -198,8 +198,15 @@ def _trim_nulls(chosen: list[Candidate], null: float) -> list[Candidate]:
 
 
 def assign_letters(selected: list[Candidate], rng: random.Random) -> list[str]:
-    """The correct letter of each selected candidate, balancing A–D over all of them."""
-    counts: Counter[str] = Counter()
+    """The correct letter of each selected candidate, balancing A–D within each question type.
+
+    Candidates whose letter the data fixes take it; each of the others takes the
+    letter its question type has used least so far (ties: the letter used least
+    over the whole benchmark, then ``rng``), so a per-type answer prior gives no
+    edge where the options may be shuffled.
+    """
+    overall: Counter[str] = Counter()
+    per_type: dict[str, Counter[str]] = {}
     letters = [NULL_LETTER] * len(selected)
     order = list(range(len(selected)))
     rng.shuffle(order)
@@ -208,8 +215,11 @@ def assign_letters(selected: list[Candidate], rng: random.Random) -> list[str]:
         c = selected[i]
         if c.null:
             continue
-        least = min(counts[x] for x in c.letters)
-        ties = [x for x in c.letters if counts[x] == least]
+        mine = per_type.setdefault(c.qtype, Counter())
+        rank = {x: (mine[x], overall[x]) for x in c.letters}
+        least = min(rank.values())
+        ties = [x for x in c.letters if rank[x] == least]
         letters[i] = ties[0] if len(ties) == 1 else rng.choice(ties)
-        counts[letters[i]] += 1
+        mine[letters[i]] += 1
+        overall[letters[i]] += 1
     return letters

@@ -81,7 +81,7 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run (or resume) and print the summary; exit status 1 when ``--max-errors`` stopped the run."""
+    """Run (or resume) and print the summary; exit status 1 when items failed or the run stopped early."""
     config = GenerateConfig(
         temperature=args.temperature,
         max_tokens=args.max_tokens,
@@ -116,4 +116,4 @@ def main(args: argparse.Namespace) -> int:
     print(summary)
     if summary.scored:
         print(f"scores: {args.out / 'scores.json'}; see them with `medtemporal report {args.out}`")
-    return 1 if summary.stopped else 0
+    return 1 if summary.stopped or summary.n_errors else 0

@@ -60,7 +60,6 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
     ax.set_title(family)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
     return figure_png(fig, dpi=110)
 
 

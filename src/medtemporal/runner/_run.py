@@ -37,6 +37,10 @@ from medtemporal.schema import Item, Prediction
 from medtemporal.scoring import extract, score_run
 
 
+BROKEN_STREAK = 25
+"""At least this many failed items in a row stop a run (more with high concurrency)."""
+
+
 @dataclass
 class RunSummary:
     """What one call of `run` did."""
@@ -59,7 +63,7 @@ class RunSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     stopped: str | None = None
-    """Why the run stopped before the end (``--max-errors``), else None."""
+    """Why the run stopped before the end (``--max-errors``, a broken endpoint), else None."""
     scored: bool = False
 
     @property
@@ -130,6 +134,9 @@ class _Runner:
         self.retry = retry
         self.concurrency = concurrency
         self.max_errors = max_errors
+        self.broken_after = max(BROKEN_STREAK, 2 * concurrency)
+        """Failed items in a row that stop the run: a dead endpoint is not worth a weekend of retries."""
+        self.streak = 0
         self.semaphore = asyncio.Semaphore(concurrency)
         self.timeout_s = retry.timeout_s if backend.endpoint is not None else None
         self.served: set[str] = set()
@@ -221,16 +228,24 @@ class _Runner:
             s.errors[reason] = s.errors.get(reason, 0) + 1
             s.error_examples.setdefault(reason, message)
         progress.advance(prediction.error is not None)
-        if self.max_errors is not None and s.n_errors > self.max_errors and s.stopped is None:
-            s.stopped = (
-                f"{s.n_errors} items failed, more than --max-errors {self.max_errors} "
-                f"(most often {max(s.errors, key=s.errors.__getitem__)}); "
-                "fix the cause and run the same command to resume."
-            )
-            current = asyncio.current_task()
-            for task in self.tasks:
-                if task is not current:
-                    task.cancel()
+        self.streak = self.streak + 1 if prediction.error is not None else 0
+        if s.stopped is not None:
+            return
+        if self.max_errors is not None and s.n_errors > self.max_errors:
+            self._stop(f"{s.n_errors} items failed, more than --max-errors {self.max_errors} "
+                       f"(most often {max(s.errors, key=s.errors.__getitem__)})")
+        elif self.streak >= self.broken_after:
+            reason = prediction.error.partition(": ")[0]  # type: ignore[union-attr]
+            self._stop(f"the last {self.streak} items all failed ({reason}: {s.error_examples[reason]}), "
+                       "so the model or endpoint looks broken")
+
+    def _stop(self, why: str) -> None:
+        """Stop the run: record why and cancel the other workers."""
+        self.summary.stopped = f"{why}; fix the cause and run the same command to resume."
+        current = asyncio.current_task()
+        for task in self.tasks:
+            if task is not current:
+                task.cancel()
 
     async def run(self, items: list[Item], progress: Progress) -> None:
         """Answer ``items``; the first unexpected error stops all.
