@@ -98,3 +98,13 @@ def test_bad_record_names_line_and_key(tmp_path):
         read_official(path)
     with pytest.raises(InvalidInputError, match="does not exist"):
         read_official(tmp_path / "missing.jsonl")
+
+
+@needs_head
+def test_the_head_file_imports_without_images_when_verification_is_off(tmp_path):
+    out = tmp_path / "bench"
+    assert main(["build", "mi-cxr", "--official", str(HEAD), "--mimic-cxr-jpg", str(tmp_path / "absent"),
+                 "--no-verify-images", "--out", str(out)]) == 0
+    assert len(load(out).items) == 4
+    assert main(["export", str(out), "--format", "micxr", "--out", str(tmp_path / "back.jsonl")]) == 0
+    assert (tmp_path / "back.jsonl").read_bytes() == HEAD.read_bytes()

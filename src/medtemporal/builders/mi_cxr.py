@@ -145,11 +145,17 @@ def _require_dir(path: Path | None, option: str, what: str) -> Path:
     return path.resolve()
 
 
-def import_official(path: Path, image_root: Path | None) -> tuple[list[Item], Manifest]:
-    """The released question file as a benchmark whose images resolve against ``image_root``."""
-    root = _require_dir(image_root, "--mimic-cxr-jpg", "MIMIC-CXR-JPG root")
+def import_official(path: Path, image_root: Path | None, verify_images: bool = True) -> tuple[list[Item], Manifest]:
+    """The released question file as a benchmark whose images resolve against ``image_root``.
+
+    With ``verify_images`` off the root is taken as given (to inspect or export
+    the questions without the images); runs still need the images.
+    """
+    if image_root is None:
+        raise InvalidInputError("--official needs --mimic-cxr-jpg, the root the question file's image paths are under.")
     items = read_official(path)
-    missing = check_image_root(root, items)
+    root = Path(image_root).resolve()
+    missing = check_image_root(root, items) if verify_images else 0
     manifest = Manifest(
         benchmark=BENCHMARK,
         version=VERSION,
@@ -165,7 +171,7 @@ def import_official(path: Path, image_root: Path | None) -> tuple[list[Item], Ma
 def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     """Build MI-CXR from parsed options (`add_arguments`, plus ``--seed``)."""
     if args.official is not None:
-        return import_official(args.official, args.mimic_cxr_jpg)
+        return import_official(args.official, args.mimic_cxr_jpg, args.verify_images)
     config = config_from_args(args)
     jpg = _require_dir(args.mimic_cxr_jpg, "--mimic-cxr-jpg", "MIMIC-CXR-JPG root")
     qba = _require_dir(args.qba, "--qba", "MIMIC-Ext-CXR-QBA root")
