@@ -209,6 +209,17 @@ def iter_jsonl(path: str | Path, model: type[R]) -> Iterator[R]:
                 ) from None
 
 
+def read_json_object(path: Path, fix: str) -> dict[str, Any]:
+    """The JSON object in ``path``; one sentence ending in ``fix`` when it is not valid JSON or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise InvalidInputError(f"{path} is not valid JSON; {fix}.") from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{path} must hold a JSON object; {fix}.")
+    return data
+
+
 def describe_validation_error(exc: ValidationError) -> str:
     """The first problem of a pydantic error as 'field `x`: message'."""
     err = exc.errors()[0]

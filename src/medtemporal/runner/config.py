@@ -25,6 +25,7 @@ import medtemporal
 from medtemporal.backends.base import Backend, GenerateConfig
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
+from medtemporal.schema import read_json_object
 
 CONFIG = "config.json"
 PACKAGES = ("medtemporal", "openai", "torch", "transformers", "vllm", "numpy", "pillow", "pydantic")
@@ -125,13 +126,7 @@ def read_config(folder: Path) -> dict[str, Any] | None:
     path = folder / CONFIG
     if not path.is_file():
         return None
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        raise InvalidInputError(f"{path} is not valid JSON; restore it or run into a new --out folder.") from None
-    if not isinstance(config, dict):
-        raise InvalidInputError(f"{path} must hold a JSON object; restore it or run into a new --out folder.")
-    return config
+    return read_json_object(path, "restore it or run into a new --out folder")
 
 
 def check_resumable(folder: Path, old: dict[str, Any], new: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from medtemporal import __version__
 from medtemporal.benchmark import BenchmarkSpec, load, spec
 from medtemporal.errors import InvalidInputError
-from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl
+from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl, read_json_object
 from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_outcomes
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
@@ -184,13 +184,7 @@ def _read_config(run_dir: Path) -> dict[str, Any]:
         raise InvalidInputError(
             f"{run_dir} is not a run folder (no {CONFIG}); pass the folder `medtemporal run` wrote."
         )
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        raise InvalidInputError(f"{path} is not valid JSON; restore it or re-run into a new folder.") from None
-    if not isinstance(config, dict):
-        raise InvalidInputError(f"{path} must hold a JSON object; restore it or re-run into a new folder.")
-    return config
+    return read_json_object(path, "restore it or re-run into a new folder")
 
 
 def _benchmark_path(run_dir: Path, config: dict[str, Any]) -> Path:
