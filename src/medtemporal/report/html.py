@@ -93,7 +93,7 @@ def html_page(runs: Sequence[ReportRun]) -> str:
         parts += [
             f"<h2>{escape(metric)}{unit} by task family</h2>",
             _grouped_table(runs, family_columns(runs, metric), metric),
-            f"<h2>{escape(metric)}{unit}: layout of the paper's Table 1</h2>",
+            f"<h2>{escape(metric)}{unit}: by family and subtype, in the papers' table layout</h2>",
             _grouped_table(runs, subtype_columns(runs, metric), metric),
         ]
         charts = family_charts(runs, metric)

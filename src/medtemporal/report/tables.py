@@ -208,7 +208,7 @@ def markdown(runs: Sequence[ReportRun]) -> str:
     for metric in metric_names(runs):
         unit = " (%)" if is_percent(runs, metric) else ""
         parts += [f"## {metric}{unit} by task family", "", headline(runs, metric), ""]
-        parts += [f"## {metric}{unit} by column (layout of the paper's Table 1)", "", table1(runs, metric), ""]
+        parts += [f"## {metric}{unit} by family and subtype, in the papers' table layout", "", table1(runs, metric), ""]
         sub_header, sub_rows = subtype_rows(runs, metric)
         parts += [f"## {metric}{unit} by subtype", "", markdown_table(sub_header, sub_rows), ""]
     return "\n".join(parts)
