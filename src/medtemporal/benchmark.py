@@ -9,7 +9,6 @@ another root at run time.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from pydantic import Field, ValidationError
 
 from medtemporal import __version__
+from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item, Licence, Record, describe_validation_error, iter_jsonl, write_jsonl
 
@@ -94,7 +94,7 @@ class Benchmark:
     @property
     def manifest_hash(self) -> str:
         """sha256 of the manifest file's bytes."""
-        return hashlib.sha256((self.path / MANIFEST).read_bytes()).hexdigest()
+        return sha256_file(self.path / MANIFEST)
 
 
 def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
@@ -102,8 +102,7 @@ def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / ITEMS, items)
-    digest = hashlib.sha256((out / ITEMS).read_bytes()).hexdigest()
-    manifest = manifest.model_copy(update={"counts": count_items(items), "items_sha256": digest})
+    manifest = manifest.model_copy(update={"counts": count_items(items), "items_sha256": sha256_file(out / ITEMS)})
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
     tmp.replace(out / MANIFEST)

@@ -26,9 +26,6 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.builders.mi_cxr_official import write_official
 from medtemporal.errors import InvalidInputError
 
-FORMATS = ("parquet", "vlmevalkit", "micxr")
-
-
 def _tmp(out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     return out.with_name(out.name + ".tmp")
@@ -110,6 +107,8 @@ def to_micxr(bench: Benchmark, out: str | Path) -> int:
 WRITERS: dict[str, Callable[[Benchmark, Path], int]] = {
     "parquet": to_parquet, "vlmevalkit": to_vlmevalkit, "micxr": to_micxr,
 }
+FORMATS = tuple(WRITERS)
+"""Export format names, as ``--format`` takes them."""
 
 
 def export(bench: Benchmark, fmt: str, out: str | Path) -> int:

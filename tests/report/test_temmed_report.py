@@ -57,6 +57,9 @@ def test_medtemporal_report_adds_the_temmed_tables(runs: list[Path], tmp_path: P
     assert "baseline:random (rag-text k=3)" in (out / "report.md").read_text()
     assert main(["report", str(runs[0]), "--formats", "md"]) == 0  # into the run folder; no RAG run, no plot
     assert (runs[0] / "temmed_tables.md").is_file() and not (runs[0] / "temmed_topk.png").exists()
+    assert main(["report", str(runs[1]), str(runs[2]), "--formats", "md"]) == 0  # the same files in each folder
+    for name in ("temmed_tables.md", "temmed_topk.png"):
+        assert (runs[1] / name).read_bytes() == (runs[2] / name).read_bytes()
 
 
 def test_table4_uses_k1_rows_and_plot_needs_rag_runs() -> None:

@@ -22,7 +22,6 @@ from medtemporal.scoring.text_metrics import (
     DEFAULT_BERTSCORE_MODEL,
     bertscore_encoder,
     bertscore_f1,
-    corpus_report_scores,
     report_scores,
 )
 
@@ -65,14 +64,17 @@ def test_empty_output_scores_zero_as_released() -> None:
         assert report_scores("Stable cardiomegaly.", empty) == {"bleu1": 0.0, "rouge_l": 0.0, "meteor": 0.0}
 
 
-def test_corpus_scores_are_sample_means_times_100_with_their_average() -> None:
+def test_registered_report_metrics_are_sample_means_with_their_average() -> None:
     refs = ["Stable cardiomegaly.", "Increased right effusion. Stable edema."]
     outs = ["stable cardiomegaly.", "decreased right effusion."]
     rows = [report_scores(r, o) for r, o in zip(refs, outs)]
-    got = corpus_report_scores(refs, outs)
-    for name in ("bleu1", "rouge_l", "meteor"):
-        assert got[name] == pytest.approx(100 * np.mean([r[name] for r in rows]))
-    assert got["avg"] == pytest.approx(np.mean([got["bleu1"], got["rouge_l"], got["meteor"]]))
+    items = [_report_item(r) for r in refs]
+    got = {name: 100 * float(metric(name).score(items, outs).mean())
+           for name in ("bleu_1", "rouge_l", "meteor", "report_avg")}
+    for name, key in (("bleu_1", "bleu1"), ("rouge_l", "rouge_l"), ("meteor", "meteor")):
+        assert got[name] == pytest.approx(100 * np.mean([r[key] for r in rows]))
+    assert got["report_avg"] == pytest.approx(np.mean([got["bleu_1"], got["rouge_l"], got["meteor"]]))
+    assert all(metric(name).percent and metric(name).aggregation == "mean" for name in got)
 
 
 RELEASE_CASES = [

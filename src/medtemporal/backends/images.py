@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
-import hashlib
 import io
 import math
 import os
@@ -25,6 +24,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from medtemporal.backends.base import RequestError
+from medtemporal.checksums import sha256_file
 
 DEFAULT_MAX_PIXELS = 1024 * 1024
 """Default bound on width × height of an image sent to a model (about 1024 × 1024)."""
@@ -64,7 +64,7 @@ def file_sha256(path: Path) -> str:
         hit = _digests.get(key)
     if hit is not None and hit[:2] == (mtime, size):
         return hit[2]
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = sha256_file(path)
     with _digest_lock:
         _digests[key] = (mtime, size, digest)
     return digest

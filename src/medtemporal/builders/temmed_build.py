@@ -203,10 +203,11 @@ def _safe_directions(report: str, patterns: Patterns) -> dict[str, set[str]]:
     """Pathology → directions the report states about it, for pathologies every mention of which
     sits in a directed statement (others could match any statement, so they are left out)."""
     statements = find_statements(report, patterns)
+    parts = sentences(report)
     out: dict[str, set[str]] = {}
     for name, pattern in patterns.items():
         about = [s for s in statements if s.pathology == name]
-        mentioned = {k for k, sent in enumerate(sentences(report)) if pattern.search(sent)}
+        mentioned = {k for k, sent in enumerate(parts) if pattern.search(sent)}
         if not about or any(s.direction is None for s in about) or mentioned - {s.sentence for s in about}:
             continue
         out[name] = {s.direction for s in about if s.direction}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medtemporal.benchmark import MANIFEST
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.tables import fmt_score, markdown_table
 from medtemporal.runner.config import CONFIG, read_config
@@ -75,7 +76,7 @@ def _tally(path: Path) -> tuple[int, int]:
 def _total(config: dict[str, Any]) -> int | None:
     """Items in the run: those of its ``tasks`` in the benchmark's manifest (if still there), at most ``limit``."""
     bench = config.get("benchmark", {})
-    manifest = Path(str(bench.get("path", ""))) / "manifest.json"
+    manifest = Path(str(bench.get("path", ""))) / MANIFEST
     limit, tasks = config.get("limit"), config.get("tasks")
     try:
         counts = json.loads(manifest.read_text(encoding="utf-8"))["counts"]["task"]

@@ -9,6 +9,7 @@ adds the benchmark's own paper-layout tables beside them (TemMed-Bench:
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -66,14 +67,16 @@ def write_report(
         contents["report.md"] = markdown(runs).encode("utf-8")
     if "csv" in formats:
         contents["report.csv"] = csv_text(runs).encode("utf-8")
+    charts = {m: family_charts(runs, m) for m in metric_names(runs)} if {"html", "png"} & set(formats) else {}
     if "html" in formats:
-        contents["report.html"] = html_page(runs).encode("utf-8")
+        contents["report.html"] = html_page(runs, charts).encode("utf-8")
     if "png" in formats:
-        for metric in metric_names(runs):
-            for family, png in family_charts(runs, metric).items():
+        for metric, pngs in charts.items():
+            for family, png in pngs.items():
                 contents[f"report_{metric}_{_safe(family)}.png"] = png
     targets = [Path(out)] if out is not None else [r.path for r in runs]
     extra = _benchmark_report(runs)
+    extra_files: list[Path] | None = None
     written = []
     for folder in targets:
         folder.mkdir(parents=True, exist_ok=True)
@@ -82,8 +85,15 @@ def write_report(
             tmp.write_bytes(data)
             tmp.replace(folder / name)
             written.append(folder / name)
-        if extra is not None:
-            written += extra([r.path for r in runs], folder)
+        if extra is None:
+            continue
+        if extra_files is None:  # written once, then copied: the same runs give the same files
+            extra_files = extra([r.path for r in runs], folder)
+            written += extra_files
+        else:
+            for path in extra_files:
+                shutil.copyfile(path, folder / path.name)
+                written.append(folder / path.name)
     return written
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import base64
 from html import escape
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from medtemporal.report.plots import family_charts
 from medtemporal.report.tables import (
     DASH,
     ReportRun,
@@ -71,8 +70,13 @@ def _plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def html_page(runs: Sequence[ReportRun]) -> str:
-    """The report as one HTML document with everything inline."""
+def html_page(runs: Sequence[ReportRun], charts: Mapping[str, Mapping[str, bytes]]) -> str:
+    """The report as one HTML document with everything inline.
+
+    Args:
+        runs: The runs in the report.
+        charts: Metric → family → PNG of its chart (`family_charts`), drawn once for HTML and PNG files.
+    """
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -96,10 +100,10 @@ def html_page(runs: Sequence[ReportRun]) -> str:
             f"<h2>{escape(metric)}{unit}: by family and subtype, in the papers' table layout</h2>",
             _grouped_table(runs, subtype_columns(runs, metric), metric),
         ]
-        charts = family_charts(runs, metric)
-        if charts:
+        pngs = charts.get(metric, {})
+        if pngs:
             parts.append(f"<h2>{escape(metric)} by subtype: charts</h2><div class=\"charts\">")
-            for family, png in charts.items():
+            for family, png in pngs.items():
                 data = base64.b64encode(png).decode("ascii")
                 parts.append(
                     f'<figure><img alt="{escape(metric)} by subtype, {escape(family)}" '

@@ -60,17 +60,22 @@ def _top_k(queries: np.ndarray, keys_t: np.ndarray, k: int) -> tuple[np.ndarray,
     out_idx = np.empty((queries.shape[0], k), dtype=np.int64)
     out_score = np.empty((queries.shape[0], k), dtype=np.float32)
     for start in range(0, queries.shape[0], BLOCK):
-        scores = queries[start : start + BLOCK] @ keys_t
-        idx = np.argpartition(scores, n - k, axis=1)[:, n - k :] if k < n else np.tile(np.arange(n), (len(scores), 1))
-        part = np.take_along_axis(scores, idx, axis=1)
-        tied = np.flatnonzero((scores >= part.min(axis=1, keepdims=True)).sum(axis=1) > k)
-        for row in tied:  # ties at the k-th place: keep the lowest indices, as a stable full sort would
-            full = np.lexsort((np.arange(n), -scores[row]))[:k]
-            idx[row], part[row] = full, scores[row, full]
-        order = np.lexsort((idx, -part), axis=1)
-        out_idx[start : start + len(scores)] = np.take_along_axis(idx, order, axis=1)
-        out_score[start : start + len(scores)] = np.take_along_axis(part, order, axis=1)
+        stop = start + BLOCK
+        out_idx[start:stop], out_score[start:stop] = _best(queries[start:stop] @ keys_t, k)
     return out_idx, out_score
+
+
+def _best(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and values of the ``k`` largest scores per row, best first, lower index first among equals."""
+    n = scores.shape[1]
+    idx = np.argpartition(scores, n - k, axis=1)[:, n - k :] if k < n else np.tile(np.arange(n), (len(scores), 1))
+    part = np.take_along_axis(scores, idx, axis=1)
+    tied = np.flatnonzero((scores >= part.min(axis=1, keepdims=True)).sum(axis=1) > k)
+    for row in tied:  # ties at the k-th place: keep the lowest indices, as a stable full sort would
+        full = np.lexsort((np.arange(n), -scores[row]))[:k]
+        idx[row], part[row] = full, scores[row, full]
+    order = np.lexsort((idx, -part), axis=1)
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(part, order, axis=1)
 
 
 def _transposed(*blocks: np.ndarray) -> np.ndarray:
@@ -134,12 +139,10 @@ class TfidfRetriever:
         if not 1 <= k <= n:
             raise InvalidInputError(f"top-k of {k} is out of range for a corpus of {n}; use 1 to {n}.")
         queries = self.vectorizer.transform(list(statements))
-        idx_rows, score_rows = [], []
+        out_idx = np.empty((queries.shape[0], k), dtype=np.int64)
+        out_score = np.empty((queries.shape[0], k), dtype=np.float32)
         for start in range(0, queries.shape[0], BLOCK):
-            scores = (queries[start : start + BLOCK] @ self.matrix.T).toarray().astype(np.float32)
-            order = np.lexsort((np.broadcast_to(np.arange(n), scores.shape), -scores), axis=1)[:, :k]
-            idx_rows.append(order)
-            score_rows.append(np.take_along_axis(scores, order, axis=1))
-        if not idx_rows:
-            return np.zeros((0, k), dtype=np.int64), np.zeros((0, k), dtype=np.float32)
-        return np.concatenate(idx_rows), np.concatenate(score_rows)
+            stop = start + BLOCK
+            scores = (queries[start:stop] @ self.matrix.T).toarray().astype(np.float32)
+            out_idx[start:stop], out_score[start:stop] = _best(scores, k)
+        return out_idx, out_score

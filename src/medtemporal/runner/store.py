@@ -81,8 +81,6 @@ class PredictionLog:
         self._dirty = threading.Event()
         self._closing = False
         self._syncer: threading.Thread | None = None
-        self.syncs = 0
-        """How many fsyncs were made (fewer than lines when lines come quickly)."""
 
     def resume(self) -> dict[str, Prediction]:
         """Repair the file after a crash and return the answered predictions by item id.
@@ -147,7 +145,6 @@ class PredictionLog:
             self._dirty.wait()
             self._dirty.clear()
             os.fsync(fd)
-            self.syncs += 1
 
     def close(self) -> None:
         """Stop the fsync thread, fsync once more and close the file."""

@@ -105,7 +105,7 @@ def score_run(
         scores=scores,
         counts=counts,
         layout=layout(items, subtype_groups),
-        metrics={s.metric: metric(s.metric).summary() for s in scores},
+        metrics={name: metric(name).summary() for name in dict.fromkeys(s.metric for s in scores)},
         bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",

@@ -45,9 +45,6 @@ from medtemporal.schema import Item
 from medtemporal.scoring.metrics import Answer
 from medtemporal.scoring.nltk_data import require_nltk_data
 
-REPORT_METRICS = ("bleu1", "rouge_l", "meteor")
-"""Per-sample metric names, in the paper's column order."""
-
 BERTSCORE_MODEL_ENV = "MEDTEMPORAL_BERTSCORE_MODEL"
 """Environment variable naming the BERTScore encoder (a local folder or a cached model name)."""
 DEFAULT_BERTSCORE_MODEL = "roberta-large"
@@ -90,23 +87,6 @@ def report_scores(reference: str, candidate: str | None) -> dict[str, float]:
     rouge_l = rouge.score(" ".join(ref_tokens), " ".join(hyp_tokens))["rougeL"].fmeasure
     meteor = meteor_score([ref_tokens], hyp_tokens)
     return {"bleu1": float(bleu), "rouge_l": float(rouge_l), "meteor": float(meteor)}
-
-
-def corpus_report_scores(references: Sequence[str], candidates: Sequence[str | None]) -> dict[str, float]:
-    """Sample means × 100 of BLEU-1, ROUGE-L and METEOR, plus their average ``avg``.
-
-    >>> s = corpus_report_scores(["No change."], ["No change."])
-    >>> s["bleu1"], s["rouge_l"], round(s["meteor"], 1)  # METEOR's fragmentation penalty: just below 100
-    (100.0, 100.0, 98.1)
-    """
-    if len(references) != len(candidates):
-        raise InvalidInputError(f"Got {len(references)} references but {len(candidates)} outputs; pass one of each per sample.")
-    if not references:
-        raise InvalidInputError("No samples to score; pass at least one reference and output.")
-    rows = [report_scores(r, c) for r, c in zip(references, candidates, strict=True)]
-    out = {name: 100.0 * float(np.mean([row[name] for row in rows])) for name in REPORT_METRICS}
-    out["avg"] = float(np.mean([out[name] for name in REPORT_METRICS]))
-    return out
 
 
 def bertscore_encoder(model: str | Path = DEFAULT_BERTSCORE_MODEL) -> tuple[Path, int]:

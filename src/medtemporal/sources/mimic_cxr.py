@@ -226,10 +226,9 @@ def read_timelines(
     _check_qba_root(qba_root)
     excluded: Counter[str] = Counter()
     images = read_image_metadata(csv_path)
-    studies = _studies(images)
-    studies = _attach_qba(studies, read_study_metadata(qba_root), excluded)
-
     views = _views_by_study(images)
+    studies = _attach_qba(_studies(images, views), read_study_metadata(qba_root), excluded)
+
     report_root = Path(reports) if reports is not None else jpg
     wanted = set(categories)
     built: dict[int, list[tuple[pd.Timestamp, Study]]] = defaultdict(list)
@@ -398,15 +397,15 @@ def _as_number(col: pd.Series) -> pd.Series:
     return pd.to_numeric(col, errors="coerce")
 
 
-def _studies(images: pd.DataFrame) -> pd.DataFrame:
-    """One row per study: subject, time, chosen frontal dicom id (None if none) and position in the patient."""
+def _studies(images: pd.DataFrame, views: dict[int, list[tuple[str, str]]]) -> pd.DataFrame:
+    """One row per study: subject, time, chosen frontal dicom id (None if none) and position in the patient.
+
+    The frontal is the first of the study's `_views_by_study` pairs when that one is frontal.
+    """
     studies = images.groupby("study_id", sort=False).agg(subject_id=("subject_id", "first"), dt=("dt", "min"))
     studies = studies.reset_index()
-    frontal = images[images["ViewPosition"].isin(FRONTAL_VIEWS)].copy()
-    frontal["rank"] = frontal["ViewPosition"].map({v: i for i, v in enumerate(FRONTAL_VIEWS)})
-    chosen = frontal.sort_values(["study_id", "rank", "dicom_id"]).drop_duplicates("study_id")
-    chosen = chosen.set_index("study_id")["dicom_id"]
-    studies["frontal"] = studies["study_id"].map(chosen).astype(object).where(lambda s: s.notna(), None)
+    firsts = (views[s][0] for s in studies["study_id"].tolist())
+    studies["frontal"] = pd.Series([d if v in FRONTAL_VIEWS else None for d, v in firsts], dtype=object)
     studies = studies.sort_values(["subject_id", "dt", "study_id"], na_position="last", kind="stable")
     studies["order"] = studies.groupby("subject_id").cumcount() + 1
     return studies.reset_index(drop=True)
