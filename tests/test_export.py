@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from medtemporal.benchmark import Manifest, load, save
-from medtemporal.builders.mi_cxr_official import read_official
+from medtemporal.benchmarks.mi_cxr.official import read_official
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.export import export

@@ -125,6 +125,17 @@ def load(path: str | Path) -> Benchmark:
 
 
 @dataclass(frozen=True)
+class DemoSection:
+    """A family's part of ``medtemporal demo``: a title, the CLI steps to run in order, and the report they end in."""
+
+    title: str
+    steps: list[list[str]]
+    """Each step is the argument list of one ``medtemporal`` command."""
+    report: Path
+    """The HTML report the steps write."""
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec:
     """What the rest of medtemporal needs to know about one benchmark family.
 
@@ -152,6 +163,10 @@ class BenchmarkSpec:
     """Writes the benchmark's own paper-layout tables and plots for runs of it, beside the common report."""
     subtype_groups: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     """Task → {column label → subtypes} where a paper's table merges subtypes (default: one per subtype)."""
+    exports: Mapping[str, Callable[[Benchmark, Path], int]] = field(default_factory=dict)
+    """Export format → writer of the family's own file layout (e.g. the paper's released file)."""
+    demo: Callable[[Path, int, int], DemoSection] | None = None
+    """``(out, patients, seed)`` → this family's section of ``medtemporal demo``."""
 
     @staticmethod
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:

@@ -1,4 +1,4 @@
-"""Export a benchmark folder to other tools' formats: Parquet, VLMEvalKit TSV, MI-CXR release.
+"""Export a benchmark folder to other tools' formats: Parquet, VLMEvalKit TSV, and a family's own layouts.
 
 * ``parquet`` — one row per item, readable by Hugging Face ``datasets``
   (``Dataset.from_parquet``) and pandas: ``id, benchmark, task, subtype,
@@ -10,7 +10,8 @@
   image_path, category`` (the task), ``l2-category`` (the subtype), ``split``
   and ``id``; ``image_path`` is an absolute path, or for several images a
   Python list literal of them, as VLMEvalKit's ``toliststr`` reads it.
-* ``micxr`` — the released ``micxr_test.jsonl`` layout (`mi_cxr_official`).
+* a family's own formats, from its `BenchmarkSpec.exports` (e.g. the layout of
+  the paper's released file), for benchmarks of that family.
 
 Every writer writes to a temporary file and renames it, so a failed export
 never leaves half a file where a good one was.
@@ -22,8 +23,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from medtemporal.benchmark import Benchmark
-from medtemporal.builders.mi_cxr_official import write_official
+from medtemporal.benchmark import Benchmark, spec
 from medtemporal.errors import InvalidInputError
 
 def _tmp(out: Path) -> Path:
@@ -97,22 +97,26 @@ def to_vlmevalkit(bench: Benchmark, out: str | Path) -> int:
     return len(rows)
 
 
-def to_micxr(bench: Benchmark, out: str | Path) -> int:
-    """Write ``bench`` in the released MI-CXR layout; return the number of lines."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return write_official(bench.items, out)
+WRITERS: dict[str, Callable[[Benchmark, Path], int]] = {"parquet": to_parquet, "vlmevalkit": to_vlmevalkit}
+"""Formats every benchmark exports to."""
 
 
-WRITERS: dict[str, Callable[[Benchmark, Path], int]] = {
-    "parquet": to_parquet, "vlmevalkit": to_vlmevalkit, "micxr": to_micxr,
-}
-FORMATS = tuple(WRITERS)
-"""Export format names, as ``--format`` takes them."""
+def formats() -> tuple[str, ...]:
+    """Every export format name: the common ones, then each registered family's own."""
+    from medtemporal.registry import entries
+
+    return tuple(dict.fromkeys([*WRITERS, *(f for e in entries("benchmark") for f in e.obj.exports)]))
 
 
 def export(bench: Benchmark, fmt: str, out: str | Path) -> int:
-    """Write ``bench`` to ``out`` in format ``fmt`` (one of `FORMATS`); return the number of items."""
-    if fmt not in WRITERS:
-        raise InvalidInputError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
-    return WRITERS[fmt](bench, Path(out))
+    """Write ``bench`` to ``out`` in format ``fmt`` (see `formats`); return the number of items."""
+    writer = WRITERS.get(fmt)
+    if writer is not None:
+        return writer(bench, Path(out))
+    own = spec(bench.manifest.benchmark).exports
+    writer = own.get(fmt)
+    if writer is None:
+        usable = [*WRITERS, *own]
+        raise InvalidInputError(f"Unknown export format {fmt!r} for a {bench.manifest.benchmark} benchmark; "
+                                f"use one of {', '.join(usable)}.")
+    return writer(bench, Path(out))

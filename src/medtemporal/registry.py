@@ -26,7 +26,7 @@ KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric", "extrac
 
 # Modules whose import fills the registry with the built-in entries.
 _BUILTIN_MODULES = (
-    "medtemporal.builders",
+    "medtemporal.benchmarks",
     "medtemporal.backends",
     "medtemporal.protocols",
     "medtemporal.scoring",

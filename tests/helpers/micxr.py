@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from medtemporal.builders.mi_cxr_text import INTERVALS
+from medtemporal.benchmarks.mi_cxr.text import INTERVALS
 from medtemporal.phantoms.trajectory import ENTITIES, PatientTruth, change_of, simulate_patient
 from medtemporal.schema import Finding, Study, Timeline
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from medtemporal.builders.temmed_text import find_statements
+from medtemporal.benchmarks.temmed.text import find_statements
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.chexpert_plus import write_chexpert_plus

@@ -1,4 +1,4 @@
-"""``medtemporal export BENCH --format parquet|vlmevalkit|micxr --out FILE``."""
+"""``medtemporal export BENCH --format FORMAT --out FILE``: Parquet, VLMEvalKit TSV, or a family's own layout."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ from pathlib import Path
 
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
-from medtemporal.export import FORMATS, export
+from medtemporal.export import export, formats
 
 
 def add(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="export a benchmark to Parquet, VLMEvalKit TSV or the MI-CXR release format",
+    p = sub.add_parser("export", help="export a benchmark to Parquet, VLMEvalKit TSV or its paper's release format",
                        description="Export a benchmark folder to another tool's format (image paths, no pixels).")
     p.add_argument("benchmark", type=Path, metavar="BENCH", help="benchmark folder (items.jsonl + manifest.json)")
-    p.add_argument("--format", required=True, choices=FORMATS,
-                   help="parquet (Hugging Face datasets), vlmevalkit (MCQ TSV) or micxr (micxr_test.jsonl layout)")
+    p.add_argument("--format", required=True, choices=formats(),
+                   help="parquet (Hugging Face datasets), vlmevalkit (MCQ TSV), or a family's own layout "
+                   "such as its paper's released file")
     p.add_argument("--out", type=Path, required=True, metavar="FILE", help="file to write")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     p.set_defaults(func=run)

@@ -57,12 +57,12 @@ def run_cxr(args: argparse.Namespace) -> int:
 
 
 def run_chexpert_plus(args: argparse.Namespace) -> int:
-    """Write CheXpert Plus phantoms and say how to build TemMed-Bench from them."""
+    """Write CheXpert Plus phantoms and say where their root is."""
     from medtemporal.phantoms.chexpert_plus import write_chexpert_plus
 
     made = write_chexpert_plus(args.out, patients=args.patients, seed=args.seed, image_size=args.image_size,
                                images=not args.no_images)
     print(f"Wrote {made.patients} patients, {made.studies} studies, {made.images} images to {made.root}")
-    print(f"  CheXpert Plus root: {made.root}  (medtemporal build temmed --chexpert-plus {made.root} ...)")
+    print(f"  CheXpert Plus root: {made.root}  (pass it to `medtemporal build` as --chexpert-plus)")
     print(f"  ground truth:       {made.truth}")
     return 0

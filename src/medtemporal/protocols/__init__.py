@@ -1,6 +1,10 @@
-"""Protocols: how an item becomes model calls (direct, stage-wise, RAG, ...)."""
+"""Protocols: how an item becomes model calls (direct zero-shot, stage-wise).
 
-from medtemporal.protocols import direct, rag, stagewise
+A family's own protocols (TemMed-Bench's retrieval augmentation) live in its
+package under ``medtemporal.benchmarks`` and register themselves the same way.
+"""
+
+from medtemporal.protocols import direct, stagewise
 from medtemporal.protocols.base import Generate, Solution, Solver
 
-__all__ = ["Generate", "Solution", "Solver", "direct", "rag", "stagewise"]
+__all__ = ["Generate", "Solution", "Solver", "direct", "stagewise"]

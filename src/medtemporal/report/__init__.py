@@ -3,8 +3,8 @@
 ``write_report(["runs/r1"])`` writes ``runs/r1/report.md``, ``report.csv`` and
 ``report.html``, scoring the run first if its scores are missing or stale. When
 every run is of one benchmark whose `BenchmarkSpec.report` is set, that writer
-adds the benchmark's own paper-layout tables beside them (TemMed-Bench:
-``temmed_tables.md`` and ``temmed_topk.png``, `medtemporal.report.temmed`).
+adds the benchmark's own paper-layout tables and plots beside them (written by
+the family's package under ``medtemporal.benchmarks``).
 """
 
 from __future__ import annotations

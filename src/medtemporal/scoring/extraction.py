@@ -321,3 +321,10 @@ def open_text(item: Item, text: str) -> str | None:
     """The output with ``<think>`` blocks removed and surrounding space stripped; None if empty."""
     stripped = _THINK.sub(" ", text).strip()
     return stripped or None
+
+
+@register("extractor", "raw_text", version="1", answer_types=("open",),
+          description="the output unchanged (metrics normalise it themselves)")
+def raw_text(item: Item, text: str) -> str | None:
+    """``text`` as the model returned it."""
+    return text

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from medtemporal.backends.base import Backend, GenerateConfig, Message, Request, TextPart
-from medtemporal.builders.balance import NULL_LETTER, Candidate
-from medtemporal.builders.llm_calls import generate_texts, open_backend
-from medtemporal.builders.mi_cxr_text import INTERVALS, LETTERS, Draft, describe, trajectory, variant_statement
-from medtemporal.builders.mi_cxr_windows import (
+from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
+from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
+from medtemporal.benchmarks.mi_cxr.text import INTERVALS, LETTERS, Draft, describe, trajectory, variant_statement
+from medtemporal.benchmarks.mi_cxr.windows import (
     ABSENT,
     DIRECTIONAL,
     EMERGENCE,

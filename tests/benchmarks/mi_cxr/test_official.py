@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from medtemporal.benchmark import load
-from medtemporal.builders.mi_cxr_build import MiCxrConfig, build_items
-from medtemporal.builders.mi_cxr_official import read_official, write_official
+from medtemporal.benchmarks.mi_cxr.pipeline import MiCxrConfig, build_items
+from medtemporal.benchmarks.mi_cxr.official import read_official, write_official
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 
-HEAD = Path(__file__).parents[2] / "../shared/official/mi-cxr/micxr_test.head.jsonl"
+HEAD = Path(__file__).parents[3] / "../shared/official/mi-cxr/micxr_test.head.jsonl"
 needs_head = pytest.mark.skipif(not HEAD.is_file(), reason="the released MI-CXR head file is not available")
 
 
@@ -78,7 +78,7 @@ def test_wrong_image_root_gives_one_sentence(tmp_path, capsys, timelines):
     assert code == 2 and "no files/ folder" in err and err.count("\n") == 0
     (not_root / "files").mkdir()
     with pytest.raises(InvalidInputError, match="None of the .* images"):
-        from medtemporal.builders.mi_cxr import import_official
+        from medtemporal.benchmarks.mi_cxr.command import import_official
 
         import_official(official, not_root)
     assert not (tmp_path / "b").exists()

@@ -7,8 +7,9 @@
   or ``my answer is **x.**`` anywhere, letters tried in option order (A, then B,
   then C); else invalid. Being substring tests, "my answer is actually C" reads
   as A, as in the release.
-- ``raw_text``: the output unchanged (report generation: the metrics lowercase
-  and strip it themselves, exactly as released).
+
+Report generation uses the shared ``raw_text`` rule: the metrics lowercase and
+strip the output themselves, exactly as released.
 
 Invalid answers are None: scored wrong and counted, never guessed (the release
 stopped with an error instead).
@@ -47,10 +48,3 @@ def temmed_pair(item: Item, text: str) -> str | None:
         if any(p in lowered for p in (f"my answer is {x}", f"my answer is **{x}**", f"my answer is **{x}.**")):
             return letter
     return None
-
-
-@register("extractor", "raw_text", version="1", answer_types=("open",),
-          description="the output unchanged (metrics normalise it themselves)")
-def raw_text(item: Item, text: str) -> str | None:
-    """``text`` as the model returned it."""
-    return text

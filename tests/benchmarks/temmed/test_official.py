@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from medtemporal.benchmark import load
-from medtemporal.builders.temmed_official import read_official
+from medtemporal.benchmarks.temmed.official import read_official
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.retrieval import load_corpus

@@ -46,8 +46,8 @@ from functools import cache
 from itertools import product
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from medtemporal.builders.balance import NULL_LETTER, Candidate
-from medtemporal.builders.mi_cxr_text import (
+from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
+from medtemporal.benchmarks.mi_cxr.text import (
     GTS_MULTI_QUESTION,
     GTS_NULL,
     GTS_SINGLE_QUESTION,
@@ -63,7 +63,7 @@ from medtemporal.builders.mi_cxr_text import (
     trajectory,
     variant_statement,
 )
-from medtemporal.builders.mi_cxr_windows import (
+from medtemporal.benchmarks.mi_cxr.windows import (
     ABSENT,
     DIRECTIONAL,
     EMERGENCE,

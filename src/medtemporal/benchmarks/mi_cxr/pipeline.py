@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from tqdm import tqdm
 
-from medtemporal.builders.balance import Candidate, Caps, Pool, assign_letters, quotas, select
-from medtemporal.builders.mi_cxr_llm import TextModel
-from medtemporal.builders.mi_cxr_summaries import (
+from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Pool, assign_letters, quotas, select
+from medtemporal.benchmarks.mi_cxr.llm import TextModel
+from medtemporal.benchmarks.mi_cxr.summaries import (
     Priors,
     gts_multi_candidates,
     gts_multi_draft,
@@ -35,9 +35,9 @@ from medtemporal.builders.mi_cxr_summaries import (
     icr_variant_draft,
     priors,
 )
-from medtemporal.builders.mi_cxr_tel import TEL_QTYPES, tel_candidates, tel_draft
-from medtemporal.builders.mi_cxr_text import Draft
-from medtemporal.builders.mi_cxr_windows import WINDOW, Window, windows
+from medtemporal.benchmarks.mi_cxr.tel import TEL_QTYPES, tel_candidates, tel_draft
+from medtemporal.benchmarks.mi_cxr.text import Draft
+from medtemporal.benchmarks.mi_cxr.windows import WINDOW, Window, windows
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.mimic_cxr import ENTITIES

@@ -9,10 +9,10 @@ import pytest
 from helpers.micxr import CHANGE_TYPE, check_labels
 
 from medtemporal.benchmark import ITEMS, Manifest, save
-from medtemporal.builders.balance import Caps
-from medtemporal.builders.mi_cxr_build import PAPER_QUOTAS, MiCxrConfig, build_items
-from medtemporal.builders.mi_cxr_text import describe, trajectory
-from medtemporal.builders.mi_cxr_windows import Track
+from medtemporal.benchmarks.mi_cxr.balance import Caps
+from medtemporal.benchmarks.mi_cxr.pipeline import PAPER_QUOTAS, MiCxrConfig, build_items
+from medtemporal.benchmarks.mi_cxr.text import describe, trajectory
+from medtemporal.benchmarks.mi_cxr.windows import Track
 from medtemporal.phantoms.trajectory import PatientTruth, change_of
 from medtemporal.schema import Item
 

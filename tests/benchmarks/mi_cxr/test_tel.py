@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from medtemporal.builders.mi_cxr_tel import ALL_PAIRS, emergences, resolutions, sequences, target, tel_draft
-from medtemporal.builders.mi_cxr_windows import Track
+from medtemporal.benchmarks.mi_cxr.tel import ALL_PAIRS, emergences, resolutions, sequences, target, tel_draft
+from medtemporal.benchmarks.mi_cxr.windows import Track
 
 P, N = True, False
 

@@ -14,7 +14,7 @@ from medtemporal.benchmark import load
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.protocols.rag import RagMultimodal, RagText, RandomCurrent, RandomHistorical, RetrievalTop1
+from medtemporal.benchmarks.temmed.rag import RagMultimodal, RagText, RandomCurrent, RandomHistorical, RetrievalTop1
 from medtemporal.registry import lookup
 
 

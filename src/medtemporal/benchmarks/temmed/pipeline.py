@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from medtemporal.builders.temmed_text import (
+from medtemporal.benchmarks.temmed.text import (
     Patterns,
     Statement,
     find_statements,
@@ -31,7 +31,7 @@ from medtemporal.builders.temmed_text import (
     pathology_patterns,
     sentences,
 )
-from medtemporal.builders.temmed_vqa import Draft
+from medtemporal.benchmarks.temmed.vqa import Draft
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.chexpert_plus import resolve_image

@@ -9,7 +9,7 @@ import pytest
 from helpers.temmed import temmed_bench, temmed_data  # noqa: F401 (fixtures)
 
 from medtemporal.cli import main
-from medtemporal.report.temmed import TemmedRun, table3, table4, temmed_runs, topk_plot, write_temmed_report
+from medtemporal.benchmarks.temmed.report import TemmedRun, table3, table4, temmed_runs, topk_plot, write_temmed_report
 
 
 @pytest.fixture(scope="module")

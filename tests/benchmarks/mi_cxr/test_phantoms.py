@@ -14,7 +14,7 @@ import pytest
 from helpers.micxr import CHANGE_TYPE, check_labels
 
 from medtemporal.benchmark import ITEMS, load
-from medtemporal.builders.mi_cxr_build import PAPER_QUOTAS
+from medtemporal.benchmarks.mi_cxr.pipeline import PAPER_QUOTAS
 from medtemporal.cli import main
 from medtemporal.phantoms.cxr import write_cxr_phantoms
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medtemporal.builders.temmed_text import (
+from medtemporal.benchmarks.temmed.text import (
     CHANGE_KEYWORDS,
     find_statements,
     is_change_sentence,
@@ -14,7 +14,7 @@ from medtemporal.builders.temmed_text import (
     pathology_patterns,
     sentences,
 )
-from medtemporal.builders.temmed_vqa import Draft, finding_phrase, parse_question, template_question
+from medtemporal.benchmarks.temmed.vqa import Draft, finding_phrase, parse_question, template_question
 
 
 @pytest.mark.parametrize(("word", "keyword"), [

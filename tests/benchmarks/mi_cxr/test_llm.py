@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import pytest
 
 from medtemporal.backends.base import Backend, Request, Response
-from medtemporal.builders.mi_cxr_build import MiCxrConfig, build_items
-from medtemporal.builders.mi_cxr_llm import REWORDED, TextModel, check_text, open_text_model
-from medtemporal.builders.mi_cxr_windows import Track
+from medtemporal.benchmarks.mi_cxr.pipeline import MiCxrConfig, build_items
+from medtemporal.benchmarks.mi_cxr.llm import REWORDED, TextModel, check_text, open_text_model
+from medtemporal.benchmarks.mi_cxr.windows import Track
 from medtemporal.errors import InvalidInputError
 from medtemporal.runner.cache import ResponseCache
 

@@ -10,7 +10,7 @@ import pytest
 from helpers.temmed import TEST_SIZE, build_args, temmed_bench, temmed_data  # noqa: F401 (fixtures)
 
 from medtemporal.benchmark import load
-from medtemporal.builders.temmed_text import find_statements, pathology_patterns, sentences
+from medtemporal.benchmarks.temmed.text import find_statements, pathology_patterns, sentences
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.retrieval import load_corpus
@@ -145,7 +145,7 @@ def test_bad_options_fail_in_one_sentence(temmed_data: Path, tmp_path: Path, ext
 def test_missing_data_folder(tmp_path: Path) -> None:
     import argparse
 
-    from medtemporal.builders.temmed import build
+    from medtemporal.benchmarks.temmed.command import build
 
     args = argparse.Namespace(chexpert_plus=tmp_path / "nope", tasks="vqa", official=None)
     with pytest.raises(InvalidInputError, match="is not a folder"):

@@ -1,7 +1,7 @@
 """TemMed-Bench's retrieval-augmented protocols, the top-1 retrieval hack and the image ablations.
 
 Retrieved references are read from the item (``meta["retrieval"][NAME]``, stored
-at build time; see `medtemporal.builders.temmed_refs`). Options, given to the
+at build time; see `medtemporal.benchmarks.temmed.refs`). Options, given to the
 constructor (``--protocol-arg k=3``):
 
 - ``k``: references shown, 1–5 (default `DEFAULT_K` = 1, as released);

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from medtemporal.builders.mi_cxr_windows import interval_change, windows
+from medtemporal.benchmarks.mi_cxr.windows import interval_change, windows
 from medtemporal.schema import Finding, Study, Timeline
 
 

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from medtemporal.builders.balance import Candidate, Caps, Pool, assign_letters, quotas, select
-from medtemporal.builders.mi_cxr_build import PAPER_QUOTAS, PAPER_TOTAL
+from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Pool, assign_letters, quotas, select
+from medtemporal.benchmarks.mi_cxr.pipeline import PAPER_QUOTAS, PAPER_TOTAL
 
 
 def _cand(i: int, *, null: bool = False, letters=("A", "B", "C", "D"), entity: str = "x", pattern: str = "mixed",

@@ -1,15 +1,15 @@
-"""MI-CXR (the ``mi-cxr`` benchmark): multi-interval reasoning over five-visit chest X-ray windows.
+"""``medtemporal build mi-cxr``: its options, and the assembly of a benchmark from raw data or the released file.
 
 Two ways in, one command:
 
 ``medtemporal build mi-cxr --mimic-cxr-jpg DIR --qba DIR --out DIR``
     builds the benchmark from raw data (MIMIC-CXR-JPG + MIMIC-Ext-CXR-QBA, or
     a phantom folder in the same layout) with the paper's rules; see
-    `mi_cxr_build` for the pipeline and `mi_cxr_windows`, `mi_cxr_tel`,
-    `mi_cxr_summaries` and `balance` for the rules.
+    `pipeline` for the pipeline and `windows`, `tel`, `summaries` and
+    `balance` for the rules.
 
 ``medtemporal build mi-cxr --official micxr_test.jsonl --mimic-cxr-jpg DIR --out DIR``
-    imports the released question file as a benchmark (`mi_cxr_official`).
+    imports the released question file as a benchmark (`official`).
 
 The manifest licence is ``credentialed`` for real data and ``synthetic`` for
 phantoms. A phantom folder is recognised by the ground-truth file the phantom
@@ -25,9 +25,9 @@ import argparse
 from pathlib import Path
 from typing import Any, Iterable
 
-from medtemporal.benchmark import BenchmarkSpec, Manifest
-from medtemporal.builders.balance import Caps
-from medtemporal.builders.mi_cxr_build import (
+from medtemporal.benchmark import Manifest
+from medtemporal.benchmarks.mi_cxr.balance import Caps
+from medtemporal.benchmarks.mi_cxr.pipeline import (
     BENCHMARK,
     ICR_VARIANT_ITEMS,
     PAPER_TOTAL,
@@ -36,11 +36,10 @@ from medtemporal.builders.mi_cxr_build import (
     MiCxrConfig,
     build_items,
 )
-from medtemporal.builders.mi_cxr_official import check_image_root, read_official
-from medtemporal.builders.mi_cxr_windows import WINDOW
+from medtemporal.benchmarks.mi_cxr.official import check_image_root, read_official
+from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.registry import register
 from medtemporal.schema import Item, Licence, Timeline
 
 PHANTOM_MARKERS = ("phantom_truth.jsonl", "phantom.json")
@@ -185,7 +184,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     text_model = None
     settings: dict[str, Any] = {"text": "template"}
     if args.text_model:
-        from medtemporal.builders.mi_cxr_llm import open_text_model
+        from medtemporal.benchmarks.mi_cxr.llm import open_text_model
         from medtemporal.runner.cache import default_cache_path
 
         cache = args.text_cache or default_cache_path()
@@ -204,30 +203,3 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         exclusions=dict(sorted((k, v) for k, v in exclusions.items() if v)),
     )
     return items, manifest
-
-
-SPEC = register("benchmark", BENCHMARK)(
-    BenchmarkSpec(
-        name=BENCHMARK,
-        version=VERSION,
-        licence="credentialed",
-        description="MI-CXR: five-visit chest X-ray windows; TEL, ICR and GTS multiple choice (A-E)",
-        add_arguments=add_arguments,
-        build=build,
-        prompts={"*": "mcq_direct"},
-        metrics={"*": ("accuracy",)},
-        subtype_groups={
-            "TEL": {
-                "Single (E/R)": ("single_emergence", "single_resolution"),
-                "Multiple (E/R)": (
-                    "multiple_emergence_1", "multiple_emergence_2", "multiple_resolution_1", "multiple_resolution_2",
-                ),
-                "E\u2192R / R\u2192E": ("emergence_to_resolution", "resolution_to_emergence"),
-            },
-            "GTS": {
-                "Single Abnormality": ("single_entity_interval_summary",),
-                "Multi Abnormality": ("multi_entity_interval_summary",),
-            },
-        },
-    )
-)

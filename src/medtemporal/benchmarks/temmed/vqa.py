@@ -28,8 +28,8 @@ from string import Template
 from typing import Sequence
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
-from medtemporal.builders.llm_calls import generate_texts, open_backend
-from medtemporal.builders.temmed_text import CHANGE_RE, Statement
+from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
+from medtemporal.benchmarks.temmed.text import CHANGE_RE, Statement
 from medtemporal.runner.cache import ResponseCache, default_cache_path
 
 VERBS = {"improved": "improved", "worsened": "worsened", "unchanged": "remained unchanged"}
@@ -99,7 +99,7 @@ def finding_phrase(statement: Statement) -> str:
 def template_question(draft: Draft) -> str:
     """The offline question for ``draft``.
 
-    >>> from medtemporal.builders.temmed_text import find_statements
+    >>> from medtemporal.benchmarks.temmed.text import find_statements
     >>> st = find_statements("Decrease in left pleural effusion.")[0]
     >>> template_question(Draft(0, "", st, "No", "worsened"))
     'Has the left pleural effusion worsened since the last visit?'

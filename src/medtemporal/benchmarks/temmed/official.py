@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from medtemporal.builders.temmed_build import (
+from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
     LETTERS,
     Instance,

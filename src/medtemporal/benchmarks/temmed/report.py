@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.protocols.rag import DEFAULT_K
+from medtemporal.benchmarks.temmed.rag import DEFAULT_K
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, plt
 from medtemporal.report.tables import DASH, ReportRun, markdown_table

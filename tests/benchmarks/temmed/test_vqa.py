@@ -1,8 +1,8 @@
 import random
 from collections import Counter
 
-from medtemporal.builders.temmed_text import find_statements
-from medtemporal.builders.temmed_vqa import select
+from medtemporal.benchmarks.temmed.text import find_statements
+from medtemporal.benchmarks.temmed.vqa import select
 
 SENTENCES = {"unchanged": "Unchanged cardiomegaly.", "worsened": "Worsening left pleural effusion.",
              "improved": "Improved right lower lobe opacity."}

@@ -1,18 +1,18 @@
-"""TemMed-Bench (the ``temmed`` benchmark): condition changes between two chest X-ray visits.
+"""``medtemporal build temmed``: its options, and the assembly of a benchmark from CheXpert Plus or the released files.
 
 ``medtemporal build temmed --chexpert-plus DIR --out DIR``
     builds the three tasks and the knowledge corpus from CheXpert Plus (or a
     phantom folder in its layout, ``medtemporal phantoms chexpert-plus``) with the
-    paper's rules (`temmed_build`, `temmed_text`, `temmed_vqa`), and stores each
-    test item's retrieved references (`temmed_refs`).
+    paper's rules (`pipeline`, `text`, `vqa`), and stores each
+    test item's retrieved references (`refs`).
 
 ``medtemporal build temmed --official DIR --chexpert-plus DIR --out DIR``
-    imports the released JSON files (`temmed_official`).
+    imports the released JSON files (`official`).
 
 The folder also gets ``corpus.jsonl`` (the knowledge corpus) and
 ``embeddings/`` (cached vectors). Tasks: ``vqa`` (yes/no), ``report`` (open)
 and ``image_pair`` (A/B/C); answers are extracted and scored exactly as the
-release does (`medtemporal.scoring.extract_temmed`, `.text_metrics`).
+release does (`extract`, ``medtemporal.scoring.text_metrics``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, Manifest
-from medtemporal.builders.temmed_build import (
+from medtemporal.benchmark import Manifest
+from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
     TASKS,
     VERSION,
@@ -37,13 +37,12 @@ from medtemporal.builders.temmed_build import (
     vqa_candidates,
     vqa_items,
 )
-from medtemporal.builders.temmed_official import read_official
-from medtemporal.builders.temmed_refs import MAX_K, ablation_images, image_references, statement_references
-from medtemporal.builders.temmed_vqa import rephrase, select, template_question
+from medtemporal.benchmarks.temmed.official import read_official
+from medtemporal.benchmarks.temmed.refs import MAX_K, ablation_images, image_references, statement_references
+from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_question
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.registry import register
 from medtemporal.retrieval import PairEntry, save_corpus
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import find_csv, licence_of, load_timelines
@@ -196,26 +195,3 @@ def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tup
         sources={p.name: sha256_file(p) for p in files},
     )
     return items, manifest
-
-
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """Tables 3 and 4 and the top-k plot (see `medtemporal.report.temmed`)."""
-    from medtemporal.report.temmed import write_temmed_report
-
-    return write_temmed_report(runs, out)
-
-
-SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
-    name=BENCHMARK,
-    version=VERSION,
-    licence="credentialed",
-    description="TemMed-Bench: VQA, report generation and image-pair selection over two CheXpert Plus visits",
-    add_arguments=add_arguments,
-    build=build,
-    prompts={"vqa": "temmed_vqa", "report": "temmed_report", "image_pair": "temmed_pair"},
-    answer_formats={"image_pair": "My answer is {}."},
-    extractors={"vqa": "temmed_yesno", "report": "raw_text", "image_pair": "temmed_pair"},
-    metrics={"vqa": ("accuracy", "yesno_macro_f1"), "report": ("bleu_1", "rouge_l", "meteor", "report_avg"),
-             "image_pair": ("accuracy",)},
-    report=_report,
-))

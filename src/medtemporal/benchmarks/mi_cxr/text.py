@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from medtemporal.builders.mi_cxr_windows import (
+from medtemporal.benchmarks.mi_cxr.windows import (
     ABSENT,
     EMERGENCE,
     IMPROVEMENT,

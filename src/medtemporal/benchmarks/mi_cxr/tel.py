@@ -31,9 +31,9 @@ import random
 from itertools import combinations
 from typing import Iterator, Sequence
 
-from medtemporal.builders.balance import NULL_LETTER, Candidate
-from medtemporal.builders.mi_cxr_text import INTERVALS, LETTERS, TEL, Draft, pair
-from medtemporal.builders.mi_cxr_windows import Track, Window
+from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
+from medtemporal.benchmarks.mi_cxr.text import INTERVALS, LETTERS, TEL, Draft, pair
+from medtemporal.benchmarks.mi_cxr.windows import Track, Window
 
 TEL_QTYPES: tuple[str, ...] = tuple(TEL)
 PAIR_QTYPES = ("emergence_to_resolution", "resolution_to_emergence")

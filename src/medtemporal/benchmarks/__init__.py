@@ -1,0 +1,12 @@
+"""Benchmark families: one package per paper, each registering a `BenchmarkSpec`.
+
+Importing this package registers the built-in families. A family's package
+holds every rule of its paper (construction, released file formats and
+extraction rules, paper-layout tables, its demo section); core packages never
+import from here. `llm_calls` is the one helper families share. See
+``docs/adding-a-benchmark.md`` for the checklist a new family follows.
+"""
+
+from medtemporal.benchmarks import mi_cxr, temmed
+
+__all__ = ["mi_cxr", "temmed"]
