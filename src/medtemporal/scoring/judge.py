@@ -262,9 +262,16 @@ def judge_answers(
 
 
 def _done(path: Path, judge_id: str) -> dict[tuple[str, str, str], Judgement]:
-    """Settled verdicts (ok or unparseable) of ``judge_id`` already in ``path``; errors are asked again."""
+    """Settled verdicts (ok or unparseable) of ``judge_id`` already in ``path``; errors are asked again.
+
+    A last line cut short by a kill (no final newline) is removed first, so the pass resumes cleanly.
+    """
     if not path.is_file():
         return {}
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
     return {(j.kind, j.item_id, j.answer_sha): j for j in iter_jsonl(path, Judgement)
             if j.judge == judge_id and j.status != "error"}
 
