@@ -105,6 +105,7 @@ def test_the_response_cache_serves_a_new_run_folder(fake, tmp_path, open_run):
     assert read_scores(other).judge["counts"]["from_cache"] == 36
 
 
+@pytest.mark.slow
 def test_a_judge_pass_killed_half_way_asks_nothing_twice(fake, open_run):
     fake.configure(latency=0.15)
     command = [sys.executable, "-c", CHILD, "score", str(open_run), "--judge", fake.uri("judge"), "--no-cache",

@@ -8,7 +8,10 @@ counted in `ReadCounts`:
 1. Repeated study ids in one list are removed, keeping the first
    (``deduplicated``: 64 items in the release list a study twice).
 2. A study id that is not ``s`` + 8 digits starting with 5 is malformed
-   (``malformed``: three 9-digit ids). With metadata, a malformed id is
+   (``malformed``: three 9-digit ids). Items listing a study id that another
+   item lists under another patient are counted (``study_of_two_patients``:
+   3 items in the release); with metadata, the item whose patient does not
+   own the study is left out (``study_of_another_patient``). With metadata, a malformed id is
    resolved when exactly one study of the same subject has the id with one
    digit dropped (``malformed_resolved``); otherwise its item is left out.
 3. With a MIMIC-CXR-JPG root, studies are shown in time order from
@@ -57,6 +60,8 @@ class ReadCounts:
     malformed: int = 0
     malformed_resolved: int = 0
     id_order_not_ascending: int = 0
+    study_of_two_patients: int = 0
+    """Items listing a study id that another item lists under another patient (2 ids, 3 items in the release)."""
     reordered_by_time: int | None = None
     """Items whose studies the time order rearranged; None without metadata."""
     excluded: Counter[str] = field(default_factory=Counter)
@@ -120,12 +125,17 @@ def read_official(
     if studies is not None:
         for info in studies.values():
             by_subject.setdefault(info.subject, []).append(info.study)
+    owners: dict[str, set[str]] = {}
+    for record in records:
+        for s in record["Picture number"].split(","):
+            owners.setdefault(s.strip(), set()).add(record["Source file"].strip())
     items = []
     for index, record in enumerate(records):
         subject = record["Source file"].strip()
         raw = [s.strip() for s in record["Picture number"].split(",") if s.strip()]
         ids = list(dict.fromkeys(raw))
         counts.deduplicated += len(ids) < len(raw)
+        counts.study_of_two_patients += any(len(owners[s]) > 1 for s in ids)
         bad = [s for s in ids if not STUDY_ID.fullmatch(s)]
         if bad:
             counts.malformed += 1
@@ -174,8 +184,10 @@ def _unusable(ids: list[str], subject: str, studies: dict[str, StudyInfo], verif
     """Why an item's studies cannot be shown (an exclusion key), or None."""
     for s in ids:
         info = studies.get(s)
-        if info is None or info.subject != subject:
+        if info is None:
             return "study_not_in_metadata"
+        if info.subject != subject:
+            return "study_of_another_patient"
         if info.frontal is None:
             return "study_lateral_only"
         if info.time is None:

@@ -47,10 +47,9 @@ def read_studies(mimic_cxr_jpg: str | Path) -> dict[str, StudyInfo]:
     views = _views_by_study(images)
     firsts = images.groupby("study_id", sort=False).agg(subject_id=("subject_id", "first"), dt=("dt", "min"))
     studies: dict[str, StudyInfo] = {}
-    for study_id, row in firsts.iterrows():
+    for study_id, subject_id, dt in firsts.itertuples():
         dicom, view = views[int(study_id)][0]
-        frontal = image_path(row.subject_id, study_id, dicom) if view in FRONTAL_VIEWS else None
-        time = None if pd.isna(row.dt) else row.dt
-        studies[f"s{study_id}"] = StudyInfo(f"p{row.subject_id}", f"s{study_id}", time, frontal,
-                                            view if frontal else None)
+        frontal = image_path(subject_id, study_id, dicom) if view in FRONTAL_VIEWS else None
+        time = None if pd.isna(dt) else dt
+        studies[f"s{study_id}"] = StudyInfo(f"p{subject_id}", f"s{study_id}", time, frontal, view if frontal else None)
     return studies
