@@ -55,6 +55,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
                      help="do not check that each chosen JPEG exists; with --official and no --mimic-cxr-jpg, "
                      "load and validate the file with images left unresolved")
+    text = p.add_argument_group("question wording (building only)")
+    text.add_argument("--question-model", metavar="URI",
+                      help="word the questions with this model (appendix C); answers stay rule-decided")
+    text.add_argument("--question-cache", type=Path, metavar="FILE",
+                      help="response cache of the question model (default: the shared medtemporal cache)")
+    text.add_argument("--allow-remote-data", action="store_true",
+                      help="allow credentialed report text to go to a non-local question model")
 
 
 def import_official(path: Path, root: Path | None, verify_images: bool) -> tuple[list[Item], Manifest]:
@@ -93,11 +100,20 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                                          verify_images=args.verify_images, min_visits=2)
     items, more = build_items(timelines, args.seed)
     excluded.update(more)
+    licence = licence_of([jpg, qba])
+    questions: dict[str, object] = {"questions": "templates"}
+    if args.question_model:
+        from medtemporal.benchmarks.eltlm.llm import PROMPT, prompt_sha256, word_questions
+
+        items, worded = word_questions(items, args.question_model, licence=licence, seed=args.seed,
+                                       allow_remote_data=args.allow_remote_data, cache_path=args.question_cache)
+        questions = {"questions": "model-worded", "question_model": args.question_model, "question_prompt": PROMPT,
+                     "question_prompt_sha256": prompt_sha256(), **worded}
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence_of([jpg, qba]),
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,
         image_root=str(jpg),
         config={"min_report_words": MIN_REPORT_WORDS, "lengths": list(LENGTHS), "min_quality": args.min_quality,
-                "verify_images": args.verify_images, "questions": "templates"},
+                "verify_images": args.verify_images, **questions},
         sources=source_checksums(jpg, qba),
         exclusions=dict(sorted(excluded.items())),
     )
