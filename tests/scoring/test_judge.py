@@ -141,3 +141,17 @@ def test_credentialed_text_is_not_sent_to_a_remote_judge(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with pytest.raises(InvalidInputError, match="remote"):
         score_run(run, judge=Judge("openai+http://judge.example.org/v1:gpt-4o-mini"), resamples=50)
+
+
+def test_run_and_score_take_a_judge_on_the_command_line(tmp_path, capsys):
+    from medtemporal.cli import main
+
+    bench = make_open_benchmark(tmp_path)
+    out = tmp_path / "r"
+    assert main(["run", str(bench), "--model", f"baseline:constant-{ANSWER}", "--judge", "scripted-judge:overlap",
+                 "--out", str(out), "--no-progress", "--no-cache"]) == 0
+    assert read_scores(out).judge["uri"] == "scripted-judge:overlap"
+    assert main(["score", str(out), "--resamples", "50"]) == 0  # no judge: judge metrics left out
+    assert read_scores(out).judge is None and read_scores(out).score("overall", "judge_accuracy") is None
+    assert main(["score", str(out), "--judge", "scripted-judge:overlap", "--resamples", "50"]) == 0
+    assert read_scores(out).judge["counts"]["from_file"] == 36  # verdicts reused, nothing asked

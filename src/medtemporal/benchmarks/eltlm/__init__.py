@@ -28,7 +28,8 @@ from pathlib import Path
 from medtemporal.benchmark import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
 from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
-from medtemporal.benchmarks.eltlm.official import BENCHMARK
+from medtemporal.benchmarks.eltlm.build import LENGTHS
+from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
 from medtemporal.registry import register
 
 DEMO_MODEL = "baseline:constant-No significant interval change."
@@ -36,6 +37,8 @@ DEMO_MODEL = "baseline:constant-No significant interval change."
 DEMO_JUDGE = "scripted-judge:overlap"
 DEMO_PROTOCOLS = ("direct", "shuffled-timestamps", "caption-then-reason")
 METRICS = ("rouge_l_f1", "judge_accuracy", "judge_completeness", "judge_unparseable_rate")
+LENGTH_COLUMNS = {f"{n} studies": (subtype_of(n),) for n in LENGTHS}
+"""Sequence-length columns in order (Fig. 3 strata), for both tasks."""
 
 
 def _report(runs: list[Path], out: Path) -> list[Path]:
@@ -71,6 +74,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     prompts={"*": "eltlm_direct"},
     extractors={"*": "text"},
     metrics={"*": METRICS},
+    subtype_groups={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS},
     report=_report,
     demo=demo,
 ))
