@@ -18,6 +18,7 @@ from helpers.fake_openai import FakeOpenAI
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
+from medtemporal.runner.retry import RetryPolicy
 from medtemporal.scoring import read_scores, score_run
 from medtemporal.scoring.judge import JUDGEMENTS, Judge
 
@@ -155,3 +156,25 @@ def test_run_and_score_take_a_judge_on_the_command_line(tmp_path, capsys):
     assert read_scores(out).judge is None and read_scores(out).score("overall", "judge_accuracy") is None
     assert main(["score", str(out), "--judge", "scripted-judge:overlap", "--resamples", "50"]) == 0
     assert read_scores(out).judge["counts"]["from_file"] == 36  # verdicts reused, nothing asked
+
+
+def test_judge_calls_retry_transient_faults_and_respect_concurrency(fake, open_run, monkeypatch):
+    fake.configure(latency=0.05, faults=[{"kind": "500", "match": "Question 1: how", "times": 1},
+                                         {"kind": "400", "match": "Question 2: how", "times": 99}])
+    judge = Judge(fake.uri("judge"), concurrency=3, attempts=3)
+    fast = RetryPolicy(max_attempts=3, base_delay_s=0.01)
+    monkeypatch.setattr("medtemporal.scoring.judge.RetryPolicy", lambda **kw: fast)  # short backoff
+    score_run(open_run, judge=judge, resamples=50, judge_options={"no_cache": True})
+    stats = fake.stats()
+    assert stats["max_inflight"] <= 3
+    result = read_scores(open_run)
+    counts = result.judge["counts"]
+    assert counts["errors"] == 1 and counts["unparseable"] == 11  # the 400 is an error, never a zero
+    assert result.judge["calibration"]["reference"]["unparseable_or_error"] == 12  # letters, and one 400
+    assert fake.count("Question 1: how") == 3 * 2  # answer, reference, empty: each retried once after its 500
+    lines = [json.loads(x) for x in (open_run / JUDGEMENTS).read_text().splitlines()]
+    assert sum(x["status"] == "error" for x in lines) == 3  # item 2's answer, reference and empty
+    fake.configure(faults=[])
+    score_run(open_run, judge=judge, resamples=50, judge_options={"no_cache": True})
+    assert read_scores(open_run).judge["counts"]["errors"] == 0  # errors are asked again, the rest is not
+    assert sum(fake.stats()["counts"].values()) == sum(stats["counts"].values()) + 3
