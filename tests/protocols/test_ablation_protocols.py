@@ -1,16 +1,17 @@
 """shuffled-timestamps and caption-then-reason: what each shows the model, stage by stage."""
 
 import asyncio
+import json
 
 import pytest
 from helpers.phantoms import make_cxr_phantoms
 
-from medtemporal.backends.base import GenerateConfig, ImagePart, Response, TextPart
+from medtemporal.backends.base import GenerateConfig, ImagePart, RequestError, Response, TextPart
 from medtemporal.benchmark import load
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.caption_then_reason import CaptionThenReason
-from medtemporal.protocols.shuffled_timestamps import ShuffledTimestamps, shuffled_order
+from medtemporal.protocols.shuffled_timestamps import ShuffledTimestamps, parse_dates, shuffled_order
 from medtemporal.runner import run
 
 
@@ -85,3 +86,37 @@ def test_each_ablation_is_a_normal_resumable_run(bench, tmp_path, protocol):
     again = run(bench.path, "baseline:constant-Stable.", out, protocol=protocol, progress=False, limit=3,
                 no_cache=True)
     assert first.done == 3 and again.requests == 0
+
+
+def test_synthetic_dates_follow_appendix_f_and_label_the_shuffled_images(bench):
+    item = next(i for i in bench.items if len(i.images) >= 3)
+    n = len(item.images)
+    dates = [f"2020-0{k}-15" for k in range(1, n + 1)]
+    requests = []
+
+    async def generate(request):
+        requests.append(request)
+        if request.messages[0].role == "system":
+            return Response("```json\n" + json.dumps({f"Image{k}": d for k, d in enumerate(dates, 1)}) + "\n```")
+        return Response(f"text {len(requests)}")
+
+    solver = ShuffledTimestamps(seed=3, dates="synthetic")
+    solution = asyncio.run(solver.solve(item, bench.image_root, generate, GenerateConfig()))
+    dating = requests[n + 1]
+    assert "ISO format YYYY-MM-DD" in dating.messages[0].parts[0].text
+    user = dating.messages[1].parts[0].text
+    assert item.question in user and "Image1: text 1" in user and f"text {n + 1}" in user
+    order = shuffled_order(item, 3)
+    labels = [p.text for p in requests[-1].messages[0].parts if isinstance(p, TextPart) and "taken on" in p.text]
+    assert labels == [f"Image taken on {dates[i]}:" for i in order]
+    assert [c.get("stage") for c in solution.calls][-2:] == ["dates", None]
+    assert {"timestamps", "timestamps_system"} <= set(solver.templates)
+
+
+@pytest.mark.parametrize("reply", ['["2020-01-02", "2020-01-02"]', '["2020-02-01", "2020-01-01"]', "2020-01-01",
+                                   '["2020-01-01"]', '{"Image1": "2020-01-01", "Image3": "2020-02-01"}',
+                                   '["01/02/2020", "2020-03-01"]'])
+def test_date_replies_that_break_the_constraints_fail_the_item(reply):
+    with pytest.raises(RequestError, match="ascending"):
+        parse_dates(reply, 2)
+    assert parse_dates('{"Image1": "2019-12-31", "Image2": "2020-01-01"}', 2) == ["2019-12-31", "2020-01-01"]

@@ -38,7 +38,8 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
                        help="allow credentialed text to go to a non-local judge endpoint")
     if not any(a.dest == "no_cache" for a in p._actions):
         g.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-        g.add_argument("--cache", type=Path, help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
+        g.add_argument("--cache", type=Path,
+                       help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
 
 
 def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, Any]]:

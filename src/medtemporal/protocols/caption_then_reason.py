@@ -15,10 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Message, Request, Response, TextPart
+from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Request, TextPart
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
 from medtemporal.protocols.direct import question_prompt
+from medtemporal.protocols.side_model import SideModel
 from medtemporal.registry import register
 from medtemporal.schema import Item
 
@@ -34,48 +35,34 @@ class CaptionThenReason(Solver):
     def __init__(self, prompts: PromptSet | None = None, captioner: str | None = None) -> None:
         super().__init__(prompts)
         self.captioner = captioner
-        self._backend: Backend | None = None
-        self._cache: Any = None
+        self._side = SideModel(captioner)
 
-    async def _caption(self, request: Request, generate: Generate) -> Response:
-        if self.captioner is None:
-            return await generate(request)
-        from medtemporal.backends import load
-        from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
-        from medtemporal.runner.retry import RetryPolicy, call_with_retries
-
-        if self._backend is None:
-            self._backend = load(self.captioner)
-            self._cache = ResponseCache(default_cache_path()) if self._backend.cacheable else None
-        backend = self._backend
-        key = request_key(backend.identity(), request)
-        cached = self._cache.get(key) if self._cache is not None else None
-        if cached is not None:
-            return cached
-        policy = RetryPolicy()
-        response = await call_with_retries(lambda: backend.generate(request), policy,
-                                           timeout_s=policy.timeout_s if backend.endpoint else None)
-        if self._cache is not None:
-            self._cache.put(key, response)
-        return response
-
-    async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
+    async def describe(self, item: Item, image_root: Path, generate: Generate,
+                       config: GenerateConfig) -> tuple[list[str], str, list[dict[str, Any]]]:
+        """Per-image descriptions (time order), the temporal summary and the calls made."""
         describe = self.prompts.render("caption_image")
         calls: list[dict[str, Any]] = []
         descriptions = []
         for k, ref in enumerate(item.images, 1):
-            out = await self._caption(Request((Message("user", (ImagePart(image_root / ref.path),
-                                                                  TextPart(describe))),), config), generate)
-            descriptions.append(f"Image {k}: {out.text.strip()}")
+            request = Request((Message("user", (ImagePart(image_root / ref.path), TextPart(describe))),), config)
+            out = await self._side.generate(request, generate)
+            descriptions.append(out.text.strip())
             calls.append({"stage": "caption", "image": k, "output": out.text})
-        listed = "\n".join(descriptions)
-        n = len(item.images)
-        summary = await self._caption(Request((Message("user", (TextPart(self.prompts.render(
-            "caption_summary", n_images=n, descriptions=listed)),)),), config), generate)
+        prompt = self.prompts.render("caption_summary", n_images=len(item.images), descriptions=listed(descriptions))
+        summary = await self._side.generate(Request((Message("user", (TextPart(prompt),)),), config), generate)
         calls.append({"stage": "summary", "output": summary.text})
+        return descriptions, summary.text.strip(), calls
+
+    async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
+        descriptions, summary, calls = await self.describe(item, image_root, generate, config)
         template, question = question_prompt(item, self.prompts)
-        text = self.prompts.render("caption_then_reason", n_images=n, descriptions=listed,
-                                   summary=summary.text.strip(), prompt=question)
+        text = self.prompts.render("caption_then_reason", n_images=len(item.images),
+                                   descriptions=listed(descriptions), summary=summary, prompt=question)
         response = await generate(answer_request(item, [TextPart(text)], config))
         calls.append({"stage": "answer", "template": template, "output": response.text})
         return Solution(response.text, calls)
+
+
+def listed(descriptions: list[str], label: str = "Image {k}: ") -> str:
+    """Descriptions one per line, each after its label (``Image 1: ...``; appendix F writes ``Image1: ...``)."""
+    return "\n".join(label.format(k=k) + d for k, d in enumerate(descriptions, 1))

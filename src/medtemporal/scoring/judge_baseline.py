@@ -18,8 +18,9 @@ from medtemporal.backends.base import Backend, Request, RequestError, Response, 
 from medtemporal.errors import UnknownNameError
 from medtemporal.registry import register
 
-_BLOCK = re.compile(r"\[Model Answer\]\n(?P<answer>.*?)\n\[Reference Answer\]\n(?P<reference>.*?)\n\nEvaluation Criteria:",
-                    re.DOTALL)
+_BLOCK = re.compile(
+    r"\[Model Answer\]\n(?P<answer>.*?)\n\[Reference Answer\]\n(?P<reference>.*?)\n\nEvaluation Criteria:", re.DOTALL
+)
 
 
 class ScriptedJudge(Backend):

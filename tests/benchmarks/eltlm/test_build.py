@@ -51,7 +51,8 @@ def test_perception_references_quote_the_later_reports_change_sentences(built, p
         ids = item.meta["study_ids"]
         for k in range(1, len(ids)):
             part = item.reference.split(f"Exam {k} to exam {k + 1}: ")[1].split(" Exam ")[0]
-            report = " ".join(read_report(phantoms.mimic_cxr_jpg / report_path(item.meta["patient_id"], ids[k])).values())
+            path = phantoms.mimic_cxr_jpg / report_path(item.meta["patient_id"], ids[k])
+            report = " ".join(read_report(path).values())
             if part != "no significant interval change.":
                 assert CHANGE.search(part) and all(s.strip() in report for s in part.split(". ") if s.strip())
 
