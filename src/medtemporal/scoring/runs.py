@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pydantic import ValidationError
@@ -19,11 +19,11 @@ from pydantic import ValidationError
 from medtemporal import __version__
 from medtemporal.benchmark import BenchmarkSpec, load, spec
 from medtemporal.errors import InvalidInputError
+from medtemporal.registry import lookup
 from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl, read_json_object
 from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_outcomes
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
-from medtemporal.registry import lookup
 from medtemporal.scoring.metrics import metric
 
 if TYPE_CHECKING:

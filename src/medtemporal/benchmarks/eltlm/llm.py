@@ -20,8 +20,8 @@ from typing import Sequence
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.benchmarks.eltlm.build import NUMBER_WORDS, sentences
-from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
 from medtemporal.benchmarks.eltlm.official import BENCHMARK
+from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
 from medtemporal.prompts import PromptSet
 from medtemporal.runner.cache import ResponseCache, default_cache_path
 from medtemporal.schema import Item
