@@ -1,0 +1,301 @@
+"""Ordering answers: the extraction rule ``ordering`` and the metric ``pairwise_accuracy``.
+
+An ``ordering`` item asks for its identifiers (the keys of ``item.options``,
+in the order shown) in the right order; ``item.answer`` is that order. An
+extracted answer is *valid* only when every identifier appears exactly once
+(ClinicalSkillQA §2.1: "missing, duplicated, or invalid identifiers are
+regarded as invalid outputs"); anything else is invalid (None), scored 0 and
+counted in its own column. Exact-order accuracy is the shared ``accuracy``
+metric (its chance level is 1/n!).
+
+>>> from medtemporal.schema import Item
+>>> item = Item.create(benchmark="x", task="ordering", subtype="s", images=[], question="?",
+...     options={k: f"Frame {k}" for k in "ABCD"}, answer_type="ordering", answer=list("DBAC"))
+>>> split_ordering(item, 'Order: D → B → A → C. Frame D shows the closed device.').order
+['D', 'B', 'A', 'C']
+>>> split_ordering(item, '{"order": ["D","B","A","C"], "explanation": "Pads go on first."}').rationale
+'Pads go on first.'
+>>> ordering(item, "D, B, A, D") is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from medtemporal.registry import register
+from medtemporal.schema import Item
+from medtemporal.scoring.extraction import normalise
+from medtemporal.scoring.metrics import Answer
+
+ORDER_KEYS = ("order", "ordering", "final_order", "predicted_order", "temporal_order", "sequence", "answer", "frames")
+"""Keys of a JSON answer that hold the order, in the order they are looked for."""
+RATIONALE_KEYS = ("explanation", "rationale", "reasoning", "reason", "justification")
+"""Keys of a JSON answer that hold the rationale."""
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_SEP = r"(?:\s*(?:,|;|→|->|=>|⇒|>|–|—|-|\bthen\b|\band\b|&)\s*|\s+)"
+_LABEL = re.compile(
+    r"(?:\b(?:final|predicted|correct|proposed|temporal|chronological|my)\s+)?"
+    r"\b(?:order(?:ing)?|sequence|answer)\b(?:\s+of\s+(?:the\s+)?frames)?"
+    r"\s*(?:is|should\s+be|would\s+be|will\s+be|:|=)\s*",
+    re.I,
+)
+_FINAL = re.compile(r"\bfinal\b", re.I)
+
+
+@dataclass(frozen=True)
+class OrderingParse:
+    """What an output says: the order (None: invalid), its rationale, and the rule tier that decided."""
+
+    order: list[str] | None
+    rationale: str
+    tier: str | None
+
+
+def identifiers(item: Item) -> list[str]:
+    """The identifiers of an ordering item in the order shown (the keys of ``item.options``)."""
+    return list(item.options) if item.options else sorted(map(str, item.answer))
+
+
+def _token_pattern(ids: Sequence[str]) -> str:
+    """A token: one of ``ids`` (case-insensitively), optionally after "Frame"/"Image", optionally quoted
+    or bracketed; or any other single capital letter (an unknown identifier, which makes the order invalid)."""
+    known = "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
+    return (r"(?:(?:frame|image|img)\s*)?[\"'“”‘’(\[]?"
+            rf"(?P<t>{known}|[A-Z])(?:\.(?:jpe?g|png))?[\"'“”‘’)\]]?(?![\w'’])")
+
+
+def _sequence_at(text: str, pos: int, ids: Sequence[str]) -> tuple[list[str], int] | None:
+    """The tokens of a sequence starting at ``pos`` ("D, B, A, C", "[D → B → A → C]", "DBAC"), and its end."""
+    token = re.compile(_token_pattern(ids), re.I)
+    sep = re.compile(_SEP, re.I)
+    m = re.compile(r"[\s\"'“”(\[{]*").match(text, pos)
+    at = m.end()
+    compact = re.compile(r"[\"'“”]?([A-Za-z]{2,12})[\"'“”]?(?![\w'’])").match(text, at)
+    single = all(len(i) == 1 for i in ids)
+    if compact and single and len(compact.group(1)) == len(ids) and compact.group(1).isupper():
+        letters = list(compact.group(1))
+        if all(c.casefold() in {i.casefold() for i in ids} for c in letters):
+            return letters, compact.end()
+    tokens: list[str] = []
+    while True:
+        t = token.match(text, at)
+        if t is None or (t.group("t") not in ids and t.group("t").casefold() not in {i.casefold() for i in ids}
+                         and not t.group("t").isupper()):
+            break
+        tokens.append(t.group("t"))
+        at = t.end()
+        s = sep.match(text, at)
+        if s is None or token.match(text, s.end()) is None:
+            break
+        at = s.end()
+    if not tokens:
+        return None
+    close = re.compile(r"[\"'“”)\]}]*").match(text, at)
+    return tokens, close.end()
+
+
+def _canonical(tokens: Sequence[str], ids: Sequence[str]) -> list[str] | None:
+    """``tokens`` mapped onto ``ids`` (case-insensitively) when they are a permutation of them, else None."""
+    by_fold = {i.casefold(): i for i in ids}
+    mapped = [t if t in ids else by_fold.get(t.casefold()) for t in tokens]
+    if None in mapped or len(mapped) != len(ids) or sorted(mapped) != sorted(ids):  # type: ignore[type-var]
+        return None
+    return mapped  # type: ignore[return-value]
+
+
+def _json_candidates(text: str) -> list[tuple[object, int, int]]:
+    """JSON values (objects or lists) in fenced blocks or standing in the text, with their spans."""
+    found: list[tuple[object, int, int]] = []
+    decoder = json.JSONDecoder()
+    for m in _FENCE.finditer(text):
+        inner = m.group(1).strip()
+        try:
+            found.append((json.loads(inner), m.start(), m.end()))
+        except ValueError:
+            continue
+    if found:
+        return found
+    for m in re.finditer(r"[{\[]", text):
+        if any(s <= m.start() < e for _, s, e in found):
+            continue
+        try:
+            value, end = decoder.raw_decode(text, m.start())
+        except ValueError:
+            continue
+        if isinstance(value, (dict, list)):
+            found.append((value, m.start(), end))
+    return found
+
+
+def _from_json(value: object, ids: Sequence[str]) -> tuple[list[str] | None, str | None] | None:
+    """(order or None, rationale) from a JSON answer with an order key or a list of identifiers; None if it has neither."""
+    rationale = None
+    if isinstance(value, dict):
+        lowered = {str(k).casefold(): v for k, v in value.items()}
+        rationale = next((str(lowered[k]) for k in RATIONALE_KEYS if isinstance(lowered.get(k), str)), None)
+        raw = next((lowered[k] for k in ORDER_KEYS if k in lowered), None)
+        if raw is None:
+            return None
+    else:
+        raw = value
+    if isinstance(raw, list) and all(isinstance(x, (str, int)) for x in raw):
+        tokens = [re.sub(r"^(?:frame|image)\s*|\.(?:jpe?g|png)$", "", str(x).strip(), flags=re.I) for x in raw]
+        folded = {i.casefold() for i in ids}
+        if raw is value and not all(t.casefold() in folded or re.fullmatch("[A-Z]", t) for t in tokens):
+            return None  # a bare list of something else (words in a rationale)
+        return _canonical(tokens, ids), rationale
+    if isinstance(raw, str):
+        seq = _sequence_at(raw, 0, ids)
+        ok = seq is not None and not raw[seq[1]:].strip(" .")
+        return (_canonical(seq[0], ids) if ok and seq else None), rationale
+    return (None, rationale) if not isinstance(value, list) else None
+
+
+def _decide(found: list[tuple[list[str], int, int]], ids: Sequence[str]) -> tuple[list[str] | None, int, int] | None:
+    """The first tier's verdict: all sequences found agree and are a permutation → it; else invalid."""
+    if not found:
+        return None
+    orders = {tuple(t) for t, _, _ in found}
+    canon = [_canonical(list(o), ids) for o in orders]
+    if len({tuple(c) if c else None for c in canon}) == 1 and canon[0] is not None:
+        _, start, end = found[-1]
+        return canon[0], start, end
+    return None, found[-1][1], found[-1][2]
+
+
+def split_ordering(item: Item, text: str) -> OrderingParse:
+    """Split an output into the order it commits to and its rationale (the rest of the output).
+
+    The output is normalised (Unicode NFKC, ``<think>`` blocks and markdown
+    emphasis removed). Tiers are tried in order; the first that finds an
+    order decides, and its order must hold every identifier exactly once
+    (else invalid, with no fall-through to later tiers):
+
+    1. JSON: a fenced or standing JSON object with an order key (`ORDER_KEYS`:
+       ``{"order": ["D","B","A","C"], "explanation": "…"}``; a string value
+       such as ``"D → B → A → C"`` is read as tier 3 reads a line), or a bare
+       JSON list of identifiers. The rationale is its `RATIONALE_KEYS` value,
+       else the text around the JSON.
+    2. Labelled statements: ``Final order: …`` first, then ``Order: …``,
+       ``The correct sequence is …``, ``Answer: …``; every statement of the tier
+       must name the same order.
+    3. A line that is nothing but a sequence, or the output's opening
+       sequence followed by the end of its sentence.
+    4. A numbered list (``1. Frame D: …``, ``2) B …``) read from 1 upwards.
+
+    A sequence is identifiers (case-insensitive; optionally ``Frame D``,
+    ``"D"``, ``[D]`` or ``D.jpg``) separated by commas, semicolons, arrows
+    (``→ -> => >``), dashes, "then", "and" or spaces, optionally in brackets;
+    or, for one-character identifiers, all of them run together (``DBAC``).
+    Any other capital letter in a sequence is an unknown identifier (invalid).
+    Outside JSON, the rationale is the output with the decided sequence (and
+    its label) removed; for a numbered list, the whole output.
+    """
+    ids = identifiers(item)
+    text = normalise(text)
+    for value, start, end in _json_candidates(text):
+        parsed = _from_json(value, ids)
+        if parsed is None:
+            continue
+        order, rationale = parsed
+        rest = (text[:start] + " " + text[end:]).strip()
+        return OrderingParse(order, rationale if rationale is not None else rest, "json")
+    finals, labelled = [], []
+    for m in _LABEL.finditer(text):
+        seq = _sequence_at(text, m.end(), ids)
+        if seq is None or not _ends_sentence(text, seq[1]):
+            continue
+        target = finals if _FINAL.search(text, m.start(), m.end()) else labelled
+        target.append((seq[0], m.start(), seq[1]))
+    lines = []
+    for m in re.finditer(r"^[ \t]*(?:[-*•>][ \t]+)?", text, re.M):
+        seq = _sequence_at(text, m.end(), ids)
+        if seq is None or len(seq[0]) < 2:
+            continue
+        end_of_line = text.find("\n", seq[1])
+        end_of_line = len(text) if end_of_line < 0 else end_of_line
+        if not text[seq[1]:end_of_line].strip(" .") or (m.start() == 0 and _ends_sentence(text, seq[1])):
+            lines.append((seq[0], m.start(), seq[1]))
+    for tier, found in (("final", finals), ("statement", labelled), ("line", lines), ("list", _numbered(text, ids))):
+        decided = _decide(found, ids)
+        if decided is not None:
+            order, start, end = decided
+            rest = text[:start] + " " + text[end:] if tier != "list" else text
+            return OrderingParse(order, re.sub(r"[ \t]+", " ", rest).strip(" \n."), tier)
+    return OrderingParse(None, text, None)
+
+
+_NUMBERED = re.compile(r"^[ \t]*(?:step[ \t]*)?(\d{1,2})[.):][ \t]*", re.M | re.I)
+
+
+def _numbered(text: str, ids: Sequence[str]) -> list[tuple[list[str], int, int]]:
+    """A numbered list 1., 2., … whose items each open with one identifier (``1. Frame D – …``)."""
+    token = re.compile(_token_pattern(ids), re.I)
+    by_number: list[tuple[int, str]] = []
+    for m in _NUMBERED.finditer(text):
+        t = token.match(text, m.end())
+        if t is not None and (t.group("t").casefold() in {i.casefold() for i in ids} or t.group("t").isupper()):
+            by_number.append((int(m.group(1)), t.group("t")))
+    run: list[str] = []
+    for number, t in by_number:
+        if number == len(run) + 1:
+            run.append(t)
+        elif run:
+            break
+    return [(run, 0, len(text))] if len(run) >= 2 else []
+
+
+def _ends_sentence(text: str, end: int) -> bool:
+    """Whether a sequence ending at ``end`` closes its sentence or line (".", ",", end, "because…")."""
+    return re.match(r"[ \t]*(?:$|[.,;:!)\n]|\(|(?:because|since|as|as\s+follows|based)\b)", text[end:], re.I) is not None
+
+
+@register("extractor", "ordering", version="1", answer_types=("ordering",),
+          description="an order holding each identifier exactly once (JSON, labelled, or a bare sequence line); else invalid")
+def ordering(item: Item, text: str) -> list[str] | None:
+    """The order ``text`` commits to, or None (invalid); see `split_ordering`."""
+    return split_ordering(item, text).order
+
+
+def rationale(item: Item, text: str | None) -> str:
+    """The rationale of an output: everything but the order (see `split_ordering`); "" when missing."""
+    return split_ordering(item, text).rationale if text and text.strip() else ""
+
+
+def adjacent_pairs_correct(truth: Sequence[str], predicted: Sequence[str] | None) -> int:
+    """How many adjacent ground-truth pairs (I*_t, I*_t+1) come in that order in ``predicted``.
+
+    ClinicalSkillQA §4.2: ``c_t = 1[pos(I*_t) < pos(I*_t+1)]``; the two frames need not be
+    adjacent in the prediction, and a pair with an identifier missing from it is wrong.
+    """
+    if not predicted:
+        return 0
+    pos: dict[str, int] = {}
+    for k, x in enumerate(predicted):
+        pos.setdefault(x, k)  # first occurrence (the paper leaves duplicates unspecified; they are invalid here)
+    return sum(1 for a, b in zip(truth, truth[1:]) if a in pos and b in pos and pos[a] < pos[b])
+
+
+def reduce_pairwise(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Micro average: correct adjacent pairs / all adjacent pairs (columns 0 and 1 of the summed statistics)."""
+    return sums[..., 0] / np.where(sums[..., 1] > 0, sums[..., 1], np.nan)
+
+
+@register("metric", "pairwise_accuracy", higher_is_better=True, aggregation=reduce_pairwise, percent=True,
+          chance=lambda item: 0.5,
+          description="adjacent ground-truth pairs in the right relative order, micro-averaged over pairs "
+          "(ClinicalSkillQA §4.2); invalid and missing answers get no pair right")
+def pairwise_accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample (correct adjacent pairs, n − 1); summed over a group and divided (micro average)."""
+    stats = np.zeros((len(items), 2))
+    for row, (item, answer) in enumerate(zip(items, answers, strict=True)):
+        truth = list(item.answer)
+        stats[row] = (adjacent_pairs_correct(truth, answer if isinstance(answer, list) else None), len(truth) - 1)
+    return stats
