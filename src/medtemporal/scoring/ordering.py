@@ -39,7 +39,7 @@ RATIONALE_KEYS = ("explanation", "rationale", "reasoning", "reason", "justificat
 """Keys of a JSON answer that hold the rationale."""
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
-_SEP = r"(?:\s*(?:,|;|→|->|=>|⇒|>|–|—|-|\bthen\b|\band\b|&)\s*|\s+)"
+_SEP = r"(?:[ \t]*(?:,|;|→|->|=>|⇒|>|–|—|-|\bthen\b|\band\b|&)[ \t]*|[ \t]+)"
 _LABEL = re.compile(
     r"(?:\b(?:final|predicted|correct|proposed|temporal|chronological|my)\s+)?"
     r"\b(?:order(?:ing)?|sequence|answer)\b(?:\s+of\s+(?:the\s+)?frames)?"
