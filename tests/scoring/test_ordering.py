@@ -7,7 +7,12 @@ import pytest
 
 from medtemporal.schema import Item
 from medtemporal.scoring import extract
-from medtemporal.scoring.ordering import adjacent_pairs_correct, pairwise_accuracy, split_ordering
+from medtemporal.scoring.ordering import (
+    adjacent_pairs_correct,
+    pairwise_accuracy,
+    pairwise_accuracy_partial,
+    split_ordering,
+)
 
 
 def _item(ids: str | list[str] = "ABCD", answer: list[str] | None = None) -> Item:
@@ -123,3 +128,13 @@ def test_pairwise_accuracy_is_micro_over_pairs() -> None:
 
     assert reduce_pairwise(stats.sum(axis=0), np.array(2.0)) == pytest.approx(5 / 8)  # not (0 + 1) / 2
     assert pairwise_accuracy([four], [None]).tolist() == [[0, 3]]
+
+
+def test_partial_reading_keeps_the_pairs_an_invalid_order_places_right() -> None:
+    item = _item(answer=list("DBAC"))
+    outputs = ["Order: D, B, A", "Order: D, B, A, D, C", '{"order": ["D", "B"]}', "no order", None, "D, B, A, C"]
+    answers = [extract(item, o).answer if o else None for o in outputs]
+    assert answers == [None, None, None, None, None, DBAC]
+    partial = pairwise_accuracy_partial([item] * 6, answers, outputs)
+    assert partial[:, 0].tolist() == [2, 3, 1, 0, 0, 3]  # missing C: (A, C) wrong; repeated D: first place
+    assert pairwise_accuracy([item] * 6, answers)[:, 0].tolist() == [0, 0, 0, 0, 0, 3]

@@ -51,11 +51,13 @@ _FINAL = re.compile(r"\bfinal\b", re.I)
 
 @dataclass(frozen=True)
 class OrderingParse:
-    """What an output says: the order (None: invalid), its rationale, and the rule tier that decided."""
+    """What an output says: the order (None: invalid), its rationale, the rule tier that decided, and the
+    identifiers the deciding statement lists even when they are not a valid order (None: it names none)."""
 
     order: list[str] | None
     rationale: str
     tier: str | None
+    tokens: list[str] | None = None
 
 
 def identifiers(item: Item) -> list[str]:
@@ -135,7 +137,8 @@ def _json_candidates(text: str) -> list[tuple[object, int, int]]:
 
 
 def _from_json(value: object, ids: Sequence[str]) -> tuple[list[str] | None, str | None] | None:
-    """(order or None, rationale) from a JSON answer with an order key or a list of identifiers; None if it has neither."""
+    """(the identifiers it lists, or None; rationale) from a JSON answer with an order key or a list of
+    identifiers; None if it has neither."""
     rationale = None
     if isinstance(value, dict):
         lowered = {str(k).casefold(): v for k, v in value.items()}
@@ -150,24 +153,28 @@ def _from_json(value: object, ids: Sequence[str]) -> tuple[list[str] | None, str
         folded = {i.casefold() for i in ids}
         if raw is value and not all(t.casefold() in folded or re.fullmatch("[A-Z]", t) for t in tokens):
             return None  # a bare list of something else (words in a rationale)
-        return _canonical(tokens, ids), rationale
+        return tokens, rationale
     if isinstance(raw, str):
         seq = _sequence_at(raw, 0, ids)
-        ok = seq is not None and not raw[seq[1]:].strip(" .")
-        return (_canonical(seq[0], ids) if ok and seq else None), rationale
+        return (seq[0] if seq is not None and not raw[seq[1]:].strip(" .") else None), rationale
     return (None, rationale) if not isinstance(value, list) else None
 
 
-def _decide(found: list[tuple[list[str], int, int]], ids: Sequence[str]) -> tuple[list[str] | None, int, int] | None:
-    """The first tier's verdict: all sequences found agree and are a permutation → it; else invalid."""
+def _named(tokens: Sequence[str], ids: Sequence[str]) -> list[str]:
+    """``tokens`` with known identifiers written as in ``ids`` (case-insensitively); others unchanged."""
+    by_fold = {i.casefold(): i for i in ids}
+    return [t if t in ids else by_fold.get(t.casefold(), t) for t in tokens]
+
+
+def _decide(found: list[tuple[list[str], int, int]], ids: Sequence[str]) -> tuple[list[str] | None, list[str], int, int] | None:
+    """The first tier's verdict: (the order when all sequences found agree and are a permutation, else None;
+    the last sequence's identifiers; its span)."""
     if not found:
         return None
-    orders = {tuple(t) for t, _, _ in found}
-    canon = [_canonical(list(o), ids) for o in orders]
-    if len({tuple(c) if c else None for c in canon}) == 1 and canon[0] is not None:
-        _, start, end = found[-1]
-        return canon[0], start, end
-    return None, found[-1][1], found[-1][2]
+    canon = {tuple(c) if (c := _canonical(t, ids)) else None for t, _, _ in found}
+    order = canon.pop() if len(canon) == 1 else None
+    tokens, start, end = found[-1]
+    return (list(order) if order else None), _named(tokens, ids), start, end
 
 
 def split_ordering(item: Item, text: str) -> OrderingParse:
@@ -204,9 +211,10 @@ def split_ordering(item: Item, text: str) -> OrderingParse:
         parsed = _from_json(value, ids)
         if parsed is None:
             continue
-        order, rationale = parsed
+        tokens, rationale = parsed
         rest = (text[:start] + " " + text[end:]).strip()
-        return OrderingParse(order, rationale if rationale is not None else rest, "json")
+        return OrderingParse(_canonical(tokens, ids) if tokens else None, rationale if rationale is not None else rest,
+                             "json", _named(tokens, ids) if tokens else None)
     finals, labelled = [], []
     for m in _LABEL.finditer(text):
         seq = _sequence_at(text, m.end(), ids)
@@ -226,9 +234,9 @@ def split_ordering(item: Item, text: str) -> OrderingParse:
     for tier, found in (("final", finals), ("statement", labelled), ("line", lines), ("list", _numbered(text, ids))):
         decided = _decide(found, ids)
         if decided is not None:
-            order, start, end = decided
+            order, tokens, start, end = decided
             rest = text[:start] + " " + text[end:] if tier != "list" else text
-            return OrderingParse(order, re.sub(r"[ \t]+", " ", rest).strip(" \n."), tier)
+            return OrderingParse(order, re.sub(r"[ \t]+", " ", rest).strip(" \n."), tier, tokens)
     return OrderingParse(None, text, None)
 
 
@@ -298,4 +306,26 @@ def pairwise_accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.nd
     for row, (item, answer) in enumerate(zip(items, answers, strict=True)):
         truth = list(item.answer)
         stats[row] = (adjacent_pairs_correct(truth, answer if isinstance(answer, list) else None), len(truth) - 1)
+    return stats
+
+
+@register("metric", "pairwise_accuracy_partial", higher_is_better=True, aggregation=reduce_pairwise, percent=True,
+          reads_output=True, chance=lambda item: 0.5,
+          description="pairwise accuracy in which an invalid order keeps the adjacent pairs it places right "
+          "(a missing identifier's pairs are wrong; a repeated one counts at its first place): the other "
+          "reading of ClinicalSkillQA §4.2")
+def pairwise_accuracy_partial(items: Sequence[Item], answers: Sequence[Answer],
+                              outputs: Sequence[str | None]) -> np.ndarray:
+    """Per-sample (correct adjacent pairs, n − 1), reading an invalid output's listed identifiers.
+
+    §2.1 calls orders with missing, repeated or unknown identifiers invalid, while §4.2 says how a
+    missing identifier's pairs score, which only matters if invalid orders are scored at all. This
+    metric is that reading; `pairwise_accuracy` (invalid → no pair right) is the other. They agree
+    on valid answers.
+    """
+    stats = np.zeros((len(items), 2))
+    for row, (item, answer, output) in enumerate(zip(items, answers, outputs, strict=True)):
+        listed = answer if isinstance(answer, list) else (split_ordering(item, output).tokens if output else None)
+        truth = list(item.answer)
+        stats[row] = (adjacent_pairs_correct(truth, listed), len(truth) - 1)
     return stats

@@ -42,6 +42,7 @@ def test_random_permutation_scores_its_analytic_expectation(pipeline: Path) -> N
     assert task.chance == pytest.approx(expected_task) and pair.chance == 0.5
     assert task.ci_low <= expected_task <= task.ci_high
     assert pair.ci_low <= 0.5 <= pair.ci_high
+    assert scores.score("overall", "pairwise_accuracy_partial").value == pair.value  # all valid: readings agree
     by_id = {i.id: i for i in items}
     for p in iter_jsonl(pipeline / "random" / "predictions.jsonl", Prediction):
         order = json.loads(p.raw_output)["order"]  # the prompt's JSON format
@@ -65,7 +66,7 @@ def test_report_has_the_leaderboard_and_breakdowns(pipeline: Path) -> None:
     text = (pipeline / "report" / "skillqa_tables.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| 1 |") or line.startswith("| 2 |")]
     assert rows[0].startswith("| 1 | baseline:oracle |") and "| 1.00 | 1.00 |" in rows[0]
-    for heading in ("By procedure", "By frame count", "Position bias", "Per-position confusion"):
+    for heading in ("Pairwise Accuracy, both readings of §4.2", "By procedure", "By frame count", "Position bias", "Per-position confusion"):
         assert f"## {heading}" in text
     assert (pipeline / "report" / "skillqa_positions.png").read_bytes()[:4] == b"\x89PNG"
     assert (pipeline / "report" / "report.html").is_file()

@@ -11,8 +11,10 @@ task is public (FACTS §2.1), so the frame-set layout is ours
 * `command` — ``medtemporal build skillqa``: the seeded shuffle (identity
   included, §2.1), letters or random tokens as identifiers, relabelled rationales.
 * ``medtemporal.scoring.ordering`` — the ``ordering`` extraction rule (valid only
-  with every identifier once, §2.1) and ``pairwise_accuracy`` (micro, §4.2);
-  Task Accuracy is the shared ``accuracy`` (§4.1).
+  with every identifier once, §2.1) and ``pairwise_accuracy`` (micro, §4.2;
+  invalid orders get no pair right), beside ``pairwise_accuracy_partial`` (the
+  other reading: an invalid order keeps the pairs it places right); Task
+  Accuracy is the shared ``accuracy`` (§4.1).
 * `metrics` — rationale BERTScore (§4.3) and the overall score, α = 0.7, β = 0.8 (§4.4).
 * `report` — the leaderboard in Table 2's layout, breakdowns by procedure and
   frame count, position bias, per-position confusion.
@@ -84,7 +86,8 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     prompts={TASK: "skillqa_order"},
     answer_formats={TASK: ANSWER_FORMAT},
     extractors={TASK: "ordering"},
-    metrics={TASK: ("skillqa_overall", "accuracy", "pairwise_accuracy", "skillqa_rationale_bertscore")},
+    metrics={TASK: ("skillqa_overall", "accuracy", "pairwise_accuracy", "skillqa_rationale_bertscore",
+                    "pairwise_accuracy_partial")},
     report=_report,
     subtype_groups={TASK: {
         **{p: (f"{p}_4", f"{p}_6") for p in PROCEDURES},

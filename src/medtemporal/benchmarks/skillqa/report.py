@@ -7,6 +7,8 @@
   overall score from unrounded components), ranked by the overall score,
   with Invalid and Missing columns, then the same values with their
   clustered 95% intervals;
+* Pairwise Accuracy both ways: invalid orders scored 0 (the leaderboard's) and
+  with partial credit for the pairs they place right (the other reading of §4.2);
 * the scores by procedure (CPR, AED, BMV) and by frame count (4 vs 6);
 * position bias: how often a run's valid answers are the identifiers in the
   order shown or its reverse, against what a uniform guess gives (1/n! each)
@@ -65,6 +67,13 @@ def leaderboard(runs: Sequence[ReportRun], *, ci: bool = False) -> str:
         rows.append([str(rank), run.label, *(_value(run, "overall", m, ci=ci) for _, m in LEADERBOARD),
                      str(first.invalid if first else DASH), str(first.missing if first else DASH)])
     return markdown_table(["Rank", "System", *(c for c, _ in LEADERBOARD), "Invalid", "Missing"], rows)
+
+
+def pairwise_readings(runs: Sequence[ReportRun]) -> str:
+    """Pairwise Accuracy with invalid orders scored 0 and with their correctly placed pairs counted."""
+    rows = [[run.label, _value(run, "overall", "pairwise_accuracy", ci=True),
+             _value(run, "overall", "pairwise_accuracy_partial", ci=True)] for run in runs]
+    return markdown_table(["System", "Invalid orders score 0", "Invalid orders keep their right pairs"], rows)
 
 
 def breakdown(runs: Sequence[ReportRun], columns: Sequence[str]) -> str:
@@ -159,6 +168,7 @@ def write_skillqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     text = "\n\n".join([
         "# ClinicalSkillQA", "## Leaderboard (Table 2 layout)", leaderboard(runs), note,
         "## With clustered 95% intervals", leaderboard(runs, ci=True),
+        "## Pairwise Accuracy, both readings of §4.2", pairwise_readings(runs),
         "## By procedure", breakdown(runs, GROUPS[:3]),
         "## By frame count", breakdown(runs, GROUPS[3:]),
         "## Position bias", position_bias(runs, answers),
