@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -65,42 +66,40 @@ def identifiers(item: Item) -> list[str]:
     return list(item.options) if item.options else sorted(map(str, item.answer))
 
 
-def _token_pattern(ids: Sequence[str]) -> str:
+@lru_cache(maxsize=256)
+def _token(ids: tuple[str, ...]) -> re.Pattern[str]:
     """A token: one of ``ids`` (case-insensitively), optionally after "Frame"/"Image", optionally quoted
-    or bracketed; or any other single capital letter (an unknown identifier, which makes the order invalid)."""
+    or bracketed, or with an image extension; or any other single letter (kept only when it is a
+    capital: an unknown identifier, which makes the order invalid)."""
     known = "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
-    return (r"(?:(?:frame|image|img)\s*)?[\"'“”‘’(\[]?"
-            rf"(?P<t>{known}|[A-Z])(?:\.(?:jpe?g|png))?[\"'“”‘’)\]]?(?![\w'’])")
+    return re.compile(r"(?:(?:frame|image|img)\s*)?[\"'“”‘’(\[]?"
+                      rf"(?P<t>{known}|[A-Z])(?:\.(?:jpe?g|png))?[\"'“”‘’)\]]?(?![\w'’])", re.I)
+
+
+_SEPARATOR = re.compile(_SEP, re.I)
+_OPEN = re.compile(r"[\s\"'“”(\[{]*")
+_CLOSE = re.compile(r"[\"'“”)\]}]*")
+_COMPACT = re.compile(r"[\"'“”]?([A-Z]{2,12})[\"'“”]?(?![\w'’])")
 
 
 def _sequence_at(text: str, pos: int, ids: Sequence[str]) -> tuple[list[str], int] | None:
     """The tokens of a sequence starting at ``pos`` ("D, B, A, C", "[D → B → A → C]", "DBAC"), and its end."""
-    token = re.compile(_token_pattern(ids), re.I)
-    sep = re.compile(_SEP, re.I)
-    m = re.compile(r"[\s\"'“”(\[{]*").match(text, pos)
-    at = m.end()
-    compact = re.compile(r"[\"'“”]?([A-Za-z]{2,12})[\"'“”]?(?![\w'’])").match(text, at)
-    single = all(len(i) == 1 for i in ids)
-    if compact and single and len(compact.group(1)) == len(ids) and compact.group(1).isupper():
-        letters = list(compact.group(1))
-        if all(c.casefold() in {i.casefold() for i in ids} for c in letters):
-            return letters, compact.end()
+    folded = {i.casefold() for i in ids}
+    at = _OPEN.match(text, pos).end()
+    compact = _COMPACT.match(text, at)
+    if (compact and all(len(i) == 1 for i in ids) and len(compact.group(1)) == len(ids)
+            and all(c.casefold() in folded for c in compact.group(1))):
+        return list(compact.group(1)), compact.end()
+    token = _token(tuple(ids))
     tokens: list[str] = []
-    while True:
-        t = token.match(text, at)
-        if t is None or (t.group("t") not in ids and t.group("t").casefold() not in {i.casefold() for i in ids}
-                         and not t.group("t").isupper()):
-            break
+    while (t := token.match(text, at)) is not None and (t.group("t").casefold() in folded or t.group("t").isupper()):
         tokens.append(t.group("t"))
         at = t.end()
-        s = sep.match(text, at)
+        s = _SEPARATOR.match(text, at)
         if s is None or token.match(text, s.end()) is None:
             break
         at = s.end()
-    if not tokens:
-        return None
-    close = re.compile(r"[\"'“”)\]}]*").match(text, at)
-    return tokens, close.end()
+    return (tokens, _CLOSE.match(text, at).end()) if tokens else None
 
 
 def _canonical(tokens: Sequence[str], ids: Sequence[str]) -> list[str] | None:
@@ -245,11 +244,11 @@ _NUMBERED = re.compile(r"^[ \t]*(?:step[ \t]*)?(\d{1,2})[.):][ \t]*", re.M | re.
 
 def _numbered(text: str, ids: Sequence[str]) -> list[tuple[list[str], int, int]]:
     """A numbered list 1., 2., … whose items each open with one identifier (``1. Frame D – …``)."""
-    token = re.compile(_token_pattern(ids), re.I)
+    token, folded = _token(tuple(ids)), {i.casefold() for i in ids}
     by_number: list[tuple[int, str]] = []
     for m in _NUMBERED.finditer(text):
         t = token.match(text, m.end())
-        if t is not None and (t.group("t").casefold() in {i.casefold() for i in ids} or t.group("t").isupper()):
+        if t is not None and (t.group("t").casefold() in folded or t.group("t").isupper()):
             by_number.append((int(m.group(1)), t.group("t")))
     run: list[str] = []
     for number, t in by_number:
