@@ -1,11 +1,13 @@
 import json
+import os
 
 import pytest
 
 from medtemporal.cli import main
 
 
-def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys):
+def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("MEDTEMPORAL_BERTSCORE_MODEL", raising=False)  # the skillqa section brings its own
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out)]) == 0
     first = capsys.readouterr().out
@@ -14,6 +16,8 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys):
     assert "| Run | TEL | ICR | GTS | Overall | Invalid | Missing |" in report
     assert (out / "report" / "mi-cxr" / "report.html").is_file()
     assert "Table 3 layout" in (out / "report" / "temmed" / "temmed_tables.md").read_text()
+    assert "Table 2 layout" in (out / "report" / "skillqa" / "skillqa_tables.md").read_text()
+    assert "$ export MEDTEMPORAL_BERTSCORE_MODEL=" in first and "MEDTEMPORAL_BERTSCORE_MODEL" not in os.environ
     for baseline in ("random", "constant-A"):  # balanced letters: both score chance
         scores = json.loads((out / "runs" / f"mi-cxr-{baseline}" / "scores.json").read_text())
         overall = next(s for s in scores["scores"] if s["group"] == "overall" and s["metric"] == "accuracy")

@@ -133,6 +133,8 @@ class DemoSection:
     """Each step is the argument list of one ``medtemporal`` command."""
     report: Path
     """The HTML report the steps write."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Environment variables set while the steps run (e.g. a local encoder), restored afterwards."""
 
 
 @dataclass(frozen=True)

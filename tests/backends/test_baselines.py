@@ -95,3 +95,27 @@ def test_baselines_answer_in_the_request_answer_format(root):
     # the format does not change which answer the random baseline picks
     plain = _answer(load("baseline:random"), _request(root, "Q7"))
     assert _answer(load("baseline:random"), _request(root, "Q7", answer_format=fmt)) == f"My answer is {plain}."
+
+
+def test_random_orders_with_a_uniform_permutation_in_the_answer_format(root):
+    fmt = '{{"order": {}, "explanation": "none"}}'
+    orders = Counter()
+    for i in range(600):
+        request = Request((Message("user", (TextPart(f"Frames {i}"),)),), GenerateConfig(), ("A", "B", "C"),
+                          answer_format=fmt, ordering=True)
+        text = _answer(load("baseline:random"), request)
+        order = tuple(__import__("json").loads(text)["order"])
+        assert sorted(order) == ["A", "B", "C"]
+        orders[order] += 1
+    assert len(orders) == 6 and min(orders.values()) > 60  # each of 3! = 6 orders about 100 times
+
+
+def test_oracle_answers_the_fitted_truth_and_refuses_unknown_items(root):
+    oracle = load("baseline:oracle")
+    oracle.fit_answers({"i1": ["C", "A", "B"], "i2": "B"})
+    ask = lambda item, fmt="{}": Request((Message("user", (TextPart("?"),)),), GenerateConfig(), ("A", "B", "C"),
+                                         answer_format=fmt, item=item)
+    assert _answer(oracle, ask("i1")) == '["C", "A", "B"]'
+    assert _answer(oracle, ask("i2", "My answer is {}.")) == "My answer is B."
+    with pytest.raises(RequestError, match="does not know the answer"):
+        _answer(oracle, ask("i3"))

@@ -1,7 +1,7 @@
 import pytest
 
 from medtemporal.benchmark import BenchmarkSpec, Manifest
-from medtemporal.errors import InvalidInputError, UnknownNameError
+from medtemporal.errors import UnknownNameError
 from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring import Extraction, extract, normalise
@@ -188,10 +188,10 @@ def test_spec_names_the_rule_per_task():
     assert extract(item(benchmark="extract-test-spec", task="TEL"), "C").rule == "letter@1"
 
 
-def test_ordering_without_a_rule_is_a_clear_error():
-    ordering = item(answer_type="ordering", answer=["A", "B"])
-    with pytest.raises(InvalidInputError, match="No answer-extraction rule for 'ordering'"):
-        extract(ordering, "A, B")
+def test_ordering_items_use_the_ordering_rule_by_default():
+    ordering = item(answer_type="ordering", answer=["B", "A"])
+    got = extract(ordering, "B, A")
+    assert got.rule == "ordering@1" and got.answer == ["B", "A"]
 
 
 def test_unknown_rule_suggests_names():

@@ -89,6 +89,10 @@ class Request:
     answer_format: str = "{}"
     """How a compliant answer is written, ``{}`` standing for the answer (``My answer is {}.``); baselines
     answer in it, models read the format from the prompt."""
+    ordering: bool = False
+    """The answer is an order of all of ``choices`` (written into ``answer_format`` as a JSON list)."""
+    item: str | None = None
+    """The id of the item asked about; only the oracle baseline uses it (to look up the answer it was fitted with)."""
 
     @property
     def n_images(self) -> int:
@@ -147,6 +151,9 @@ class Backend(ABC):
 
     def fit(self, pairs: list[tuple[str, str]]) -> None:
         """Prior baselines learn from (key, answer) pairs of the benchmark; others ignore this."""
+
+    def fit_answers(self, answers: dict[str, str | list[str]]) -> None:
+        """The oracle baseline learns the item id → true answer map; others ignore this."""
 
     async def prepare(self, request: Request) -> None:
         """Get ready for ``request`` (e.g. encode its images) before a concurrency slot is taken; optional."""

@@ -1,14 +1,21 @@
-"""Baselines through the model interface: ``baseline:random``, ``baseline:constant-X``, ``baseline:majority``.
+"""Baselines through the model interface: ``baseline:random``, ``baseline:constant-X``, ``baseline:majority``,
+``baseline:oracle``.
 
 They answer from the request's answer space (`Request.choices`) and, for
 the majority baseline, its grouping key (`Request.key`, the item subtype),
 so they run through exactly the same runner, cache-free, as real models.
+For an ordering request (`Request.ordering`) the random baseline answers a
+uniformly random permutation of the identifiers. The oracle answers each
+item's true answer (fitted by the runner with `Backend.fit_answers`), to check
+that scoring gives full marks. Answers are written in the request's
+``answer_format`` (an order as a JSON list).
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import random
 from collections import Counter, defaultdict
 from typing import Any
@@ -18,7 +25,13 @@ from medtemporal.backends.images import file_sha256
 from medtemporal.errors import UnknownNameError
 from medtemporal.registry import register
 
-NAMES = ("random", "constant-<ANSWER>", "majority")
+NAMES = ("random", "constant-<ANSWER>", "majority", "oracle")
+
+
+def written(request: Request, answer: str | list[str] | tuple[str, ...]) -> str:
+    """``answer`` in the request's answer format (an order as a JSON list: ``["D", "B", "A", "C"]``)."""
+    text = json.dumps(list(answer), ensure_ascii=False) if isinstance(answer, (list, tuple)) else answer
+    return request.answer_format.format(text)
 
 
 def _closed(request: Request, uri: str) -> tuple[str, ...]:
@@ -53,8 +66,9 @@ class RandomBaseline(Backend):
 
     async def generate(self, request: Request) -> Response:
         choices = _closed(request, self.uri)
-        answer = random.Random(self._content_seed(request)).choice(choices)
-        return Response(request.answer_format.format(answer), model=self.uri)
+        rng = random.Random(self._content_seed(request))
+        answer = rng.sample(choices, len(choices)) if request.ordering else rng.choice(choices)
+        return Response(written(request, answer), model=self.uri)
 
     def identity(self) -> dict[str, Any]:
         return {"uri": self.uri, "seed": self.seed}
@@ -70,7 +84,7 @@ class ConstantBaseline(Backend):
         self.answer = answer
 
     async def generate(self, request: Request) -> Response:
-        return Response(request.answer_format.format(self.answer), model=self.uri)
+        return Response(written(request, self.answer), model=self.uri)
 
     def identity(self) -> dict[str, Any]:
         return {"uri": self.uri, "answer": self.answer}
@@ -118,16 +132,40 @@ class MajorityBaseline(Backend):
         return {"uri": self.uri, "prior": prior}
 
 
-@register("backend", "baseline", description="random, constant-<ANSWER> and majority baselines",
+class OracleBaseline(Backend):
+    """Each item's true answer, as fitted by the runner: the score every metric gives a perfect model."""
+
+    cacheable = False
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(uri=uri, concurrency=64)
+        self.answers: dict[str, str | list[str]] = {}
+
+    def fit_answers(self, answers: dict[str, str | list[str]]) -> None:
+        self.answers = dict(answers)
+
+    async def generate(self, request: Request) -> Response:
+        if request.item is None or request.item not in self.answers:
+            raise RequestError(f"{self.uri} does not know the answer of item {request.item!r}; run it with "
+                               "`medtemporal run`, which fits it with the benchmark's answers.", reason="not_fitted")
+        return Response(written(request, self.answers[request.item]), model=self.uri)
+
+    def identity(self) -> dict[str, Any]:
+        return {"uri": self.uri}
+
+
+@register("backend", "baseline", description="random, constant-<ANSWER>, majority and oracle baselines",
           example="baseline:random")
 def load_baseline(uri: str, target: str, *, seed: int = 0) -> Backend:
-    """The baseline named by ``target``: ``random``, ``constant-<ANSWER>`` or ``majority``."""
+    """The baseline named by ``target``: ``random``, ``constant-<ANSWER>``, ``majority`` or ``oracle``."""
     if target == "random":
         return RandomBaseline(uri, seed)
+    if target == "oracle":
+        return OracleBaseline(uri)
     if target == "majority":
         return MajorityBaseline(uri)
     if target.startswith("constant-") and len(target) > len("constant-"):
         return ConstantBaseline(uri, target[len("constant-") :])
-    close = difflib.get_close_matches(target, ["random", "majority", "constant-A"], n=2)
+    close = difflib.get_close_matches(target, ["random", "majority", "constant-A", "oracle"], n=2)
     hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
     raise UnknownNameError(f"Unknown baseline {target!r}.{hint} Available: {', '.join(NAMES)}.")

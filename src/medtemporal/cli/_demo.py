@@ -2,7 +2,8 @@
 
 Each registered family that has a demo section (`BenchmarkSpec.demo`)
 contributes its steps. Each step is printed as its ``medtemporal ...`` command
-and then run, so the demo doubles as a tutorial. Phantoms already in the
+(after any ``export`` of the section's environment, `DemoSection.env`) and then
+run, so the demo doubles as a tutorial. Phantoms already in the
 output folder are reused, builds are redone, and runs resume, so a second demo
 is quick.
 """
@@ -10,6 +11,7 @@ is quick.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import time
 from pathlib import Path
@@ -34,10 +36,21 @@ def run(args: argparse.Namespace) -> int:
             continue
         section = entry.obj.demo(args.out, args.patients, args.seed)
         print(f"\n== {section.title} ==")
-        for argv in section.steps:
-            print(f"$ medtemporal {shlex.join(argv)}", flush=True)
-            if main(argv) != 0:
-                return 1
+        saved = {name: os.environ.get(name) for name in section.env}
+        try:
+            for name, value in section.env.items():
+                print(f"$ export {name}={shlex.quote(value)}")
+                os.environ[name] = value
+            for argv in section.steps:
+                print(f"$ medtemporal {shlex.join(argv)}", flush=True)
+                if main(argv) != 0:
+                    return 1
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         reports.append(str(section.report))
     print(f"\nDemo finished in {time.perf_counter() - started:.0f} s. Reports: {', '.join(reports)}")
     return 0

@@ -28,6 +28,17 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     _common(cp, image_size=256, no_images="skip the PNGs (CSV and truth only)")
     cp.set_defaults(func=run_chexpert_plus)
+    sk = kinds.add_parser(
+        "skillqa",
+        help="ClinicalSkillQA phantoms: CPR, AED and BMV key-frame sets (4 or 6 frames) with their gold",
+        description="Write one folder of drawn key frames per instance (A.jpg ...), gold.jsonl, phantom.json "
+        "and phantom_truth.jsonl under OUT, in the layout `medtemporal build skillqa --frames` reads.",
+    )
+    sk.add_argument("--instances", type=int, required=True, help="number of instances")
+    sk.add_argument("--out", required=True, help="output folder (must not exist or be empty)")
+    sk.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sk.add_argument("--image-size", type=int, default=224, metavar="PX", help="frame width (default %(default)s)")
+    sk.set_defaults(func=run_skillqa)
 
 
 def _common(p: argparse.ArgumentParser, *, image_size: int, no_images: str) -> None:
@@ -65,4 +76,15 @@ def run_chexpert_plus(args: argparse.Namespace) -> int:
     print(f"Wrote {made.patients} patients, {made.studies} studies, {made.images} images to {made.root}")
     print(f"  CheXpert Plus root: {made.root}  (pass it to `medtemporal build` as --chexpert-plus)")
     print(f"  ground truth:       {made.truth}")
+    return 0
+
+
+def run_skillqa(args: argparse.Namespace) -> int:
+    """Write ClinicalSkillQA phantoms and say where they are."""
+    from medtemporal.phantoms.skill_frames import write_skill_phantoms
+
+    made = write_skill_phantoms(args.out, instances=args.instances, seed=args.seed, image_size=args.image_size)
+    print(f"Wrote {made.instances} instances, {made.frames} frames to {made.root}")
+    print(f"  frame-set root: {made.root}  (pass it to `medtemporal build skillqa` as --frames)")
+    print(f"  ground truth:   {made.truth}")
     return 0

@@ -18,4 +18,5 @@ Modules:
 * `cxr`: `write_cxr_phantoms(out, patients=..., seed=...)`, MIMIC-CXR-JPG +
   reports + MIMIC-Ext-CXR-QBA (``medtemporal phantoms cxr``).
 * `chexpert_plus`: CheXpert Plus phantoms (``medtemporal phantoms chexpert-plus``).
+* `skill_frames`: ClinicalSkillQA key-frame sets (``medtemporal phantoms skillqa``).
 """

@@ -57,8 +57,8 @@ def image_parts(images: tuple[ImageRef, ...] | list[ImageRef], image_root: Path)
 
 
 def answer_space(item: Item) -> tuple[str, ...] | None:
-    """The valid closed answers of ``item`` (option letters, or Yes/No)."""
-    if item.answer_type == "choice":
+    """The valid closed answers of ``item`` (option letters, or Yes/No), or the identifiers an ordering orders."""
+    if item.answer_type in ("choice", "ordering"):
         return tuple(item.options)
     if item.answer_type == "yesno":
         return ("Yes", "No")
@@ -70,4 +70,4 @@ def answer_request(item: Item, parts: tuple[Part, ...] | list[Part], config: Gen
     subtype and answer format (from its benchmark's spec) for baselines."""
     fmt = BenchmarkSpec.for_task(spec(item.benchmark).answer_formats, item.task, "{}")
     return Request((Message("user", tuple(parts)),), config, choices=answer_space(item), key=item.subtype,
-                   answer_format=fmt)
+                   answer_format=fmt, ordering=item.answer_type == "ordering", item=item.id)

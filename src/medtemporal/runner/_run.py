@@ -393,6 +393,7 @@ async def arun(
         root = Path(image_root) if image_root is not None else bench.image_root
         _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
+        backend.fit_answers({i.id: i.answer for i in items})
         out.mkdir(parents=True, exist_ok=True)
         lock = RunLock(out)
         cfg = build_config(

@@ -38,6 +38,8 @@ class Outcome:
     item: Item
     answer: Answer
     status: Status
+    output: str | None = None
+    """The raw output the answer was extracted from (None when missing); metrics with ``reads_output`` read it."""
 
 
 class Column(Record):
@@ -138,7 +140,10 @@ def score_outcomes(
     for name, m in resolved.items():
         applies[name] = np.isin(task_of, [t.task for t in tasks if name in metrics_for_task(t.task)])
         idx = np.flatnonzero(applies[name])
-        scored = np.asarray(m.score([items[i] for i in idx], [outcomes[i].answer for i in idx]), dtype=float)
+        args = [[items[i] for i in idx], [outcomes[i].answer for i in idx]]
+        if m.reads_output:
+            args.append([outcomes[i].output for i in idx])
+        scored = np.asarray(m.score(*args), dtype=float)
         full = np.zeros((len(items), *scored.shape[1:]))
         full[idx] = scored
         values[name] = full

@@ -7,7 +7,7 @@ re-extracted. ``None`` means *invalid*: scored wrong and counted separately.
 
 The benchmark's `BenchmarkSpec.extractors` names the rule per task; otherwise
 the item's answer type decides (``choice`` → ``letter``, ``yesno`` → ``yesno``,
-``open`` → ``text``). The full ``letter`` rule is in `letter` and in
+``ordering`` → ``ordering`` (in `medtemporal.scoring.ordering`), ``open`` → ``text``). The full ``letter`` rule is in `letter` and in
 ``docs/extraction.md``.
 
 >>> from medtemporal.schema import Item
@@ -34,7 +34,7 @@ from medtemporal.scoring.metrics import Answer
 
 Rule = Callable[[Item, str], Answer]
 
-DEFAULT_RULES: dict[str, str] = {"choice": "letter", "yesno": "yesno", "open": "text"}
+DEFAULT_RULES: dict[str, str] = {"choice": "letter", "yesno": "yesno", "ordering": "ordering", "open": "text"}
 """Answer type → rule used when the benchmark's spec names none for the task."""
 
 

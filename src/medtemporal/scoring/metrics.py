@@ -16,7 +16,10 @@ into the group's value: ``"mean"`` (sum / count), or any function
 ``reduce(sums[..., k], counts[...]) -> values[...]`` that works on leading
 batch axes, so the clustered bootstrap (`medtemporal.scoring.ci`) stays
 vectorised. ``chance`` maps one item to its chance-level score (or None);
-``percent`` asks reports to show the value × 100.
+``percent`` asks reports to show the value × 100. A metric registered with
+``reads_output=True`` is called as ``(items, answers, outputs)`` with the raw
+outputs too (None where missing); ``settings`` is a function returning the
+options it runs with, recorded in ``scores.json``.
 
 Registered here: ``accuracy`` (exact match, `is_correct`) and ``yesno_macro_f1``
 (macro F1 over Yes/No, as scikit-learn's). The report-generation metrics are in
@@ -64,15 +67,22 @@ class Metric:
     chance: Callable[[Item], float | None] | None = None
     percent: bool = False
     description: str = ""
+    reads_output: bool = False
+    """Scored from ``(items, answers, outputs)``: the raw outputs too (e.g. a rationale beside an ordering)."""
+    settings: Callable[[], dict[str, Any]] | None = None
+    """The options the metric is computed with as resolved now (encoder, weights), recorded in ``scores.json``."""
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready metadata recorded in ``scores.json``."""
-        return {
+        """JSON-ready metadata recorded in ``scores.json`` (with ``settings`` where the metric has any)."""
+        summary = {
             "higher_is_better": self.higher_is_better,
             "aggregation": self.aggregation,
             "percent": self.percent,
             "description": self.description,
         }
+        if self.settings is not None:
+            summary["settings"] = self.settings()
+        return summary
 
 
 def metric(name: str) -> Metric:
@@ -105,6 +115,8 @@ def metric(name: str) -> Metric:
         chance=info.get("chance"),
         percent=bool(info.get("percent", False)),
         description=str(info.get("description", "")),
+        reads_output=bool(info.get("reads_output", False)),
+        settings=info.get("settings"),
     )
 
 

@@ -182,7 +182,7 @@ def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Ou
         rules[current] += 1
         status = "answered" if answer is not None else "invalid"
         tally[status] += 1
-        outcomes.append(Outcome(item, answer, status))
+        outcomes.append(Outcome(item, answer, status, p.raw_output))
     keys = ("answered", "invalid", "missing", "errors", "re_extracted")
     return outcomes, {**{k: tally[k] for k in keys}, "re_extracted_from": dict(sorted(stale.items())),
                       "rules": dict(sorted(rules.items()))}
