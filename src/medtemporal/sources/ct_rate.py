@@ -181,14 +181,23 @@ def load_volume(path: str | Path, scan: Scan | None = None) -> np.ndarray:
 
 
 def readable(path: Path) -> bool:
-    """Whether ``path`` opens as NIfTI (header only: cheap)."""
+    """Whether ``path`` opens as NIfTI and, when gzipped, is whole, without decompressing it.
+
+    The header must read, and a ``.gz`` file's trailer (uncompressed size modulo 2**32, RFC 1952)
+    must equal the header's data offset plus the voxel bytes: a truncated download fails this.
+    """
     nib = require("nibabel", "core")
     try:
-        nib.load(str(path)).header.get_data_shape()
-        with open(path, "rb") as fh:
-            fh.seek(-4, 2)  # a truncated gzip fails here or in the header read
-        return True
-    except Exception:
+        header = nib.load(str(path)).header
+        offset = int(header.get_data_offset()) or (
+            int(getattr(header, "single_vox_offset", 352)) + header.extensions.get_sizeondisk())
+        expected = offset + int(np.prod(header.get_data_shape())) * header.get_data_dtype().itemsize
+        if path.name.endswith(".gz"):
+            with open(path, "rb") as fh:
+                fh.seek(-4, 2)
+                return int.from_bytes(fh.read(4), "little") == expected % 2**32
+        return path.stat().st_size >= expected
+    except Exception:  # nibabel raises many types for a corrupt file (gzip, EOF, header)
         return False
 
 
