@@ -123,6 +123,7 @@ def draw(shape: tuple[int, int, int], labels: dict[str, int], m: dict[str, objec
     vol[_ellipsoid(g, (0, 0, 0), (160, 120, 200))] = 40  # body
     lungs = _ellipsoid(g, (-70, 5, 0), (55, 80, 120)) | _ellipsoid(g, (70, 5, 0), (55, 80, 120))
     vol[lungs] = -850
+    vol[_ellipsoid(g, (-5, -10, 60), (30, 25, 45))] = -100  # mediastinal fat, where lymph nodes show
     right = x < 0
     heart_r = 62 if labels["Cardiomegaly"] else 45
     heart = _ellipsoid(g, (10, -35, -40), (heart_r, heart_r * 0.8, heart_r * 0.8))
