@@ -99,8 +99,8 @@ def test_every_label_is_drawn_visibly(label):
     m = _measures(np.random.default_rng(0))
     on = {x: int(x == label) for x in LABELS}
     off = {x: 0 for x in LABELS}
-    a = draw(SHAPE, on, m, np.random.default_rng(1))
-    b = draw(SHAPE, off, m, np.random.default_rng(1))
+    a = draw((96, 96, 64), on, m, np.random.default_rng(1))  # the phantoms' default grid
+    b = draw((96, 96, 64), off, m, np.random.default_rng(1))
     assert (np.abs(a - b) > 100).sum() >= 4, label
 
 
