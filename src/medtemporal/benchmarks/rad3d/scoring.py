@@ -74,14 +74,15 @@ def _pairs(items: Sequence[Item], answers: Sequence[Answer]) -> list[tuple[str, 
 
 
 def reduce_bleu_1(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Corpus BLEU-1 from summed (clipped matches, output tokens, reference tokens): precision × brevity penalty.
+    """Corpus BLEU-1 from summed (clipped matches, output tokens, reference tokens, precision denominator).
 
-    Equals ``nltk.translate.bleu_score.corpus_bleu(refs, hyps, weights=(1,))`` (tests check it);
+    Precision × brevity penalty, equal to ``nltk.translate.bleu_score.corpus_bleu(refs, hyps,
+    weights=(1,))`` (tests check it), whose precision denominator counts an empty output as 1;
     written on summed statistics so the clustered bootstrap stays vectorised.
     """
-    matches, hyp, ref = sums[..., 0], sums[..., 1], sums[..., 2]
+    matches, hyp, ref, denominator = sums[..., 0], sums[..., 1], sums[..., 2], sums[..., 3]
     with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(hyp > 0, matches / np.where(hyp > 0, hyp, 1), 0.0)
+        precision = matches / np.maximum(denominator, 1)
         bp = np.where(hyp >= ref, 1.0, np.exp(1 - ref / np.where(hyp > 0, hyp, 1)))
     return np.where(hyp > 0, precision * bp, 0.0)
 
@@ -89,13 +90,13 @@ def reduce_bleu_1(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 @register("metric", "rad3d_bleu_1", higher_is_better=True, aggregation=reduce_bleu_1, percent=True,
           description="corpus BLEU-1 as 3D-RAD's release (nltk corpus_bleu on word_tokenize tokens); empty scores 0")
 def bleu_1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample (clipped unigram matches, output length, reference length) for corpus BLEU-1."""
+    """Per-sample (clipped unigram matches, output length, reference length, max(1, output length))."""
     word_tokenize = _tools()[0]
     rows = []
     for ref, out in _pairs(items, answers):
         r, h = word_tokenize(ref), word_tokenize(out) if out else []
-        rows.append((sum((Counter(h) & Counter(r)).values()), len(h), len(r)))
-    return np.asarray(rows, dtype=float).reshape(len(rows), 3)
+        rows.append((sum((Counter(h) & Counter(r)).values()), len(h), len(r), max(1, len(h))))
+    return np.asarray(rows, dtype=float).reshape(len(rows), 4)
 
 
 @register("metric", "rad3d_rouge_1", higher_is_better=True, aggregation="mean", percent=True,
