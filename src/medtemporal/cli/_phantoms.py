@@ -40,6 +40,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     ct.add_argument("--shape", default="96,96,64", metavar="X,Y,Z",
                     help="voxels of every volume (default %(default)s; e.g. 512,512,300 for benches)")
     ct.add_argument("--no-volumes", action="store_true", help="skip the NIfTI files (CSVs and truth only)")
+    ct.add_argument("--profile", choices=("longitudinal", "ct-rate"), default="longitudinal",
+                    help="scans per patient: many follow-ups (default) or CT-RATE-like, about 1.2")
     ct.set_defaults(func=run_ct_rate)
 
 
@@ -92,7 +94,8 @@ def run_ct_rate(args: argparse.Namespace) -> int:
         shape = ()
     if len(shape) != 3 or min(shape) < 8:
         raise InvalidInputError(f"--shape {args.shape!r} must be three voxel counts X,Y,Z of at least 8 each.")
-    made = write_ct_rate(args.out, patients=args.patients, seed=args.seed, shape=shape, volumes=not args.no_volumes)
+    made = write_ct_rate(args.out, patients=args.patients, seed=args.seed, shape=shape, volumes=not args.no_volumes,
+                         profile=args.profile)
     print(f"Wrote {made.patients} patients, {made.scans} scans, {made.volumes} volumes to {made.root}")
     print(f"  CT-RATE root: {made.root}  (pass it to `medtemporal build 3d-rad` as --ct-rate)")
     print(f"  ground truth: {made.truth}")

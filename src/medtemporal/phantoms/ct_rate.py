@@ -187,12 +187,20 @@ def _save(path: Path, hu: np.ndarray) -> None:
     nib.save(img, str(path))
 
 
-def _n_scans(rng: np.random.Generator) -> int:
-    return int(rng.choice(np.arange(1, 9), p=[0.35, 0.3, 0.15, 0.08, 0.05, 0.03, 0.02, 0.02]))
+SCAN_PROFILES = {
+    "longitudinal": (0.35, 0.3, 0.15, 0.08, 0.05, 0.03, 0.02, 0.02),
+    "ct-rate": (0.87, 0.08, 0.02, 0.01, 0.01, 0.005, 0.0025, 0.0025),
+}
+"""Probabilities of 1..8 scans per patient: many follow-ups (tests, demos), or CT-RATE-like (about 1.2 scans
+per patient and 13% with follow-ups, as the 1,304 validation patients with 169 in Tasks 5–6)."""
+
+
+def _n_scans(rng: np.random.Generator, profile: str) -> int:
+    return int(rng.choice(np.arange(1, 9), p=SCAN_PROFILES[profile]))
 
 
 def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple[int, int, int] = (96, 96, 64),
-                  volumes: bool = True) -> CtRatePhantom:
+                  volumes: bool = True, profile: str = "longitudinal") -> CtRatePhantom:
     """Write a phantom CT-RATE validation split under ``out`` (which must be absent or empty).
 
     Args:
@@ -201,10 +209,13 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
         seed: Random seed; the same seed writes the same files.
         shape: Voxel grid (x, y, z) of every volume.
         volumes: False writes the CSVs and truth only (no NIfTI files).
+        profile: Scans per patient, a key of `SCAN_PROFILES`.
     """
     out = Path(out)
     if patients < 1:
         raise InvalidInputError("--patients must be at least 1.")
+    if profile not in SCAN_PROFILES:
+        raise InvalidInputError(f"--profile {profile!r} is unknown; use one of {', '.join(SCAN_PROFILES)}.")
     if out.exists() and any(out.iterdir()):
         raise InvalidInputError(f"{out} is not empty; choose a new --out folder.")
     rng = np.random.default_rng(seed)
@@ -212,7 +223,7 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
     messy = {"missing_raw": patients - 1, "corrupt": patients - 2, "no_volume": patients - 3} if patients >= 4 else {}
     n_scans = n_volumes = 0
     for p in tqdm(range(1, patients + 1), desc="ct-rate phantoms", unit="patient", disable=None, leave=False):
-        n = _n_scans(rng)
+        n = _n_scans(rng, profile)
         patterns = {label: (str(rng.choice(PATTERNS[1:])) if rng.random() < PREVALENCE else "absent") for label in LABELS}
         track = {label: _presence(rng, patterns[label], n) for label in LABELS}
         measures = _measures(rng)

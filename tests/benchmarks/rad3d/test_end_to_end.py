@@ -38,11 +38,12 @@ def test_phantoms_build_run_report(env, capsys):
     with FakeOpenAI.start() as server:
         out = runs / "fake-ct"
         assert main(["run", str(bench), "--model", server.uri(), "--protocol", "ct", "--protocol-option", "slices=4",
-                     "--protocol-option", "size=32", "--limit", "12", "--out", str(out), "--no-progress"]) == 0
+                     "--protocol-option", "size=32", "--limit", "6", "--out", str(out), "--no-progress"]) == 0
         sizes = server.stats()["images"]
     assert sizes and all(s == [[32, 32]] * 4 for s in sizes)  # four 32-px axial slices per volume, every call
     config = json.loads((out / "config.json").read_text())
-    assert config["protocol"]["name"] == "ct" and config["protocol"]["options"] == {"slices": 4, "size": 32}
+    assert config["protocol"]["name"] == "ct" and config["protocol"]["options"] == {
+        "mode": "slices", "size": 32, "slices": 4, "window": "-1000,1000"}
     prediction = json.loads((out / "predictions.jsonl").read_text().splitlines()[0])
     assert prediction["calls"][0]["mode"] == "slices" and prediction["calls"][0]["window"] == [-1000.0, 1000.0]
     report = env / "report"

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 _SENTENCE = re.compile(r"[^.]+\.")
 _MEASURE = {
-    "Diameter": re.compile(r"(?P<entity>[a-z][a-z ]*?\b(?:nodule|lesion|mass|cyst|lymph node))\b[^.]*?diameter of "
+    "Diameter": re.compile(r"\b(?P<entity>(?:[a-z]+ ){0,3}?(?:nodule|lesion|mass|cyst|lymph node))\b[^.]*?diameter of "
                            r"(?P<v>\d+(?:\.\d+)?) ?mm(?:[^.]*?\bin the (?P<loc>[a-z ]+))?", re.I),
-    "Size": re.compile(r"(?P<entity>[a-z][a-z ]*?\b(?:nodule|lesion|mass|cyst|lymph node|hernia))\b[^.]*?measuring "
+    "Size": re.compile(r"\b(?P<entity>(?:[a-z]+ ){0,3}?(?:nodule|lesion|mass|cyst|lymph node|hernia))\b[^.]*?measuring "
                        r"(?P<v>\d+(?:\.\d+)?x\d+(?:\.\d+)?) ?mm", re.I),
-    "Thickness": re.compile(r"(?P<entity>[a-z][a-z ]*?\b(?:effusion|thickening|wall))\b[^.]*?thickness of "
+    "Thickness": re.compile(r"\b(?P<entity>(?:[a-z]+ ){0,3}?(?:effusion|thickening|wall))\b[^.]*?thickness of "
                             r"(?P<v>\d+(?:\.\d+)?) ?mm", re.I),
 }
 _SEEN = re.compile(r"^\s*(?:an? |the )?(?P<entity>[a-z][a-z ]+?)(?: with (?P<feat>[a-z ]+?))? (?:is|are) "
@@ -55,15 +55,17 @@ def open_questions(findings: str, impression: str) -> list[OpenQA]:
     out: list[OpenQA] = []
     for sentence in _SENTENCE.findall(findings or ""):
         s = sentence.strip()
+        measured = False
         for subtask, pattern in _MEASURE.items():
             m = pattern.search(s)
             if m:
+                measured = True
                 entity = re.sub(r"^(?:an?|the)\s+", "", m["entity"].lower().strip())
                 where = f" in the {m['loc'].strip()}" if m.groupdict().get("loc") else ""
                 noun = {"Diameter": "diameter", "Size": "size", "Thickness": "thickness"}[subtask]
                 out.append(OpenQA("task3", subtask, f"What is the {noun} of the {entity}{where}?", f"{m['v']} mm"))
         m = _SEEN.match(s)
-        if m and not any(p.search(s) for p in _MEASURE.values()):
+        if m and not measured:
             entity, loc = m["entity"].lower(), m["loc"].lower()
             out.append(OpenQA("task2", "Abnormality_position", f"Where is the {entity} observed?", f"{_cap(loc)}."))
             out.append(OpenQA("task2", "Abnormality_type", f"What abnormality is observed in the {loc}?", f"{_cap(entity)}."))

@@ -177,6 +177,12 @@ class CTDirect(Solver):
             raise InvalidInputError("Protocol ct: slices must be at least 1 and size at least 8.")
         self.mode, self.slices, self.window, self.size = mode, int(slices), parse_window(str(window)), int(size)
 
+    @property
+    def settings(self) -> dict[str, object]:
+        """The resolved options, defaults included; the runner records them as the protocol's options."""
+        return {"mode": self.mode, "slices": self.slices, "window": f"{self.window[0]:g},{self.window[1]:g}",
+                "size": self.size}
+
     def _parts(self, item: Item, image_root: Path) -> list[Part]:
         parts: list[Part] = []
         for ref in item.images:
