@@ -2,7 +2,8 @@
 
 ``medtemporal build 3d-rad --ct-rate ROOT --out DIR``
     builds Tasks 1–6 from a CT-RATE root (or a phantom one, ``medtemporal
-    phantoms ct-rate``) with the paper's rules (`pipeline`).
+    phantoms ct-rate``) with the paper's rules (`pipeline`); ``--qa-model URI`` has a model
+    write and quality-filter the open questions (`llm`) instead of the report rules.
 
 ``medtemporal build 3d-rad --official DIR/3DRAD/test [--ct-rate ROOT] --out DIR``
     imports the 41 released CSVs (`official`); volumes ``test_N_x_k`` are found
@@ -16,12 +17,14 @@ import argparse
 from pathlib import Path
 
 from medtemporal.benchmark import Manifest
-from medtemporal.benchmarks.rad3d.labels import BENCHMARK, TASKS, VERSION
+from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_TASKS, TASKS, VERSION
+from medtemporal.benchmarks.rad3d.llm import generate_open
 from medtemporal.benchmarks.rad3d.official import VolumeMap, read_official, read_volume_map
-from medtemporal.benchmarks.rad3d.pipeline import build_items
+from medtemporal.benchmarks.rad3d.pipeline import build_items, rule_questions
+from medtemporal.benchmarks.rad3d.reports import OpenQA
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.schema import Item
+from medtemporal.schema import Item, Study
 from medtemporal.sources.ct_rate import check_root, licence_of, load_timelines
 
 
@@ -45,6 +48,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="tasks to build, comma-separated (default %(default)s)")
     rules.add_argument("--no-volume-check", action="store_true",
                        help="do not look for the volumes of label rows (fast; for label-only benches)")
+    text = p.add_argument_group("open questions (Tasks 1-3)")
+    text.add_argument("--qa-model", metavar="URI",
+                      help="write open questions with this model and filter them on five quality dimensions "
+                      "(the paper's approach); default: rules over the report text")
+    text.add_argument("--qa-cache", type=Path, metavar="FILE", help="response cache (default: the shared one)")
+    text.add_argument("--allow-remote-data", action="store_true",
+                      help="allow sending credentialed report text to a --qa-model that is not local")
 
 
 def _tasks(value: str) -> tuple[str, ...]:
@@ -64,12 +74,26 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if root is None:
         raise InvalidInputError("Pass --ct-rate ROOT (a CT-RATE root) to build, or --official DIR to import.")
     loaded = load_timelines(root, args.split, check_volumes=not args.no_volume_check)
-    items, skipped = build_items(loaded.timelines, tasks, args.seed)
-    exclusions = {**loaded.exclusions, **skipped}
+    questions, qa_config, dropped = rule_questions, {"open_questions": "rules over the report text"}, {}
+    open_tasks = [t for t in tasks if t in OPEN_TASKS]
+    if getattr(args, "qa_model", None) and open_tasks:
+        studies = [s for t in loaded.timelines for s in t.studies]
+        made = generate_open([(s.report.get("findings", ""), s.report.get("impression", "")) for s in studies],
+                             open_tasks, args.qa_model, licence=licence_of(root),
+                             allow_remote_data=args.allow_remote_data, cache_path=args.qa_cache)
+        by_scan = {s.study_id: made.pairs.get(k, []) for k, s in enumerate(studies)}
+
+        def questions(study: Study) -> list[OpenQA]:
+            return by_scan.get(study.study_id, [])
+
+        qa_config = {"open_questions": f"model:{args.qa_model}", "qa_prompts": made.prompt_hashes}
+        dropped = dict(made.dropped)
+    items, skipped = build_items(loaded.timelines, tasks, args.seed, questions)
+    exclusions = {**loaded.exclusions, **skipped, **dropped}
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence_of(root), image_root=str(root),
         config={"source": "ct-rate", "split": args.split, "tasks": list(tasks), "patients": len(loaded.timelines),
-                "open_questions": "rules over the report text", "volume_check": not args.no_volume_check},
+                **qa_config, "volume_check": not args.no_volume_check},
         sources={path.relative_to(root).as_posix(): sha256_file(path) for path in loaded.sources.values()},
         exclusions=dict(sorted(exclusions.items())),
     )

@@ -7,8 +7,8 @@
   order, answered by `labels.category` from the earlier scans' labels and the current one.
   Task 6 adds the history to the question; Tasks 5 and 6 line up item by item. Patients whose
   last scan is past ``h`` are counted in ``temporal_scan_after_h``.
-- Tasks 1–3: open questions from each scan's report by `reports.open_questions`, asked once
-  per reconstruction on disk (as the release does with ``_1`` and ``_2``).
+- Tasks 1–3: open questions from each scan's report by `reports.open_questions` (or a model's,
+  `llm`), asked once per reconstruction on disk (as the release does with ``_1`` and ``_2``).
 
 Correct answers of closed tasks come from labels only. The same timelines and seed give the same items.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Sequence
+from typing import Callable, Sequence
 
 from tqdm import tqdm
 
@@ -30,7 +30,7 @@ from medtemporal.benchmarks.rad3d.labels import (
     category,
     temporal_subtype,
 )
-from medtemporal.benchmarks.rad3d.reports import open_questions
+from medtemporal.benchmarks.rad3d.reports import OpenQA, open_questions
 from medtemporal.benchmarks.rad3d.text import existence_question, longitudinal_question, static_question
 from medtemporal.schema import ImageRef, Item, Study, Timeline
 from medtemporal.sources.ct_rate import LABELS
@@ -91,21 +91,30 @@ def temporal_items(t: Timeline, seed: int) -> tuple[list[Item], list[Item]]:
     return static, longitudinal
 
 
-def open_items(t: Timeline) -> list[Item]:
+QuestionSource = Callable[[Study], Sequence[OpenQA]]
+"""Open questions of one scan: `rule_questions` by default, or a model's (`llm`)."""
+
+
+def rule_questions(study: Study) -> list[OpenQA]:
+    """`reports.open_questions` over the scan's findings and impression."""
+    return open_questions(study.report.get("findings", ""), study.report.get("impression", ""))
+
+
+def open_items(t: Timeline, questions: QuestionSource = rule_questions) -> list[Item]:
     """Tasks 1–3 from each scan's report, once per reconstruction."""
     items = []
     for study in t.studies:
-        qas = open_questions(study.report.get("findings", ""), study.report.get("impression", ""))
-        for qa in qas:
+        for qa in questions(study):
             for ref in study.images:
                 image = ImageRef(path=ref.path, role="volume", label="CT volume")
                 items.append(Item.create(benchmark=BENCHMARK, task=qa.task, subtype=qa.subtask, images=[image],
                                          question=qa.question, answer_type="open", answer=qa.answer,
-                                         reference=qa.answer, meta=_meta(t, study, rule=True)))
+                                         reference=qa.answer, meta=_meta(t, study)))
     return items
 
 
-def build_items(timelines: Sequence[Timeline], tasks: Sequence[str], seed: int) -> tuple[list[Item], dict[str, int]]:
+def build_items(timelines: Sequence[Timeline], tasks: Sequence[str], seed: int,
+                questions: QuestionSource = rule_questions) -> tuple[list[Item], dict[str, int]]:
     """Items of ``tasks`` in task order (1–6), and the counts of what could not be asked."""
     by_task: dict[str, list[Item]] = {t: [] for t in ("task1", "task2", "task3", "task4", "task5", "task6")}
     skipped: Counter[str] = Counter()
@@ -121,7 +130,7 @@ def build_items(timelines: Sequence[Timeline], tasks: Sequence[str], seed: int) 
             by_task["task5"] += static
             by_task["task6"] += longitudinal
         if {"task1", "task2", "task3"} & set(tasks):
-            for item in open_items(t):
+            for item in open_items(t, questions):
                 by_task[item.task].append(item)
     items = [i for task in by_task if task in tasks for i in by_task[task]]
     return items, {k: v for k, v in sorted(skipped.items()) if v}
