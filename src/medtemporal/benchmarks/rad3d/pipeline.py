@@ -104,9 +104,9 @@ def open_items(t: Timeline, questions: QuestionSource = rule_questions) -> list[
     """Tasks 1–3 from each scan's report, once per reconstruction."""
     items = []
     for study in t.studies:
+        images = [ImageRef(path=ref.path, role="volume", label="CT volume") for ref in study.images]
         for qa in questions(study):
-            for ref in study.images:
-                image = ImageRef(path=ref.path, role="volume", label="CT volume")
+            for image in images:
                 items.append(Item.create(benchmark=BENCHMARK, task=qa.task, subtype=qa.subtask, images=[image],
                                          question=qa.question, answer_type="open", answer=qa.answer,
                                          reference=qa.answer, meta=_meta(t, study)))
