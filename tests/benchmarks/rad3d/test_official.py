@@ -92,3 +92,27 @@ def test_volume_prefix_and_map(tmp_path):
 def test_bad_folder_is_one_sentence(tmp_path):
     with pytest.raises(InvalidInputError, match="six released task folders"):
         read_official(tmp_path)
+
+
+def test_build_command_imports_the_release(tmp_path, capsys):
+    """``build 3d-rad --official`` over a copy holding the first rows of each of the 41 released CSVs."""
+    import pandas as pd
+
+    from medtemporal.benchmark import load
+    from medtemporal.cli import main
+
+    src = next(OFFICIAL.rglob("Task1_Image_Observation")).parent
+    small = tmp_path / "3DRAD" / "test"
+    for path in sorted(src.glob("*/*.csv")):
+        (small / path.parent.name).mkdir(parents=True, exist_ok=True)
+        pd.read_csv(path, dtype=str, keep_default_na=False).head(3).to_csv(small / path.parent.name / path.name, index=False)
+    out = tmp_path / "bench"
+    assert main(["build", "3d-rad", "--official", str(tmp_path), "--out", str(out)]) == 0
+    capsys.readouterr()
+    bench = load(out)
+    assert len(bench.items) == 41 * 3 and len(bench.manifest.sources) == 41
+    assert bench.manifest.licence == "credentialed" and bench.manifest.config["source"] == "official"
+    next(small.glob("Task5*/c.csv")).unlink()
+    assert main(["build", "3d-rad", "--official", str(small), "--out", str(tmp_path / "b2")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "c.csv does not exist" in err and "\n" not in err

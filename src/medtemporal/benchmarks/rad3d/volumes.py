@@ -34,6 +34,7 @@ from PIL import Image
 from medtemporal.backends.base import GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.backends.images import file_sha256
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import question_prompt
 from medtemporal.registry import register
@@ -168,7 +169,7 @@ class CTDirect(Solver):
 
     name = "ct"
 
-    def __init__(self, prompts=None, mode: str = "slices", slices: int = 32, window: str = "-1000,1000",
+    def __init__(self, prompts: PromptSet | None = None, mode: str = "slices", slices: int = 32, window: str = "-1000,1000",
                  size: int = 256) -> None:
         super().__init__(prompts)
         if mode not in MODES:
