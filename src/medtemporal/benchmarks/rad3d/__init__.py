@@ -9,7 +9,8 @@ Computation (open); 4 Existence Detection (Yes/No as A/B), 5 Static and
 * `text` — Task 4–6 question wording (the released CSVs' phrasings; Task 6's three parts).
 * `reports` — open Tasks 1–3 from report text by rules.
 * `pipeline` — CT-RATE timelines → items of the six tasks.
-* `official` — the 41 released CSVs (33,910 rows), volume-name mapping.
+* `official` — the 41 released CSVs (33,910 rows), volume-name mapping; written back by
+  ``medtemporal export BENCH --format 3drad --out DIR``.
 * `command` — ``medtemporal build 3d-rad`` options and manifest.
 * `scoring` — the released ``"X."`` rule beside strict extraction; open-task metrics as released.
 * `baselines` — question-only baselines (``rad3d:history``).
@@ -23,15 +24,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.rad3d import baselines, scoring, volumes  # noqa: F401  (register rules, metrics, backend, protocol)
 from medtemporal.benchmarks.rad3d.command import add_arguments, build
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TASKS, VERSION
+from medtemporal.benchmarks.rad3d.official import write_official
 from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS
 from medtemporal.registry import register
 
 DEMO_MODELS = ("baseline:constant-B", "baseline:constant-D", "rad3d:history", "baseline:random")
 """Reference rows: always-No (Task 4), always-D (Tasks 5–6), the Task 6 history rule, random."""
+
+
+def export_official(bench: Benchmark, out: Path) -> int:
+    """Write ``bench`` in the released layout (``OUT/<TaskN_Name>/<subtask>.csv``); return the rows written."""
+    return write_official(bench.items, out)
 
 
 def _report(runs: list[Path], out: Path) -> list[Path]:
@@ -68,5 +75,6 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     extractors={**{t: "text" for t in OPEN_TASKS}, **{t: "letter" for t in CLOSED_TASKS}},
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
     report=_report,
+    exports={"3drad": export_official},
     demo=demo,
 ))

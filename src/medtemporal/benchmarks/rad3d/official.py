@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
@@ -178,3 +179,39 @@ def read_official(folder: Path, volumes: VolumeMap = VolumeMap()) -> tuple[list[
         for index, row in enumerate(df.to_dict("records")):
             items.append(_item(task, subtask, row, f"{rel}, row {index + 2}", volumes))
     return items, files
+
+
+def _row(item: Item) -> dict[str, str]:
+    number, _, _ = TASKS[item.task]
+    options = item.options
+    choices = {k: options.get(k, "-") for k in "ABCD"}
+    if not options:
+        choices = dict.fromkeys("ABCD", "-")
+    if item.task in OPEN_SUBTASKS:
+        sub = OPEN_SUBTASKS[item.task].index(item.subtype) + 1
+    elif item.task == "task4":
+        sub = EXISTENCE_ORDER.index(item.subtype) + 1
+    else:
+        sub = LETTERS_BH.index(item.subtype.rsplit("_", 1)[1]) + 1
+    volume = item.meta.get("volume") or Path(item.images[0].path).name
+    answer = str(item.answer) if item.answer_type == "open" else options[str(item.answer)]
+    return {"Task": str(number), "Subtask": str(sub), "VolumeName": volume, "Question": item.question, "Answer": answer,
+            "QuestionType": "Open" if item.answer_type == "open" else "Close",
+            "AnswerChoice": "-" if item.answer_type == "open" else str(item.answer),
+            **{f"Choice {k}": v for k, v in choices.items()}}
+
+
+def write_official(items: Sequence[Item], out: Path) -> int:
+    """Write ``items`` in the release's layout, ``out/<TaskN_Name>/<subtask>.csv``; returns the rows written.
+
+    Volume names are the released ones for imported items, else the CT-RATE names.
+    """
+    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for item in items:
+        folder = TASKS[item.task][1]
+        name = item.subtype.rsplit("_", 1)[1] if item.task in ("task5", "task6") else item.subtype
+        groups.setdefault((folder, name), []).append(_row(item))
+    for (folder, name), rows in groups.items():
+        (out / folder).mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(rows, columns=list(HEADER)).to_csv(out / folder / f"{name}.csv", index=False)
+    return sum(len(rows) for rows in groups.values())
