@@ -7,6 +7,6 @@ import from here. `llm_calls` is the one helper families share. See
 ``docs/adding-a-benchmark.md`` for the checklist a new family follows.
 """
 
-from medtemporal.benchmarks import eltlm, mi_cxr, skillqa, temmed
+from medtemporal.benchmarks import eltlm, mi_cxr, rad3d, skillqa, temmed
 
-__all__ = ["eltlm", "mi_cxr", "skillqa", "temmed"]
+__all__ = ["eltlm", "mi_cxr", "rad3d", "skillqa", "temmed"]

@@ -39,6 +39,21 @@ def add(sub: argparse._SubParsersAction) -> None:
     sk.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     sk.add_argument("--image-size", type=int, default=224, metavar="PX", help="frame width (default %(default)s)")
     sk.set_defaults(func=run_skillqa)
+    ct = kinds.add_parser(
+        "ct-rate",
+        help="CT-RATE phantoms (NIfTI volumes in HU, labels, reports, metadata) with exact ground truth",
+        description="Write a phantom CT-RATE validation split (dataset/valid/..., labels, reports and metadata "
+        "CSVs), phantom.json and phantom_truth.jsonl under OUT.",
+    )
+    ct.add_argument("--patients", type=int, required=True, help="number of patients")
+    ct.add_argument("--out", required=True, help="output folder (must not exist or be empty)")
+    ct.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ct.add_argument("--shape", default="96,96,64", metavar="X,Y,Z",
+                    help="voxels of every volume (default %(default)s; e.g. 512,512,300 for benches)")
+    ct.add_argument("--no-volumes", action="store_true", help="skip the NIfTI files (CSVs and truth only)")
+    ct.add_argument("--profile", choices=("longitudinal", "ct-rate"), default="longitudinal",
+                    help="scans per patient: many follow-ups (default) or CT-RATE-like, about 1.2")
+    ct.set_defaults(func=run_ct_rate)
 
 
 def _common(p: argparse.ArgumentParser, *, image_size: int, no_images: str) -> None:
@@ -87,4 +102,23 @@ def run_skillqa(args: argparse.Namespace) -> int:
     print(f"Wrote {made.instances} instances, {made.frames} frames to {made.root}")
     print(f"  frame-set root: {made.root}  (pass it to `medtemporal build skillqa` as --frames)")
     print(f"  ground truth:   {made.truth}")
+    return 0
+
+
+def run_ct_rate(args: argparse.Namespace) -> int:
+    """Write CT-RATE phantoms and say where their root is."""
+    from medtemporal.errors import InvalidInputError
+    from medtemporal.phantoms.ct_rate import write_ct_rate
+
+    try:
+        shape = tuple(int(v) for v in args.shape.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != 3 or min(shape) < 8:
+        raise InvalidInputError(f"--shape {args.shape!r} must be three voxel counts X,Y,Z of at least 8 each.")
+    made = write_ct_rate(args.out, patients=args.patients, seed=args.seed, shape=shape, volumes=not args.no_volumes,
+                         profile=args.profile)
+    print(f"Wrote {made.patients} patients, {made.scans} scans, {made.volumes} volumes to {made.root}")
+    print(f"  CT-RATE root: {made.root}  (pass it to `medtemporal build 3d-rad` as --ct-rate)")
+    print(f"  ground truth: {made.truth}")
     return 0

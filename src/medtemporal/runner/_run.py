@@ -398,7 +398,7 @@ async def arun(
         lock = RunLock(out)
         cfg = build_config(
             bench, backend, solver.name, templates, config, allow_remote_data, limit,
-            protocol_options=protocol_options, tasks=tasks,
+            protocol_options=getattr(solver, "settings", None) or protocol_options, tasks=tasks,
         )
         old = read_config(out)
         if old is not None and PredictionLog.has_predictions(out):  # an empty folder may take new settings

@@ -1,0 +1,44 @@
+"""How long ``build 3d-rad`` takes over a 1,304-patient phantom label set (CT-RATE validation size, no volumes).
+
+Writes the phantom CSVs (``write_ct_rate(volumes=False, profile="ct-rate")``: about 1.2 scans per patient), then times the build of all six tasks
+with ``--no-volume-check`` (labels and reports only). Target (issue #10): at most 10 s.
+
+    .venv/bin/python bench/rad3d_build.py [--patients 1304]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from medtemporal.benchmarks.rad3d.command import build
+from medtemporal.phantoms.ct_rate import write_ct_rate
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--patients", type=int, default=1304)
+    p.add_argument("--profile", default="ct-rate", choices=("ct-rate", "longitudinal"),
+                   help="scans per patient (default %(default)s: about 1.2, as CT-RATE's validation split)")
+    args = p.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="rad3d-build-"))
+    try:
+        write_ct_rate(work / "ct", patients=args.patients, seed=0, volumes=False, profile=args.profile)
+        options = argparse.Namespace(ct_rate=work / "ct", split="valid", official=None, volume_prefix="valid",
+                                     volume_map=None, image_root=None, tasks="task1,task2,task3,task4,task5,task6",
+                                     no_volume_check=True, out=work / "bench", seed=0)
+        start, cpu = time.perf_counter(), time.process_time()
+        items, manifest = build(options)
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        print(f"{args.patients} patients → {len(items)} items {dict(sorted(Counter(i.task for i in items).items()))}")
+        print(f"build: {elapsed:.2f} s wall, {cpu:.2f} s CPU (target ≤ 10 s)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

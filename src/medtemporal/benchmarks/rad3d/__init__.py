@@ -1,0 +1,80 @@
+"""3D-RAD (the ``3d-rad`` benchmark): six tasks over CT-RATE chest CT volumes.
+
+Paper: ``seeds/004`` (3D-RAD); what the release really does: FACTS §1. Tasks
+(release numbering): 1 Image Observation, 2 Anomaly Detection, 3 Medical
+Computation (open); 4 Existence Detection (Yes/No as A/B), 5 Static and
+6 Longitudinal Temporal Diagnosis (A–D). Where each rule lives:
+
+* `labels` — the 18 CT-RATE labels, task ids, fixed choices, the temporal category rule.
+* `text` — Task 4–6 question wording (the released CSVs' phrasings; Task 6's three parts).
+* `reports` — open Tasks 1–3 from report text by rules.
+* `pipeline` — CT-RATE timelines → items of the six tasks.
+* `official` — the 41 released CSVs (33,910 rows), volume-name mapping; written back by
+  ``medtemporal export BENCH --format 3drad --out DIR``.
+* `command` — ``medtemporal build 3d-rad`` options and manifest.
+* `scoring` — the released ``"X."`` rule beside strict extraction; open-task metrics as released.
+* `baselines` — question-only baselines (``rad3d:history``).
+* `volumes` — how a volume reaches a 2D model (protocol ``ct``: slices, montage, volume), cached.
+* `report` — tables in the paper's layout, both scoring rules, macro and micro.
+
+Deviations from the release are listed in ``docs/3d-rad.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.rad3d import baselines, scoring, volumes  # noqa: F401  (register rules, metrics, backend, protocol)
+from medtemporal.benchmarks.rad3d.command import add_arguments, build
+from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TASKS, VERSION
+from medtemporal.benchmarks.rad3d.official import write_official
+from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS
+from medtemporal.registry import register
+
+DEMO_MODELS = ("baseline:constant-B", "baseline:constant-D", "rad3d:history", "baseline:random")
+"""Reference rows: always-No (Task 4), always-D (Tasks 5–6), the Task 6 history rule, random."""
+
+
+def export_official(bench: Benchmark, out: Path) -> int:
+    """Write ``bench`` in the released layout (``OUT/<TaskN_Name>/<subtask>.csv``); return the rows written."""
+    return write_official(bench.items, out)
+
+
+def _report(runs: list[Path], out: Path) -> list[Path]:
+    """The paper-layout tables (see `report`)."""
+    from medtemporal.benchmarks.rad3d.report import write_rad3d_report
+
+    return write_rad3d_report(runs, out)
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """CT-RATE phantoms (at most 40 patients, 64 × 64 × 32 volumes: quick), build, reference baselines, report."""
+    data, bench = out / "phantoms" / "ct-rate", out / "benchmarks" / BENCHMARK
+    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
+        ["phantoms", "ct-rate", "--patients", str(min(patients, 40)), "--seed", str(seed), "--shape", "64,64,32",
+         "--out", str(data)]
+    ]
+    steps.append(["build", BENCHMARK, "--ct-rate", str(data), "--seed", str(seed), "--out", str(bench), "--overwrite"])
+    runs = [out / "runs" / f"{BENCHMARK}-{m.replace(':', '-')}" for m in DEMO_MODELS]
+    steps += [["run", str(bench), "--model", m, "--tasks", ",".join(CLOSED_TASKS), "--out", str(r), "--no-progress"]
+              for m, r in zip(DEMO_MODELS, runs)]
+    report = out / "report" / BENCHMARK
+    steps.append(["report", *map(str, runs), "--out", str(report)])
+    return DemoSection("3D-RAD", steps, report / "report.html")
+
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="3D-RAD: six tasks over CT-RATE chest CT volumes (open Tasks 1-3; existence and temporal diagnosis 4-6)",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={**{t: "rad3d_open" for t in OPEN_TASKS}, **{t: "rad3d_closed" for t in CLOSED_TASKS}},
+    extractors={**{t: "text" for t in OPEN_TASKS}, **{t: "letter" for t in CLOSED_TASKS}},
+    metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
+    report=_report,
+    exports={"3drad": export_official},
+    demo=demo,
+))

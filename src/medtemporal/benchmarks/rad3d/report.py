@@ -1,0 +1,123 @@
+"""3D-RAD tables in the paper's layout, both scoring rules side by side (``3d-rad_tables.md``).
+
+- Closed tasks (paper Tables 3–4): per run, Tasks 4–6 accuracy × 100, macro over subtasks
+  (labels for Task 4, scan letters b–h for Tasks 5–6: the paper's "macro") with micro (over
+  items) beside it, under our strict letter extraction and under the released ``"X."`` rule
+  (labelled "as released").
+- Per-subtask tables for Tasks 4–6 (strict).
+- Open tasks (paper Table 5): BLEU-1, ROUGE-1, METEOR and BERTScore × 100 per task, macro over subtasks.
+
+Runs of baselines (``baseline:*``, ``rad3d:*``) are marked as reference rows: several published
+model scores sit at their level (FACTS §1.1). Values come from ``scores.json`` and
+``scores_released.json`` (`scoring.released_scores`, computed here when missing or stale).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS, EXISTENCE_ORDER, LETTERS_BH, OPEN_SUBTASKS, OPEN_TASKS, TASKS
+from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, RELEASED_SCORES, macro, released_scores
+from medtemporal.report import load_runs
+from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.schema import Score
+from medtemporal.scoring.runs import PREDICTIONS
+
+TABLES = "3d-rad_tables.md"
+OPEN_LABELS = {"rad3d_bleu_1": "BLEU", "rad3d_rouge_1": "ROUGE-1", "rad3d_meteor": "METEOR", "bertscore_f1": "BERTScore"}
+
+
+def _subtypes(task: str) -> list[str]:
+    if task == "task4":
+        return list(EXISTENCE_ORDER)
+    if task in OPEN_SUBTASKS:
+        return list(OPEN_SUBTASKS[task])
+    return [f"{task}_{letter}" for letter in LETTERS_BH]
+
+
+def _fmt(value: float | None) -> str:
+    return DASH if value is None else f"{100 * value:.2f}"
+
+
+def _released(run: ReportRun) -> list[Score]:
+    path = run.path / RELEASED_SCORES
+    preds = run.path / PREDICTIONS
+    if not path.is_file() or (preds.is_file() and preds.stat().st_mtime_ns > path.stat().st_mtime_ns):
+        return released_scores(run.path)
+    return [Score.model_validate(s) for s in json.loads(path.read_text(encoding="utf-8"))["scores"]]
+
+
+def _label(run: ReportRun) -> str:
+    model = str(run.scores.run.get("model") or "")
+    return f"{run.label} (reference)" if model.startswith(("baseline:", "rad3d:")) else run.label
+
+
+def _micro(scores: Sequence[Score], task: str, metric: str = "accuracy") -> float | None:
+    return next((s.value for s in scores if s.group == f"task:{task}" and s.metric == metric), None)
+
+
+def closed_table(runs: Sequence[ReportRun]) -> str:
+    """Tasks 4–6: macro and micro accuracy, strict and as released."""
+    header = ["Run"]
+    for task in CLOSED_TASKS:
+        name = TASKS[task][2]
+        header += [f"{name} macro", f"{name} micro", f"{name} macro (as released)", f"{name} micro (as released)"]
+    header += ["Invalid (strict)"]
+    rows = []
+    for run in runs:
+        strict, rel = run.scores.scores, _released(run)
+        row = [_label(run)]
+        for task in CLOSED_TASKS:
+            subs = _subtypes(task)
+            row += [_fmt(macro(strict, "accuracy", subs)), _fmt(_micro(strict, task)),
+                    _fmt(macro(rel, "accuracy", subs)), _fmt(_micro(rel, task))]
+        invalid = sum(s.invalid for s in strict if s.metric == "accuracy" and s.group in {f"task:{t}" for t in CLOSED_TASKS})
+        rows.append(row + [str(invalid)])
+    return markdown_table(header, rows)
+
+
+def subtask_table(runs: Sequence[ReportRun], task: str) -> str:
+    """One closed task's accuracy per subtask (strict)."""
+    subs = _subtypes(task)
+    header = ["Run", *(s.rsplit("_", 1)[-1] if task != "task4" else s for s in subs), "Macro"]
+    rows = []
+    for run in runs:
+        values = {s.group: s.value for s in run.scores.scores if s.metric == "accuracy"}
+        rows.append([_label(run), *(_fmt(values.get(f"subtype:{s}")) for s in subs),
+                     _fmt(macro(run.scores.scores, "accuracy", subs))])
+    return markdown_table(header, rows)
+
+
+def open_table(runs: Sequence[ReportRun]) -> str:
+    """Tasks 1–3: the released metrics, macro over subtasks (paper Table 5)."""
+    header = ["Run", *(f"{TASKS[t][2]} {OPEN_LABELS[m]}" for t in OPEN_TASKS for m in OPEN_METRICS)]
+    rows = [[_label(run), *(_fmt(macro(run.scores.scores, m, _subtypes(t))) for t in OPEN_TASKS for m in OPEN_METRICS)]
+            for run in runs]
+    return markdown_table(header, rows)
+
+
+def write_rad3d_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
+    """Write ``3d-rad_tables.md`` into ``out``; returns the files written."""
+    runs = load_runs(run_dirs)
+    tasks = {lay.task for run in runs for lay in run.scores.layout}
+    parts = ["# 3D-RAD", "",
+             "Accuracy × 100. Macro = mean over subtasks (the paper's); micro = over items. Strict: one valid "
+             "option letter, else invalid (wrong). As released: right when the output contains \"<gold>.\" "
+             "(case-sensitive substring, `eval_3DRAD.py` line 123). The release scores Task 4 with text metrics "
+             "(`evaluate_result.py` lines 131–142); it is scored here as accuracy, as the paper reports it.", ""]
+    if tasks & set(CLOSED_TASKS):
+        parts += ["## Closed tasks (Tables 3–4)", "", closed_table(runs), ""]
+        for task in CLOSED_TASKS:
+            if task in tasks:
+                parts += [f"### {TASKS[task][2]} per subtask (strict)", "", subtask_table(runs, task), ""]
+    if tasks & set(OPEN_TASKS):
+        parts += ["## Open tasks (Table 5)", "",
+                  "Corpus BLEU-1, ROUGE-1 F, METEOR, BERTScore F1 × 100, macro over subtasks; an empty answer scores 0 "
+                  "(the release drops it).", "", open_table(runs), ""]
+    path = Path(out) / TABLES
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(parts), encoding="utf-8")
+    tmp.replace(path)
+    return [path]

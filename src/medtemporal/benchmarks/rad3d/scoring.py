@@ -1,0 +1,159 @@
+"""3D-RAD's scoring: the released closed-task rule beside our strict one, and the released open-task metrics.
+
+Closed tasks (4–6) are extracted with the shared strict ``letter`` rule (one
+valid letter, else invalid). The release (``M3D/Bench/eval/eval_3DRAD.py``
+line 123) counts an output right when the case-sensitive substring
+``"<gold letter>."`` occurs anywhere in it; rule ``rad3d_released`` reproduces
+that, and `released_scores` scores a run with it so reports show both.
+
+Open tasks (1–3) are scored as ``evaluate_result.py`` lines 25–63 and 89–112
+do, through the libraries: corpus BLEU-1 (``rad3d_bleu_1``; nltk's
+``corpus_bleu`` with weights ``(1,)``, on ``nltk.word_tokenize`` tokens where
+the release's HF ``bleu`` uses its 13a tokenizer), ROUGE-1 F
+(``rad3d_rouge_1``; ``rouge_score`` without stemming, the mean over samples
+where HF ``rouge`` reports an unseeded bootstrap mid-point), METEOR per sample
+(``rad3d_meteor``; nltk ``meteor_score`` with its defaults, as HF ``meteor``)
+and BERTScore F1 (the shared ``bertscore_f1``: roberta-large, layer 17, no
+idf, no rescaling, unless ``$MEDTEMPORAL_BERTSCORE_MODEL`` names another
+encoder). An empty or missing answer scores 0: the release drops it
+(``eval_3DRAD.py`` lines 159–162).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from medtemporal.benchmark import load
+from medtemporal.registry import register
+from medtemporal.schema import Item, Prediction, Score, iter_jsonl
+from medtemporal.scoring.aggregate import Outcome, score_outcomes
+from medtemporal.scoring.metrics import Answer
+from medtemporal.scoring.nltk_data import require_nltk_data
+from medtemporal.scoring.runs import PREDICTIONS, _benchmark_path, _read_config
+
+RELEASED_SCORES = "scores_released.json"
+
+
+@register("extractor", "rad3d_released", version="1", answer_types=("choice",),
+          description="3D-RAD as released: right when the case-sensitive substring '<gold>.' occurs anywhere")
+def released(item: Item, text: str) -> str | None:
+    """The gold letter if ``"<gold>."`` occurs in ``text``; else the first other ``"X."`` (a wrong answer); else None.
+
+    >>> item = Item.create(benchmark="3d-rad", task="task4", subtype="s", images=[], question="?",
+    ...     options={"A": "Yes", "B": "No"}, answer_type="choice", answer="B")
+    >>> released(item, "A. Yes or B. No"), released(item, "A. Yes"), released(item, "b")
+    ('B', 'A', None)
+    """
+    if f"{item.answer}." in text:
+        return str(item.answer)
+    return next((letter for letter in item.options if f"{letter}." in text), None)
+
+
+@lru_cache(maxsize=1)
+def _tools() -> tuple:
+    require_nltk_data()
+    from nltk.tokenize import word_tokenize
+    from nltk.translate.meteor_score import meteor_score
+    from rouge_score import rouge_scorer
+
+    return word_tokenize, meteor_score, rouge_scorer.RougeScorer(["rouge1"], use_stemmer=False)
+
+
+def _pairs(items: Sequence[Item], answers: Sequence[Answer]) -> list[tuple[str, str]]:
+    """(reference, output) stripped, as the release does (``str(x).strip()``); None → ""."""
+    return [((item.reference or str(item.answer)).strip(),
+             (answer if isinstance(answer, str) else " ".join(answer or [])).strip())
+            for item, answer in zip(items, answers, strict=True)]
+
+
+def reduce_bleu_1(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Corpus BLEU-1 from summed (clipped matches, output tokens, reference tokens, precision denominator).
+
+    Precision × brevity penalty, equal to ``nltk.translate.bleu_score.corpus_bleu(refs, hyps,
+    weights=(1,))`` (tests check it), whose precision denominator counts an empty output as 1;
+    written on summed statistics so the clustered bootstrap stays vectorised.
+    """
+    matches, hyp, ref, denominator = sums[..., 0], sums[..., 1], sums[..., 2], sums[..., 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = matches / np.maximum(denominator, 1)
+        bp = np.where(hyp >= ref, 1.0, np.exp(1 - ref / np.where(hyp > 0, hyp, 1)))
+    return np.where(hyp > 0, precision * bp, 0.0)
+
+
+@register("metric", "rad3d_bleu_1", higher_is_better=True, aggregation=reduce_bleu_1, percent=True,
+          description="corpus BLEU-1 as 3D-RAD's release (nltk corpus_bleu on word_tokenize tokens); empty scores 0")
+def bleu_1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample (clipped unigram matches, output length, reference length, max(1, output length))."""
+    word_tokenize = _tools()[0]
+    rows = []
+    for ref, out in _pairs(items, answers):
+        r, h = word_tokenize(ref), word_tokenize(out) if out else []
+        rows.append((sum((Counter(h) & Counter(r)).values()), len(h), len(r), max(1, len(h))))
+    return np.asarray(rows, dtype=float).reshape(len(rows), 4)
+
+
+@register("metric", "rad3d_rouge_1", higher_is_better=True, aggregation="mean", percent=True,
+          description="ROUGE-1 F (rouge_score, no stemming), mean over samples; empty scores 0")
+def rouge_1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample ROUGE-1 F-measure."""
+    scorer = _tools()[2]
+    return np.asarray([scorer.score(ref, out)["rouge1"].fmeasure if out else 0.0
+                       for ref, out in _pairs(items, answers)], dtype=float)
+
+
+@register("metric", "rad3d_meteor", higher_is_better=True, aggregation="mean", percent=True,
+          description="METEOR per sample (nltk meteor_score defaults on word_tokenize tokens); empty scores 0")
+def meteor(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample METEOR."""
+    word_tokenize, meteor_score, _ = _tools()
+    values = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for ref, out in _pairs(items, answers):
+            values.append(meteor_score([word_tokenize(ref)], word_tokenize(out)) if out else 0.0)
+    return np.asarray(values, dtype=float)
+
+
+OPEN_METRICS = ("rad3d_bleu_1", "rad3d_rouge_1", "rad3d_meteor", "bertscore_f1")
+CLOSED_METRICS = ("accuracy",)
+
+
+def released_scores(run_dir: str | Path, *, resamples: int = 1000, seed: int = 0) -> list[Score]:
+    """Accuracy of a run's closed-task items under the released ``"X."`` rule; written to ``scores_released.json``.
+
+    Missing predictions are wrong and counted as missing; outputs with no ``"X."`` at all are invalid.
+    """
+    run_dir = Path(run_dir)
+    config = _read_config(run_dir)
+    bench = load(_benchmark_path(run_dir, config))
+    items = [i for i in bench.select(config.get("tasks"), config.get("limit")) if i.answer_type == "choice"]
+    latest: dict[str, Prediction] = {}
+    if (run_dir / PREDICTIONS).is_file():
+        latest = {p.item_id: p for p in iter_jsonl(run_dir / PREDICTIONS, Prediction)}
+    outcomes = []
+    for item in items:
+        p = latest.get(item.id)
+        if p is None or p.raw_output is None:
+            outcomes.append(Outcome(item, None, "missing"))
+            continue
+        answer = released(item, p.raw_output)
+        outcomes.append(Outcome(item, answer, "answered" if answer is not None else "invalid"))
+    scores = score_outcomes(outcomes, lambda task: CLOSED_METRICS, resamples=resamples, seed=seed) if outcomes else []
+    tmp = run_dir / (RELEASED_SCORES + ".tmp")
+    tmp.write_text(json.dumps({"rule": "rad3d_released@1", "scores": [s.model_dump(mode="json") for s in scores]},
+                              indent=2) + "\n")
+    tmp.replace(run_dir / RELEASED_SCORES)
+    return scores
+
+
+def macro(scores: Sequence[Score], metric: str, subtypes: Sequence[str]) -> float | None:
+    """Unweighted mean over ``subtypes`` of ``metric`` (the paper's "macro": over subtasks, not classes)."""
+    values = [s.value for s in scores if s.metric == metric and s.group in {f"subtype:{x}" for x in subtypes}]
+    return float(np.mean(values)) if values else None

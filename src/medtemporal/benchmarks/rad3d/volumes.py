@@ -1,0 +1,208 @@
+"""How a CT volume reaches a model: protocol ``ct`` with ``mode`` = ``slices`` | ``montage`` | ``volume``.
+
+- ``slices`` (default): ``slices`` axial slices (default 32, as third-party 3D-RAD
+  evaluations feed 2D models: Hulu-Med issue #9, kaiko-ai/eva PR #1030) sampled
+  uniformly over the volume, clipped to the HU ``window`` (default ``-1000,1000``)
+  and scaled to 0–255, resized to ``size`` × ``size`` (default 256), each captioned
+  "Slice k of N, axial:".
+- ``montage``: the same slices tiled row by row into one image.
+- ``volume``: one ``.npy`` array 1 × ``slices`` × ``size`` × ``size`` in [0, 1] (the M3D-style
+  input the authors' preprocessed files have), passed as the only image part, for backends
+  that read 3D arrays.
+
+NIfTI values are rescaled to HU with the metadata CSV's slope and intercept when the image
+root holds one (``dataset/metadata/*_metadata.csv``). The authors' ``.npy`` volumes
+(1 × 32 × 256 × 256 in [0, 1]) are used as they are (no window). Each volume is
+prepared once per (content sha256, settings) and kept under ``$MEDTEMPORAL_VOLUME_CACHE``
+(default ``$XDG_CACHE_HOME/medtemporal/volumes``), never per call; the settings are the
+protocol options the run records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from medtemporal.backends.base import GenerateConfig, ImagePart, Part, TextPart
+from medtemporal.backends.images import file_sha256
+from medtemporal.errors import InvalidInputError, require
+from medtemporal.prompts import PromptSet
+from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
+from medtemporal.protocols.direct import question_prompt
+from medtemporal.registry import register
+from medtemporal.schema import Item, content_hash
+from medtemporal.sources.ct_rate import Scan, read_metadata
+
+CACHE_ENV = "MEDTEMPORAL_VOLUME_CACHE"
+MODES = ("slices", "montage", "volume")
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def cache_root() -> Path:
+    """``$MEDTEMPORAL_VOLUME_CACHE``, else ``$XDG_CACHE_HOME/medtemporal/volumes`` (``~/.cache`` by default)."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "medtemporal" / "volumes"
+
+
+def parse_window(window: str | tuple[float, float]) -> tuple[float, float]:
+    """``"-1000,1000"`` → (-1000.0, 1000.0); one sentence when malformed."""
+    try:
+        low, high = (float(v) for v in (window.split(",") if isinstance(window, str) else window))
+    except (ValueError, TypeError):
+        raise InvalidInputError(f"window {window!r} must be two HU values LOW,HIGH such as -1000,1000.") from None
+    if high <= low:
+        raise InvalidInputError(f"window {window!r} must have LOW < HIGH.")
+    return low, high
+
+
+@lru_cache(maxsize=8)
+def _metadata(root: str) -> dict[str, Scan]:
+    found: dict[str, Scan] = {}
+    for path in sorted((Path(root) / "dataset" / "metadata").glob("*_metadata.csv")):
+        found.update(read_metadata(path))
+    return found
+
+
+def _scan_for(path: Path, root: Path | None) -> Scan:
+    if root is None:
+        return Scan()
+    return _metadata(str(root)).get(path.name, Scan())
+
+
+def sample_indices(depth: int, n: int) -> np.ndarray:
+    """``n`` slice indices spread uniformly over ``depth`` (all of them when ``depth <= n``).
+
+    >>> sample_indices(300, 4).tolist(), sample_indices(3, 32).tolist()
+    ([0, 100, 199, 299], [0, 1, 2])
+    """
+    if depth <= n:
+        return np.arange(depth)
+    return np.linspace(0, depth - 1, n).round().astype(int)
+
+
+def axial_slices(path: Path, n: int, window: tuple[float, float], root: Path | None = None) -> np.ndarray:
+    """``n`` axial slices of a volume as float32 in [0, 1], shape (n, rows, cols).
+
+    Only the sampled slices are converted to floats, so memory stays near the stored volume's size.
+    """
+    if path.suffix == ".npy":
+        try:
+            data = np.load(path, mmap_mode="r")
+        except (OSError, ValueError):
+            raise InvalidInputError(f"{path} is not a readable .npy volume; check the preprocessed files.") from None
+        vol = np.asarray(data).reshape(-1, *data.shape[-2:])  # (1, D, H, W) → (D, H, W), already in [0, 1]
+        return np.clip(vol[sample_indices(vol.shape[0], n)].astype(np.float32), 0, 1)
+    nib = require("nibabel", "core")
+    try:
+        img = nib.load(str(path))
+        data = np.asanyarray(img.dataobj)
+    except Exception as exc:  # nibabel raises many types for a corrupt file
+        raise InvalidInputError(f"{path} is not a readable NIfTI volume ({type(exc).__name__}); download it again.") from None
+    if data.ndim != 3:
+        raise InvalidInputError(f"{path} holds a {data.ndim}-D array; a CT volume must be 3-D (x, y, z).")
+    scan = _scan_for(path, root)
+    picked = data[:, :, sample_indices(data.shape[2], n)].astype(np.float32) * scan.slope + scan.intercept
+    low, high = window
+    picked = (np.clip(picked, low, high) - low) / (high - low)
+    return np.ascontiguousarray(np.transpose(picked, (2, 1, 0))[:, ::-1, :])  # (z, y, x), anterior up
+
+
+def _resize(slice_: np.ndarray, size: int) -> Image.Image:
+    return Image.fromarray((slice_ * 255).round().astype(np.uint8)).resize((size, size), Image.Resampling.BILINEAR)
+
+
+def prepare(path: Path, mode: str = "slices", slices: int = 32, window: tuple[float, float] = (-1000.0, 1000.0),
+            size: int = 256, root: Path | None = None, cache: Path | None = None) -> list[Path]:
+    """The files a model is shown for volume ``path`` (PNG slices, one montage PNG, or one ``.npy``), cached.
+
+    The cache key is the volume's sha256 and the settings; a second call reads nothing but the
+    file's stat (its digest is remembered per process) and the cache folder.
+    """
+    if mode not in MODES:
+        raise InvalidInputError(f"mode {mode!r} is unknown; use one of {', '.join(MODES)}.")
+    settings = {"mode": mode, "slices": slices, "window": list(window), "size": size}
+    folder = (cache or cache_root()) / f"{file_sha256(path)}-{content_hash(settings, 12)}"
+    done = folder / "done.json"
+    with _locks_guard:
+        lock = _locks.setdefault(str(folder), threading.Lock())
+    with lock:
+        if not done.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            stack = axial_slices(path, slices, window, root)
+            if mode == "volume":
+                arr = np.stack([np.asarray(_resize(s, size), dtype=np.float32) / 255 for s in stack])[None]
+                names = ["volume.npy"]
+                np.save(folder / names[0], arr)
+            elif mode == "montage":
+                cols = math.ceil(math.sqrt(len(stack)))
+                rows = math.ceil(len(stack) / cols)
+                sheet = Image.new("L", (cols * size, rows * size))
+                for k, s in enumerate(stack):
+                    sheet.paste(_resize(s, size), ((k % cols) * size, (k // cols) * size))
+                names = ["montage.png"]
+                sheet.save(folder / names[0])
+            else:
+                names = [f"slice_{k:03d}.png" for k in range(len(stack))]
+                for name, s in zip(names, stack):
+                    _resize(s, size).save(folder / name)
+            tmp = folder / "done.json.tmp"
+            tmp.write_text(json.dumps({"files": names, **settings, "source": path.name}))
+            tmp.replace(done)
+        names = json.loads(done.read_text())["files"]
+    return [folder / name for name in names]
+
+
+@register("protocol", "ct", description="3D volumes to a model: mode=slices (32 axial, default) | montage | volume")
+class CTDirect(Solver):
+    """One call: each volume as captioned slices (or a montage, or a 3D array), then the question."""
+
+    name = "ct"
+
+    def __init__(self, prompts: PromptSet | None = None, mode: str = "slices", slices: int = 32, window: str = "-1000,1000",
+                 size: int = 256) -> None:
+        super().__init__(prompts)
+        if mode not in MODES:
+            raise InvalidInputError(f"Protocol ct: mode {mode!r} is unknown; use one of {', '.join(MODES)}.")
+        if int(slices) < 1 or int(size) < 8:
+            raise InvalidInputError("Protocol ct: slices must be at least 1 and size at least 8.")
+        self.mode, self.slices, self.window, self.size = mode, int(slices), parse_window(str(window)), int(size)
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """The resolved options, defaults included; the runner records them as the protocol's options."""
+        return {"mode": self.mode, "slices": self.slices, "window": f"{self.window[0]:g},{self.window[1]:g}",
+                "size": self.size}
+
+    def _parts(self, item: Item, image_root: Path) -> list[Part]:
+        parts: list[Part] = []
+        for ref in item.images:
+            if ref.role != "volume":
+                parts += image_parts([ref], image_root)
+                continue
+            files = prepare(image_root / ref.path, self.mode, self.slices, self.window, self.size, image_root)
+            if self.mode == "slices":
+                for k, f in enumerate(files, 1):
+                    parts += [TextPart(f"Slice {k} of {len(files)}, axial:"), ImagePart(f)]
+            else:
+                caption = f"{self.slices} axial slices, left to right and top to bottom:" if self.mode == "montage" \
+                    else f"CT volume, 1 x {self.slices} x {self.size} x {self.size}:"
+                parts += [TextPart(caption), ImagePart(files[0])]
+        return parts
+
+    async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
+        parts = await asyncio.to_thread(self._parts, item, image_root)
+        template, text = question_prompt(item, self.prompts)
+        response = await generate(answer_request(item, (*parts, TextPart(text)), config))
+        return Solution(response.text, [{"template": template, "output": response.text, "mode": self.mode,
+                                         "slices": self.slices, "window": list(self.window), "size": self.size}])
