@@ -23,6 +23,7 @@ from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_out
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
 from medtemporal.scoring.metrics import metric
+from medtemporal.scoring.repeats import repeat_summary
 
 CONFIG = "config.json"
 PREDICTIONS = "predictions.jsonl"
@@ -45,6 +46,12 @@ class RunScores(Record):
     """Metric name → declared metadata (higher_is_better, aggregation, percent, description)."""
     bootstrap: dict[str, Any]
     scored_with: str
+    repeats: dict[str, Any] | None = None
+    """For runs with ``--repeats`` above 1: `medtemporal.scoring.repeats.repeat_summary` (each repeat's
+    value with mean and sd, and per-item consistency); None for a single repeat."""
+    settings: dict[str, Any] = {}
+    """The run's settings from ``config.json`` for reports: model identity, generation, repeats,
+    protocol options, versions and dates."""
 
     def score(self, group: str, metric: str) -> Score | None:
         """The score of ``metric`` over ``group``, if computed."""
@@ -57,7 +64,10 @@ def score_run(
     """Score the predictions of a run folder and write its ``scores.json``.
 
     Only the items the run selected (its recorded ``tasks`` and ``limit``) are
-    scored. The last prediction line of an item wins. Items without one, or whose last
+    scored. The last prediction line of an item (per repeat) wins. With ``repeats`` above 1 in
+    the config, every repeat's answers are pooled (``Score.n`` counts answers; the
+    intervals still resample patients) and ``RunScores.repeats`` holds each repeat's
+    values and the items' consistency. Items without one, or whose last
     line has no output (an error), are missing; outputs without a valid answer
     are invalid; both count as wrong. An answer stored under another rule id
     than the current rule's is extracted again from ``raw_output``.
@@ -77,14 +87,22 @@ def score_run(
     items = bench.select(config.get("tasks"), config.get("limit"))
     if not (run_dir / PREDICTIONS).is_file():
         raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
-    latest: dict[str, Prediction] = {}
+    latest: dict[tuple[str, int], Prediction] = {}
     lines = 0
     for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
-        latest[prediction.item_id] = prediction
+        latest[(prediction.item_id, prediction.repeat)] = prediction
         lines += 1
-    outcomes, counts = _outcomes(items, latest)
+    repeats = _repeats(config)
+    by_repeat, tallies = [], []
+    for r in range(repeats):
+        outcomes_r, counts_r = _outcomes(items, {i: p for (i, rr), p in latest.items() if rr == r})
+        by_repeat.append(outcomes_r)
+        tallies.append(counts_r)
+    outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
     counts = {"items": len(items), "prediction_lines": lines, "superseded": lines - len(latest),
-              "unknown_items": len(latest.keys() - {i.id for i in items}), **counts}
+              "unknown_items": len({i for i, _ in latest} - {i.id for i in items}), **_sum_counts(tallies)}
+    if repeats > 1:
+        counts["repeats"] = repeats
     specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
     subtype_groups = main.subtype_groups if main else {}
@@ -109,6 +127,8 @@ def score_run(
         bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
+        repeats=repeat_summary(by_repeat, metrics_for, subtype_groups) if repeats > 1 else None,
+        settings=_settings(config),
     )
     tmp = run_dir / (SCORES + ".tmp")
     tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
@@ -165,6 +185,37 @@ def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Ou
     keys = ("answered", "invalid", "missing", "errors", "re_extracted")
     return outcomes, {**{k: tally[k] for k in keys}, "re_extracted_from": dict(sorted(stale.items())),
                       "rules": dict(sorted(rules.items()))}
+
+
+def _repeats(config: dict[str, Any]) -> int:
+    """The run's ``repeats`` (1 when not recorded)."""
+    value = config.get("repeats") or 1
+    if not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"config.json has repeats={value!r}; it must be a whole number of at least 1.")
+    return value
+
+
+def _sum_counts(tallies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counts of several repeats added up (numbers summed, mappings such as ``rules`` merged)."""
+    total: dict[str, Any] = {}
+    for tally in tallies:
+        for key, value in tally.items():
+            if isinstance(value, dict):
+                merged: Counter[str] = Counter(total.get(key, {}))
+                merged.update(value)
+                total[key] = dict(sorted(merged.items()))
+            else:
+                total[key] = total.get(key, 0) + value
+    return total
+
+
+SETTING_KEYS = ("model", "protocol", "generation", "repeats", "tasks", "limit", "medtemporal_version",
+                "git_revision", "started_at", "finished_at", "packages")
+
+
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
+    """What a report shows of how the run was made (the keys of `SETTING_KEYS` present in the config)."""
+    return {key: config[key] for key in SETTING_KEYS if key in config}
 
 
 def _metrics_for(items: list[Item], specs: dict[str, BenchmarkSpec]) -> Callable[[str], tuple[str, ...]]:
