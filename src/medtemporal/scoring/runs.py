@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import ValidationError
 
 from medtemporal import __version__
-from medtemporal.benchmark import BenchmarkSpec, load, spec
+from medtemporal.benchmark import Benchmark, BenchmarkSpec, load, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl, read_json_object
 from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_outcomes
@@ -82,31 +83,15 @@ def score_run(
         The scores written.
     """
     run_dir = Path(run_dir)
-    config = _read_config(run_dir)
-    bench = load(_benchmark_path(run_dir, config))
-    items = bench.select(config.get("tasks"), config.get("limit"))
-    if not (run_dir / PREDICTIONS).is_file():
-        raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
-    latest: dict[tuple[str, int], Prediction] = {}
-    lines = 0
-    for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
-        latest[(prediction.item_id, prediction.repeat)] = prediction
-        lines += 1
-    repeats = _repeats(config)
-    by_repeat, tallies = [], []
-    for r in range(repeats):
-        outcomes_r, counts_r = _outcomes(items, {i: p for (i, rr), p in latest.items() if rr == r})
-        by_repeat.append(outcomes_r)
-        tallies.append(counts_r)
+    loaded = load_outcomes(run_dir)
+    config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
+    metrics_for, subtype_groups, repeats = loaded.metrics_for, loaded.subtype_groups, len(by_repeat)
     outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
+    latest, lines = loaded.latest, loaded.lines
     counts = {"items": len(items), "prediction_lines": lines, "superseded": lines - len(latest),
-              "unknown_items": len({i for i, _ in latest} - {i.id for i in items}), **_sum_counts(tallies)}
+              "unknown_items": len({i for i, _ in latest} - {i.id for i in items}), **_sum_counts(loaded.tallies)}
     if repeats > 1:
         counts["repeats"] = repeats
-    specs = {name: spec(name) for name in {i.benchmark for i in items}}
-    main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
-    subtype_groups = main.subtype_groups if main else {}
-    metrics_for = _metrics_for(items, specs)
     scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
                             seed=seed)
     first = next(iter(latest.values()), None)
@@ -135,6 +120,47 @@ def score_run(
                    encoding="utf-8")
     tmp.replace(run_dir / SCORES)
     return scores
+
+
+@dataclass
+class RunOutcomes:
+    """A run folder read for scoring: its config, benchmark, selected items and one outcome list per repeat."""
+
+    config: dict[str, Any]
+    bench: Benchmark
+    items: list[Item]
+    by_repeat: list[list[Outcome]]
+    """Outcomes of repeat r, one per item in ``items`` order."""
+    tallies: list[dict[str, Any]]
+    latest: dict[tuple[str, int], Prediction]
+    """The last prediction line of each (item id, repeat)."""
+    lines: int
+    metrics_for: Callable[[str], tuple[str, ...]]
+    subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
+
+
+def load_outcomes(run_dir: str | Path) -> RunOutcomes:
+    """Read a run folder's config, benchmark and predictions into per-repeat outcomes (nothing written)."""
+    run_dir = Path(run_dir)
+    config = _read_config(run_dir)
+    bench = load(_benchmark_path(run_dir, config))
+    items = bench.select(config.get("tasks"), config.get("limit"))
+    if not (run_dir / PREDICTIONS).is_file():
+        raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
+    latest: dict[tuple[str, int], Prediction] = {}
+    lines = 0
+    for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
+        latest[(prediction.item_id, prediction.repeat)] = prediction
+        lines += 1
+    by_repeat, tallies = [], []
+    for r in range(_repeats(config)):
+        outcomes_r, counts_r = _outcomes(items, {i: p for (i, rr), p in latest.items() if rr == r})
+        by_repeat.append(outcomes_r)
+        tallies.append(counts_r)
+    specs = {name: spec(name) for name in {i.benchmark for i in items}}
+    main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
+    return RunOutcomes(config, bench, items, by_repeat, tallies, latest, lines, _metrics_for(items, specs),
+                       main.subtype_groups if main else {})
 
 
 def read_scores(run_dir: str | Path) -> RunScores:
