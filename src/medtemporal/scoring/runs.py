@@ -50,9 +50,6 @@ class RunScores(Record):
     repeats: dict[str, Any] | None = None
     """For runs with ``--repeats`` above 1: `medtemporal.scoring.repeats.repeat_summary` (each repeat's
     value with mean and sd, and per-item consistency); None for a single repeat."""
-    settings: dict[str, Any] = {}
-    """The run's settings from ``config.json`` for reports: model identity, generation, repeats,
-    protocol options, versions and dates."""
 
     def score(self, group: str, metric: str) -> Score | None:
         """The score of ``metric`` over ``group``, if computed."""
@@ -113,7 +110,6 @@ def score_run(
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
         repeats=repeat_summary(by_repeat, metrics_for, subtype_groups) if repeats > 1 else None,
-        settings=_settings(config),
     )
     tmp = run_dir / (SCORES + ".tmp")
     tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
@@ -233,15 +229,6 @@ def _sum_counts(tallies: list[dict[str, Any]]) -> dict[str, Any]:
             else:
                 total[key] = total.get(key, 0) + value
     return total
-
-
-SETTING_KEYS = ("model", "protocol", "generation", "repeats", "tasks", "limit", "medtemporal_version",
-                "git_revision", "started_at", "finished_at", "packages")
-
-
-def _settings(config: dict[str, Any]) -> dict[str, Any]:
-    """What a report shows of how the run was made (the keys of `SETTING_KEYS` present in the config)."""
-    return {key: config[key] for key in SETTING_KEYS if key in config}
 
 
 def _metrics_for(items: list[Item], specs: dict[str, BenchmarkSpec]) -> Callable[[str], tuple[str, ...]]:
