@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import markdown as markdown_lib
 
+from medtemporal.errors import InvalidInputError
 from medtemporal.report.tables import DASH, ReportRun, fmt, is_percent, protocol_label
 from medtemporal.schema import read_json_object
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
@@ -30,32 +31,36 @@ def run_config(run: ReportRun) -> dict[str, Any]:
     return read_json_object(path, "restore it") if path.is_file() else {}
 
 
-def _short(value: Any) -> str:
+def _short(value: Any, width: int = 90) -> str:
+    """A setting as text, cut at ``width`` characters with an ellipsis."""
     if value is None or value == {} or value == []:
         return DASH
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def settings_section(runs: Sequence[ReportRun]) -> str:
-    """Model identity, generation settings, repeats, protocol and options, selection, versions and dates."""
-    rows = []
+    """A setting per row, a run per column: model identity, generation, repeats, protocol and options,
+    selection, versions and dates (from each run's ``config.json``)."""
+    columns = []
     for run in runs:
         c = run_config(run)
         model, gen = c.get("model") or {}, c.get("generation") or {}
-        served = model.get("served") if isinstance(model, dict) else None
+        model = model if isinstance(model, dict) else {"identity": model}
         packages = c.get("packages") or {}
-        rows.append([
-            run.label, _short(model.get("identity") if isinstance(model, dict) else model), _short(served),
-            _short(gen.get("temperature")), _short(gen.get("max_tokens")), _short(gen.get("seed")),
-            _short(gen.get("top_p")), _short(gen.get("system_prompt")), str(c.get("repeats") or 1),
-            protocol_label(run.scores), _short(c.get("tasks")), _short(c.get("limit")),
+        columns.append([
+            _short(model.get("identity")), _short(model.get("served")), _short(gen.get("temperature")),
+            _short(gen.get("max_tokens")), _short(gen.get("seed")), _short(gen.get("top_p")),
+            _short(gen.get("system_prompt")), str(c.get("repeats") or 1), protocol_label(run.scores),
+            _short(c.get("tasks")), _short(c.get("limit")),
             f"{c.get('medtemporal_version', DASH)} ({c.get('git_revision') or 'no git'})",
-            ", ".join(f"{k} {v}" for k, v in sorted(packages.items()) if k != "medtemporal") or DASH,
+            _short(", ".join(f"{k} {v}" for k, v in sorted(packages.items()) if k != "medtemporal"), 120),
             _short(c.get("started_at")), _short(c.get("finished_at")),
         ])
-    header = ["Run", "Model identity", "Served as", "Temperature", "Max tokens", "Seed", "Top-p", "System prompt",
-              "Repeats", "Protocol", "Tasks", "Limit", "medtemporal", "Packages", "Started", "Finished"]
-    return "<h2>Run settings</h2>" + table(header, rows)
+    names = ["Model identity", "Served as", "Temperature", "Max tokens", "Seed", "Top-p", "System prompt",
+             "Repeats", "Protocol", "Tasks", "Limit", "medtemporal", "Packages", "Started", "Finished"]
+    rows = [[name, *(col[k] for col in columns)] for k, name in enumerate(names)]
+    return "<h2>Run settings</h2>" + table(["Setting", *(r.label for r in runs)], rows)
 
 
 def repeats_section(runs: Sequence[ReportRun]) -> str:
@@ -97,7 +102,11 @@ def paired_section(runs: Sequence[ReportRun]) -> str:
     for run in runs[1:]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ComparisonWarning)
-            result = compare_runs(run.path, base.path)
+            try:
+                result = compare_runs(run.path, base.path)
+            except InvalidInputError:
+                notes.append(f"{run.label}: no item answered by both runs, so no paired difference.")
+                continue
         notes += [f"{run.label}: {w}." for w in result.warnings]
         for r in result.rows:
             pct = is_percent(runs, r.metric)
