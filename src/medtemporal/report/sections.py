@@ -131,7 +131,8 @@ def files_section(files: Sequence[Path]) -> str:
             html = markdown_lib.markdown(path.read_text(encoding="utf-8"), extensions=["tables"])
             for level in (2, 1):  # the file's headings sit under this section's
                 html = html.replace(f"<h{level}>", f"<h{level + 2}>").replace(f"</h{level}>", f"</h{level + 2}>")
-            parts.append(f'<div class="scroll family">{html}</div>')
+            html = html.replace("<table>", '<div class="scroll"><table>').replace("</table>", "</table></div>")
+            parts.append(f'<div class="family">{html}</div>')
         elif path.suffix == ".png":
             data = base64.b64encode(path.read_bytes()).decode("ascii")
             parts.append(f'<figure><img alt="{escape(path.stem)}" src="data:image/png;base64,{data}">'

@@ -275,7 +275,7 @@ def taxonomy_table(runs: Sequence[ReportRun], judge: Judge | None = None) -> tup
 
 def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path, judge: Judge | None = None) -> list[Path]:
     """Write ``micxr_analyses.md`` (and ``micxr_errors.png``) for MI-CXR runs into ``out``."""
-    runs = load_runs(run_dirs, rescore=False)
+    runs = load_runs(run_dirs)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     parts = ["# MI-CXR analyses", "",
