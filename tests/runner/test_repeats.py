@@ -117,3 +117,16 @@ def test_repeats_below_one_are_refused(fake, tmp_path):
     with pytest.raises(InvalidInputError, match="--repeats"):
         run(bench, fake.uri(), tmp_path / "run", repeats=0, progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_cli_repeats_flag_is_recorded(tmp_path):
+    from medtemporal.cli import main
+
+    bench = make_tiny_benchmark(tmp_path, n=3)
+    out = tmp_path / "run"
+    assert main(["run", str(bench), "--model", "baseline:random", "--temperature", "0.5", "--seed", "1",
+                 "--repeats", "2", "--out", str(out), "--no-progress"]) == 0
+    assert json.loads((out / "config.json").read_text())["repeats"] == 2
+    assert sorted(p["repeat"] for p in _lines(out)) == [0, 0, 0, 1, 1, 1]
+    assert main(["run", str(bench), "--model", "baseline:random", "--repeats", "0", "--out",
+                 str(tmp_path / "bad"), "--no-progress"]) == 2

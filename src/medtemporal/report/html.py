@@ -28,6 +28,7 @@ from medtemporal.report.tables import (
     table_rows,
 )
 from medtemporal.report.plots import family_subtypes, has_chance
+from medtemporal.report.profile import profile_chart
 from medtemporal.report.sections import files_section, paired_section, repeats_section, settings_section
 from medtemporal.report.viewer import VIEWER_CSS, viewer_section
 
@@ -152,6 +153,12 @@ def html_page(
             parts.append("</div>")
         header, rows = subtype_rows(runs, metric)
         parts += [f"<h2>{escape(metric)}{unit} by subtype</h2>", _plain_table(header, rows)]
+    profile = profile_chart(runs)
+    if profile is not None:
+        data = base64.b64encode(profile).decode("ascii")
+        parts.append('<h2>Profile across benchmarks</h2><figure><img alt="profile across benchmarks" '
+                     f'src="data:image/png;base64,{data}"><figcaption>Each family\'s headline score with its 95% '
+                     "interval; dashed marks: chance.</figcaption></figure>")
     parts += [repeats_section(runs), paired_section(runs), files_section(family_files)]
     if viewer:
         parts.append(viewer_section(runs))
