@@ -19,7 +19,7 @@ from medtemporal.runner import run
 def page(tmp_path_factory):
     chromium()
     root = tmp_path_factory.mktemp("browser")
-    bench = make_tiny_benchmark(root, n=12)
+    bench = make_tiny_benchmark(root, n=30)
     runs = [root / "random", root / "constant"]
     run(bench, "baseline:random", runs[0], progress=False)
     run(bench, "baseline:constant-A", runs[1], progress=False)
@@ -45,7 +45,9 @@ def test_page_loads_without_console_messages(page):
     done = headless(html, "--dump-dom")
     assert done.returncode == 0, done.stderr[-2000:]
     assert console_messages(done.stderr) == []
-    assert _count(done.stdout) == (24, 24)
+    assert _count(done.stdout) == (60, 60)
+    rows = re.findall(r'<div class="row[ "]', done.stdout)
+    assert 0 < len(rows) < 60  # virtualised: only the rows in sight are in the page
     assert "Prompt as sent" in done.stdout and 'class="timeline"' in done.stdout
 
 
@@ -53,11 +55,11 @@ def test_viewer_filters_from_a_table_link(page):
     html, runs = page
     dom = headless(html, "--dump-dom", fragment="view:run=0&correct=wrong").stdout
     wrong = _wrong(runs[0])
-    assert 0 < wrong < 12 and _count(dom) == (wrong, 24)
+    assert 0 < wrong < 30 and _count(dom) == (wrong, 60)
     shown = re.findall(r'<div class="row[^"]*"[^>]*><span class="(ok|bad|inv)">', dom)
     assert shown and set(shown) == {"bad"}
     dom = headless(html, "--dump-dom", fragment="view:run=1&group=task:TEL").stdout
-    assert _count(dom) == (12, 24)  # every tiny item is TEL, one run
+    assert _count(dom) == (30, 60)  # every tiny item is TEL, one run
     links = re.findall(r'href="(#view:run=\d&amp;group=[^"]+)"', html.read_text())
     assert links and all("group=" in link for link in links)
 
