@@ -120,3 +120,22 @@ def test_write_micxr_report_writes_tables_and_figure(tmp_path):
     text = written[0].read_text()
     assert "Temperature sensitivity" in text and "Error types" in text and "Table 12 layout" in text
     assert written[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_stage1_descriptions_are_checked_against_the_annotated_changes(tmp_path):
+    items = [_tel("C", ["T3 → T4"]).model_copy(update={"meta": {
+        "patient_id": f"p{k}", "emergences": ["T3 → T4"], "resolutions": [],
+        "changes": ["absent", "absent", "emergence", "unchanged"]}}) for k in range(2)]
+    items = [i.model_copy(update={"id": f"item{k}", "question": f"Q{k}"}) for k, i in enumerate(items)]
+    save(tmp_path / "bench", items, Manifest(benchmark="mi-cxr", version="1", licence="synthetic"))
+    good = ("T1 → T2: remains absent. T2 → T3: no change. T3 → T4: a new opacity appears. "
+            "T4 → T5: stable.")
+    bad = "T1 → T2: resolved. T2 → T3: unclear. T3 → T4: worsened or improved. T4 → T5: stable."
+    preds = [prediction(items[0], "The answer is C.").model_copy(update={"calls": ({"stage": "describe", "output": good},)}),
+             prediction(items[1], "The answer is A.").model_copy(update={"calls": ({"stage": "describe", "output": bad},)})]
+    run = write_run(tmp_path, items, preds, bench=tmp_path / "bench")
+    from medtemporal.benchmarks.mi_cxr.analyses import description_check
+
+    c = description_check(run)
+    # good: 4 decided, 4 agree; bad: T1→T2 "resolved" (disagrees), T2→T3 none, T3→T4 two kinds, T4→T5 agrees.
+    assert c == {"intervals": 8, "decided": 6, "agree": 5, "items_all_agree": 1, "right_when_all_agree": 1}

@@ -7,7 +7,8 @@
 - `temperature_table` — Tables 15–16 / Appendix C: each model's accuracy per family at every temperature
   it was run at, mean ± sd over repeats, and the share of items whose answer flipped between repeats.
 - `stagewise_table` — Fig. 3: stage-wise vs direct for the same model, paired per item on the common items
-  (`medtemporal.scoring.compare`).
+  (`medtemporal.scoring.compare`); `description_check` reads the stage-1 descriptions and, where one
+  interval's text names exactly one kind of change, checks it against the item's annotated change.
 - `icrv_table` — Table 2: the ICR variant on its own.
 - `error_taxonomy` — Appendix G (Fig. 25): every wrong answer labelled by rules where the item decides it
   (`rule_label`); labels that need reading the output (the paper's judge-assigned types) come from an
@@ -19,6 +20,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -196,6 +198,86 @@ def temperature_pairs(runs: Sequence[ReportRun]) -> str | None:
                            "McNemar p (repeat 0)"], rows)
 
 
+CHANGE_WORDS = {
+    "emergence": r"\bnew(ly)?\b|\bappear|\bemerg|\bdevelop",
+    "resolution": r"\bresol|\bdisappear|\bclear(ed|s)?\b|\bno longer\b",
+    "worsening": r"\bworse|\bincreas|\bprogress|\benlarg",
+    "improvement": r"\bimprov|\bdecreas|\bsmaller\b|\breduc",
+    "unchanged": r"\bunchanged\b|\bstable\b|\bno (interval )?change\b|\bpersist|\bremains? absent\b",
+}
+"""Words of a stage-1 description that name a kind of change (matched case-insensitively)."""
+SAME = {"absent": "unchanged"}
+"""Annotated changes that a description names with another kind ("remains absent" is no change)."""
+
+
+def _interval_texts(text: str, n: int = 5) -> list[str | None]:
+    """The text about each consecutive interval (``T1 → T2``, ``T1-T2``, ``T1 to T2``, ``between T1 and T2``)."""
+    marks = []
+    for i in range(1, n):
+        pattern = rf"T{i}\s*(→|->|–|-|to|and)\s*T{i + 1}\b"
+        match = re.search(pattern, text)
+        marks.append(match.start() if match else None)
+    found = sorted(m for m in marks if m is not None)
+    out: list[str | None] = []
+    for m in marks:
+        if m is None:
+            out.append(None)
+            continue
+        end = next((x for x in found if x > m), len(text))
+        out.append(text[m:end])
+    return out
+
+
+def description_check(run_dir: str | Path) -> dict[str, int]:
+    """Stage-1 descriptions against the annotated interval changes of single-abnormality items.
+
+    An interval is *decided* when its text names exactly one kind of change (`CHANGE_WORDS`); returns
+    counts of ``intervals`` read, ``decided`` and ``agree``, and ``items_all_agree`` / ``right_when_all_agree``
+    (items whose every decided interval agrees, and how many of them were answered right).
+    """
+    loaded = load_outcomes(run_dir)
+    tally: Counter[str] = Counter()
+    for r, outcomes in enumerate(loaded.by_repeat):
+        for o in outcomes:
+            changes = o.item.meta.get("changes")
+            p = loaded.latest.get((o.item.id, r))
+            describe = next((c.get("output") for c in (p.calls if p else ()) if c.get("stage") == "describe"), None)
+            if not describe or not isinstance(changes, list) or o.item.subtype.startswith(("icr", "multi_entity")):
+                continue
+            agree_all, decided_any = True, False
+            for text, change in zip(_interval_texts(describe, len(changes) + 1), changes):
+                tally["intervals"] += 1
+                kinds = {k for k, pattern in CHANGE_WORDS.items() if text and re.search(pattern, text, re.I)}
+                if len(kinds) != 1:
+                    continue
+                decided_any = True
+                tally["decided"] += 1
+                if kinds == {SAME.get(change, change)}:
+                    tally["agree"] += 1
+                else:
+                    agree_all = False
+            if decided_any and agree_all:
+                tally["items_all_agree"] += 1
+                tally["right_when_all_agree"] += int(is_correct(o.item, o.answer))
+    return {k: tally[k] for k in ("intervals", "decided", "agree", "items_all_agree", "right_when_all_agree")}
+
+
+def description_table(runs: Sequence[ReportRun]) -> str | None:
+    """`description_check` per stage-wise run; None without stage-wise runs."""
+    rows = []
+    for run in runs:
+        if run.scores.run.get("protocol") != "stagewise":
+            continue
+        c = description_check(run.path)
+        pct = lambda a, b: DASH if not b else f"{100 * a / b:.1f}"  # noqa: E731
+        rows.append([run.label, str(c["intervals"]), str(c["decided"]), pct(c["agree"], c["decided"]),
+                     str(c["items_all_agree"]), pct(c["right_when_all_agree"], c["items_all_agree"])])
+    if not rows:
+        return None
+    return markdown_table(["Run", "Intervals described", "Decided by rules", "Agree with annotation (%)",
+                           "Items whose decided intervals all agree", "Of those answered right (%)"], rows)
+
+
 def icrv_table(runs: Sequence[ReportRun]) -> str | None:
     """Table 2: ICR-V accuracy per run with its interval; None when no run has ICR-V items."""
     rows = []
@@ -283,6 +365,7 @@ def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path, judge: J
              "", temperature_table(runs)]
     for title, table in (("Temperature, paired on common items", temperature_pairs(runs)),
                          ("Stage-wise vs direct, paired on common items (Fig. 3)", stagewise_table(runs)),
+                         ("Stage-1 descriptions against the annotated interval changes", description_table(runs)),
                          ("ICR variant (Table 2 layout)", icrv_table(runs))):
         if table is not None:
             parts += ["", f"## {title}", "", table]
