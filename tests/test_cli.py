@@ -18,6 +18,13 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch)
     assert "Table 3 layout" in (out / "report" / "temmed" / "temmed_tables.md").read_text()
     assert "Table 2 layout" in (out / "report" / "skillqa" / "skillqa_tables.md").read_text()
     assert "$ export MEDTEMPORAL_BERTSCORE_MODEL=" in first and "MEDTEMPORAL_BERTSCORE_MODEL" not in os.environ
+    temmed = (out / "report" / "temmed" / "temmed_tables.md").read_text()
+    assert "| image | 1 |" in temmed and "Top-1 retrieval hack (Table 8 layout)" in temmed  # ablation runs shown
+    analyses = (out / "report" / "mi-cxr" / "micxr_analyses.md").read_text()
+    assert "| baseline:random | direct | 0.7 | 3 |" in analyses and "T=0.7 − T=0" in analyses
+    assert "Error types" in analyses and "Table 12 layout" in analyses
+    page = (out / "report" / "mi-cxr" / "report.html").read_text()
+    assert 'id="viewer-data"' in page and "Temperature sensitivity" in page and "<h2>Run settings</h2>" in page
     for baseline in ("random", "constant-A"):  # balanced letters: both score chance
         scores = json.loads((out / "runs" / f"mi-cxr-{baseline}" / "scores.json").read_text())
         overall = next(s for s in scores["scores"] if s["group"] == "overall" and s["metric"] == "accuracy")

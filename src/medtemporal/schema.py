@@ -146,6 +146,11 @@ class Prediction(Record):
     error: str | None = None
     calls: tuple[dict[str, Any], ...] = ()
     """Intermediate calls of multi-stage protocols (prompt name, output)."""
+    repeat: int = 0
+    """Which repeat of the item (0-based, ``--repeats``) this answers; each repeat is its own sample."""
+    prompt: tuple[dict[str, Any], ...] = ()
+    """The messages of the request whose output is scored, as rendered: ``{"role", "parts"}`` with parts
+    ``{"text": ...}`` or ``{"image": path}`` (relative to the image root; never the image's bytes)."""
 
 
 class Score(Record):

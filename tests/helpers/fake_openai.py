@@ -7,6 +7,11 @@ Tests and benches point the real `openai` client at it. It answers
 without a message, empty or null content and a 401 that echoes the
 ``Authorization`` header (to prove keys are redacted).
 
+With ``sample=True`` a request with a temperature above 0 gets a random
+letter, drawn from the request's ``seed`` when it has one (the same text and
+seed give the same letter) and from fresh randomness when it has none, as a
+sampling model would.
+
 Requests are counted per *item key*: the text of the request's text parts,
 joined by newlines (each test item has a distinct question, so
 ``item.question in key`` finds an item's count). Faults apply to the first
@@ -26,6 +31,7 @@ import base64
 import hashlib
 import io
 import json
+import random
 import subprocess
 import sys
 import threading
@@ -63,6 +69,8 @@ class State:
     auth: set[str] = field(default_factory=set)
     bodies: list[dict[str, Any]] = field(default_factory=list)
     keep_bodies: bool = False
+    sample: bool = False
+    """Answer requests above temperature 0 at random (seeded by the request's ``seed`` when it has one)."""
 
 
 def item_key(body: dict[str, Any]) -> str:
@@ -82,6 +90,13 @@ def item_key(body: dict[str, Any]) -> str:
 def answer_for(key: str) -> str:
     """A deterministic letter A-E for a request text."""
     return "ABCDE"[hashlib.sha256(key.encode()).digest()[0] % 5]
+
+
+def sampled_answer(key: str, seed: int | None) -> str:
+    """A letter A-E drawn at random; from ``(key, seed)`` alone when ``seed`` is given."""
+    if seed is None:
+        return random.choice("ABCDE")
+    return random.Random(hashlib.sha256(f"{key}\0{seed}".encode()).digest()).choice("ABCDE")
 
 
 def _image_sizes(body: dict[str, Any]) -> list[tuple[int, int]]:
@@ -126,12 +141,12 @@ def make_app(state: State) -> web.Application:
         state.inflight += 1
         state.max_inflight = max(state.max_inflight, state.inflight)
         try:
-            return await _respond(request, key, attempt)
+            return await _respond(request, key, attempt, body)
         finally:
             if state.epoch == epoch:
                 state.inflight -= 1
 
-    async def _respond(request: web.Request, key: str, attempt: int) -> web.StreamResponse:
+    async def _respond(request: web.Request, key: str, attempt: int, body: dict[str, Any]) -> web.StreamResponse:
         if state.latency:
             await asyncio.sleep(state.latency)
         for fault in state.faults:
@@ -163,12 +178,14 @@ def make_app(state: State) -> web.Application:
                 if kind == "null":
                     return web.json_response(_completion(state, None))
         state.answered[key] += 1
-        return web.json_response(_completion(state, f"The answer is {answer_for(key)}."))
+        sampled = state.sample and (body.get("temperature") or 0) > 0
+        letter = sampled_answer(key, body.get("seed")) if sampled else answer_for(key)
+        return web.json_response(_completion(state, f"The answer is {letter}."))
 
     async def config(request: web.Request) -> web.Response:
         update = await request.json()
         for name, value in update.items():
-            if name not in ("latency", "model", "faults", "hang_s", "keep_bodies", "record_images"):
+            if name not in ("latency", "model", "faults", "hang_s", "keep_bodies", "record_images", "sample"):
                 raise web.HTTPBadRequest(text=f"unknown setting {name}")
             setattr(state, name, value)
         unknown = [f["kind"] for f in state.faults if f["kind"] not in FAULTS]
@@ -193,7 +210,7 @@ def make_app(state: State) -> web.Application:
         for name in ("counts", "answered", "images", "auth", "bodies", "max_inflight", "inflight"):
             setattr(state, name, getattr(fresh, name))
         state.epoch += 1
-        state.faults, state.latency = [], 0.0
+        state.faults, state.latency, state.sample = [], 0.0, False
         return web.json_response({"ok": True})
 
     app = web.Application(client_max_size=256 * 1024**2)

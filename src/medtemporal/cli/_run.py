@@ -38,6 +38,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     g.add_argument("--max-tokens", type=int, default=GenerateConfig.max_tokens, help="most output tokens per call")
     g.add_argument("--seed", type=int, help="sampling seed passed to the model")
+    g.add_argument("--repeats", type=int, default=1,
+                   help="answers per item, each its own sample above temperature 0 (default 1); "
+                        "a finished run resumes with more")
     g.add_argument("--top-p", type=float, help="nucleus sampling bound")
     g.add_argument("--system-prompt", help="system message sent before every request")
     g.add_argument("--max-pixels", type=int, default=DEFAULT_MAX_PIXELS,
@@ -115,6 +118,7 @@ def main(args: argparse.Namespace) -> int:
         score=not args.no_score and not args.judge,
         protocol_options={k: _value(v) for k, v in parse_pairs(args.protocol_option, "--protocol-option").items()},
         tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
+        repeats=args.repeats,
     )
     judge, judge_options = judge_from_args(args)
     if judge is not None and not args.no_score and summary.stopped is None:

@@ -68,32 +68,30 @@ def write_report(
     if "csv" in formats:
         contents["report.csv"] = csv_text(runs).encode("utf-8")
     charts = {m: family_charts(runs, m) for m in metric_names(runs)} if {"html", "png"} & set(formats) else {}
-    if "html" in formats:
-        contents["report.html"] = html_page(runs, charts).encode("utf-8")
     if "png" in formats:
         for metric, pngs in charts.items():
             for family, png in pngs.items():
                 contents[f"report_{metric}_{_safe(family)}.png"] = png
     targets = [Path(out)] if out is not None else [r.path for r in runs]
     extra = _benchmark_report(runs)
-    extra_files: list[Path] | None = None
+    extra_files: list[Path] = []
     written = []
-    for folder in targets:
+    for n, folder in enumerate(targets):
         folder.mkdir(parents=True, exist_ok=True)
+        if extra is not None and n == 0:  # written once, then copied: the same runs give the same files
+            extra_files = extra([r.path for r in runs], folder)
+            written += extra_files
+        elif extra is not None:
+            for path in extra_files:
+                shutil.copyfile(path, folder / path.name)
+                written.append(folder / path.name)
+        if "html" in formats and "report.html" not in contents:
+            contents["report.html"] = html_page(runs, charts, family_files=extra_files).encode("utf-8")
         for name, data in contents.items():
             tmp = folder / (name + ".tmp")
             tmp.write_bytes(data)
             tmp.replace(folder / name)
             written.append(folder / name)
-        if extra is None:
-            continue
-        if extra_files is None:  # written once, then copied: the same runs give the same files
-            extra_files = extra([r.path for r in runs], folder)
-            written += extra_files
-        else:
-            for path in extra_files:
-                shutil.copyfile(path, folder / path.name)
-                written.append(folder / path.name)
     return written
 
 

@@ -1,10 +1,17 @@
-"""A self-contained HTML report: inline CSS, charts embedded as base64 PNG, no external URLs."""
+"""A self-contained HTML report: inline CSS, charts embedded as base64 PNG, no external URLs.
+
+Sections: runs and their settings; per metric the family and paper-layout tables (each run's cell links
+to its items in the viewer), charts and the subtype table; repeats; paired differences against the first
+run; the benchmark's own tables and figures; the per-item viewer (`medtemporal.report.viewer`).
+"""
 
 from __future__ import annotations
 
 import base64
 from html import escape
+from pathlib import Path
 from typing import Mapping, Sequence
+from urllib.parse import quote
 
 from medtemporal.report.tables import (
     DASH,
@@ -20,6 +27,10 @@ from medtemporal.report.tables import (
     subtype_rows,
     table_rows,
 )
+from medtemporal.report.plots import family_subtypes, has_chance
+from medtemporal.report.profile import profile_chart
+from medtemporal.report.sections import files_section, paired_section, repeats_section, settings_section
+from medtemporal.report.viewer import VIEWER_CSS, viewer_section
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;
@@ -31,7 +42,9 @@ th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 tr.chance td{font-style:italic;color:#555;background:#fafafa}
 .note{color:#444;max-width:60rem}.charts{display:flex;flex-wrap:wrap;gap:1rem}
 figure{margin:0;max-width:100%}figure img{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
-"""
+.scroll{overflow-x:auto;max-width:100%}td a{color:inherit;text-decoration:none;border-bottom:1px dotted #888}
+.warn{color:#9a6700}
+""" + VIEWER_CSS
 
 
 def _cell(text: str, tag: str = "td", attrs: str = "") -> str:
@@ -39,7 +52,8 @@ def _cell(text: str, tag: str = "td", attrs: str = "") -> str:
 
 
 def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], metric: str) -> str:
-    """A table whose header spans each family over its columns (the Table 1 look)."""
+    """A table whose header spans each family over its columns (the Table 1 look); a run's cell links to
+    its items in the viewer."""
     top, bottom = ['<th rowspan="2">Run</th>'], []
     k = 0
     while k < len(columns):
@@ -58,24 +72,49 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
     if not bottom:  # no family spans columns: one header row
         head = "<tr>" + "".join(top).replace(' rowspan="2"', "") + "</tr>"
     body = []
-    for row in table_rows(runs, columns, metric):
-        css = ' class="chance"' if row[0] == "Chance" else ""
-        body.append(f"<tr{css}>" + "".join(_cell(c) for c in row) + "</tr>")
-    return f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    for k, row in enumerate(table_rows(runs, columns, metric)):
+        if k >= len(runs):  # the chance row
+            body.append('<tr class="chance">' + "".join(_cell(c) for c in row) + "</tr>")
+            continue
+        cells = [_cell(row[0])]
+        for column, text in zip(columns, row[1 : 1 + len(columns)]):
+            if text == DASH:
+                cells.append(_cell(text))
+            else:
+                href = f"#view:run={k}&group={quote(column.group, safe=':/')}"
+                cells.append(f'<td><a href="{escape(href)}" title="see these items">{escape(text)}</a></td>')
+        cells += [_cell(c) for c in row[1 + len(columns) :]]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<div class="scroll"><table><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _chart_caption(runs: Sequence[ReportRun], family: str, metric: str) -> str:
+    """What the chart shows; chance lines are named only where drawn."""
+    subtypes = family_subtypes(runs, metric).get(family, [])
+    chance = "; dashed lines mark chance" if has_chance(runs, subtypes, metric) else ""
+    return f"{family}: bars with 95% intervals{chance}."
 
 
 def _plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(_cell(h, "th") for h in header)
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def html_page(runs: Sequence[ReportRun], charts: Mapping[str, Mapping[str, bytes]]) -> str:
+def html_page(
+    runs: Sequence[ReportRun],
+    charts: Mapping[str, Mapping[str, bytes]],
+    *,
+    family_files: Sequence[Path] = (),
+    viewer: bool = True,
+) -> str:
     """The report as one HTML document with everything inline.
 
     Args:
         runs: The runs in the report.
         charts: Metric → family → PNG of its chart (`family_charts`), drawn once for HTML and PNG files.
+        family_files: Files the benchmark's own report writer made (``.md`` tables, ``.png`` figures), shown inline.
+        viewer: Add the per-item viewer.
     """
     parts = [
         "<!DOCTYPE html>",
@@ -91,6 +130,7 @@ def html_page(runs: Sequence[ReportRun], charts: Mapping[str, Mapping[str, bytes
               *(str(r.scores.counts.get(k, DASH)) for k in ("items", "answered", "invalid", "missing")),
               str(r.path)] for r in runs],
         ),
+        settings_section(runs),
     ]
     for metric in metric_names(runs):
         unit = " (%)" if is_percent(runs, metric) else ""
@@ -107,11 +147,20 @@ def html_page(runs: Sequence[ReportRun], charts: Mapping[str, Mapping[str, bytes
                 data = base64.b64encode(png).decode("ascii")
                 parts.append(
                     f'<figure><img alt="{escape(metric)} by subtype, {escape(family)}" '
-                    f'src="data:image/png;base64,{data}"><figcaption>{escape(family)}: bars with 95% '
-                    "intervals; dashed lines mark chance.</figcaption></figure>"
+                    f'src="data:image/png;base64,{data}"><figcaption>{escape(_chart_caption(runs, family, metric))}'
+                    "</figcaption></figure>"
                 )
             parts.append("</div>")
         header, rows = subtype_rows(runs, metric)
         parts += [f"<h2>{escape(metric)}{unit} by subtype</h2>", _plain_table(header, rows)]
+    profile = profile_chart(runs)
+    if profile is not None:
+        data = base64.b64encode(profile).decode("ascii")
+        parts.append('<h2>Profile across benchmarks</h2><figure><img alt="profile across benchmarks" '
+                     f'src="data:image/png;base64,{data}"><figcaption>Each family\'s headline score with its 95% '
+                     "interval; dashed marks: chance.</figcaption></figure>")
+    parts += [repeats_section(runs), paired_section(runs), files_section(family_files)]
+    if viewer:
+        parts.append(viewer_section(runs))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

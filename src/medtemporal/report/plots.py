@@ -48,12 +48,16 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
             has_ci = score.ci_low is not None and score.ci_high is not None
             low.append((score.value - score.ci_low) * scale if has_ci else 0.0)
             high.append((score.ci_high - score.value) * scale if has_ci else 0.0)
+        if not xs:  # no data for this family: no empty legend entry (its colour stays its own elsewhere)
+            continue
         ax.bar(xs, heights, width * 0.92, yerr=[low, high], capsize=3, label=run.label, color=f"C{k % 10}")
+    labelled = False
     for x, subtype in enumerate(subtypes):
         chance = chance_of(runs, f"subtype:{subtype}", metric)
         if chance is not None:
             ax.hlines(chance * scale, x - 0.45, x + 0.45, colors="0.25", linestyles="dashed",
-                      label="chance" if x == 0 else None, zorder=3)
+                      label=None if labelled else "chance", zorder=3)
+            labelled = True
     ax.set_xticks(range(len(subtypes)), [s.replace("_", " ") for s in subtypes], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel(f"{metric} (%)" if scale == 100.0 else metric)
     ax.set_ylim(0, 104 if scale == 100.0 else None)
@@ -69,6 +73,11 @@ def figure_png(fig: plt.Figure, dpi: int = 110) -> bytes:
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return buffer.getvalue()
+
+
+def has_chance(runs: Sequence[ReportRun], subtypes: Sequence[str], metric: str) -> bool:
+    """Whether the chart of these subtypes draws any chance line."""
+    return any(chance_of(runs, f"subtype:{s}", metric) is not None for s in subtypes)
 
 
 def family_charts(runs: Sequence[ReportRun], metric: str) -> dict[str, bytes]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.backends import load as load_backend
-from medtemporal.backends.base import Backend, GenerateConfig, Request, RequestError, Response
+from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, RequestError, Response, TextPart
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, is_hashed
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.benchmark import spec
@@ -31,6 +31,7 @@ from medtemporal.runner.cache import ResponseCache, default_cache_path, request_
 from medtemporal.runner.config import build_config, check_resumable, now, read_config, write_config
 from medtemporal.runner.guard import check_data_use
 from medtemporal.runner.progress import Progress
+from medtemporal.runner.repeats import check_repeats, repeat_config, sample_index
 from medtemporal.runner.retry import RetryPolicy, call_with_retries
 from medtemporal.runner.store import PredictionLog, RunLock
 from medtemporal.schema import Item, Prediction
@@ -47,7 +48,7 @@ class RunSummary:
 
     run_dir: Path
     total: int
-    """Items in the run (after ``limit``)."""
+    """Answers the run asks for: items (after ``limit``) × repeats."""
     done: int = 0
     """Items answered in this call."""
     skipped_existing: int = 0
@@ -65,6 +66,7 @@ class RunSummary:
     stopped: str | None = None
     """Why the run stopped before the end (``--max-errors``, a broken endpoint), else None."""
     scored: bool = False
+    repeats: int = 1
 
     @property
     def n_errors(self) -> int:
@@ -78,7 +80,8 @@ class RunSummary:
     def __str__(self) -> str:
         lines = [
             f"{self.run_dir}: {self.done} answered, {self.skipped_existing} already done, "
-            f"{self.n_errors} failed, {self.pending} pending of {self.total} items in {self.wall_s:.1f} s "
+            f"{self.n_errors} failed, {self.pending} pending of {self.total} "
+            f"{'items' if self.repeats == 1 else f'answers ({self.repeats} repeats per item)'} in {self.wall_s:.1f} s "
             f"({self.requests} model calls, {self.cache_hits} from cache, "
             f"{self.input_tokens} input / {self.output_tokens} output tokens)."
         ]
@@ -96,6 +99,8 @@ class _ItemCalls:
     """Accounting of the model calls made for one item."""
 
     request_hash: str = ""
+    last: Request | None = None
+    """The latest request: the one whose output is scored."""
     input_tokens: int = 0
     output_tokens: int = 0
     counted_tokens: bool = False
@@ -143,13 +148,18 @@ class _Runner:
         self.rng = random.Random()
         self.tasks: list[asyncio.Task[None]] = []
 
-    async def generate(self, request: Request, calls: _ItemCalls) -> Response:
-        """The ``generate`` a protocol gets: image check, cache, retries, timeout, accounting."""
+    async def generate(self, request: Request, calls: _ItemCalls, sample: int = 0) -> Response:
+        """The ``generate`` a protocol gets: image check, cache, retries, timeout, accounting.
+
+        ``sample`` is the repeat index that keys the cache when repeats are distinct samples
+        (`medtemporal.runner.repeats.sample_index`).
+        """
         if all(is_hashed(path) for path in request.image_paths):
-            key = request_key(self.identity, request)
+            key = request_key(self.identity, request, sample)
         else:  # a new image: read and hash it off the event loop, which keeps serving requests in flight
-            key = await asyncio.to_thread(request_key, self.identity, request)
+            key = await asyncio.to_thread(request_key, self.identity, request, sample)
         calls.request_hash = key
+        calls.last = request
         limit = self.backend.max_images
         if limit is not None and request.n_images > limit:
             raise RequestError(
@@ -182,17 +192,19 @@ class _Runner:
             self.served.add(response.model)
         calls.add(response)
 
-    async def answer(self, item: Item) -> Prediction:
-        """Run the protocol on ``item``; a backend failure becomes an error prediction."""
+    async def answer(self, item: Item, repeat: int = 0) -> Prediction:
+        """Run the protocol on ``item`` for repeat ``repeat``; a backend failure becomes an error prediction."""
         calls = _ItemCalls()
         start = time.perf_counter()
+        sample = sample_index(self.config, repeat)
 
         async def generate(request: Request) -> Response:
-            return await self.generate(request, calls)
+            return await self.generate(request, calls, sample)
 
-        common: dict[str, Any] = {"item_id": item.id, "model": self.backend.uri, "protocol": self.solver.name}
+        common: dict[str, Any] = {"item_id": item.id, "model": self.backend.uri, "protocol": self.solver.name,
+                                  "repeat": repeat}
         try:
-            solution = await self.solver.solve(item, self.image_root, generate, self.config)
+            solution = await self.solver.solve(item, self.image_root, generate, repeat_config(self.config, repeat))
         except BackendError as exc:
             reason = getattr(exc, "reason", "backend_error")
             return Prediction(
@@ -213,6 +225,7 @@ class _Runner:
             input_tokens=calls.input_tokens if calls.counted_tokens else None,
             output_tokens=calls.output_tokens if calls.counted_tokens else None,
             calls=tuple(solution.calls),
+            prompt=_prompt(calls.last, self.image_root),
         )
 
     def record(self, prediction: Prediction, progress: Progress) -> None:
@@ -247,22 +260,22 @@ class _Runner:
             if task is not current:
                 task.cancel()
 
-    async def run(self, items: list[Item], progress: Progress) -> None:
-        """Answer ``items``; the first unexpected error stops all.
+    async def run(self, units: list[tuple[Item, int]], progress: Progress) -> None:
+        """Answer each (item, repeat) of ``units``; the first unexpected error stops all.
 
         Twice as many workers as request slots: while ``concurrency`` requests
         are in flight, the next items are prepared (prompt, cache lookup,
         image encoding) and wait for a slot, so the endpoint never idles.
         """
-        queue = iter(items)
+        queue = iter(units)
 
         async def worker() -> None:
-            for item in queue:
+            for item, repeat in queue:
                 if self.summary.stopped:
                     return
-                self.record(await self.answer(item), progress)
+                self.record(await self.answer(item, repeat), progress)
 
-        self.tasks = [asyncio.create_task(worker()) for _ in range(min(2 * self.concurrency, len(items)) or 1)]
+        self.tasks = [asyncio.create_task(worker()) for _ in range(min(2 * self.concurrency, len(units)) or 1)]
         try:
             for task in asyncio.as_completed(self.tasks):
                 try:
@@ -274,6 +287,27 @@ class _Runner:
             for task in self.tasks:
                 task.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def _prompt(request: Request | None, image_root: Path) -> tuple[dict[str, Any], ...]:
+    """The messages of ``request`` as recorded in a prediction: text as rendered, images by relative path."""
+    if request is None:
+        return ()
+    messages: list[dict[str, Any]] = []
+    if request.system_prompt:
+        messages.append({"role": "system", "parts": [{"text": request.system_prompt}]})
+    for message in request.messages:
+        parts = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                parts.append({"text": part.text})
+            elif isinstance(part, ImagePart):
+                try:
+                    parts.append({"image": part.path.relative_to(image_root).as_posix()})
+                except ValueError:
+                    parts.append({"image": part.path.as_posix()})
+        messages.append({"role": message.role, "parts": parts})
+    return tuple(messages)
 
 
 def _check_images(items: list[Item], root: Path) -> None:
@@ -338,6 +372,7 @@ async def arun(
     score: bool = True,
     protocol_options: dict[str, Any] | None = None,
     tasks: Sequence[str] | None = None,
+    repeats: int = 1,
 ) -> RunSummary:
     """Run ``model`` on every item of ``benchmark`` into run folder ``out``; resume if it holds this run.
 
@@ -363,6 +398,8 @@ async def arun(
         retry: attempts, backoff and per-request timeout.
         backend_options: extra options for the backend factory (``dtype``, ``device``, ``max_images`` ...).
         score: write ``scores.json`` when the run completes.
+        repeats: answers per item, each its own sample (`medtemporal.runner.repeats`); a folder's run
+            may be resumed with more repeats than before.
 
     Returns:
         A `RunSummary`: counts answered / already done / failed by reason, wall time.
@@ -379,6 +416,7 @@ async def arun(
         raise InvalidInputError(f"--max-errors must be zero or more, not {max_errors}.")
     if max_pixels is not None and max_pixels < 0:
         raise InvalidInputError(f"--max-pixels must be zero (no bound) or more, not {max_pixels}.")
+    check_repeats(repeats)
     bench = load_benchmark(benchmark)
     items = bench.select(tasks, limit)
     prompts = prompts or PromptSet()
@@ -398,7 +436,7 @@ async def arun(
         lock = RunLock(out)
         cfg = build_config(
             bench, backend, solver.name, templates, config, allow_remote_data, limit,
-            protocol_options=getattr(solver, "settings", None) or protocol_options, tasks=tasks,
+            protocol_options=getattr(solver, "settings", None) or protocol_options, tasks=tasks, repeats=repeats,
         )
         old = read_config(out)
         if old is not None and PredictionLog.has_predictions(out):  # an empty folder may take new settings
@@ -407,15 +445,16 @@ async def arun(
             cfg["model"]["served"] = old.get("model", {}).get("served", [])
         log = PredictionLog(out)
         answered = log.resume()
-        todo = [item for item in items if item.id not in answered]
+        todo = [(item, r) for r in range(repeats) for item in items if (item.id, r) not in answered]
         write_config(out, cfg)
-        summary = RunSummary(out, len(items), skipped_existing=len(items) - len(todo))
+        total = len(items) * repeats
+        summary = RunSummary(out, total, skipped_existing=total - len(todo), repeats=repeats)
         if not no_cache and backend.cacheable:
             cache = ResponseCache(cache_path if cache_path is not None else default_cache_path())
         runner = _Runner(
             backend, solver, config, root, cache, log, summary, retry, concurrency or backend.concurrency, max_errors
         )
-        bar = Progress(len(items), summary.skipped_existing, backend.uri, enabled=progress)
+        bar = Progress(total, summary.skipped_existing, backend.uri, enabled=progress)
         try:
             await runner.run(todo, bar)
             if summary.stopped is None:

@@ -64,9 +64,16 @@ def request_content(request: Request) -> dict[str, Any]:
     }
 
 
-def request_key(identity: dict[str, Any], request: Request) -> str:
-    """Hex sha256 (32 digits) of ``identity`` and the request's content (images by content hash)."""
-    return content_hash({"identity": identity, "request": request_content(request)}, length=32)
+def request_key(identity: dict[str, Any], request: Request, sample: int = 0) -> str:
+    """Hex sha256 (32 digits) of ``identity``, the request's content (images by content hash) and ``sample``.
+
+    ``sample`` is the repeat a request belongs to when repeats are distinct samples (temperature above 0):
+    repeat 3 is never served repeat 0's response. Sample 0 leaves the key as it was without repeats.
+    """
+    content: dict[str, Any] = {"identity": identity, "request": request_content(request)}
+    if sample:
+        content["sample"] = sample
+    return content_hash(content, length=32)
 
 
 class ResponseCache:

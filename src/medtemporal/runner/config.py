@@ -4,7 +4,8 @@ Keys: ``benchmark`` (path, name, version, manifest sha256, licence),
 ``model`` (URI, identity, server-reported names), ``protocol`` (name,
 options, and the hash of every prompt template it may use), ``generation``
 (the `GenerateConfig`), ``tasks`` and ``limit`` (which items),
-``allow_remote_data``, ``medtemporal_version``, ``git_revision``,
+``repeats`` (answers per item; not part of the resume identity, so a run may
+grow more repeats), ``allow_remote_data``, ``medtemporal_version``, ``git_revision``,
 ``started_at``, ``finished_at`` and ``packages``. Never an API key: backends
 keep keys to themselves. `RESUME_KEYS` say what a resumed run must share.
 """
@@ -85,6 +86,7 @@ def build_config(
     *,
     protocol_options: dict[str, Any] | None = None,
     tasks: Sequence[str] | None = None,
+    repeats: int = 1,
 ) -> dict[str, Any]:
     """The config of a run starting now (``finished_at`` None)."""
     m = bench.manifest
@@ -105,6 +107,7 @@ def build_config(
         "generation": asdict(generation),
         "tasks": sorted(tasks) if tasks else None,
         "limit": limit,
+        "repeats": repeats,
         "allow_remote_data": allow_remote_data,
         "medtemporal_version": medtemporal.__version__,
         "git_revision": git_revision(),

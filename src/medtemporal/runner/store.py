@@ -82,8 +82,8 @@ class PredictionLog:
         self._closing = False
         self._syncer: threading.Thread | None = None
 
-    def resume(self) -> dict[str, Prediction]:
-        """Repair the file after a crash and return the answered predictions by item id.
+    def resume(self) -> dict[tuple[str, int], Prediction]:
+        """Repair the file after a crash and return the answered predictions by (item id, repeat).
 
         A partial last line is cut off; lines recording errors are dropped
         (their items are asked again); the file is rewritten atomically when
@@ -96,7 +96,7 @@ class PredictionLog:
             return {}
         data = self.path.read_bytes()
         end = data.rfind(b"\n") + 1
-        kept: dict[str, Prediction] = {}
+        kept: dict[tuple[str, int], Prediction] = {}
         lines = data[:end].splitlines()
         dropped = 0
         for lineno, line in enumerate(lines, 1):
@@ -109,13 +109,14 @@ class PredictionLog:
                 raise InvalidInputError(
                     f"{self.path}, line {lineno}: {describe_validation_error(exc)}; remove that line to resume."
                 ) from None
+            unit = (prediction.item_id, prediction.repeat)
             if prediction.error is not None:
                 dropped += 1
-                kept.pop(prediction.item_id, None)
+                kept.pop(unit, None)
                 continue
-            if prediction.item_id in kept:
+            if unit in kept:
                 dropped += 1
-            kept[prediction.item_id] = prediction
+            kept[unit] = prediction
         if dropped or end != len(data):
             tmp = self.path.with_suffix(".jsonl.tmp")
             with tmp.open("w", encoding="utf-8", newline="\n") as fh:

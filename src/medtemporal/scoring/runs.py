@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
 from medtemporal import __version__
-from medtemporal.benchmark import BenchmarkSpec, load, spec
+from medtemporal.benchmark import Benchmark, BenchmarkSpec, load, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup
 from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl, read_json_object
@@ -25,6 +26,7 @@ from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_out
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
 from medtemporal.scoring.metrics import metric
+from medtemporal.scoring.repeats import repeat_summary
 
 if TYPE_CHECKING:
     from medtemporal.scoring.judge import Judge
@@ -53,6 +55,9 @@ class RunScores(Record):
     judge: dict[str, Any] | None = None
     """The LLM judge's identity, settings, prompt hash, counts and calibration row (`medtemporal.scoring.judge`);
     None when no judge scored the run."""
+    repeats: dict[str, Any] | None = None
+    """For runs with ``--repeats`` above 1: `medtemporal.scoring.repeats.repeat_summary` (each repeat's
+    value with mean and sd, and per-item consistency); None for a single repeat."""
 
     def score(self, group: str, metric: str) -> Score | None:
         """The score of ``metric`` over ``group``, if computed."""
@@ -66,7 +71,10 @@ def score_run(
     """Score the predictions of a run folder and write its ``scores.json``.
 
     Only the items the run selected (its recorded ``tasks`` and ``limit``) are
-    scored. The last prediction line of an item wins. Items without one, or whose last
+    scored. The last prediction line of an item (per repeat) wins. With ``repeats`` above 1 in
+    the config, every repeat's answers are pooled (``Score.n`` counts answers; the
+    intervals still resample patients) and ``RunScores.repeats`` holds each repeat's
+    values and the items' consistency. Items without one, or whose last
     line has no output (an error), are missing; outputs without a valid answer
     are invalid; both count as wrong. An answer stored under another rule id
     than the current rule's is extracted again from ``raw_output``.
@@ -83,28 +91,23 @@ def score_run(
         The scores written.
     """
     run_dir = Path(run_dir)
-    config = _read_config(run_dir)
-    bench = load(_benchmark_path(run_dir, config))
-    items = bench.select(config.get("tasks"), config.get("limit"))
-    if not (run_dir / PREDICTIONS).is_file():
-        raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
-    latest: dict[str, Prediction] = {}
-    lines = 0
-    for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
-        latest[prediction.item_id] = prediction
-        lines += 1
-    outcomes, counts = _outcomes(items, latest)
+    loaded = load_outcomes(run_dir, judged=judge is not None)
+    config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
+    metrics_for, subtype_groups, repeats = loaded.metrics_for, loaded.subtype_groups, len(by_repeat)
+    outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
+    latest, lines = loaded.latest, loaded.lines
     counts = {"items": len(items), "prediction_lines": lines, "superseded": lines - len(latest),
-              "unknown_items": len(latest.keys() - {i.id for i in items}), **counts}
-    specs = {name: spec(name) for name in {i.benchmark for i in items}}
-    main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
-    subtype_groups = main.subtype_groups if main else {}
-    metrics_for = _metrics_for(items, specs, judged=judge is not None)
+              "unknown_items": len({i for i, _ in latest} - {i.id for i in items}), **_sum_counts(loaded.tallies)}
+    if repeats > 1:
+        counts["repeats"] = repeats
     judged = None
     verdicts: dict[str, Any] = {}
     if judge is not None:
         from medtemporal.scoring.judge import judge_answers
 
+        if repeats > 1:
+            raise InvalidInputError(f"{run_dir} has {repeats} repeats; the LLM judge scores runs of one repeat only, "
+                                    "so score it without --judge or judge a run made without --repeats.")
         answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in outcomes}
         judged = judge_answers(run_dir, items, answers, judge, licence=bench.manifest.licence, **(judge_options or {}))
         verdicts = {item_id: v for (kind, item_id), v in judged.verdicts.items() if kind == "answer"}
@@ -130,12 +133,57 @@ def score_run(
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
         judge=judged.summary() if judged is not None else None,
+        repeats=repeat_summary(by_repeat, metrics_for, subtype_groups) if repeats > 1 else None,
     )
     tmp = run_dir / (SCORES + ".tmp")
     tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
                    encoding="utf-8")
     tmp.replace(run_dir / SCORES)
     return scores
+
+
+@dataclass
+class RunOutcomes:
+    """A run folder read for scoring: its config, benchmark, selected items and one outcome list per repeat."""
+
+    config: dict[str, Any]
+    bench: Benchmark
+    items: list[Item]
+    by_repeat: list[list[Outcome]]
+    """Outcomes of repeat r, one per item in ``items`` order."""
+    tallies: list[dict[str, Any]]
+    latest: dict[tuple[str, int], Prediction]
+    """The last prediction line of each (item id, repeat)."""
+    lines: int
+    metrics_for: Callable[[str], tuple[str, ...]]
+    subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
+
+
+def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
+    """Read a run folder's config, benchmark and predictions into per-repeat outcomes (nothing written).
+
+    Metrics registered with ``needs_judge`` are included only when ``judged``.
+    """
+    run_dir = Path(run_dir)
+    config = _read_config(run_dir)
+    bench = load(_benchmark_path(run_dir, config))
+    items = bench.select(config.get("tasks"), config.get("limit"))
+    if not (run_dir / PREDICTIONS).is_file():
+        raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
+    latest: dict[tuple[str, int], Prediction] = {}
+    lines = 0
+    for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
+        latest[(prediction.item_id, prediction.repeat)] = prediction
+        lines += 1
+    by_repeat, tallies = [], []
+    for r in range(_repeats(config)):
+        outcomes_r, counts_r = _outcomes(items, {i: p for (i, rr), p in latest.items() if rr == r})
+        by_repeat.append(outcomes_r)
+        tallies.append(counts_r)
+    specs = {name: spec(name) for name in {i.benchmark for i in items}}
+    main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
+    return RunOutcomes(config, bench, items, by_repeat, tallies, latest, lines, _metrics_for(items, specs, judged=judged),
+                       main.subtype_groups if main else {})
 
 
 def read_scores(run_dir: str | Path) -> RunScores:
@@ -186,6 +234,28 @@ def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Ou
     keys = ("answered", "invalid", "missing", "errors", "re_extracted")
     return outcomes, {**{k: tally[k] for k in keys}, "re_extracted_from": dict(sorted(stale.items())),
                       "rules": dict(sorted(rules.items()))}
+
+
+def _repeats(config: dict[str, Any]) -> int:
+    """The run's ``repeats`` (1 when not recorded)."""
+    value = config.get("repeats") or 1
+    if not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"config.json has repeats={value!r}; it must be a whole number of at least 1.")
+    return value
+
+
+def _sum_counts(tallies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counts of several repeats added up (numbers summed, mappings such as ``rules`` merged)."""
+    total: dict[str, Any] = {}
+    for tally in tallies:
+        for key, value in tally.items():
+            if isinstance(value, dict):
+                merged: Counter[str] = Counter(total.get(key, {}))
+                merged.update(value)
+                total[key] = dict(sorted(merged.items()))
+            else:
+                total[key] = total.get(key, 0) + value
+    return total
 
 
 def _metrics_for(

@@ -77,3 +77,21 @@ def test_chance_row_comes_from_the_scores() -> None:
     runs = [TemmedRun("m", "direct", 1, (50.0,) * 7, chance=(50.0, 50.0, None, None, None, None, 100 / 3))]
     chance = table3(runs).splitlines()[-1]
     assert chance == "| Random guess |  | [50] | [50] |  |  |  |  | [33.3] |"
+
+
+def test_ablation_and_hack_tables_show_every_retrieval_run(runs: list[Path]) -> None:
+    from medtemporal.benchmarks.temmed.report import ablation_table, hack_table
+
+    parsed = temmed_runs(runs)
+    text3 = next(r for r in parsed if r.protocol == "rag-text")
+    assert text3.ci[0][0] is not None and text3.ci[0][0] <= text3.values[0] <= text3.ci[0][1]
+    table = ablation_table(parsed)
+    assert table is not None and "| baseline:random | + Text-only RAG | each item's own | 3 |" in table
+    assert f"{text3.values[0]:.2f} [{text3.ci[0][0]:.2f}, {text3.ci[0][1]:.2f}]" in table
+    hack = hack_table(parsed)
+    top1 = next(r for r in parsed if r.protocol == "retrieval-top1")
+    assert hack is not None and f"| Top-1 retrieval hack | {top1.values[2]:.2f} |" in hack
+    assert ablation_table(parsed[:1]) is None and hack_table(parsed[:1]) is None
+    ablation = [TemmedRun("m", "rag-multimodal", 1, (60.0,) * 7, "image"), TemmedRun("m", "rag-multimodal", 1, (70.0,) * 7)]
+    rows = ablation_table(ablation).splitlines()[2:]
+    assert [r.split(" | ")[2] for r in rows] == ["each item's own", "image"]  # both retrievers shown

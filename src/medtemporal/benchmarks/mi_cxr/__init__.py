@@ -41,6 +41,13 @@ def export_official(bench: Benchmark, out: Path) -> int:
     return write_official(bench.items, out)
 
 
+def _report(runs: list[Path], out: Path) -> list[Path]:
+    """Temperature, stage-wise, ICR-V, error-type and source-statistics tables (see `analyses`)."""
+    from medtemporal.benchmarks.mi_cxr.analyses import write_micxr_report
+
+    return write_micxr_report(runs, out)
+
+
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CXR phantoms, build, three baselines, one report."""
     data, bench = out / "phantoms" / "cxr", out / "benchmarks" / BENCHMARK
@@ -51,6 +58,10 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
                   "--qba", str(data / "mimic-ext-cxr-qba"), "--seed", str(seed), "--out", str(bench), "--overwrite"])
     runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
+    hot = out / "runs" / f"{BENCHMARK}-random-t0.7"  # temperature sensitivity: three seeded samples per item
+    steps.append(["run", str(bench), "--model", "baseline:random", "--temperature", "0.7", "--seed", str(seed),
+                  "--repeats", "3", "--out", str(hot), "--no-progress"])
+    runs.append(hot)
     report = out / "report" / BENCHMARK
     steps.append(["report", *map(str, runs), "--out", str(report)])
     return DemoSection("MI-CXR", steps, report / "report.html")
@@ -80,6 +91,7 @@ SPEC = register("benchmark", BENCHMARK)(
             },
         },
         exports={"micxr": export_official},
+        report=_report,
         demo=demo,
     )
 )

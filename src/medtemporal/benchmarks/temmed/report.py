@@ -1,4 +1,5 @@
-"""TemMed-Bench reports in the paper's layout: Table 3 (closed-book), Table 4 (RAG gains), Figure 3 (top-k).
+"""TemMed-Bench reports in the paper's layout: Table 3 (closed-book), Table 4 (RAG gains), Figure 3 (top-k),
+Tables 5/10 (retriever ablation and every other retrieval run) and Table 8 (the top-1 retrieval hack).
 
 Rows come from scored runs of the ``temmed`` benchmark: protocol ``direct`` is
 closed-book, ``rag-text`` text-only RAG, ``rag-multimodal`` multi-modal RAG and
@@ -11,8 +12,11 @@ run left all unanswered (missing) shows "–".
 Columns: VQA Acc and F1, report BLEU, ROUGE-L, METEOR and Avg., image-pair Acc,
 all × 100. The "Random guess" row shows, in brackets, the chance levels that
 ``scores.json`` records. Table 4 shows each RAG row's gain over the same
-model's closed-book row (k = 1 rows; other k go to the plot). Nothing is
-computed here that ``scores.json`` does not hold.
+model's closed-book row (k = 1 rows with each item's own retriever); every
+other retrieval run (other k, a chosen retriever) is listed in the ablation
+table and drawn in the top-k plot, whose error bars are the runs' 95%
+intervals clustered by patient. Nothing is computed here that ``scores.json``
+does not hold.
 
 ``medtemporal report`` writes ``temmed_tables.md`` and ``temmed_topk.png``
 beside the common report when every run is of ``temmed`` (`BenchmarkSpec.report`).
@@ -60,6 +64,8 @@ class TemmedRun:
     values: tuple[float | None, ...]
     retriever: str | None = None
     chance: tuple[float | None, ...] = ()
+    ci: tuple[tuple[float | None, float | None], ...] = ()
+    """The seven 95% intervals (× 100; None where undefined), empty when unknown."""
 
     @property
     def setting(self) -> str:
@@ -75,15 +81,17 @@ def _temmed_run(run: ReportRun) -> TemmedRun:
         k = int(options.get("k", DEFAULT_K))
     except (TypeError, ValueError):
         raise InvalidInputError(f"{run.path}: protocol option k={options['k']!r} is not a number; re-run with k=1 to 5.") from None
-    values, chance = [], []
+    values, chance, ci = [], [], []
     for _, _, group, metric in COLUMNS:
         score = run.scores.score(group, metric)
         answered = score is not None and score.missing < score.n  # a task the run did not answer shows "–"
         values.append(100.0 * score.value if answered else None)
         chance.append(100.0 * score.chance if score is not None and score.chance is not None else None)
+        has_ci = answered and score.ci_low is not None and score.ci_high is not None  # type: ignore[union-attr]
+        ci.append((100.0 * score.ci_low, 100.0 * score.ci_high) if has_ci else (None, None))  # type: ignore[union-attr,operator]
     retriever = options.get("retriever")
     return TemmedRun(str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), k, tuple(values),
-                     str(retriever) if retriever else None, tuple(chance))
+                     str(retriever) if retriever else None, tuple(chance), tuple(ci))
 
 
 def temmed_runs(run_dirs: Sequence[str | Path]) -> list[TemmedRun]:
@@ -136,13 +144,51 @@ def table4(runs: Sequence[TemmedRun]) -> str:
     return markdown_table(_header(), rows)
 
 
+def ablation_table(runs: Sequence[TemmedRun]) -> str | None:
+    """Every retrieval run by model, setting, retriever and k (Tables 5/10 and the rows behind Figure 3),
+    VQA accuracy with its 95% interval; None without retrieval runs."""
+    rag = sorted((r for r in runs if r.protocol in RAG),
+                 key=lambda r: (r.model, list(SETTINGS).index(r.protocol), r.retriever or "", r.k))
+    if not rag:
+        return None
+    rows = []
+    for r in rag:
+        low, high = r.ci[0] if r.ci else (None, None)
+        acc = _fmt(r.values[0]) + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else "")
+        rows.append([r.model, SETTINGS[r.protocol], r.retriever or "each item's own", str(r.k), acc,
+                     *(_fmt(v) for v in r.values[1:])])
+    header = ["Model", "Setting", "Retriever", "k", "VQA Acc [95% CI]",
+              *(f"{task} {col}" for task, col, _, _ in COLUMNS[1:])]
+    return markdown_table(header, rows)
+
+
+def hack_table(runs: Sequence[TemmedRun]) -> str | None:
+    """Table 8: report generation of the top-1 retrieval hack beside each model's top-1 text-only RAG run;
+    None without a hack run."""
+    hacks = [r for r in runs if r.protocol == "retrieval-top1"]
+    if not hacks:
+        return None
+    report = [i for i, (task, _, _, _) in enumerate(COLUMNS) if task == "Report Generation"]
+    rows = [[r.model, SETTINGS[r.protocol] if r.protocol != "rag-text" else f"{SETTINGS[r.protocol]} (k={r.k})",
+             *(_fmt(r.values[i]) for i in report)]
+            for r in runs if r.protocol == "rag-text" and r.k == 1 and r.values[report[-1]] is not None]
+    rows += [["(retrieved report as the answer)", SETTINGS["retrieval-top1"], *(_fmt(r.values[i]) for i in report)]
+             for r in hacks]
+    return markdown_table(["Model", "Setting", *(COLUMNS[i][1] for i in report)], rows)
+
+
 def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
-    """PNG of a metric (default VQA accuracy) against k for text-only and multi-modal RAG (Figure 3);
-    None when no RAG run has a value."""
+    """PNG of a metric (default VQA accuracy) against k for text-only and multi-modal RAG (Figure 3), with
+    the runs' 95% intervals as error bars; None when no RAG run has a value."""
     series: dict[tuple[str, str, str], dict[int, float]] = {}
+    bars: dict[tuple[str, str, str], dict[int, tuple[float, float]]] = {}
     for r in runs:
         if r.protocol in RAG and r.values[column] is not None:
-            series.setdefault((r.model, r.protocol, r.retriever or ""), {})[r.k] = r.values[column]
+            key = (r.model, r.protocol, r.retriever or "")
+            series.setdefault(key, {})[r.k] = r.values[column]
+            low, high = r.ci[column] if r.ci else (None, None)
+            if low is not None and high is not None:
+                bars.setdefault(key, {})[r.k] = (r.values[column] - low, high - r.values[column])
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -150,8 +196,10 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
         ks = sorted(points)
         label = f"{model}: {SETTINGS[protocol][2:]}" + (f" ({retriever})" if retriever else "")
         multimodal = protocol == "rag-multimodal"
-        ax.plot(ks, [points[k] for k in ks], marker="o" if multimodal else "s",
-                linestyle="-" if multimodal else "--", label=label)
+        err = bars.get((model, protocol, retriever), {})
+        yerr = [[err.get(k, (0.0, 0.0))[0] for k in ks], [err.get(k, (0.0, 0.0))[1] for k in ks]]
+        ax.errorbar(ks, [points[k] for k in ks], yerr=yerr, capsize=3, marker="o" if multimodal else "s",
+                    linestyle="-" if multimodal else "--", label=label)
     task, col, _, _ = COLUMNS[column]
     ax.set_xlabel("top-k retrieved instances")
     ax.set_ylabel(f"{task} {col} (%)")
@@ -172,6 +220,10 @@ def write_temmed_report(run_dirs: Sequence[str | Path], out: str | Path) -> list
         f"## Closed-book (Table 3 layout)\n\n{table3(runs)}\n\n"
         f"## Retrieval augmentation, top-1 (Table 4 layout)\n\n{table4(runs)}\n"
     )
+    for title, table in (("Every retrieval run: retrievers and k (Tables 5/10 layout)", ablation_table(runs)),
+                         ("Top-1 retrieval hack (Table 8 layout)", hack_table(runs))):
+        if table is not None:
+            text += f"\n## {title}\n\n{table}\n"
     written = [out / "temmed_tables.md"]
     written[0].write_text(text, encoding="utf-8")
     png = topk_plot(runs)

@@ -1,0 +1,381 @@
+"""MI-CXR's analyses beyond Table 1, as paper-layout Markdown tables and a figure.
+
+- `source_statistics` — Tables 11–14 (certainty patterns, inter-study gaps, window spans, gap bins)
+  computed from a built benchmark's items (their ``meta.states`` and image timestamps), one row per
+  distinct five-visit window. The paper's Table 11 counts candidate windows *before* filtering; ours counts
+  the windows of the built items (after filtering), and says so.
+- `temperature_table` — Tables 15–16 / Appendix C: each model's accuracy per family at every temperature
+  it was run at, mean ± sd over repeats, and the share of items whose answer flipped between repeats.
+- `stagewise_table` — Fig. 3: stage-wise vs direct for the same model, paired per item on the common items
+  (`medtemporal.scoring.compare`); `description_check` reads the stage-1 descriptions and, where one
+  interval's text names exactly one kind of change, checks it against the item's annotated change.
+- `icrv_table` — Table 2: the ICR variant on its own.
+- `error_taxonomy` — Appendix G (Fig. 25): every wrong answer labelled by rules where the item decides it
+  (`rule_label`); labels that need reading the output (the paper's judge-assigned types) come from an
+  optional ``judge`` callable, the hook for the LLM judge.
+
+`write_micxr_report` writes them all (``micxr_analyses.md``, ``micxr_errors.png``) for the spec's ``report`` hook.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from medtemporal.benchmark import load
+from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
+from medtemporal.report import load_runs
+from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.sections import run_config
+from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.schema import Item
+from medtemporal.scoring.compare import ComparisonWarning, compare_runs
+from medtemporal.scoring.metrics import is_correct
+from medtemporal.scoring.runs import load_outcomes
+
+FAMILIES = ("TEL", "ICR", "GTS")
+GAP_BINS = ((0, 1, "<1"), (1, 7, "1-7"), (7, 30, "7-30"), (30, 180, "30-180"), (180, np.inf, ">180"))
+"""Table 14's bins in days (lower bound inclusive)."""
+
+RULE_LABELS = {
+    "abstention": "Abstention: chose the null option although an event existed (Abstention under Uncertainty)",
+    "forced_choice": "Forced choice: chose an event although the answer was null (Forced Choice under "
+                     "Insufficient Evidence)",
+    "exclusivity": "Temporal exclusivity: chose another interval where the abnormality also changed",
+    "wrong_interval": "Wrong interval: chose an interval with no such change",
+    "contradicted_statement": "Contradicted statement: chose an interval statement another interval contradicts",
+    "global_integration": "Global integration: chose a trajectory inconsistent with the intervals",
+    "invalid": "No valid answer (invalid or missing)",
+}
+"""Rule labels of `rule_label`, with the paper's error type (Appendix G) they stand for in brackets."""
+
+Judge = Callable[[Item, str | None], str | None]
+"""Hook for judge-based labels: (item, raw output) → label, or None to keep the rule's label."""
+
+
+def _days(a: str | None, b: str | None) -> float | None:
+    if not a or not b:
+        return None
+    return (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds() / 86400
+
+
+def _windows(items: Sequence[Item]) -> list[Item]:
+    """One item per distinct window (patient and study ids)."""
+    seen: dict[tuple[str, ...], Item] = {}
+    for item in items:
+        key = (item.cluster, *item.meta.get("study_ids", [ref.path for ref in item.images]))
+        seen.setdefault(key, item)
+    return list(seen.values())
+
+
+def source_statistics(bench_path: str | Path) -> str:
+    """Tables 11–14 from a built MI-CXR benchmark, as Markdown."""
+    items = load(bench_path).items
+    tel = [i for i in items if i.task == "TEL" and i.meta.get("states")]
+    patterns = Counter("-".join(i.meta["states"]) for i in {(i.cluster, i.meta.get("window"), i.meta.get("abnormality")):
+                                                             i for i in tel}.values())
+    rows11 = [[p, str(n)] for p, n in patterns.most_common(8)]
+    rest = sum(patterns.values()) - sum(n for _, n in patterns.most_common(8))
+    if rest:
+        rows11.append(["other patterns", str(rest)])
+    windows = _windows(items)
+    gaps: list[list[float]] = [[], [], [], []]
+    spans = []
+    for item in windows:
+        stamps = [ref.timestamp for ref in sorted(item.images, key=lambda r: r.visit or 0) if ref.role == "visit"]
+        days = [_days(a, b) for a, b in zip(stamps, stamps[1:])]
+        if len(days) == 4 and all(d is not None for d in days):
+            for k, d in enumerate(days):
+                gaps[k].append(d)  # type: ignore[arg-type]
+            spans.append(sum(days))  # type: ignore[arg-type]
+
+    def stats(values: Sequence[float]) -> list[str]:
+        if not values:
+            return [DASH] * 6
+        v = np.asarray(values)
+        return [f"{x:.2f}" for x in (np.median(v), v.mean(), *np.percentile(v, [25, 75, 90]), v.max())]
+
+    labels = ["T1 → T2", "T2 → T3", "T3 → T4", "T4 → T5"]
+    rows12 = [[label, *stats(g)] for label, g in zip(labels, gaps)]
+    span = stats(spans)
+    rows13 = [[name, span[k]] for k, name in enumerate(["Median", "Mean", "P25", "P75", "P90", "Max"])]
+    rows14 = []
+    for label, g in zip(labels, gaps):
+        v = np.asarray(g)
+        rows14.append([label, *(f"{100 * ((v >= lo) & (v < hi)).mean():.1f}" if len(v) else DASH
+                                for lo, hi, _ in GAP_BINS)])
+    return "\n\n".join([
+        "### Certainty patterns of TEL windows (Table 11 layout; built items, after filtering)",
+        markdown_table(["Window certainty pattern", "Count"], rows11),
+        f"### Inter-study gaps in days over {len(spans)} distinct windows (Table 12 layout)",
+        markdown_table(["Interval", "Median", "Mean", "P25", "P75", "P90", "Max"], rows12),
+        "### Total span T1 → T5 in days (Table 13 layout)",
+        markdown_table(["Statistic", "Value (days)"], rows13),
+        "### Inter-study gaps by bin, % (Table 14 layout)",
+        markdown_table(["Interval", *(b[2] for b in GAP_BINS)], rows14),
+    ])
+
+
+def _temperature(run: ReportRun) -> float:
+    return float((run_config(run).get("generation") or {}).get("temperature") or 0.0)
+
+
+def _mean_sd(run: ReportRun, group: str) -> str:
+    """``31.5 ± 2.1`` over repeats, or the single value."""
+    if run.scores.repeats:
+        row = next((s for s in run.scores.repeats["scores"] if s["group"] == group and s["metric"] == "accuracy"), None)
+        if row is not None:
+            sd = f" ± {100 * row['sd']:.1f}" if row["sd"] is not None else ""
+            return f"{100 * row['mean']:.1f}{sd}"
+    score = run.scores.score(group, "accuracy")
+    return DASH if score is None else f"{100 * score.value:.1f}"
+
+
+def temperature_table(runs: Sequence[ReportRun]) -> str:
+    """Accuracy per family at each temperature per model and protocol, with flips over repeats."""
+    rows = []
+    for run in sorted(runs, key=lambda r: (str(r.scores.run.get("model")), str(r.scores.run.get("protocol")),
+                                           _temperature(r))):
+        flips = (run.scores.repeats or {}).get("consistency", {}).get("overall")
+        rows.append([str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), f"{_temperature(run):g}",
+                     str((run.scores.repeats or {}).get("n", 1)),
+                     *(_mean_sd(run, f"task:{f}") for f in FAMILIES), _mean_sd(run, "overall"),
+                     DASH if flips is None else f"{100 * (1 - flips['answer_agreement']):.1f}"])
+    return markdown_table(["Model", "Protocol", "Temperature", "Repeats", *FAMILIES, "Overall",
+                           "Items that flipped (%)"], rows)
+
+
+def _paired_rows(a: ReportRun, b: ReportRun, label: str) -> list[list[str]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ComparisonWarning)
+        result = compare_runs(a.path, b.path)
+    rows = []
+    for r in result.rows:
+        if r.metric != "accuracy":
+            continue
+        ci = DASH if r.ci_low is None else f"[{100 * r.ci_low:+.1f}, {100 * r.ci_high:+.1f}]"
+        rows.append([str(a.scores.run.get("model")), label, r.group, str(r.n), f"{100 * r.b:.1f}",
+                     f"{100 * r.a:.1f}", f"{100 * r.diff:+.1f}", ci, f"{r.p_mcnemar:.3g}"])
+    return rows
+
+
+def stagewise_table(runs: Sequence[ReportRun]) -> str | None:
+    """Fig. 3: stage-wise − direct per model, paired on common items; None without such a pair."""
+    rows = []
+    for run in runs:
+        if run.scores.run.get("protocol") != "stagewise":
+            continue
+        direct = next((r for r in runs if r.scores.run.get("protocol") == "direct"
+                       and r.scores.run.get("model") == run.scores.run.get("model")
+                       and _temperature(r) == _temperature(run)), None)
+        if direct is not None:
+            rows += _paired_rows(run, direct, "stage-wise − direct")
+    if not rows:
+        return None
+    return markdown_table(["Model", "Comparison", "Group", "n", "Direct", "Stage-wise", "Difference", "95% CI",
+                           "McNemar p"], rows)
+
+
+def temperature_pairs(runs: Sequence[ReportRun]) -> str | None:
+    """T > 0 − T = 0 per model and protocol, paired on common items; None without such a pair."""
+    rows = []
+    for run in runs:
+        if _temperature(run) == 0:
+            continue
+        cold = next((r for r in runs if _temperature(r) == 0 and r.scores.run.get("model") == run.scores.run.get("model")
+                     and r.scores.run.get("protocol") == run.scores.run.get("protocol")), None)
+        if cold is not None:
+            rows += _paired_rows(run, cold, f"T={_temperature(run):g} − T=0")
+    if not rows:
+        return None
+    return markdown_table(["Model", "Comparison", "Group", "n", "T=0", "T>0", "Difference", "95% CI",
+                           "McNemar p (repeat 0)"], rows)
+
+
+CHANGE_WORDS = {
+    "emergence": r"\bnew(ly)?\b|\bappear|\bemerg|\bdevelop",
+    "resolution": r"\bresol|\bdisappear|\bclear(ed|s)?\b|\bno longer\b",
+    "worsening": r"\bworse|\bincreas|\bprogress|\benlarg",
+    "improvement": r"\bimprov|\bdecreas|\bsmaller\b|\breduc",
+    "unchanged": r"\bunchanged\b|\bstable\b|\bno (interval )?change\b|\bpersist|\bremains? absent\b",
+}
+"""Words of a stage-1 description that name a kind of change (matched case-insensitively)."""
+SAME = {"absent": "unchanged"}
+"""Annotated changes that a description names with another kind ("remains absent" is no change)."""
+
+
+def _interval_texts(text: str, n: int = 5) -> list[str | None]:
+    """The text about each consecutive interval (``T1 → T2``, ``T1-T2``, ``T1 to T2``, ``between T1 and T2``)."""
+    marks = []
+    for i in range(1, n):
+        pattern = rf"T{i}\s*(→|->|–|-|to|and)\s*T{i + 1}\b"
+        match = re.search(pattern, text)
+        marks.append(match.start() if match else None)
+    found = sorted(m for m in marks if m is not None)
+    out: list[str | None] = []
+    for m in marks:
+        if m is None:
+            out.append(None)
+            continue
+        end = next((x for x in found if x > m), len(text))
+        out.append(text[m:end])
+    return out
+
+
+def description_check(run_dir: str | Path) -> dict[str, int]:
+    """Stage-1 descriptions against the annotated interval changes of single-abnormality items.
+
+    An interval is *decided* when its text names exactly one kind of change (`CHANGE_WORDS`); returns
+    counts of ``intervals`` read, ``decided`` and ``agree``, and ``items_all_agree`` / ``right_when_all_agree``
+    (items whose every decided interval agrees, and how many of them were answered right).
+    """
+    loaded = load_outcomes(run_dir)
+    tally: Counter[str] = Counter()
+    for r, outcomes in enumerate(loaded.by_repeat):
+        for o in outcomes:
+            changes = o.item.meta.get("changes")
+            p = loaded.latest.get((o.item.id, r))
+            describe = next((c.get("output") for c in (p.calls if p else ()) if c.get("stage") == "describe"), None)
+            if not describe or not isinstance(changes, list) or o.item.subtype.startswith(("icr", "multi_entity")):
+                continue
+            agree_all, decided_any = True, False
+            for text, change in zip(_interval_texts(describe, len(changes) + 1), changes):
+                tally["intervals"] += 1
+                kinds = {k for k, pattern in CHANGE_WORDS.items() if text and re.search(pattern, text, re.I)}
+                if len(kinds) != 1:
+                    continue
+                decided_any = True
+                tally["decided"] += 1
+                if kinds == {SAME.get(change, change)}:
+                    tally["agree"] += 1
+                else:
+                    agree_all = False
+            if decided_any and agree_all:
+                tally["items_all_agree"] += 1
+                tally["right_when_all_agree"] += int(is_correct(o.item, o.answer))
+    return {k: tally[k] for k in ("intervals", "decided", "agree", "items_all_agree", "right_when_all_agree")}
+
+
+def description_table(runs: Sequence[ReportRun]) -> str | None:
+    """`description_check` per stage-wise run; None without stage-wise runs."""
+    rows = []
+    for run in runs:
+        if run.scores.run.get("protocol") != "stagewise":
+            continue
+        c = description_check(run.path)
+        pct = lambda a, b: DASH if not b else f"{100 * a / b:.1f}"  # noqa: E731
+        rows.append([run.label, str(c["intervals"]), str(c["decided"]), pct(c["agree"], c["decided"]),
+                     str(c["items_all_agree"]), pct(c["right_when_all_agree"], c["items_all_agree"])])
+    if not rows:
+        return None
+    return markdown_table(["Run", "Intervals described", "Decided by rules", "Agree with annotation (%)",
+                           "Items whose decided intervals all agree", "Of those answered right (%)"], rows)
+
+
+def icrv_table(runs: Sequence[ReportRun]) -> str | None:
+    """Table 2: ICR-V accuracy per run with its interval; None when no run has ICR-V items."""
+    rows = []
+    for run in runs:
+        score = run.scores.score("task:ICR-V", "accuracy")
+        if score is None:
+            continue
+        ci = "" if score.ci_low is None else f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
+        rows.append([run.label, str(score.n), f"{100 * score.value:.1f}{ci}",
+                     DASH if score.chance is None else f"{100 * score.chance:.1f}"])
+    return markdown_table(["Run", "n", "ICR-V accuracy (%)", "Chance"], rows) if rows else None
+
+
+def rule_label(item: Item, answer: Any) -> str | None:
+    """The rule-decided error type of a wrong ``answer`` (None when it is right)."""
+    if is_correct(item, answer):
+        return None
+    if answer is None:
+        return "invalid"
+    gold_null = item.answer == NULL_LETTER
+    chose_null = str(answer).upper() == NULL_LETTER
+    if chose_null:
+        return "abstention"
+    if gold_null:
+        return "forced_choice"
+    if item.task == "TEL":
+        chosen = item.options.get(str(answer).upper(), "")
+        changed = set(item.meta.get("emergences", [])) | set(item.meta.get("resolutions", []))
+        return "exclusivity" if any(i in chosen for i in changed) else "wrong_interval"
+    if item.task in ("ICR", "ICR-V"):
+        return "contradicted_statement"
+    return "global_integration"
+
+
+def error_taxonomy(run_dir: str | Path, judge: Judge | None = None) -> dict[str, Counter[str]]:
+    """Family → error label → count over every wrong answer of a run (all repeats)."""
+    loaded = load_outcomes(run_dir)
+    counts: dict[str, Counter[str]] = {}
+    for r, outcomes in enumerate(loaded.by_repeat):
+        for o in outcomes:
+            label = rule_label(o.item, o.answer)
+            if label is None:
+                continue
+            if judge is not None:
+                p = loaded.latest.get((o.item.id, r))
+                label = judge(o.item, p.raw_output if p else None) or label
+            counts.setdefault(o.item.task, Counter())[label] += 1
+    return counts
+
+
+def taxonomy_table(runs: Sequence[ReportRun], judge: Judge | None = None) -> tuple[str, bytes | None]:
+    """Counts (share of the family's errors, %) per run and family, and a stacked-bar figure (Fig. 25 layout)."""
+    rows, per_family = [], {}
+    for run in runs:
+        counts = error_taxonomy(run.path, judge)
+        for family, c in counts.items():
+            total = sum(c.values())
+            rows.append([run.label, family, str(total),
+                         *(f"{c[k]} ({100 * c[k] / total:.0f}%)" if c[k] else "0" for k in RULE_LABELS)])
+            per_family.setdefault(family, Counter()).update(c)
+    table = markdown_table(["Run", "Family", "Errors", *RULE_LABELS], rows)
+    if not per_family:
+        return table, None
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    families = list(per_family)
+    left = np.zeros(len(families))
+    for k, label in enumerate(RULE_LABELS):
+        share = np.array([100 * per_family[f][label] / max(1, sum(per_family[f].values())) for f in families])
+        ax.barh(families, share, left=left, label=label.replace("_", " "), color=f"C{k}")
+        left += share
+    ax.set_xlabel("share of wrong answers (%)")
+    ax.set_xlim(0, 100)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title("Error types by task family (rule-labelled)")
+    return table, figure_png(fig)
+
+
+def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path, judge: Judge | None = None) -> list[Path]:
+    """Write ``micxr_analyses.md`` (and ``micxr_errors.png``) for MI-CXR runs into ``out``."""
+    runs = load_runs(run_dirs)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    parts = ["# MI-CXR analyses", "",
+             "## Temperature sensitivity (Tables 15–16 layout): accuracy (%) per family, mean ± sd over repeats",
+             "", temperature_table(runs)]
+    for title, table in (("Temperature, paired on common items", temperature_pairs(runs)),
+                         ("Stage-wise vs direct, paired on common items (Fig. 3)", stagewise_table(runs)),
+                         ("Stage-1 descriptions against the annotated interval changes", description_table(runs)),
+                         ("ICR variant (Table 2 layout)", icrv_table(runs))):
+        if table is not None:
+            parts += ["", f"## {title}", "", table]
+    taxonomy, png = taxonomy_table(runs, judge)
+    parts += ["", "## Error types of wrong answers by rules (Appendix G; judge-based types need the judge)", "",
+              taxonomy, "", "## Source statistics of the benchmark", "",
+              source_statistics(load_outcomes(runs[0].path).bench.path)]
+    written = [out / "micxr_analyses.md"]
+    written[0].write_text("\n".join(parts) + "\n", encoding="utf-8")
+    if png is not None:
+        (out / "micxr_errors.png").write_bytes(png)
+        written.append(out / "micxr_errors.png")
+    return written

@@ -1,0 +1,45 @@
+"""``medtemporal compare BASE RUN [RUN ...]``: each run against the first, paired on common items."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+
+from medtemporal.scoring.ci import RESAMPLES
+from medtemporal.scoring.compare import ComparisonWarning, compare_runs
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Register ``medtemporal compare``."""
+    p = sub.add_parser(
+        "compare",
+        help="paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
+        description="Compare each RUN with BASE on the items both answered: RUN − BASE per metric, a paired "
+                    "bootstrap interval resampling patients, and McNemar's exact test for accuracy. Warns when "
+                    "the runs cover different items or were made with different settings.",
+    )
+    p.add_argument("base", type=Path, metavar="BASE", help="the reference run folder")
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders compared with BASE")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the comparisons as JSON")
+    p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap replicates (default {RESAMPLES})")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Print one Markdown table per run (its warnings first); exit 0."""
+    out = []
+    for run in args.runs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ComparisonWarning)  # printed with the table instead
+            comparison = compare_runs(run, args.base, resamples=args.resamples, seed=args.seed)
+        print(comparison.markdown())
+        out.append(comparison.to_json())
+    if args.json is not None:
+        tmp = args.json.with_name(args.json.name + ".tmp")
+        tmp.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(args.json)
+        print(f"wrote {args.json}")
+    return 0

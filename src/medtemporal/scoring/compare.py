@@ -1,0 +1,243 @@
+"""Paired comparison of runs on the items they share: differences, clustered paired bootstrap, McNemar.
+
+``compare_runs(a, b)`` reads two run folders and, on the items both answered
+(present in both runs' selections, not missing in either), gives for every
+group (``overall`` and each task) and metric the difference ``A - B`` with a
+percentile bootstrap interval that resamples *patients* and keeps each
+patient's items of both runs together (the pairing), and, for accuracy,
+McNemar's exact test: the two-sided binomial test (`scipy.stats.binomtest`) on
+the discordant items (A right and B wrong vs A wrong and B right), which is the
+exact McNemar test. Runs with repeats contribute each item's mean over repeats
+to the bootstrap; McNemar then uses repeat 0 (said in ``Paired.note``).
+
+It warns when the runs cover different item sets or were made with different
+settings, naming what differs.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from medtemporal.errors import InvalidInputError
+from medtemporal.scoring.aggregate import Outcome
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
+from medtemporal.scoring.metrics import is_correct, metric
+from medtemporal.scoring.runs import RunOutcomes, load_outcomes
+
+SETTINGS_COMPARED = (
+    ("benchmark", "manifest_sha256"), ("model", "uri"), ("protocol", "name"), ("protocol", "options"),
+    ("protocol", "templates"), ("generation",), ("tasks",), ("limit",), ("repeats",),
+)
+"""Config settings whose differences `compare_runs` names."""
+
+
+class ComparisonWarning(UserWarning):
+    """Two compared runs differ in items or settings (the comparison still runs)."""
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One metric over one group: both runs' values on the common items and their paired difference."""
+
+    group: str
+    metric: str
+    n: int
+    """Common items in the group."""
+    a: float
+    b: float
+    diff: float
+    """``a - b``."""
+    ci_low: float | None
+    ci_high: float | None
+    p_mcnemar: float | None = None
+    """Exact McNemar p-value (accuracy only)."""
+    a_only: int | None = None
+    """Items A got right and B wrong (accuracy only)."""
+    b_only: int | None = None
+    note: str = ""
+
+
+@dataclass
+class Comparison:
+    """The paired comparison of run A with run B."""
+
+    a: str
+    b: str
+    common: int
+    only_a: int
+    only_b: int
+    differs: dict[str, tuple[Any, Any]]
+    """Setting (dotted path) → (A's value, B's value), for every compared setting that differs."""
+    rows: list[Paired] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def row(self, group: str, metric_name: str) -> Paired | None:
+        """The row of ``metric_name`` over ``group``, if compared."""
+        return next((r for r in self.rows if r.group == group and r.metric == metric_name), None)
+
+    def markdown(self) -> str:
+        """The comparison as a Markdown table with its warnings above it."""
+        lines = [f"A = {self.a}", f"B = {self.b}", f"{self.common} common items ({self.only_a} only in A, "
+                 f"{self.only_b} only in B).", ""]
+        lines += [f"Warning: {w}" for w in self.warnings]
+        lines += ["", "| Group | Metric | n | A | B | A − B | 95% CI | McNemar p | A✓B✗ | A✗B✓ |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in self.rows:
+            ci = "–" if r.ci_low is None else f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
+            p = "–" if r.p_mcnemar is None else f"{r.p_mcnemar:.4g}"
+            lines.append(f"| {r.group} | {r.metric} | {r.n} | {r.a:.4f} | {r.b:.4f} | {r.diff:+.4f} | {ci} | {p} | "
+                         f"{'–' if r.a_only is None else r.a_only} | {'–' if r.b_only is None else r.b_only} |")
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for ``--json``."""
+        return {"a": self.a, "b": self.b, "common": self.common, "only_a": self.only_a, "only_b": self.only_b,
+                "differs": {k: list(v) for k, v in self.differs.items()}, "warnings": self.warnings,
+                "rows": [r.__dict__ for r in self.rows]}
+
+
+def _get(config: dict[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = config
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def setting_differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Dotted setting → (A, B) for each of `SETTINGS_COMPARED` that differs (generation field by field)."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for path in SETTINGS_COMPARED:
+        va, vb = _get(a, path), _get(b, path)
+        if path == ("repeats",):
+            va, vb = va or 1, vb or 1
+        if path == ("generation",):
+            va, vb = va or {}, vb or {}
+        if isinstance(va, dict) and isinstance(vb, dict) and path == ("generation",):
+            for key in sorted(va.keys() | vb.keys()):
+                if va.get(key) != vb.get(key):
+                    out[f"generation.{key}"] = (va.get(key), vb.get(key))
+        elif va != vb:
+            out[".".join(path)] = (va, vb)
+    return out
+
+
+def _answered(run: RunOutcomes) -> dict[str, list[Outcome]]:
+    """Item id → its outcome in every repeat, for items not missing in any repeat."""
+    out: dict[str, list[Outcome]] = {}
+    for k, item in enumerate(run.items):
+        outcomes = [rep[k] for rep in run.by_repeat]
+        if all(o.status != "missing" for o in outcomes):
+            out[item.id] = outcomes
+    return out
+
+
+def _stats(name: str, per_item: Sequence[list[Outcome]]) -> np.ndarray:
+    """``(n, k)`` per-item statistics of metric ``name``, averaged over the item's repeats."""
+    m = metric(name)
+    repeats = len(per_item[0])
+    layers = []
+    for r in range(repeats):
+        scored = np.asarray(m.score([o[r].item for o in per_item], [o[r].answer for o in per_item]), float)
+        layers.append(scored.reshape(len(per_item), -1))
+    return np.mean(layers, axis=0)
+
+
+def paired_bootstrap(
+    a: np.ndarray, b: np.ndarray, clusters: Sequence[str], name: str, *, confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES, rng: np.random.Generator | int | None = None,
+) -> tuple[float, float | None, float | None]:
+    """``value(a) - value(b)`` of metric ``name`` and its percentile interval, resampling clusters with both
+    runs' statistics of a cluster kept together; no interval for fewer than two clusters."""
+    reduce = metric(name).reduce
+    sums_a, counts = cluster_sums(a, clusters)
+    sums_b, _ = cluster_sums(b, clusters)
+    diff = float(reduce(sums_a.sum(axis=0), counts.sum()) - reduce(sums_b.sum(axis=0), counts.sum()))
+    if len(counts) < 2:
+        return diff, None, None
+    k = sums_a.shape[1]
+
+    def statistic(*arrays: np.ndarray, axis: int = -1) -> np.ndarray:
+        n = arrays[-1].sum(axis=axis)
+        sa = np.stack([x.sum(axis=axis) for x in arrays[:k]], axis=-1)
+        sb = np.stack([x.sum(axis=axis) for x in arrays[k:2 * k]], axis=-1)
+        return reduce(sa, n) - reduce(sb, n)
+
+    if np.allclose(sums_a, sums_b):  # identical runs: every replicate is 0 (scipy refuses a degenerate sample)
+        return diff, 0.0, 0.0
+    result = scipy_stats.bootstrap(
+        (*sums_a.T, *sums_b.T, counts), statistic, paired=True, vectorized=True, n_resamples=resamples,
+        batch=max(1, min(resamples, 400_000 // len(counts))), confidence_level=confidence, method="percentile",
+        rng=np.random.default_rng(rng),
+    )
+    low, high = result.confidence_interval
+    return diff, float(low), float(high)
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts (1 when there are none)."""
+    if a_only + b_only == 0:
+        return 1.0
+    return float(scipy_stats.binomtest(a_only, a_only + b_only, 0.5).pvalue)
+
+
+def compare_runs(
+    run_a: str | Path, run_b: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> Comparison:
+    """Compare run A with run B on their common answered items (see the module doc).
+
+    Raises:
+        InvalidInputError: a folder is not a run, or the runs share no answered item.
+    """
+    ra, rb = load_outcomes(run_a), load_outcomes(run_b)
+    ans_a, ans_b = _answered(ra), _answered(rb)
+    common = [i for i in ans_a if i in ans_b]
+    result = Comparison(str(run_a), str(run_b), len(common), len(ans_a.keys() - ans_b.keys()),
+                        len(ans_b.keys() - ans_a.keys()), setting_differences(ra.config, rb.config))
+    if not common:
+        raise InvalidInputError(f"{run_a} and {run_b} share no answered item; compare runs of the same benchmark.")
+    if result.only_a or result.only_b:
+        result.warnings.append(
+            f"the runs cover different items: {result.only_a} answered only in A and {result.only_b} only in B; "
+            f"only the {len(common)} common items are compared")
+    if result.differs:
+        shown = "; ".join(f"{k}: {json.dumps(va)[:60]} vs {json.dumps(vb)[:60]}" for k, (va, vb) in result.differs.items())
+        result.warnings.append(f"the runs differ in settings ({shown})")
+    for text in result.warnings:
+        warnings.warn(text, ComparisonWarning, stacklevel=2)
+    per_a = [ans_a[i] for i in common]
+    per_b = [ans_b[i] for i in common]
+    items = [o[0].item for o in per_a]
+    clusters = np.array([i.cluster for i in items], dtype=object)
+    tasks = list(dict.fromkeys(i.task for i in items))
+    for group in ["overall", *(f"task:{t}" for t in tasks)]:
+        idx = np.array([k for k, i in enumerate(items) if group == "overall" or group == f"task:{i.task}"])
+        names = dict.fromkeys(m for t in tasks if group in ("overall", f"task:{t}")
+                              for m in ra.metrics_for(t) if m in rb.metrics_for(t))
+        for name in names:
+            use = [k for k in idx if name in ra.metrics_for(items[k].task)]
+            if not use:
+                continue
+            sa, sb = _stats(name, [per_a[k] for k in use]), _stats(name, [per_b[k] for k in use])
+            reduce = metric(name).reduce
+            n = np.float64(len(use))
+            diff, low, high = paired_bootstrap(sa, sb, clusters[use], name, confidence=confidence,
+                                               resamples=resamples, rng=[seed, len(use)])
+            row = Paired(group, name, len(use), float(reduce(sa.sum(axis=0), n)), float(reduce(sb.sum(axis=0), n)),
+                         diff, low, high)
+            if name == "accuracy":
+                right_a = np.array([is_correct(per_a[k][0].item, per_a[k][0].answer) for k in use])
+                right_b = np.array([is_correct(per_b[k][0].item, per_b[k][0].answer) for k in use])
+                a_only, b_only = int((right_a & ~right_b).sum()), int((~right_a & right_b).sum())
+                note = "McNemar on repeat 0" if max(len(ra.by_repeat), len(rb.by_repeat)) > 1 else ""
+                row = Paired(**{**row.__dict__, "p_mcnemar": mcnemar_exact(a_only, b_only), "a_only": a_only,
+                                "b_only": b_only, "note": note})
+            result.rows.append(row)
+    return result

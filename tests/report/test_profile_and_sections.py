@@ -1,0 +1,51 @@
+"""The cross-benchmark profile, and the report's settings, repeats and paired sections."""
+
+import json
+
+import pytest
+
+from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
+
+from medtemporal.report import load_runs, write_report
+from medtemporal.report.profile import profile_chart, profile_points
+
+pytestmark = pytest.mark.filterwarnings("ignore::medtemporal.errors.UndefinedMetricWarning")
+
+
+@pytest.fixture
+def runs(tmp_path):
+    items = make_items(patients=12, per_patient=3)
+    right = [prediction(i, f"The answer is {i.answer}.") for i in items]
+    half = [prediction(i, f"The answer is {i.answer}." if k % 2 else f"({wrong_letter(i)})")
+            for k, i in enumerate(items)]
+    return [write_run(tmp_path, items, right, name="right", model="m1"),
+            write_run(tmp_path, items, half, name="half", model="m2")]
+
+
+def test_profile_needs_two_benchmarks_and_plots_every_family(runs):
+    loaded = load_runs(runs)
+    assert profile_chart(loaded) is None  # one benchmark: no profile
+    scores = json.loads((runs[1] / "scores.json").read_text())
+    scores["run"]["benchmark"] = "another"
+    (runs[1] / "scores.json").write_text(json.dumps(scores))
+    loaded = load_runs(runs, rescore=False)
+    points = profile_points(loaded)
+    assert {p[1] for p in points} == {"scoring-test: TEL", "scoring-test: ICR", "scoring-test: GTS",
+                                      "another: TEL", "another: ICR", "another: GTS"}
+    assert all(p[3] == 1.0 for p in points if p[0] == "m1") and all(p[6] == pytest.approx(0.2) for p in points)
+    assert profile_chart(loaded)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_html_shows_settings_paired_differences_and_the_viewer(runs):
+    config = json.loads((runs[1] / "config.json").read_text())
+    config.update(generation={"temperature": 0.7, "seed": 3}, repeats=1, medtemporal_version="9.9")
+    (runs[1] / "config.json").write_text(json.dumps(config))
+    write_report(runs, formats="html")
+    page = (runs[0] / "report.html").read_text()
+    assert "<h2>Run settings</h2>" in page and "<td>0.7</td>" in page and "9.9" in page
+    assert "Paired differences against" in page and "generation.temperature" in page
+    assert 'id="viewer-data"' in page and "#view:run=1&amp;group=task:TEL" in page
+    data = json.loads(page.split('id="viewer-data">', 1)[1].split("</script>", 1)[0].replace("<\\/", "</"))
+    assert len(data["rows"]) == 72 and len(data["items"]) == 36
+    correct = [row[4] for row in data["rows"] if row[0] == 1]
+    assert correct.count(True) == 18 and correct.count(False) == 18
