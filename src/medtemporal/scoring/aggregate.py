@@ -140,10 +140,8 @@ def score_outcomes(
     for name, m in resolved.items():
         applies[name] = np.isin(task_of, [t.task for t in tasks if name in metrics_for_task(t.task)])
         idx = np.flatnonzero(applies[name])
-        args = [[items[i] for i in idx], [outcomes[i].answer for i in idx]]
-        if m.reads_output:
-            args.append([outcomes[i].output for i in idx])
-        scored = np.asarray(m.score(*args), dtype=float)
+        scored = m.per_sample([items[i] for i in idx], [outcomes[i].answer for i in idx],
+                              [outcomes[i].output for i in idx])
         full = np.zeros((len(items), *scored.shape[1:]))
         full[idx] = scored
         values[name] = full

@@ -144,7 +144,8 @@ def _stats(name: str, per_item: Sequence[list[Outcome]]) -> np.ndarray:
     repeats = len(per_item[0])
     layers = []
     for r in range(repeats):
-        scored = np.asarray(m.score([o[r].item for o in per_item], [o[r].answer for o in per_item]), float)
+        scored = m.per_sample([o[r].item for o in per_item], [o[r].answer for o in per_item],
+                              [o[r].output for o in per_item])
         layers.append(scored.reshape(len(per_item), -1))
     return np.mean(layers, axis=0)
 

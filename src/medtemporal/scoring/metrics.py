@@ -72,6 +72,11 @@ class Metric:
     settings: Callable[[], dict[str, Any]] | None = None
     """The options the metric is computed with as resolved now (encoder, weights), recorded in ``scores.json``."""
 
+    def per_sample(self, items: Sequence[Item], answers: Sequence[Any], outputs: Sequence[str | None]) -> np.ndarray:
+        """Per-sample statistics as a float array, passing the raw outputs to metrics that read them."""
+        args: list[Sequence[Any]] = [items, answers, outputs] if self.reads_output else [items, answers]
+        return np.asarray(self.score(*args), dtype=float)
+
     def summary(self) -> dict[str, Any]:
         """JSON-ready metadata recorded in ``scores.json`` (with ``settings`` where the metric has any)."""
         summary = {

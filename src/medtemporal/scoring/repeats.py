@@ -47,7 +47,8 @@ def point_values(
             idx = idx[applies[idx]]
             if not len(idx):
                 continue
-            stats = np.asarray(m.score([outcomes[i].item for i in idx], [outcomes[i].answer for i in idx]), float)
+            stats = m.per_sample([outcomes[i].item for i in idx], [outcomes[i].answer for i in idx],
+                                 [outcomes[i].output for i in idx])
             stats = stats.reshape(len(idx), -1)
             result[(group, name)] = float(m.reduce(stats.sum(axis=0), np.float64(len(idx))))
     return result
