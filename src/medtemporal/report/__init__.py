@@ -9,6 +9,7 @@ the family's package under ``medtemporal.benchmarks``).
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Callable, Sequence
@@ -75,26 +76,69 @@ def write_report(
             for family, png in pngs.items():
                 contents[f"report_{metric}_{_safe(family)}.png"] = png
     targets = [Path(out)] if out is not None else [r.path for r in runs]
+    for folder in targets:
+        if folder.exists() and not folder.is_dir():
+            raise InvalidInputError(f"--out {folder} is a file; pass a folder for the report files.")
     extra = _benchmark_report(runs)
-    extra_files: list[Path] | None = None
-    written = []
+    run_paths = [r.path for r in runs]
+    family_files: dict[str, bytes] | None = None  # the benchmark's own files: written once, then copied
+    written: list[Path] = []
     for folder in targets:
         folder.mkdir(parents=True, exist_ok=True)
-        for name, data in contents.items():
-            tmp = folder / (name + ".tmp")
-            tmp.write_bytes(data)
-            tmp.replace(folder / name)
-            written.append(folder / name)
-        if extra is None:
-            continue
-        if extra_files is None:  # written once, then copied: the same runs give the same files
-            extra_files = extra([r.path for r in runs], folder)
-            written += extra_files
+        if extra is not None and family_files is None:
+            moved = _write_set(folder, contents, lambda staging: extra(run_paths, staging))
+            family_files = {p.name: p.read_bytes() for p in moved if p.name not in contents}
         else:
-            for path in extra_files:
-                shutil.copyfile(path, folder / path.name)
-                written.append(folder / path.name)
+            moved = _write_set(folder, {**contents, **(family_files or {})})
+        written += moved
     return written
+
+
+STAGING, READY = ".report.staging", ".report.ready"
+"""Hidden folders of a report set being written, and of one complete and about to be moved into place."""
+
+
+def _write_set(folder: Path, contents: dict[str, bytes], fill: Callable[[Path], object] | None = None) -> list[Path]:
+    """Write the report files into ``folder`` as one set: all the new ones, or (if killed) all the old ones.
+
+    The files are written into a staging folder, which is renamed to ``.report.ready`` once complete
+    (the commit point); they are then moved into place. `recover_report` finishes a set a kill left
+    ready and removes one left half-written, and runs first here.
+    """
+    recover_report(folder)
+    staging = folder / STAGING
+    staging.mkdir()
+    try:
+        for name, data in contents.items():
+            with (staging / name).open("wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        if fill is not None:  # the benchmark's own report writer, writing into the staging folder
+            fill(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    staging.rename(folder / READY)
+    return _move_ready(folder)
+
+
+def recover_report(folder: Path) -> None:
+    """Finish a report set that a killed `write_report` left complete in ``folder``; drop a partial one."""
+    shutil.rmtree(folder / STAGING, ignore_errors=True)
+    if (folder / READY).is_dir():
+        _move_ready(folder)
+
+
+def _move_ready(folder: Path) -> list[Path]:
+    """Move every file of ``folder/.report.ready`` into ``folder`` (each rename atomic), then remove it."""
+    ready = folder / READY
+    moved = []
+    for path in sorted(ready.iterdir()):
+        os.replace(path, folder / path.name)
+        moved.append(folder / path.name)
+    ready.rmdir()
+    return moved
 
 
 def _benchmark_report(runs: Sequence[ReportRun]) -> Callable[[Sequence[Path], Path], list[Path]] | None:
