@@ -113,10 +113,24 @@ def split_endpoint(uri: str) -> tuple[str, str]:
     return check_base_url(match["url"], "in --model"), match["model"]
 
 
+LOCAL_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+)
+"""Private networks (RFC 1918, IPv6 unique local): with loopback and link-local, what counts as local.
+Python's wider ``is_private`` also takes documentation and reserved ranges, which are not a local network."""
+
+
 def is_local_address(text: str) -> bool:
-    """True for a loopback, private or link-local IP address (an IPv6 zone suffix is ignored)."""
+    """True for a loopback, link-local or private (RFC 1918, IPv6 ULA) address; an IPv6 zone is ignored and
+    an IPv4-mapped IPv6 address is judged by its IPv4 address.
+
+    >>> [is_local_address(a) for a in ("127.0.0.1", "10.1.2.3", "::ffff:8.8.8.8", "203.0.113.7")]
+    [True, True, False, False]
+    """
     ip = ipaddress.ip_address(text.split("%", 1)[0])
-    return ip.is_loopback or ip.is_private or ip.is_link_local
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_link_local or any(ip in net for net in LOCAL_NETWORKS if ip.version == net.version)
 
 
 def resolve(host: str) -> list[str]:
