@@ -30,3 +30,63 @@ def test_metadata_is_kept_and_listed():
 def test_unknown_kind():
     with pytest.raises(ValueError, match="Unknown registry kind"):
         register("widget", "x")  # type: ignore[arg-type]
+
+
+def test_a_third_party_family_registers_through_the_entry_point_group(tmp_path):
+    """A package with a ``medtemporal`` entry point adds a benchmark: listed, buildable, exportable."""
+    import subprocess
+    import sys
+    import textwrap
+
+    pkg = tmp_path / "thirdparty_bench"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent('''
+        from pathlib import Path
+        from medtemporal.benchmark import BenchmarkSpec, Manifest
+        from medtemporal.registry import register
+        from medtemporal.schema import Item
+
+        def build(args):
+            item = Item.create(benchmark="toy", task="t", subtype="s", images=[], question="Q?",
+                               options={"A": "a", "B": "b"}, answer_type="choice", answer="A")
+            return [item], Manifest(benchmark="toy", version="1", licence="open")
+
+        def to_lines(bench, out: Path) -> int:
+            out.write_text("".join(i.question + "\\n" for i in bench.items))
+            return len(bench.items)
+
+        SPEC = register("benchmark", "toy")(BenchmarkSpec(
+            name="toy", version="1", licence="open", description="a third-party toy family",
+            add_arguments=lambda p: None, build=build, exports={"lines": to_lines}))
+    '''))
+    dist = tmp_path / "thirdparty_bench-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdparty-bench\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[medtemporal]\ntoy = thirdparty_bench\n")
+    script = textwrap.dedent(f'''
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from medtemporal.cli import main
+        assert main(["build", "toy", "--out", {str(tmp_path / "b")!r}]) == 0
+        assert main(["export", {str(tmp_path / "b")!r}, "--format", "lines", "--out", {str(tmp_path / "q.txt")!r}]) == 0
+        assert main(["list"]) == 0
+    ''')
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "toy" in done.stdout
+    assert (tmp_path / "q.txt").read_text() == "Q?\n"
+
+
+def test_core_packages_never_import_a_family():
+    """Only ``medtemporal.benchmarks`` (and the registry's list of built-in modules) may name a family package."""
+    from pathlib import Path
+
+    import medtemporal
+
+    root = Path(medtemporal.__file__).parent
+    offenders = [
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if "benchmarks" not in path.relative_to(root).parts and "medtemporal.benchmarks." in path.read_text()
+    ]
+    assert offenders == []
