@@ -146,6 +146,10 @@ def test_out_naming_a_file_is_one_sentence(bench, tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "file")]) == 2
     _one_error(capsys, "is a file")
+    assert _run(bench, tmp_path / "file" / "run") == 2  # under a file
+    _one_error(capsys, "cannot be created")
+    assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "file" / "r")]) == 2
+    _one_error(capsys, "cannot be created")
     assert (tmp_path / "file").read_text() == "x"
 
 

@@ -84,7 +84,10 @@ def write_report(
     family_files: dict[str, bytes] | None = None  # the benchmark's own files: written once, then copied
     written: list[Path] = []
     for folder in targets:
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(f"{folder} cannot be created ({exc.strerror}); pass a folder you can write.") from None
         if extra is not None and family_files is None:
             moved = _write_set(folder, contents, lambda staging: extra(run_paths, staging))
             family_files = {p.name: p.read_bytes() for p in moved if p.name not in contents}

@@ -405,7 +405,10 @@ async def arun(
         root = Path(image_root) if image_root is not None else bench.image_root
         _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(f"--out {out} cannot be created ({exc.strerror}); pass a folder you can write.") from None
         lock = RunLock(out)
         cfg = build_config(
             bench, backend, solver.name, templates, config, allow_remote_data, limit,
