@@ -30,6 +30,8 @@ def _run_args(root, server):
 def template(tmp_path_factory, server):
     """A finished run (benchmark, prompt file, cache, run folder) to copy for each case."""
     root = tmp_path_factory.mktemp("fuzz")
+    server.reset()  # the session's server: faults another test configured must not stay
+    server.configure(keep_bodies=False, latency=0.0)
     make_tiny_benchmark(root, n=3)
     (root / "prompt.txt").write_text("Question: $question\n$options\nAnswer with a letter.\n")
     with pytest.MonkeyPatch.context() as mp:
@@ -54,6 +56,7 @@ def _damage(data: bytes, rng: random.Random) -> bytes:
 @pytest.mark.parametrize("name, k", CASES)
 def test_random_bytes_in_a_file_the_cli_reads_give_one_line_and_no_traceback(
         template, server, tmp_path, monkeypatch, capsys, name, k):
+    server.reset()
     root = tmp_path / "w"
     shutil.copytree(template, root)
     config = json.loads((root / "run" / "config.json").read_text())
