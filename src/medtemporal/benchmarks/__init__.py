@@ -7,6 +7,6 @@ import from here. `llm_calls` is the one helper families share. See
 ``docs/adding-a-benchmark.md`` for the checklist a new family follows.
 """
 
-from medtemporal.benchmarks import mi_cxr, temmed
+from medtemporal.benchmarks import eltlm, mi_cxr, temmed
 
-__all__ = ["mi_cxr", "temmed"]
+__all__ = ["eltlm", "mi_cxr", "temmed"]

@@ -9,9 +9,11 @@ from typing import Any
 
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
+from medtemporal.cli._score import add_judge_arguments, judge_from_args
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RetryPolicy, run
+from medtemporal.scoring import score_run
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +60,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                    help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
     c.add_argument("--no-score", action="store_true", help="do not write scores.json at the end")
+    add_judge_arguments(p)
     p.set_defaults(func=main)
 
 
@@ -109,10 +112,14 @@ def main(args: argparse.Namespace) -> int:
         api_key_env=args.api_key_env,
         retry=RetryPolicy(max_attempts=args.attempts, timeout_s=args.timeout),
         backend_options=options,
-        score=not args.no_score,
+        score=not args.no_score and not args.judge,
         protocol_options={k: _value(v) for k, v in parse_pairs(args.protocol_option, "--protocol-option").items()},
         tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
     )
+    judge, judge_options = judge_from_args(args)
+    if judge is not None and not args.no_score and summary.stopped is None:
+        score_run(args.out, judge=judge, judge_options=judge_options)
+        summary.scored = True
     print(summary)
     if summary.scored:
         print(f"scores: {args.out / 'scores.json'}; see them with `medtemporal report {args.out}`")

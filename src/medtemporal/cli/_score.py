@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from medtemporal.report import load_runs
 from medtemporal.report.tables import headline
 from medtemporal.scoring import score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
+from medtemporal.scoring.judge import Judge
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -18,13 +20,45 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help=f"interval level (default {CONFIDENCE})")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_judge_arguments(p)
     p.set_defaults(func=run)
+
+
+def add_judge_arguments(p: argparse.ArgumentParser) -> None:
+    """The LLM-judge options shared by ``score`` and ``run``."""
+    g = p.add_argument_group("LLM judge (open answers)")
+    g.add_argument("--judge", metavar="URI",
+                   help="judge model for the judge metrics, e.g. openai:gpt-4o-mini or scripted-judge:overlap")
+    g.add_argument("--judge-temperature", type=float, default=Judge.temperature, help="judge temperature (default 0)")
+    g.add_argument("--judge-max-tokens", type=int, default=Judge.max_tokens, help="judge output token bound")
+    g.add_argument("--judge-concurrency", type=int, help="judge calls in flight (default: the backend's)")
+    g.add_argument("--judge-attempts", type=int, default=Judge.attempts, help="tries per judge call")
+    if not any(a.dest == "allow_remote_data" for a in p._actions):
+        g.add_argument("--allow-remote-data", action="store_true",
+                       help="allow credentialed text to go to a non-local judge endpoint")
+    if not any(a.dest == "no_cache" for a in p._actions):
+        g.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+        g.add_argument("--cache", type=Path,
+                       help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
+
+
+def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, Any]]:
+    """The judge and `judge_answers` options named by parsed arguments (None without ``--judge``)."""
+    if not args.judge:
+        return None, {}
+    judge = Judge(args.judge, temperature=args.judge_temperature, max_tokens=args.judge_max_tokens,
+                  concurrency=args.judge_concurrency, attempts=args.judge_attempts)
+    options = {"no_cache": args.no_cache, "cache_path": args.cache, "allow_remote_data": args.allow_remote_data,
+               "progress": not getattr(args, "no_progress", False)}
+    return judge, options
 
 
 def run(args: argparse.Namespace) -> int:
     """Score each run, then print the per-family table of the first metric."""
+    judge, options = judge_from_args(args)
     for path in args.runs:
-        score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed)
+        score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
+                  judge_options=options)
         print(f"wrote {path / 'scores.json'}")
     print(headline(load_runs(args.runs, rescore=False)))
     return 0

@@ -4,7 +4,8 @@ Importing this package registers the built-in extraction rules (kind
 ``extractor``: ``letter``, ``yesno``, ``text``, ``raw_text``; a family's
 released rules live in its package) and metrics (kind ``metric``:
 ``accuracy``, ``yesno_macro_f1``, and the report-generation ``bleu_1``,
-``rouge_l``, ``meteor``, ``report_avg``, ``bertscore_f1``). New rules and
+``rouge_l``, ``meteor``, ``report_avg``, ``bertscore_f1``; the LLM judge's ``judge_accuracy``,
+``judge_completeness`` and ``judge_unparseable_rate``, `medtemporal.scoring.judge`). New rules and
 metrics register themselves the same way, in their own modules imported here.
 """
 
@@ -14,6 +15,7 @@ from medtemporal.scoring.extraction import Extraction, extract, normalise, rule_
 from medtemporal.scoring import text_metrics  # noqa: F401  (report-generation metrics)
 from medtemporal.scoring.metrics import Metric, chance_level, is_correct, metric
 from medtemporal.scoring.runs import RunScores, needs_scoring, read_scores, score_run
+from medtemporal.scoring import judge, judge_baseline  # noqa: E402,F401  (LLM judge metrics, scripted judge; after runs)
 
 __all__ = [
     "Estimate",

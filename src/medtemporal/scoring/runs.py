@@ -11,19 +11,24 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from medtemporal import __version__
 from medtemporal.benchmark import BenchmarkSpec, load, spec
 from medtemporal.errors import InvalidInputError
+from medtemporal.registry import lookup
 from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl, read_json_object
 from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_outcomes
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
 from medtemporal.scoring.metrics import metric
+
+if TYPE_CHECKING:
+    from medtemporal.scoring.judge import Judge
 
 CONFIG = "config.json"
 PREDICTIONS = "predictions.jsonl"
@@ -46,6 +51,9 @@ class RunScores(Record):
     """Metric name → declared metadata (higher_is_better, aggregation, percent, description)."""
     bootstrap: dict[str, Any]
     scored_with: str
+    judge: dict[str, Any] | None = None
+    """The LLM judge's identity, settings, prompt hash, counts and calibration row (`medtemporal.scoring.judge`);
+    None when no judge scored the run."""
 
     def score(self, group: str, metric: str) -> Score | None:
         """The score of ``metric`` over ``group``, if computed."""
@@ -53,7 +61,8 @@ class RunScores(Record):
 
 
 def score_run(
-    run_dir: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0
+    run_dir: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0,
+    judge: Judge | None = None, judge_options: dict[str, Any] | None = None,
 ) -> list[Score]:
     """Score the predictions of a run folder and write its ``scores.json``.
 
@@ -68,6 +77,8 @@ def score_run(
         resamples: Bootstrap replicates per score.
         confidence: Confidence level of the intervals.
         seed: Bootstrap seed.
+        judge: The LLM judge of open answers; without one, metrics that need a judge are left out.
+        judge_options: Keyword options of `medtemporal.scoring.judge.judge_answers` (cache, remote data, progress).
 
     Returns:
         The scores written.
@@ -93,9 +104,18 @@ def score_run(
     specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
     subtype_groups = main.subtype_groups if main else {}
-    metrics_for = _metrics_for(items, specs)
-    scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
-                            seed=seed)
+    metrics_for = _metrics_for(items, specs, judged=judge is not None)
+    judged = None
+    verdicts: dict[str, Any] = {}
+    if judge is not None:
+        from medtemporal.scoring.judge import judge_answers
+
+        answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in outcomes}
+        judged = judge_answers(run_dir, items, answers, judge, licence=bench.manifest.licence, **(judge_options or {}))
+        verdicts = {item_id: v for (kind, item_id), v in judged.verdicts.items() if kind == "answer"}
+    with _verdicts_in_scope(verdicts if judge is not None else None):
+        scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
+                                seed=seed)
     first = next(iter(latest.values()), None)
     result = RunScores(
         run={
@@ -114,6 +134,7 @@ def score_run(
         bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
+        judge=judged.summary() if judged is not None else None,
     )
     tmp = run_dir / (SCORES + ".tmp")
     tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
@@ -173,14 +194,30 @@ def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Ou
                       "rules": dict(sorted(rules.items()))}
 
 
-def _metrics_for(items: list[Item], specs: dict[str, BenchmarkSpec]) -> Callable[[str], tuple[str, ...]]:
-    """Task → metric names, from the spec of the benchmark whose items carry that task."""
+def _metrics_for(
+    items: list[Item], specs: dict[str, BenchmarkSpec], *, judged: bool = False
+) -> Callable[[str], tuple[str, ...]]:
+    """Task → metric names, from the spec of the benchmark whose items carry that task; metrics
+    registered with ``needs_judge`` only when a judge scores the run."""
     by_task = {i.task: specs[i.benchmark] for i in items}
 
     def metrics_for(task: str) -> tuple[str, ...]:
-        return tuple(BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",)))
+        names = BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",))
+        return tuple(n for n in names if judged or not lookup("metric", n).info.get("needs_judge"))
 
     return metrics_for
+
+
+@contextmanager
+def _verdicts_in_scope(verdicts: dict[str, Any] | None) -> Iterator[None]:
+    """The judge's verdicts visible to the judge metrics while scoring (nothing when no judge)."""
+    if verdicts is None:
+        yield
+        return
+    from medtemporal.scoring.judge import use_verdicts
+
+    with use_verdicts(verdicts):
+        yield
 
 
 def _read_config(run_dir: Path) -> dict[str, Any]:

@@ -1,0 +1,80 @@
+"""ELTLM (the ``eltlm`` benchmark): open-ended questions over 2–5 sequential chest X-rays.
+
+Paper: ``seeds/003`` (ELTLM, ACL 2026 Findings). Temporal Perception
+(released type ``g``) and Temporal Reasoning (``t``), answered in free text,
+scored by ROUGE-L F1 and an LLM judge's binary Accuracy and Completeness
+(Table 2). Where each rule lives:
+
+* `official` — the released ``test.json``: dedup, malformed ids, g/t → tasks,
+  sequence-length subtypes; `studies` — time order and frontal image per study
+  from the MIMIC-CXR-JPG metadata (MI-CXR's view rule).
+* `build` — items by rule from MIMIC-CXR + MIMIC-Ext-CXR-QBA or phantoms
+  (appendix C selection; templated questions of both types).
+* `command` — ``medtemporal build eltlm`` options and manifest.
+* `metrics` — ROUGE-L F1 (``rouge_l_f1``) with its settings.
+* `report` — the main table (Table 2 layout), the sequence-length figure
+  (Fig. 3) and ablation deltas with paired, patient-clustered CIs.
+* The answering prompt is ``prompts/eltlm_direct.txt`` (Table 7, general MLLMs).
+
+Shared parts it uses: the LLM judge (`medtemporal.scoring.judge`, appendix A)
+and the ablation protocols ``shuffled-timestamps`` (§4.3.2) and
+``caption-then-reason`` (§4.3.3) in `medtemporal.protocols`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
+from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
+from medtemporal.benchmarks.eltlm.build import LENGTHS
+from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
+from medtemporal.registry import register
+
+DEMO_MODEL = "baseline:constant-No significant interval change."
+"""An offline answerer for the demo: the release's most common perception answer, whatever the question."""
+DEMO_JUDGE = "scripted-judge:overlap"
+DEMO_PROTOCOLS = ("direct", "shuffled-timestamps", "caption-then-reason")
+METRICS = ("rouge_l_f1", "judge_accuracy", "judge_completeness", "judge_unparseable_rate")
+LENGTH_COLUMNS = {f"{n} studies": (subtype_of(n),) for n in LENGTHS}
+"""Sequence-length columns in order (Fig. 3 strata), for both tasks."""
+
+
+def _report(runs: list[Path], out: Path) -> list[Path]:
+    """Table 2 layout, the sequence-length figure and ablation deltas (see `report`)."""
+    from medtemporal.benchmarks.eltlm.report import write_eltlm_report
+
+    return write_eltlm_report(runs, out)
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """CXR phantoms, build, a constant answer under three protocols judged by the scripted judge, report."""
+    data, bench = out / "phantoms" / "cxr", out / "benchmarks" / BENCHMARK
+    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
+        ["phantoms", "cxr", "--patients", str(patients), "--seed", str(seed), "--out", str(data)]
+    ]
+    steps.append(["build", BENCHMARK, "--mimic-cxr-jpg", str(data / "mimic-cxr-jpg"),
+                  "--qba", str(data / "mimic-ext-cxr-qba"), "--seed", str(seed), "--out", str(bench), "--overwrite"])
+    runs = [out / "runs" / f"{BENCHMARK}-{p}" for p in DEMO_PROTOCOLS]
+    steps += [["run", str(bench), "--model", DEMO_MODEL, "--protocol", p, "--judge", DEMO_JUDGE, "--out", str(r),
+               "--no-progress"] for p, r in zip(DEMO_PROTOCOLS, runs)]
+    report = out / "report" / BENCHMARK
+    steps.append(["report", *map(str, runs), "--out", str(report)])
+    return DemoSection("ELTLM", steps, report / "report.html")
+
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="ELTLM: open questions over 2-5 sequential chest X-rays; ROUGE-L and LLM-judged perception/reasoning",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={"*": "eltlm_direct"},
+    extractors={"*": "text"},
+    metrics={"*": METRICS},
+    subtype_groups={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS},
+    report=_report,
+    demo=demo,
+))

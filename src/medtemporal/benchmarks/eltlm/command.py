@@ -1,0 +1,120 @@
+"""``medtemporal build eltlm``: import the released ``test.json``, or build from MIMIC-CXR / phantoms.
+
+``medtemporal build eltlm --official test.json [--mimic-cxr-jpg ROOT | --no-verify-images] --out DIR``
+    reads the released file (`official`); with a root, images resolve and
+    studies are put in time order.
+``medtemporal build eltlm --mimic-cxr-jpg ROOT --qba QBA [--reports DIR] --out DIR``
+    builds items by rule (`build`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from medtemporal.benchmark import Manifest
+from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
+from medtemporal.benchmarks.eltlm.official import BENCHMARK, read_official
+from medtemporal.benchmarks.eltlm.studies import read_studies
+from medtemporal.checksums import sha256_file
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Item, Licence
+from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
+
+VERSION = "1.0"
+PHANTOM_MARKER = "phantom_truth.jsonl"
+"""A file whose presence beside a data root marks phantom (synthetic) data."""
+
+
+def licence_of(roots: list[Path]) -> Licence:
+    """``synthetic`` for phantom roots (the marker in a root or its parent), else ``credentialed`` (MIMIC)."""
+    return "synthetic" if any((f / PHANTOM_MARKER).is_file() for r in roots for f in (r, r.parent)) else "credentialed"
+
+
+def source_checksums(jpg: Path, qba: Path | None = None) -> dict[str, str]:
+    """sha256 of the metadata files read."""
+    files = {"mimic-cxr-jpg/" + METADATA_CSV: jpg / METADATA_CSV}
+    if qba is not None:
+        files["qba/metadata/study_metadata.parquet"] = qba / "metadata" / "study_metadata.parquet"
+    return {name: sha256_file(path) for name, path in files.items() if path.is_file()}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``medtemporal build eltlm``."""
+    src = p.add_argument_group("data")
+    src.add_argument("--official", type=Path, metavar="FILE",
+                     help="import the released test.json instead of building")
+    src.add_argument("--mimic-cxr-jpg", type=Path, metavar="DIR",
+                     help="MIMIC-CXR-JPG root (files/ and the metadata CSV); also the image root")
+    src.add_argument("--qba", type=Path, metavar="DIR",
+                     help="MIMIC-Ext-CXR-QBA root, whose findings decide the reasoning answers (building only)")
+    src.add_argument("--reports", type=Path, metavar="DIR",
+                     help="root of the MIMIC-CXR reports (files/.../sSTUDY.txt); default: --mimic-cxr-jpg")
+    src.add_argument("--min-quality", default="B", metavar="GRADE",
+                     help="lowest QBA observation quality kept, D ... A++ (default %(default)s)")
+    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
+                     help="do not check that each chosen JPEG exists; with --official and no --mimic-cxr-jpg, "
+                     "load and validate the file with images left unresolved")
+    text = p.add_argument_group("question wording (building only)")
+    text.add_argument("--question-model", metavar="URI",
+                      help="word the questions with this model (appendix C); answers stay rule-decided")
+    text.add_argument("--question-cache", type=Path, metavar="FILE",
+                      help="response cache of the question model (default: the shared medtemporal cache)")
+    text.add_argument("--allow-remote-data", action="store_true",
+                      help="allow credentialed report text to go to a non-local question model")
+
+
+def import_official(path: Path, root: Path | None, verify_images: bool) -> tuple[list[Item], Manifest]:
+    """The released file as a benchmark (rules in `official`)."""
+    if root is None and verify_images:
+        raise InvalidInputError(
+            "--official needs --mimic-cxr-jpg to resolve and order the studies; "
+            "pass --no-verify-images to load the questions with images left unresolved."
+        )
+    root = root.resolve() if root is not None else None
+    studies = read_studies(root) if root is not None else None
+    items, counts = read_official(path, studies, verify_images=verify_images, image_root=root)
+    sources = {Path(path).name: sha256_file(path)}
+    if root is not None:
+        sources.update(source_checksums(root))
+    manifest = Manifest(
+        benchmark=BENCHMARK, version=VERSION, licence=licence_of([root]) if root else "credentialed",
+        image_root=str(root) if root else None,
+        config={"official": Path(path).name, "verify_images": verify_images, "images_resolved": root is not None,
+                "release": counts.as_dict()},
+        sources=sources, exclusions=dict(counts.excluded),
+    )
+    return items, manifest
+
+
+def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
+    """Build ELTLM from parsed options (`add_arguments`, plus ``--seed``)."""
+    if args.official is not None:
+        return import_official(args.official, args.mimic_cxr_jpg, args.verify_images)
+    if args.mimic_cxr_jpg is None or args.qba is None:
+        raise InvalidInputError(
+            "Building ELTLM needs --mimic-cxr-jpg and --qba (or --official test.json to import the release)."
+        )
+    jpg, qba = args.mimic_cxr_jpg.resolve(), args.qba.resolve()
+    timelines, excluded = read_timelines(jpg, qba, reports=args.reports, min_quality=args.min_quality,
+                                         verify_images=args.verify_images, min_visits=2)
+    items, more = build_items(timelines, args.seed)
+    excluded.update(more)
+    licence = licence_of([jpg, qba])
+    questions: dict[str, object] = {"questions": "templates"}
+    if args.question_model:
+        from medtemporal.benchmarks.eltlm.llm import PROMPT, prompt_sha256, word_questions
+
+        items, worded = word_questions(items, args.question_model, licence=licence, seed=args.seed,
+                                       allow_remote_data=args.allow_remote_data, cache_path=args.question_cache)
+        questions = {"questions": "model-worded", "question_model": args.question_model, "question_prompt": PROMPT,
+                     "question_prompt_sha256": prompt_sha256(), **worded}
+    manifest = Manifest(
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,
+        image_root=str(jpg),
+        config={"min_report_words": MIN_REPORT_WORDS, "lengths": list(LENGTHS), "min_quality": args.min_quality,
+                "verify_images": args.verify_images, **questions},
+        sources=source_checksums(jpg, qba),
+        exclusions=dict(sorted(excluded.items())),
+    )
+    return items, manifest

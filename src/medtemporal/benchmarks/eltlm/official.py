@@ -1,0 +1,197 @@
+"""The released ELTLM question file (``test.json``) read into items.
+
+The file is a JSON list of objects with keys ``Source file`` (``p1xxxxxxx``),
+``type`` (``g`` perception, ``t`` reasoning), ``Picture number`` (comma-separated
+study ids), ``Question`` and ``Standard Answer`` (FACTS §3.1). Rules, each
+counted in `ReadCounts`:
+
+1. Repeated study ids in one list are removed, keeping the first
+   (``deduplicated``: 64 items in the release list a study twice).
+2. A study id that is not ``s`` + 8 digits starting with 5 is malformed
+   (``malformed``: three 9-digit ids). Items listing a study id that another
+   item lists under another patient are counted (``study_of_two_patients``:
+   3 items in the release); with metadata, the item whose patient does not
+   own the study is left out (``study_of_another_patient``). With metadata, a malformed id is
+   resolved when exactly one study of the same subject has the id with one
+   digit dropped (``malformed_resolved``); otherwise its item is left out.
+3. With a MIMIC-CXR-JPG root, studies are shown in time order from
+   ``StudyDate``/``StudyTime`` (the file's order is ascending by id, which is
+   random in MIMIC; ``reordered_by_time`` counts the items whose order changed),
+   each by its frontal image (`studies.read_studies`). Items with a study the
+   metadata lacks, a lateral-only study, a study without a time or (with
+   ``verify_images``) a missing JPEG are left out, counted by reason.
+   Without a root the file order is kept (``id_order_not_ascending`` counts
+   the lists that are not ascending by id: 2 in the release) and images stay
+   unresolved: each `ImageRef` names the study folder, so a run refuses.
+4. ``g`` → task ``perception``, ``t`` → task ``reasoning``; the subtype is the
+   number of distinct studies (``2_studies`` … ``5_studies``), the paper's
+   Fig. 3 strata. The reference answer is ``Standard Answer`` as released
+   (its known problems are listed in ``docs/eltlm.md``, not fixed here).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medtemporal.benchmarks.eltlm.studies import StudyInfo
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import ImageRef, Item
+from medtemporal.sources.mimic_cxr import subject_folder
+
+BENCHMARK = "eltlm"
+TASKS = {"g": "perception", "t": "reasoning"}
+"""Released ``type`` → task name (paper §3.2: Temporal Perception, Temporal Reasoning)."""
+KEYS = ("Source file", "type", "Picture number", "Question", "Standard Answer")
+STUDY_ID = re.compile(r"s5\d{7}")
+SUBJECT_ID = re.compile(r"p1\d{7}")
+
+
+@dataclass
+class ReadCounts:
+    """What reading the released file found and did."""
+
+    records: int = 0
+    deduplicated: int = 0
+    malformed: int = 0
+    malformed_resolved: int = 0
+    id_order_not_ascending: int = 0
+    study_of_two_patients: int = 0
+    """Items listing a study id that another item lists under another patient (2 ids, 3 items in the release)."""
+    reordered_by_time: int | None = None
+    """Items whose studies the time order rearranged; None without metadata."""
+    excluded: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready counts (exclusions as a plain mapping)."""
+        out = asdict(self)
+        out["excluded"] = dict(sorted(self.excluded.items()))
+        return out
+
+
+def subtype_of(n_studies: int) -> str:
+    """The sequence-length stratum of an item with ``n_studies`` distinct studies."""
+    return f"{n_studies}_studies"
+
+
+def load_records(path: str | Path) -> list[dict[str, str]]:
+    """The released records, each checked for the five keys and string values.
+
+    Raises:
+        InvalidInputError: the file is missing, not JSON, not a list, or a record is malformed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"The ELTLM file {path} does not exist; pass the released test.json to --official.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise InvalidInputError(f"{path} is not valid JSON; pass the released test.json unchanged.") from None
+    if not isinstance(data, list):
+        raise InvalidInputError(f"{path} must hold a JSON list of questions, as the released test.json does.")
+    for i, record in enumerate(data):
+        if not isinstance(record, dict) or any(not isinstance(record.get(k), str) for k in KEYS):
+            raise InvalidInputError(
+                f"{path}, record {i}: needs string values for {', '.join(map(repr, KEYS))}; fix or remove it."
+            )
+        if record["type"] not in TASKS:
+            raise InvalidInputError(f"{path}, record {i}: type {record['type']!r} is neither 'g' nor 't'; fix it.")
+        if not SUBJECT_ID.fullmatch(record["Source file"].strip()):
+            raise InvalidInputError(
+                f"{path}, record {i}: Source file {record['Source file']!r} is not a MIMIC subject id like p10000898."
+            )
+    return data
+
+
+def read_official(
+    path: str | Path, studies: dict[str, StudyInfo] | None, *, verify_images: bool = True,
+    image_root: Path | None = None,
+) -> tuple[list[Item], ReadCounts]:
+    """Items of the released file, in file order, and the counts of every rule applied.
+
+    Args:
+        path: The released ``test.json``.
+        studies: `read_studies` of a MIMIC-CXR-JPG root, or None to leave images unresolved.
+        verify_images: With ``studies``, require each chosen JPEG to exist under ``image_root``.
+        image_root: The MIMIC-CXR-JPG root (needed with ``verify_images``).
+    """
+    records = load_records(path)
+    counts = ReadCounts(records=len(records), reordered_by_time=None if studies is None else 0)
+    by_subject: dict[str, list[str]] = {}
+    if studies is not None:
+        for info in studies.values():
+            by_subject.setdefault(info.subject, []).append(info.study)
+    owners: dict[str, set[str]] = {}
+    for record in records:
+        for s in record["Picture number"].split(","):
+            owners.setdefault(s.strip(), set()).add(record["Source file"].strip())
+    items = []
+    for index, record in enumerate(records):
+        subject = record["Source file"].strip()
+        raw = [s.strip() for s in record["Picture number"].split(",") if s.strip()]
+        ids = list(dict.fromkeys(raw))
+        counts.deduplicated += len(ids) < len(raw)
+        counts.study_of_two_patients += any(len(owners[s]) > 1 for s in ids)
+        bad = [s for s in ids if not STUDY_ID.fullmatch(s)]
+        if bad:
+            counts.malformed += 1
+            fixed = [_resolve(s, by_subject.get(subject, [])) for s in bad]
+            if studies is None or None in fixed:
+                counts.excluded["malformed_study_id"] += 1
+                continue
+            counts.malformed_resolved += 1
+            ids = list(dict.fromkeys(dict(zip(bad, fixed)).get(s, s) for s in ids))
+        numbers = [int(s[1:]) for s in ids]
+        counts.id_order_not_ascending += numbers != sorted(numbers)
+        if studies is None:
+            refs = [ImageRef(path=f"files/{subject_folder(subject)}/{s}", visit=k, label=f"Image {k}", role="study")
+                    for k, s in enumerate(ids, 1)]
+        else:
+            why = _unusable(ids, subject, studies, verify_images, image_root)
+            if why:
+                counts.excluded[why] += 1
+                continue
+            timed = sorted(ids, key=lambda s: (studies[s].time, s))
+            counts.reordered_by_time += timed != ids  # type: ignore[operator]
+            ids = timed
+            refs = [ImageRef(path=str(studies[s].frontal), visit=k, label=f"Image {k}", view=studies[s].view,
+                             timestamp=studies[s].time.isoformat(timespec="milliseconds"))  # type: ignore[union-attr]
+                    for k, s in enumerate(ids, 1)]
+        items.append(Item.create(
+            benchmark=BENCHMARK, task=TASKS[record["type"]], subtype=subtype_of(len(ids)), images=refs,
+            question=record["Question"], answer_type="open", answer=record["Standard Answer"],
+            reference=record["Standard Answer"],
+            meta={"patient_id": subject, "study_ids": ids, "source_index": index, "type": record["type"],
+                  "images_resolved": studies is not None},
+        ))
+    return items, counts
+
+
+def _resolve(bad: str, candidates: list[str]) -> str | None:
+    """The one study of the subject whose id is ``bad`` with one digit dropped, else None."""
+    digits = bad[1:]
+    variants = {"s" + digits[:i] + digits[i + 1:] for i in range(len(digits))}
+    found = [c for c in candidates if c in variants]
+    return found[0] if len(found) == 1 else None
+
+
+def _unusable(ids: list[str], subject: str, studies: dict[str, StudyInfo], verify: bool,
+              root: Path | None) -> str | None:
+    """Why an item's studies cannot be shown (an exclusion key), or None."""
+    for s in ids:
+        info = studies.get(s)
+        if info is None:
+            return "study_not_in_metadata"
+        if info.subject != subject:
+            return "study_of_another_patient"
+        if info.frontal is None:
+            return "study_lateral_only"
+        if info.time is None:
+            return "study_missing_time"
+        if verify and root is not None and not (root / info.frontal).is_file():
+            return "study_image_missing"
+    return None

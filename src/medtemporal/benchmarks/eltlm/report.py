@@ -1,0 +1,189 @@
+"""ELTLM's own report: Table 2 layout, the sequence-length figure (Fig. 3) and ablation deltas.
+
+* Main table: ROUGE-L F1, judge Accuracy and Completeness for Perception and
+  Reasoning (0–1, patient-clustered 95% CIs), with each run's unparseable
+  verdicts, and the judge's calibration row (reference answers, empty answer).
+* Sequence length: judge Accuracy and Completeness by number of studies
+  (subtypes ``2_studies`` … ``5_studies``, both tasks together), table and PNG.
+* Ablations: each run whose protocol is not ``direct`` is paired with the
+  direct run of the same model, benchmark and judge; the per-item differences
+  (ablation − direct) are averaged and bootstrapped over patients
+  (`cluster_bootstrap`), over the items both runs had judged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from medtemporal.benchmark import load
+from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
+from medtemporal.report import load_runs
+from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
+from medtemporal.schema import Prediction, iter_jsonl
+from medtemporal.scoring.ci import cluster_bootstrap
+from medtemporal.scoring.extraction import extract
+from medtemporal.scoring.judge import JUDGEMENTS, Judgement
+from medtemporal.scoring.runs import PREDICTIONS, _benchmark_path, _read_config
+
+TASKS = (("perception", "Perception"), ("reasoning", "Reasoning"))
+MAIN = (("rouge_l_f1", "ROUGE-L"), ("judge_accuracy", "Accuracy"), ("judge_completeness", "Completeness"))
+LENGTHS = ("2_studies", "3_studies", "4_studies", "5_studies")
+
+
+def _cell(run: ReportRun, group: str, metric: str) -> str:
+    s = run.scores.score(group, metric)
+    if s is None or not np.isfinite(s.value):
+        return DASH
+    ci = f" [{s.ci_low:.3f}, {s.ci_high:.3f}]" if s.ci_low is not None and s.ci_high is not None else ""
+    return f"{s.value:.3f}{ci}"
+
+
+def main_table(runs: Sequence[ReportRun]) -> str:
+    """Table 2 layout: one row per run, ROUGE-L / Accuracy / Completeness per task, unparseable verdicts."""
+    header = ["Model", *(f"{t} {m}" for _, t in TASKS for _, m in MAIN), "Unparseable"]
+    rows = []
+    for run in runs:
+        judge = run.scores.judge or {}
+        bad = judge.get("counts", {}).get("unparseable")
+        rows.append([run.label, *(_cell(run, f"task:{task}", metric) for task, _ in TASKS for metric, _ in MAIN),
+                     DASH if bad is None else str(bad)])
+    return markdown_table(header, rows)
+
+
+def calibration_table(runs: Sequence[ReportRun]) -> str:
+    """The judge on the reference answers (≈ 1/1 expected) and on an empty answer (0/0 expected)."""
+    rows = []
+    for run in runs:
+        judge = run.scores.judge
+        if not judge:
+            continue
+        for kind in ("reference", "empty"):
+            c = judge["calibration"][kind]
+            rows.append([run.label, judge["uri"], kind, *(DASH if c[k] is None else f"{c[k]:.3f}"
+                                                          for k in ("accuracy", "completeness")),
+                         str(c["n"]), str(c["unparseable_or_error"])])
+    if not rows:
+        return "No run was scored with a judge (`medtemporal score RUN --judge URI`)."
+    return markdown_table(["Run", "Judge", "Answer judged", "Accuracy", "Completeness", "n", "Unparseable"], rows)
+
+
+def length_table(runs: Sequence[ReportRun]) -> str:
+    """Judge Accuracy / Completeness (or ROUGE-L without a judge) by number of studies."""
+    header = ["Model", "Metric", *(n.split("_")[0] + " studies" for n in LENGTHS)]
+    rows = [[run.label, metric, *(_cell(run, f"subtype:{n}", metric) for n in LENGTHS)]
+            for run in runs for metric in _length_metrics(run)]
+    return markdown_table(header, rows)
+
+
+def _length_metrics(run: ReportRun) -> list[str]:
+    return ["judge_accuracy", "judge_completeness"] if run.scores.judge else ["rouge_l_f1"]
+
+
+def length_figure(runs: Sequence[ReportRun]) -> bytes:
+    """Fig. 3: each run's metrics against the number of studies, with CI bars."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    x = np.arange(2, 2 + len(LENGTHS))
+    for run in runs:
+        for metric in _length_metrics(run):
+            scores = [run.scores.score(f"subtype:{n}", metric) for n in LENGTHS]
+            y = np.array([s.value if s else np.nan for s in scores])
+            lo = np.array([s.value - s.ci_low if s and s.ci_low is not None else 0 for s in scores])
+            hi = np.array([s.ci_high - s.value if s and s.ci_high is not None else 0 for s in scores])
+            ax.errorbar(x, y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)], marker="o", capsize=3,
+                        label=f"{run.label}: {metric}")
+    ax.set_xticks(x)
+    ax.set_xlabel("studies per question")
+    ax.set_ylabel("score (0-1)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=6, loc="best")
+    ax.set_title("ELTLM by sequence length (Fig. 3 layout)")
+    return figure_png(fig)
+
+
+@dataclass(frozen=True)
+class ItemValues:
+    """Per-item values of one run: metric → item id → value, and item id → patient."""
+
+    values: dict[str, dict[str, float]]
+    patients: dict[str, str]
+
+
+def item_values(run: ReportRun) -> ItemValues:
+    """ROUGE-L from the latest predictions and judge verdicts of the run's judge, per item."""
+    config = _read_config(run.path)
+    bench = load(_benchmark_path(run.path, config))
+    items = {i.id: i for i in bench.select(config.get("tasks"), config.get("limit"))}
+    latest: dict[str, Prediction] = {}
+    if (run.path / PREDICTIONS).is_file():
+        latest = {p.item_id: p for p in iter_jsonl(run.path / PREDICTIONS, Prediction)}
+    rouge = {}
+    for item_id, item in items.items():
+        p = latest.get(item_id)
+        answer = extract(item, p.raw_output).answer if p is not None and p.raw_output is not None else None
+        rouge[item_id] = rouge_l_f1_of(item.reference or str(item.answer), answer if isinstance(answer, str) else None)
+    values = {"rouge_l_f1": rouge}
+    judge = run.scores.judge
+    if judge and (run.path / JUDGEMENTS).is_file():
+        verdicts = {j.item_id: j for j in iter_jsonl(run.path / JUDGEMENTS, Judgement)
+                    if j.judge == judge["id"] and j.kind == "answer" and j.status == "ok"}
+        for metric, field in (("judge_accuracy", "accuracy"), ("judge_completeness", "completeness")):
+            values[metric] = {i: float(getattr(verdicts[i], field)) if i in verdicts else 0.0
+                              for i in items if i in verdicts or latest.get(i) is None or
+                              latest[i].raw_output is None}
+    return ItemValues(values, {i: item.cluster for i, item in items.items()})
+
+
+def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: int = 0) -> str:
+    """Ablation − direct per metric, mean of paired per-item differences with a patient-clustered 95% CI."""
+    rows = []
+    cache: dict[Path, ItemValues] = {}
+    for run in runs:
+        if run.scores.run.get("protocol") == "direct":
+            continue
+        base = next((r for r in runs if r.scores.run.get("protocol") == "direct"
+                     and r.scores.run.get("model") == run.scores.run.get("model")
+                     and r.scores.run.get("items_sha256") == run.scores.run.get("items_sha256")
+                     and (r.scores.judge or {}).get("id") == (run.scores.judge or {}).get("id")), None)
+        if base is None:
+            continue
+        a = cache.setdefault(run.path, item_values(run))
+        b = cache.setdefault(base.path, item_values(base))
+        for metric, label in MAIN:
+            shared = sorted(a.values.get(metric, {}).keys() & b.values.get(metric, {}).keys())
+            if not shared:
+                continue
+            diff = np.array([a.values[metric][i] - b.values[metric][i] for i in shared])
+            est = cluster_bootstrap(diff, [a.patients[i] for i in shared], resamples=resamples, rng=seed,
+                                    label=f"{label} delta")
+            rows.append([run.scores.run.get("model") or run.label, protocol_label(run.scores), label,
+                         f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}]", str(len(shared)), str(est.clusters)])
+    if not rows:
+        return "No ablation run with a matching direct run (same model, benchmark and judge)."
+    return markdown_table(["Model", "Protocol", "Metric", "Δ vs direct [95% CI]", "Items", "Patients"], rows)
+
+
+def write_eltlm_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
+    """Write ``eltlm_tables.md`` and ``eltlm_lengths.png`` into ``out``."""
+    runs = load_runs(run_dirs, rescore=False)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    text = (
+        "# ELTLM\n\nValues in 0–1 with patient-clustered 95% CIs; unparseable judge verdicts are left out of "
+        "Accuracy and Completeness and counted apart.\n\n"
+        f"## Main results (Table 2 layout)\n\n{main_table(runs)}\n\n"
+        f"## Judge calibration\n\n{calibration_table(runs)}\n\n"
+        f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths](eltlm_lengths.png)\n\n"
+        f"## Ablations (paired, clustered by patient)\n\n{ablation_table(runs)}\n"
+    )
+    written = [out / "eltlm_tables.md", out / "eltlm_lengths.png"]
+    written[0].write_text(text, encoding="utf-8")
+    written[1].write_bytes(length_figure(runs))
+    (out / "eltlm_judges.json").write_text(json.dumps({r.label: r.scores.judge for r in runs}, indent=2) + "\n",
+                                           encoding="utf-8")
+    return [*written, out / "eltlm_judges.json"]

@@ -1,0 +1,132 @@
+"""Shuffled images with explicit dates (ELTLM §4.3.2, Fig. 4): does the model read time from labels?
+
+The item's images are shown in a seeded random order other than the time
+order (for two or more images), each captioned with the date it was taken
+(``ImageRef.timestamp``: the study dates of the metadata, shifted as MIMIC
+shifts them), and the prompt says to read them by date (template
+``shuffled_timestamps`` around the family's own question prompt). The order
+shown is kept in the prediction's ``calls``, so runs compare item by item with
+the direct run.
+
+``dates=synthetic`` uses the paper's dates instead (appendix F, Table 5): a
+model (``dater=URI``, default the run's model) describes each image and the
+series (as ``caption-then-reason`` does), then writes one date per image from
+the question, the descriptions and the summary (prompts ``timestamps_system``,
+``timestamps``). Its reply must be a JSON array of N ``YYYY-MM-DD`` strings
+(or an object ``Image1..ImageN`` → date), ascending with at least a day between
+neighbours; any other reply fails the item with one sentence (``bad_dates``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Part, Request, RequestError, TextPart
+from medtemporal.errors import InvalidInputError
+from medtemporal.prompts import PromptSet
+from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
+from medtemporal.protocols.direct import question_prompt
+from medtemporal.registry import register
+from medtemporal.schema import Item, content_hash
+
+
+def shuffled_order(item: Item, seed: int) -> list[int]:
+    """A permutation of the item's image indices, fixed by ``seed`` and the item, not the identity when n ≥ 2."""
+    n = len(item.images)
+    rng = np.random.default_rng([seed, int(content_hash([item.id], 12), 16)])
+    while True:
+        order = [int(i) for i in rng.permutation(n)]
+        if n < 2 or order != sorted(order):
+            return order
+
+
+@register("protocol", "shuffled-timestamps",
+          description="images in seeded random order, each labelled with its date; the model reads by date")
+class ShuffledTimestamps(Solver):
+    """One call with the images shuffled and dated."""
+
+    name = "shuffled-timestamps"
+    templates = ("shuffled_timestamps",)
+
+    def __init__(self, prompts: PromptSet | None = None, seed: int = 0, dates: str = "real",
+                 dater: str | None = None) -> None:
+        super().__init__(prompts)
+        if dates not in ("real", "synthetic"):
+            raise InvalidInputError(f"--protocol-option dates must be real or synthetic, not {dates!r}.")
+        self.seed = seed
+        self.dates = dates
+        self.dater = dater
+        if dates == "synthetic":
+            self.templates = (*self.templates, "timestamps_system", "timestamps", "caption_image", "caption_summary")
+
+    async def _synthetic_dates(self, item: Item, image_root: Path, generate: Generate,
+                               config: GenerateConfig) -> tuple[list[str], list[dict[str, Any]]]:
+        """Appendix F dates, one per image in time order, and the calls that made them."""
+        from medtemporal.protocols.caption_then_reason import CaptionThenReason, listed
+
+        captioner = CaptionThenReason(self.prompts, captioner=self.dater)
+        descriptions, summary, calls = await captioner.describe(item, image_root, generate, config)
+        user = self.prompts.render("timestamps", question=item.question, image_list=listed(descriptions, "Image{k}: "),
+                                   summary=summary)
+        request = Request((Message("system", (TextPart(self.prompts.render("timestamps_system")),)),
+                           Message("user", (TextPart(user),))), config)
+        reply = (await captioner._side.generate(request, generate)).text
+        calls.append({"stage": "dates", "output": reply})
+        return parse_dates(reply, len(item.images)), calls
+
+    async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
+        if self.dates == "synthetic":
+            dates, calls = await self._synthetic_dates(item, image_root, generate, config)
+            return await self._answer(item, image_root, generate, config, dates, calls)
+        if any(not ref.timestamp for ref in item.images):
+            raise InvalidInputError(
+                f"Item {item.id} has images without a date; shuffled-timestamps needs dated images "
+                "(build the benchmark with its image metadata, e.g. --mimic-cxr-jpg)."
+            )
+        dates = [str(ref.timestamp)[:10] for ref in item.images]
+        return await self._answer(item, image_root, generate, config, dates, [])
+
+    async def _answer(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig,
+                      dates: list[str], calls: list[dict[str, Any]]) -> Solution:
+        order = shuffled_order(item, self.seed)
+        parts: list[Part] = []
+        for i in order:
+            parts += [TextPart(f"Image taken on {dates[i]}:"), ImagePart(image_root / item.images[i].path)]
+        template, text = question_prompt(item, self.prompts)
+        prompt = self.prompts.render("shuffled_timestamps", n_images=len(order), prompt=text)
+        response = await generate(answer_request(item, (*parts, TextPart(prompt)), config))
+        calls.append({"template": template, "shown_order": order, "dates": dates, "output": response.text})
+        return Solution(response.text, calls)
+
+
+def parse_dates(reply: str, n: int) -> list[str]:
+    """``n`` ascending ISO dates (at least a day apart) from a date writer's JSON reply.
+
+    >>> parse_dates('["2020-01-01", "2020-03-05"]', 2)
+    ['2020-01-01', '2020-03-05']
+
+    Raises:
+        RequestError: the reply is not such a list (reason ``bad_dates``).
+    """
+    text = reply.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        data = [data.get(f"Image{k}") for k in range(1, n + 1)]
+    try:
+        days = [date.fromisoformat(d) for d in data] if isinstance(data, list) and len(data) == n else None
+    except (TypeError, ValueError):
+        days = None
+    if days is None or any(b - a < timedelta(days=1) for a, b in zip(days, days[1:])):
+        raise RequestError(
+            f"The date writer's reply is not {n} ascending YYYY-MM-DD dates a day apart: {reply[:120]!r}.",
+            reason="bad_dates",
+        )
+    return [d.isoformat() for d in days]

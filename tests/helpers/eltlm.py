@@ -1,0 +1,34 @@
+"""Small open-answer (ELTLM-like) benchmarks and runs for judge and report tests: no images, seconds to make."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmark import Manifest, save
+from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
+from medtemporal.runner import run
+from medtemporal.schema import Item
+
+ANSWER = "No significant interval change."
+FINDINGS = ("pleural effusion", "pneumothorax", "cardiomegaly", "consolidation", "atelectasis", "pulmonary edema")
+
+
+def make_open_benchmark(root: Path, n: int = 12, patients: int = 4) -> Path:
+    """``n`` open items (half perception, half reasoning; lengths 2-5) of ``patients`` patients, no images."""
+    items = []
+    for i in range(n):
+        finding = FINDINGS[i % len(FINDINGS)]
+        reference = ANSWER if i % 3 == 0 else f"New {finding} on exam {2 + i % 4}; otherwise no change (case {i})."
+        items.append(Item.create(
+            benchmark=BENCHMARK, task="perception" if i % 2 == 0 else "reasoning", subtype=subtype_of(2 + i % 4),
+            images=[], question=f"Question {i}: how did the {finding} change across the examinations?",
+            answer_type="open", answer=reference, reference=reference, meta={"patient_id": f"p1000000{i % patients}"},
+        ))
+    manifest = Manifest(benchmark=BENCHMARK, version="test", licence="synthetic")
+    return save(root / "bench", items, manifest)
+
+
+def make_open_run(bench: Path, out: Path, protocol: str = "direct", answer: str = ANSWER) -> Path:
+    """A finished, unscored run of a constant answer on ``bench``."""
+    run(bench, f"baseline:constant-{answer}", out, protocol=protocol, progress=False, score=False, no_cache=True)
+    return out

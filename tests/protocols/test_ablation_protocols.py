@@ -1,0 +1,122 @@
+"""shuffled-timestamps and caption-then-reason: what each shows the model, stage by stage."""
+
+import asyncio
+import json
+
+import pytest
+from helpers.phantoms import make_cxr_phantoms
+
+from medtemporal.backends.base import GenerateConfig, ImagePart, RequestError, Response, TextPart
+from medtemporal.benchmark import load
+from medtemporal.cli import main
+from medtemporal.errors import InvalidInputError
+from medtemporal.protocols.caption_then_reason import CaptionThenReason
+from medtemporal.protocols.shuffled_timestamps import ShuffledTimestamps, parse_dates, shuffled_order
+from medtemporal.runner import run
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    data = make_cxr_phantoms(tmp_path_factory.mktemp("abl"), patients=6, seed=1, image_size=64)
+    out = tmp_path_factory.mktemp("b") / "eltlm"
+    assert main(["build", "eltlm", "--mimic-cxr-jpg", str(data.mimic_cxr_jpg), "--qba", str(data.qba),
+                 "--out", str(out)]) == 0
+    return load(out)
+
+
+def recording():
+    requests = []
+
+    async def generate(request):
+        requests.append(request)
+        return Response(f"output {len(requests)}")
+
+    return requests, generate
+
+
+def test_shuffled_images_carry_their_dates_in_a_seeded_non_chronological_order(bench):
+    item = next(i for i in bench.items if len(i.images) >= 3)
+    requests, generate = recording()
+    solution = asyncio.run(ShuffledTimestamps(seed=7).solve(item, bench.image_root, generate, GenerateConfig()))
+    order = solution.calls[0]["shown_order"]
+    assert order == shuffled_order(item, 7) != sorted(order) and sorted(order) == list(range(len(item.images)))
+    parts = requests[0].messages[0].parts
+    images = [p.path for p in parts if isinstance(p, ImagePart)]
+    assert images == [bench.image_root / item.images[i].path for i in order]
+    labels = [p.text for p in parts if isinstance(p, TextPart) and p.text.startswith("Image taken on")]
+    assert labels == [f"Image taken on {item.images[i].timestamp[:10]}:" for i in order]
+    assert "read them in order of their dates" in parts[-1].text and item.question in parts[-1].text
+    assert shuffled_order(item, 8) != order or len(item.images) == 2  # another seed, another order
+
+
+def test_undated_images_are_refused(bench):
+    item = bench.items[0]
+    undated = item.model_copy(update={"images": tuple(r.model_copy(update={"timestamp": None}) for r in item.images)})
+    with pytest.raises(InvalidInputError, match="without a date"):
+        asyncio.run(ShuffledTimestamps().solve(undated, bench.image_root, recording()[1], GenerateConfig()))
+
+
+def test_caption_then_reason_answers_from_text_only(bench):
+    item = next(i for i in bench.items if len(i.images) >= 3)
+    requests, generate = recording()
+    solution = asyncio.run(CaptionThenReason().solve(item, bench.image_root, generate, GenerateConfig()))
+    n = len(item.images)
+    assert len(requests) == n + 2 and [r.n_images for r in requests] == [1] * n + [0, 0]
+    final = requests[-1].messages[0].parts[0].text
+    assert all(f"Image {k}: output {k}" in final for k in range(1, n + 1))
+    assert f"output {n + 1}" in final and item.question in final  # the summary and the question
+    assert [c["stage"] for c in solution.calls] == ["caption"] * n + ["summary", "answer"]
+
+
+def test_a_separate_captioner_is_called_through_its_own_backend(bench, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDTEMPORAL_CACHE", str(tmp_path / "c.sqlite"))
+    item = bench.items[0]
+    requests, generate = recording()
+    solver = CaptionThenReason(captioner="baseline:constant-Clear lungs.")
+    solution = asyncio.run(solver.solve(item, bench.image_root, generate, GenerateConfig()))
+    assert len(requests) == 1 and "Image 1: Clear lungs." in requests[0].messages[0].parts[0].text
+    assert solution.calls[0]["output"] == "Clear lungs."
+
+
+@pytest.mark.parametrize("protocol", ["shuffled-timestamps", "caption-then-reason"])
+def test_each_ablation_is_a_normal_resumable_run(bench, tmp_path, protocol):
+    out = tmp_path / protocol
+    first = run(bench.path, "baseline:constant-Stable.", out, protocol=protocol, progress=False, limit=3,
+                no_cache=True)
+    again = run(bench.path, "baseline:constant-Stable.", out, protocol=protocol, progress=False, limit=3,
+                no_cache=True)
+    assert first.done == 3 and again.requests == 0
+
+
+def test_synthetic_dates_follow_appendix_f_and_label_the_shuffled_images(bench):
+    item = next(i for i in bench.items if len(i.images) >= 3)
+    n = len(item.images)
+    dates = [f"2020-0{k}-15" for k in range(1, n + 1)]
+    requests = []
+
+    async def generate(request):
+        requests.append(request)
+        if request.messages[0].role == "system":
+            return Response("```json\n" + json.dumps({f"Image{k}": d for k, d in enumerate(dates, 1)}) + "\n```")
+        return Response(f"text {len(requests)}")
+
+    solver = ShuffledTimestamps(seed=3, dates="synthetic")
+    solution = asyncio.run(solver.solve(item, bench.image_root, generate, GenerateConfig()))
+    dating = requests[n + 1]
+    assert "ISO format YYYY-MM-DD" in dating.messages[0].parts[0].text
+    user = dating.messages[1].parts[0].text
+    assert item.question in user and "Image1: text 1" in user and f"text {n + 1}" in user
+    order = shuffled_order(item, 3)
+    labels = [p.text for p in requests[-1].messages[0].parts if isinstance(p, TextPart) and "taken on" in p.text]
+    assert labels == [f"Image taken on {dates[i]}:" for i in order]
+    assert [c.get("stage") for c in solution.calls][-2:] == ["dates", None]
+    assert {"timestamps", "timestamps_system"} <= set(solver.templates)
+
+
+@pytest.mark.parametrize("reply", ['["2020-01-02", "2020-01-02"]', '["2020-02-01", "2020-01-01"]', "2020-01-01",
+                                   '["2020-01-01"]', '{"Image1": "2020-01-01", "Image3": "2020-02-01"}',
+                                   '["01/02/2020", "2020-03-01"]'])
+def test_date_replies_that_break_the_constraints_fail_the_item(reply):
+    with pytest.raises(RequestError, match="ascending"):
+        parse_dates(reply, 2)
+    assert parse_dates('{"Image1": "2019-12-31", "Image2": "2020-01-01"}', 2) == ["2019-12-31", "2020-01-01"]
