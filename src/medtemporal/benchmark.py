@@ -98,7 +98,11 @@ class Benchmark:
 
 
 def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
-    """Write ``items`` and ``manifest`` (with counts and the items checksum) to folder ``out``."""
+    """Write ``items`` and ``manifest`` (with counts and the items checksum) to folder ``out``.
+
+    Each file is replaced atomically, items first; a build killed between the two leaves items
+    that do not match the manifest's ``items_sha256``, which `load` refuses.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / ITEMS, items)
@@ -110,7 +114,10 @@ def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
 
 
 def load(path: str | Path) -> Benchmark:
-    """Load a benchmark folder, with one clear sentence for what is missing or wrong."""
+    """Load a benchmark folder, with one clear sentence for what is missing or wrong.
+
+    The items must match the manifest's ``items_sha256`` (when it has one) and there must be at least one.
+    """
     path = Path(path)
     if not (path / MANIFEST).is_file() or not (path / ITEMS).is_file():
         raise InvalidInputError(
@@ -118,10 +125,20 @@ def load(path: str | Path) -> Benchmark:
             "build one with `medtemporal build`."
         )
     try:
-        manifest = Manifest.model_validate_json((path / MANIFEST).read_text(encoding="utf-8"))
+        manifest = Manifest.model_validate_json((path / MANIFEST).read_bytes())
     except ValidationError as exc:
         raise InvalidInputError(f"{path / MANIFEST}: {describe_validation_error(exc)}; rebuild the benchmark.") from None
-    return Benchmark(path.resolve(), manifest, list(iter_jsonl(path / ITEMS, Item)))
+    if manifest.items_sha256 is not None and sha256_file(path / ITEMS) != manifest.items_sha256:
+        raise InvalidInputError(
+            f"{path / ITEMS} does not match the items_sha256 of {path / MANIFEST} (a build was interrupted, or "
+            "the file was edited); rebuild the benchmark with `medtemporal build ... --overwrite`."
+        )
+    items = list(iter_jsonl(path / ITEMS, Item))
+    if not items:
+        raise InvalidInputError(
+            f"The benchmark {path} is empty ({ITEMS} holds no items); rebuild it with `medtemporal build`."
+        )
+    return Benchmark(path.resolve(), manifest, items)
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,9 @@ class Prediction(Record):
     input_tokens: int | None = None
     output_tokens: int | None = None
     error: str | None = None
+    finish_reason: str | None = None
+    """Why the model stopped (``stop``, ``length`` ...), ``length`` if any call of the item was cut off;
+    None when the backend does not say."""
     calls: tuple[dict[str, Any], ...] = ()
     """Intermediate calls of multi-stage protocols (prompt name, output)."""
     repeat: int = 0
@@ -202,7 +205,7 @@ def iter_jsonl(path: str | Path, model: type[R]) -> Iterator[R]:
     path = Path(path)
     if not path.is_file():
         raise InvalidInputError(f"{path} does not exist; check the path.")
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue

@@ -138,10 +138,19 @@ def test_timeouts_are_retryable(fake):
     assert err.value.reason == "timeout" and time.perf_counter() - start < 2.5
 
 
-def test_empty_and_null_content_are_empty_answers(fake):
-    fake.configure(faults=[{"kind": "empty", "match": "one", "times": 1}, {"kind": "null", "match": "two", "times": 1}])
-    assert _generate(load(fake.uri()), _text("one")).text == ""
-    assert _generate(load(fake.uri()), _text("two")).text == ""
+@pytest.mark.parametrize("kind", ["empty", "null"])
+def test_empty_and_null_content_are_failed_attempts_not_answers(fake, kind):
+    fake.configure(faults=[{"kind": kind, "times": 1}])
+    with pytest.raises(RetryableError) as err:
+        _generate(load(fake.uri()), _text("one"))
+    assert err.value.reason == "empty_reply" and f"{kind} content" in str(err.value)
+    assert _generate(load(fake.uri()), _text("one")).finish_reason == "stop"  # the next attempt answers
+
+
+def test_a_length_cut_reply_is_kept_with_its_finish_reason(fake):
+    fake.configure(faults=[{"kind": "length", "times": 1}])
+    response = _generate(load(fake.uri()), _text("one"))
+    assert response.finish_reason == "length" and response.text.endswith("Because the")
 
 
 def test_the_key_is_scrubbed_from_error_messages(fake):

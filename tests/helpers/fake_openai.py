@@ -4,8 +4,9 @@ Tests and benches point the real `openai` client at it. It answers
 ``POST /v1/chat/completions`` with a letter chosen from the request's text
 (deterministic), and can inject latency, 429 with ``Retry-After``, 500,
 400, timeouts (it hangs), dropped connections, malformed JSON, a choice
-without a message, empty or null content and a 401 that echoes the
-``Authorization`` header (to prove keys are redacted).
+without a message, empty or null content, a reply cut off at the token limit
+(``finish_reason: length``) and a 401 that echoes the ``Authorization`` header
+(to prove keys are redacted).
 
 With ``sample=True`` a request with a temperature above 0 gets a random
 letter, drawn from the request's ``seed`` when it has one (the same text and
@@ -46,7 +47,7 @@ from aiohttp import web
 HOST = "127.0.0.1"
 TEST_API_KEY = "sk-test-SECRET-5f1c9a7e3b"
 """A made-up key for tests that check keys never leak."""
-FAULTS = ("429", "500", "timeout", "drop", "malformed", "no_message", "empty", "null", "401_echo", "400")
+FAULTS = ("429", "500", "timeout", "drop", "malformed", "no_message", "empty", "null", "length", "401_echo", "400")
 
 
 @dataclass
@@ -113,13 +114,14 @@ def _image_sizes(body: dict[str, Any]) -> list[tuple[int, int]]:
     return sizes
 
 
-def _completion(state: State, content: str | None) -> dict[str, Any]:
+def _completion(state: State, content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": state.model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                     "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
     }
 
@@ -177,6 +179,10 @@ def make_app(state: State) -> web.Application:
                     return web.json_response(_completion(state, ""))
                 if kind == "null":
                     return web.json_response(_completion(state, None))
+                if kind == "length":  # an answer, then cut off at the token limit
+                    state.answered[key] += 1
+                    cut = f"The answer is {answer_for(key)}. Because the"
+                    return web.json_response(_completion(state, cut, "length"))
         state.answered[key] += 1
         sampled = state.sample and (body.get("temperature") or 0) > 0
         letter = sampled_answer(key, body.get("seed")) if sampled else answer_for(key)

@@ -1,10 +1,17 @@
+import asyncio
 import json
+import socket
 
+import httpx2
 import pytest
 from helpers.tiny import make_tiny_benchmark
 
-from medtemporal.errors import InvalidInputError
-from medtemporal.runner import check_data_use, run
+from medtemporal.backends.baselines import RandomBaseline
+from medtemporal.backends.pinning import PinnedTransport, proxy_for
+from medtemporal.backends.uri import is_local_address
+from medtemporal.cli import main
+from medtemporal.errors import BackendError, InvalidInputError
+from medtemporal.runner import RetryPolicy, check_data_use, guard_backend, run
 
 
 def test_credentialed_data_is_refused_for_remote_endpoints_in_one_sentence():
@@ -45,3 +52,140 @@ def test_the_flag_is_recorded_and_local_endpoints_need_none(fake, tmp_path):
     run(bench, fake.uri(), tmp_path / "flag", allow_remote_data=True, progress=False)
     flags = [json.loads((tmp_path / r / "config.json").read_text())["allow_remote_data"] for r in ("local", "flag")]
     assert flags == [False, True]
+
+
+# --- where the bytes actually go (issue 15, points 1-3) ---------------------------------------------------------
+
+
+def _resolver(monkeypatch, names):
+    """Make ``socket.getaddrinfo`` answer ``names[name][k]`` on the k-th lookup; return the lookup counts."""
+    original, calls = socket.getaddrinfo, {}
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        if name not in names:
+            return original(host, port, *args, **kwargs)
+        k = calls[name] = calls.get(name, 0) + 1
+        return original(names[name][min(k, len(names[name])) - 1], port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return calls
+
+
+@pytest.mark.parametrize("address, local", [
+    ("203.0.113.7", False),  # documentation range: Python calls it private, it is no local network
+    ("198.18.0.1", False),
+    ("::ffff:8.8.8.8", False),  # IPv4-mapped: judged by the IPv4 address
+    ("::ffff:127.0.0.1", True),
+    ("fd00::1", True),
+    ("fe80::1%eth0", True),
+])
+def test_local_means_loopback_link_local_or_rfc1918(address, local):
+    assert is_local_address(address) is local
+
+
+def test_dot_localhost_names_are_resolved_like_any_other(monkeypatch):
+    _resolver(monkeypatch, {"evil.localhost": ["8.8.8.8"], "good.localhost": ["127.0.0.1"]})
+    with pytest.raises(InvalidInputError, match="it resolves to 8.8.8.8"):
+        check_data_use("mi-cxr", "credentialed", "http://evil.localhost:8000/v1", allow_remote_data=False)
+    assert check_data_use("mi-cxr", "credentialed", "http://good.localhost:8000/v1", False) == ["127.0.0.1"]
+
+
+def test_a_name_with_any_remote_address_or_none_is_refused(monkeypatch):
+    _resolver(monkeypatch, {"mixed.test": ["127.0.0.1"]})
+    original = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: (
+        original("127.0.0.1", *a, **k) + original("8.8.8.8", *a, **k) if host == "mixed.test" else original(host, *a, **k)))
+    with pytest.raises(InvalidInputError, match="resolves to 8.8.8.8"):
+        check_data_use("x", "credentialed", "http://mixed.test/v1", False)
+    with pytest.raises(InvalidInputError, match="does not resolve"):
+        check_data_use("x", "credentialed", "http://no-such-host.invalid/v1", False)
+
+
+def test_a_name_that_later_resolves_elsewhere_stays_pinned_to_the_checked_address(fake, tmp_path, monkeypatch):
+    calls = _resolver(monkeypatch, {"model.test": ["127.0.0.1", "203.0.113.9"]})
+    bench = make_tiny_benchmark(tmp_path, n=4, licence="credentialed")
+    summary = run(bench, f"openai+http://model.test:{fake.port}/v1:fake-vlm", tmp_path / "run", progress=False,
+                  no_cache=True, concurrency=2, retry=RetryPolicy(max_attempts=1, timeout_s=5))
+    assert summary.done == 4 and summary.n_errors == 0
+    assert calls["model.test"] == 1  # resolved once, by the guard
+    assert sum(fake.stats()["counts"].values()) == 4
+
+
+def test_proxies_are_bypassed_for_credentialed_data_and_the_user_is_told(fake, tmp_path, monkeypatch, capsys):
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://user:pw@203.0.113.9:3128")  # would be unreachable
+    bench = make_tiny_benchmark(tmp_path, n=2, licence="credentialed")
+    summary = run(bench, fake.uri(), tmp_path / "run", progress=False, no_cache=True,
+                  retry=RetryPolicy(max_attempts=1, timeout_s=5))
+    assert summary.done == 2
+    err = capsys.readouterr().err
+    assert "not using the proxy http://***@203.0.113.9:3128" in err and "pw" not in err
+
+
+@pytest.mark.parametrize("env, url, expected", [
+    ({"HTTP_PROXY": "http://p:1"}, "http://127.0.0.1:8000/v1", "http://p:1"),
+    ({"http_proxy": "p:1"}, "http://127.0.0.1:8000/v1", "http://p:1"),
+    ({"HTTPS_PROXY": "http://p:1"}, "http://127.0.0.1:8000/v1", None),
+    ({"ALL_PROXY": "socks5://p:1"}, "https://gpu-box/v1", "socks5://p:1"),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "127.0.0.1"}, "http://127.0.0.1:8000/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": ".example.org"}, "http://gpu.example.org/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": ".example.org"}, "http://example.org/v1", "http://p:1"),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "*"}, "http://gpu/v1", None),
+])
+def test_proxy_for_reads_the_environment_as_the_http_client_does(monkeypatch, env, url, expected):
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+        monkeypatch.delenv(var.lower(), raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert proxy_for(url) == expected
+
+
+def test_the_pinned_transport_refuses_any_other_host():
+    transport = PinnedTransport("model.test", ["127.0.0.1"])
+    request = httpx2.Request("GET", "http://elsewhere.example/v1")
+    with pytest.raises(httpx2.ConnectError, match="may only reach model.test"):
+        asyncio.run(transport.handle_async_request(request))
+
+
+def test_a_backend_that_cannot_pin_is_refused_for_credentialed_data():
+    class Remote(RandomBaseline):
+        endpoint = "http://127.0.0.1:9/v1"
+
+    with pytest.raises(BackendError, match="cannot pin"):
+        guard_backend(Remote("baseline:random"), "x", "credentialed", allow_remote_data=False)
+
+
+# --- credentials in base URLs (point 5) ----------------------------------------------------------------------------
+
+SECRET = "sk-userinfo-9f8e7d"
+
+
+def test_credentials_in_a_model_uri_are_in_no_file_and_no_output(fake, tmp_path, capsys):
+    bench = make_tiny_benchmark(tmp_path, n=2)
+    uri = f"openai+http://me:{SECRET}@127.0.0.1:{fake.port}/v1:fake-vlm"
+    assert main(["run", str(bench), "--model", uri, "--out", str(tmp_path / "run"), "--no-progress",
+                 "--cache", str(tmp_path / "c.sqlite")]) == 0
+    assert main(["runs", "list", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    files = [p for p in (tmp_path / "run").rglob("*") if p.is_file()] + [tmp_path / "c.sqlite"]
+    for path in files:
+        assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in out.out + out.err
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["model"]["uri"] == f"openai+http://***@127.0.0.1:{fake.port}/v1:fake-vlm"
+
+
+def test_credentials_in_openai_base_url_are_redacted_in_errors(monkeypatch, tmp_path, capsys):
+    bench = make_tiny_benchmark(tmp_path, n=1, licence="credentialed")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"https://me:{SECRET}@8.8.8.8/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    assert main(["run", str(bench), "--model", "openai:gpt-4o", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "https://***@8.8.8.8/v1" in err and SECRET not in err and err.count("\n") == 1
+    assert main(["run", str(bench), "--model", f"openai+http://me:{SECRET}@h:99999/v1:m", "--out",
+                 str(tmp_path / "r2")]) == 2
+    err = capsys.readouterr().err
+    assert "port" in err and SECRET not in err and err.count("\n") == 1

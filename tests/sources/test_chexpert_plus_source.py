@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.marker import write_phantom_manifest
 from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME, licence_of, load_timelines, read_csv, resolve_image
 
 
@@ -70,8 +71,11 @@ def test_wrong_columns_or_orders_fail_in_one_sentence(tmp_path: Path) -> None:
         load_timelines(tmp_path / "missing")
 
 
-def test_phantom_marker_makes_the_data_synthetic(tmp_path: Path) -> None:
+def test_only_a_verified_phantom_manifest_makes_the_data_synthetic(tmp_path: Path) -> None:
     folder = _write(tmp_path, [_row("train/p/s/v.jpg", 1)])
     assert licence_of(folder) == "credentialed"
-    (folder / "phantom.json").write_text("{}")
+    (folder / "phantom.json").write_text("{}")  # a marker anyone can drop changes nothing
+    assert licence_of(folder) == "credentialed"
+    (folder / "phantom.json").unlink()
+    write_phantom_manifest(folder, "test")
     assert licence_of(folder) == "synthetic"

@@ -8,12 +8,14 @@ space.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from medtemporal.errors import BackendError
+from medtemporal.errors import BackendError, InvalidInputError
 
 
 class RequestError(BackendError):
@@ -75,6 +77,23 @@ class GenerateConfig:
     top_p: float | None = None
     system_prompt: str | None = None
 
+    def __post_init__(self) -> None:
+        """Refuse settings no model takes (NaN, infinities, negative values) in one sentence."""
+        if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
+                and self.temperature >= 0):
+            raise InvalidInputError(
+                f"The temperature (--temperature) must be a finite number of 0 or more, not {self.temperature}."
+            )
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise InvalidInputError(
+                f"The most output tokens per call (--max-tokens) must be a whole number of 1 or more, "
+                f"not {self.max_tokens}."
+            )
+        if self.top_p is not None and not (math.isfinite(self.top_p) and 0 < self.top_p <= 1):
+            raise InvalidInputError(f"The nucleus sampling bound (--top-p) must be above 0 and at most 1, not {self.top_p}.")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise InvalidInputError(f"The sampling seed (--seed) must be a whole number, not {self.seed!r}.")
+
 
 @dataclass(frozen=True)
 class Request:
@@ -121,6 +140,8 @@ class Response:
     output_tokens: int | None = None
     model: str | None = None
     """The model name the server reported, when it reports one."""
+    finish_reason: str | None = None
+    """Why generation stopped, as the server said (``stop``, ``length`` ...); None when it did not say."""
 
 
 @dataclass
@@ -144,6 +165,13 @@ class Backend(ABC):
     @abstractmethod
     async def generate(self, request: Request) -> Response:
         """Answer one request."""
+
+    def pin(self, addresses: Sequence[str]) -> None:
+        """Connect only to ``addresses``, the checked IPs of `endpoint`'s host (the data-use guard calls this).
+
+        Backends with an endpoint must implement it; the guard refuses to send credentialed data otherwise.
+        """
+        raise BackendError(f"{self.uri} cannot pin its connections to checked addresses.")
 
     def identity(self) -> dict[str, Any]:
         """What exactly answers: name, revision, server-reported model; goes into config.json."""

@@ -173,9 +173,10 @@ class HFBackend(Backend):
         new = out[:, inputs["input_ids"].shape[1] :].tolist()
         texts = self.processor.batch_decode(new, skip_special_tokens=True)
         n_in = inputs["attention_mask"].sum(dim=1).tolist()
+        counts = [self._count_output(row) for row in new]
         return [
-            Response(text.strip(), int(n), self._count_output(row), self.name)
-            for text, n, row in zip(texts, n_in, new, strict=True)
+            Response(text.strip(), int(n), k, self.name, finish_reason="length" if k >= cfg.max_tokens else "stop")
+            for text, n, k in zip(texts, n_in, counts, strict=True)
         ]
 
     async def aclose(self) -> None:

@@ -10,8 +10,12 @@ Images go as base64 data URLs in content parts, in the request's order with
 the captions the protocol put before them, shrunk to ``max_pixels`` and
 encoded once per run. The API key is read from the environment only
 (``OPENAI_API_KEY`` or the variable named by ``api_key_env``) and is scrubbed
-from every error message. The client's own retries are off: the runner
-retries, honouring ``Retry-After``.
+from every error message, as are credentials in the base URL. The client's own
+retries are off: the runner retries, honouring ``Retry-After``. A reply with
+empty or null content is a failed attempt (retried, never cached); the reply's
+``finish_reason`` is kept, so a length-cut answer is counted as truncated.
+`OpenAIBackend.pin` makes every connection go to addresses the data-use guard
+checked.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from __future__ import annotations
 import email.utils
 import os
 import time
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from medtemporal.backends.base import (
     Backend,
@@ -32,7 +38,7 @@ from medtemporal.backends.base import (
     TextPart,
 )
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
-from medtemporal.backends.uri import is_local_endpoint, split_endpoint
+from medtemporal.backends.uri import check_base_url, is_local_endpoint, redact, split_endpoint
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
 
@@ -68,7 +74,7 @@ class OpenAIBackend(Backend):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
     Args:
-        uri: the model URI, recorded as given (it never contains a key).
+        uri: the model URI, recorded with any credentials in it hidden (`redact`).
         base_url: endpoint root, e.g. ``http://localhost:8000/v1``.
         model: the model name the server knows.
         api_key: the key; read from the environment by `load_openai`, never stored elsewhere.
@@ -92,13 +98,16 @@ class OpenAIBackend(Backend):
         max_images: int | None = None,
         max_tokens_param: str = "max_tokens",
     ) -> None:
-        super().__init__(uri=uri, max_images=max_images, concurrency=concurrency)
+        super().__init__(uri=redact(uri), max_images=max_images, concurrency=concurrency)
         import openai
         from openai.types.chat import ChatCompletion
 
         self._openai = openai
         self._completion_type = ChatCompletion
         self.base_url = base_url.rstrip("/")
+        self.shown_url = redact(self.base_url)
+        """The base URL as shown and recorded: credentials hidden."""
+        self._timeout_s = timeout_s
         self.model = model
         self.max_pixels = max_pixels
         self.max_tokens_param = max_tokens_param
@@ -109,18 +118,36 @@ class OpenAIBackend(Backend):
 
     @property
     def endpoint(self) -> str:
-        return self.base_url
+        return self.shown_url
+
+    def pin(self, addresses: Sequence[str]) -> None:
+        """Send every request to ``addresses`` (checked IPs of the endpoint's host) and nowhere else.
+
+        Environment proxies are bypassed from now on (the client has its own transport).
+        """
+        from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+        from medtemporal.backends.pinning import PinnedTransport
+
+        host = urlsplit(self.base_url).hostname or ""
+        transport = PinnedTransport(host, addresses, limits=DEFAULT_CONNECTION_LIMITS)
+        http_client = self._openai.DefaultAsyncHttpxClient(transport=transport, timeout=self._timeout_s)
+        self._client = self._openai.AsyncOpenAI(
+            api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
+            http_client=http_client,
+        )
 
     def identity(self) -> dict[str, Any]:
         return {
             "uri": self.uri,
             "api": "chat.completions",
-            "base_url": self.base_url,
+            "base_url": self.shown_url,
             "model": self.model,
             "max_pixels": self.max_pixels,
         }
 
     def _redact(self, text: str) -> str:
+        text = redact(text)
         return text.replace(self._secret, "[REDACTED]") if self._secret else text
 
     async def _content(self, message: Message) -> str | list[dict[str, Any]]:
@@ -172,13 +199,21 @@ class OpenAIBackend(Backend):
         choices = getattr(completion, "choices", None)
         message = getattr(choices[0], "message", None) if choices else None
         if message is None:
-            raise RetryableError(f"{self.base_url} answered without a message.", reason="bad_response")
+            raise RetryableError(f"{self.shown_url} answered without a message.", reason="bad_response")
+        finish = getattr(choices[0], "finish_reason", None)
+        content = getattr(message, "content", None)
+        if not isinstance(content, str) or not content.strip():
+            what = "null content" if content is None else "empty content"
+            raise RetryableError(
+                f"{self.shown_url} answered with {what} (finish_reason {finish!r}).", reason="empty_reply"
+            )
         usage = getattr(completion, "usage", None)
         return Response(
-            text=getattr(message, "content", None) or "",
+            text=content,
             input_tokens=getattr(usage, "prompt_tokens", None),
             output_tokens=getattr(usage, "completion_tokens", None),
             model=getattr(completion, "model", None),
+            finish_reason=finish if isinstance(finish, str) else None,
         )
 
     def _classify(self, exc: Exception) -> RetryableError | RequestError:
@@ -186,29 +221,29 @@ class OpenAIBackend(Backend):
         o = self._openai
         detail = self._redact(str(exc))[:300]
         if isinstance(exc, o.APITimeoutError):
-            return RetryableError(f"{self.base_url} did not answer in time.", reason="timeout")
+            return RetryableError(f"{self.shown_url} did not answer in time.", reason="timeout")
         if isinstance(exc, o.APIConnectionError):
-            return RetryableError(f"Connection to {self.base_url} failed ({detail}).", reason="connection")
+            return RetryableError(f"Connection to {self.shown_url} failed ({detail}).", reason="connection")
         if isinstance(exc, o.APIStatusError):
             status = exc.status_code
             wait = retry_after(exc.response.headers)
             if status == 429:
                 return RetryableError(
-                    f"{self.base_url} is rate limiting ({detail}).", reason="rate_limited", retry_after=wait
+                    f"{self.shown_url} is rate limiting ({detail}).", reason="rate_limited", retry_after=wait
                 )
             if status >= 500 or status in (408, 409):
                 return RetryableError(
-                    f"{self.base_url} failed with HTTP {status} ({detail}).", reason="server_error", retry_after=wait
+                    f"{self.shown_url} failed with HTTP {status} ({detail}).", reason="server_error", retry_after=wait
                 )
             hint = "; check the API key (OPENAI_API_KEY or --api-key-env)" if status in (401, 403) else ""
             return RequestError(
-                f"{self.base_url} refused the request with HTTP {status} ({detail}){hint}.", reason=f"http_{status}"
+                f"{self.shown_url} refused the request with HTTP {status} ({detail}){hint}.", reason=f"http_{status}"
             )
         if isinstance(exc, (ValueError, o.APIResponseValidationError)):
             return RetryableError(
-                f"{self.base_url} sent a reply that is not valid JSON ({detail}).", reason="bad_response"
+                f"{self.shown_url} sent a reply that is not valid JSON ({detail}).", reason="bad_response"
             )
-        return RequestError(f"The request to {self.base_url} failed ({detail}).", reason="client_error")
+        return RequestError(f"The request to {self.shown_url} failed ({detail}).", reason="client_error")
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -226,7 +261,7 @@ def _api_key(api_key_env: str | None, base_url: str) -> str:
     if is_local_endpoint(base_url):
         return "EMPTY"  # local servers (vLLM, Ollama) accept any key
     raise InvalidInputError(
-        f"{base_url} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env)."
+        f"{redact(base_url)} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env)."
     )
 
 
@@ -251,6 +286,7 @@ def load_openai(
     """
     if uri.startswith("openai:"):
         base_url, model = os.environ.get("OPENAI_BASE_URL") or OPENAI_API, target
+        check_base_url(base_url, "OPENAI_BASE_URL")
     else:
         base_url, model = split_endpoint(uri)
     return OpenAIBackend(

@@ -98,6 +98,7 @@ class VLLMBackend(Backend):
         )
         outputs = self.llm.chat([conv for conv, _ in batch], sampling_params=params, use_tqdm=False)
         return [
-            Response(o.outputs[0].text.strip(), len(o.prompt_token_ids or []), len(o.outputs[0].token_ids), self.name)
+            Response(o.outputs[0].text.strip(), len(o.prompt_token_ids or []), len(o.outputs[0].token_ids), self.name,
+                     finish_reason=o.outputs[0].finish_reason)
             for o in outputs
         ]

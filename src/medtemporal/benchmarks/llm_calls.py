@@ -26,10 +26,10 @@ def open_backend(uri: str, benchmark: str, licence: str, allow_remote_data: bool
         InvalidInputError: a bad URI, or credentialed data and a remote endpoint without ``allow_remote_data``.
     """
     from medtemporal.backends import load
-    from medtemporal.runner.guard import check_data_use
+    from medtemporal.runner.guard import guard_backend
 
     backend = load(uri)
-    check_data_use(benchmark, licence, backend.endpoint, allow_remote_data)
+    guard_backend(backend, benchmark, licence, allow_remote_data)
     return backend
 
 

@@ -23,8 +23,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     cp = kinds.add_parser(
         "chexpert-plus",
         help="CheXpert Plus phantoms (df_chexpert_plus_240401.csv + PNG/) with exact ground truth",
-        description="Write a phantom df_chexpert_plus_240401.csv, PNG images, phantom.json and "
-        "phantom_truth.jsonl under OUT, from the same trajectories and renderer as the cxr phantoms.",
+        description="Write a phantom df_chexpert_plus_240401.csv, PNG images, phantom_truth.jsonl and "
+        "phantom_manifest.json under OUT, from the same trajectories and renderer as the cxr phantoms.",
     )
     _common(cp, image_size=256, no_images="skip the PNGs (CSV and truth only)")
     cp.set_defaults(func=run_chexpert_plus)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmark import MANIFEST
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.report.tables import fmt_score, markdown_table
 from medtemporal.runner.config import CONFIG, read_config
 from medtemporal.runner.store import PREDICTIONS, RunLock
@@ -59,16 +59,17 @@ def find_runs(folder: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
 
 
 def _tally(path: Path) -> tuple[int, int]:
-    """(answered, failed) items, the last line of an item deciding."""
+    """(answered, failed) items, the last line of an item deciding; lines that are not records are skipped."""
     last: dict[str, bool] = {}
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:
         for line in fh:
-            if line.endswith("\n") and line.strip():
+            if line.endswith(b"\n") and line.strip():
                 try:
                     record = json.loads(line)
                 except ValueError:
                     continue
-                last[record.get("item_id")] = record.get("error") is None
+                if isinstance(record, dict):
+                    last[str(record.get("item_id"))] = record.get("error") is None
     answered = sum(last.values())
     return answered, len(last) - answered
 
@@ -137,12 +138,21 @@ def describe(folder: Path) -> RunRow:
     )
 
 
+def _describe_or_mark(folder: Path) -> RunRow:
+    """`describe`, or a row marking ``folder`` unreadable (with why) so that one bad folder hides no other."""
+    try:
+        return describe(folder)
+    except (MedTemporalError, OSError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return RunRow(folder, "?", "?", "?", 0, 0, None, f"unreadable: {why}", "?")
+
+
 def list_runs(args: argparse.Namespace) -> int:
     """Print a table of the runs under ``args.folder``."""
     folder: Path = args.folder
     if not folder.is_dir():
         raise InvalidInputError(f"{folder} is not a folder; pass the folder that holds your run folders.")
-    rows = [describe(path) for path in find_runs(folder)]
+    rows = [_describe_or_mark(path) for path in find_runs(folder)]
     if not rows:
         print(f"No runs under {folder}; start one with `medtemporal run BENCHMARK --model URI --out {folder}/NAME`.")
         return 0

@@ -3,10 +3,11 @@
 A phantom cohort is what a user of the real dataset has on disk (same
 folders, file names, columns and JSON layout), filled with seeded synthetic
 patients whose images visibly show a known disease trajectory, plus one extra
-file the real datasets lack, ``phantom_truth.jsonl``. The readers in
+file the real datasets lack, ``phantom_truth.jsonl``, and last the checksum
+manifest ``phantom_manifest.json`` that marks the folder synthetic. The readers in
 `medtemporal.sources` read phantoms and real data alike; tests and the demo
-use phantoms because the real data is credentialed. Builders never import
-this package.
+use phantoms because the real data is credentialed. Builders and readers
+import only `marker` from this package, to decide a licence.
 
 Modules:
 
@@ -19,4 +20,6 @@ Modules:
   reports + MIMIC-Ext-CXR-QBA (``medtemporal phantoms cxr``).
 * `chexpert_plus`: CheXpert Plus phantoms (``medtemporal phantoms chexpert-plus``).
 * `skill_frames`: ClinicalSkillQA key-frame sets (``medtemporal phantoms skillqa``).
+* `marker`: `write_phantom_manifest(root, generator, **info)`, the last call of every generator, and
+  `licence_of(*roots)`, ``synthetic`` only for data whose manifest verifies, used by every builder.
 """

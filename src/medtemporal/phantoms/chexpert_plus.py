@@ -14,8 +14,9 @@ real data. First visits are described without comparison.
 Layout (as released): ``df_chexpert_plus_240401.csv`` (27 columns, one row per
 image, ``path_to_image`` = ``train/patientNNNNN/studyN/view1_frontal.jpg``),
 ``PNG/train/.../view1_frontal.png`` (and some ``view2_lateral.png``),
-``phantom.json`` (marks the folder synthetic) and ``phantom_truth.jsonl`` (per
-study: states, changes and sentences).
+``phantom_truth.jsonl`` (per study: states, changes and sentences) and, written
+last, ``phantom_manifest.json`` (the checksums of all of it, which mark the
+folder synthetic: `medtemporal.phantoms.marker`).
 
 >>> import tempfile
 >>> made = write_chexpert_plus(tempfile.mkdtemp(), patients=2, seed=0, image_size=64)
@@ -36,9 +37,10 @@ from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.cxr_text import DEVICE_TEXT, capitalised, phrase, severity_word
+from medtemporal.phantoms.marker import write_phantom_manifest
 from medtemporal.phantoms.render import render_cxr
 from medtemporal.phantoms.trajectory import ENTITIES, EntityState, Visit, change_of, simulate_patient
-from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME, PHANTOM_MARKER
+from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME
 
 TRUTH = "phantom_truth.jsonl"
 REPORTED = tuple(e for e in ENTITIES if e not in ("bony structures intact", "normal cardiac silhouette"))
@@ -179,10 +181,8 @@ def write_chexpert_plus(
         writer.writerows(rows)
     truth_path = root / TRUTH
     truth_path.write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
-    (root / PHANTOM_MARKER).write_text(json.dumps({
-        "generator": "medtemporal phantoms chexpert-plus", "seed": seed, "patients": patients,
-        "studies": n_studies, "images": n_images, "image_size": image_size, "licence": "synthetic",
-    }, indent=2) + "\n", encoding="utf-8")
+    write_phantom_manifest(root, "medtemporal phantoms chexpert-plus", seed=seed, patients=patients,
+                           studies=n_studies, images=n_images, image_size=image_size)
     return ChexpertPlusPhantom(root, patients, n_studies, n_images, csv_path, truth_path)
 
 

@@ -10,6 +10,7 @@ that `medtemporal.sources.mimic_cxr.read_timelines` reads both the same way::
     OUT/mimic-ext-cxr-qba/metadata/{study,patient}_metadata.{parquet,csv.gz}
     OUT/mimic-ext-cxr-qba/quality_mappings.csv
     OUT/phantom_truth.jsonl   (not in the real datasets: the truth, one line per study)
+    OUT/phantom_manifest.json (written last: the checksum of every file, `marker`; marks the data synthetic)
 
 Ids are random like the real ones (subjects ``1xxxxxxx``, studies ``5xxxxxxx``
 not in time order, DICOM ids of five 8-hex groups); dates are shifted into the
@@ -50,6 +51,7 @@ from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms import cxr_text
+from medtemporal.phantoms.marker import write_phantom_manifest
 from medtemporal.phantoms.render import region_boxes, render_cxr
 from medtemporal.phantoms.trajectory import (
     ENTITIES,
@@ -181,6 +183,8 @@ def write_cxr_phantoms(
             writer = _PatientWriter(int(subjects[i]), ids, seed, i, jpg, qba, images, image_size, roles)
             corrupt = writer.write(truth_fh, csv_rows, study_rows) or corrupt
     _write_tables(jpg, qba, csv_rows, study_rows)
+    write_phantom_manifest(out, "medtemporal phantoms cxr", seed=seed, patients=patients, images=images,
+                           image_size=image_size, profile=profile)
     return CxrPhantom(out, jpg, qba, out / TRUTH_FILE, patients, len(study_rows), len(csv_rows), corrupt)
 
 

@@ -35,7 +35,18 @@ class PromptSet:
             path = Path(path)
             if not path.is_file():
                 raise InvalidInputError(f"Prompt file {path} for {name!r} does not exist; check --prompt {name}=FILE.")
-            self._text[name] = path.read_text(encoding="utf-8")
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInputError(
+                    f"Prompt file {path} for {name!r} is not UTF-8 text (byte {exc.start}); save it as UTF-8."
+                ) from None
+            if not Template(text).is_valid():
+                raise InvalidInputError(
+                    f"Prompt file {path} for {name!r} has a `$` that starts no placeholder "
+                    f"(line {_stray_dollar_line(text)}); write $$ for a literal dollar sign, or $name for a value."
+                )
+            self._text[name] = text
 
     def text(self, name: str) -> str:
         """The raw template ``name``."""
@@ -51,7 +62,20 @@ class PromptSet:
             return Template(self.text(name)).substitute(values).strip()
         except KeyError as exc:
             raise InvalidInputError(f"Prompt {name!r} needs a value for ${exc.args[0]}; fix the template.") from None
+        except ValueError:  # a stray `$`
+            line = _stray_dollar_line(self.text(name))
+            raise InvalidInputError(
+                f"Prompt {name!r} has a `$` that starts no placeholder (line {line}); write $$ for a literal dollar."
+            ) from None
 
     def hash(self, name: str) -> str:
         """sha256 (first 16 hex digits) of template ``name`` as used."""
         return hashlib.sha256(self.text(name).encode("utf-8")).hexdigest()[:16]
+
+
+def _stray_dollar_line(text: str) -> int:
+    """The 1-based line of the first ``$`` in ``text`` that `string.Template` cannot read (0 when none)."""
+    for match in Template.pattern.finditer(text):
+        if match.group("invalid") is not None:
+            return text.count("\n", 0, match.start("invalid")) + 1
+    return 0

@@ -9,6 +9,7 @@ the family's package under ``medtemporal.benchmarks``).
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Callable, Sequence
@@ -73,26 +74,79 @@ def write_report(
             for family, png in pngs.items():
                 contents[f"report_{metric}_{_safe(family)}.png"] = png
     targets = [Path(out)] if out is not None else [r.path for r in runs]
+    for folder in targets:
+        if folder.exists() and not folder.is_dir():
+            raise InvalidInputError(f"--out {folder} is a file; pass a folder for the report files.")
     extra = _benchmark_report(runs)
-    extra_files: list[Path] = []
-    written = []
-    for n, folder in enumerate(targets):
-        folder.mkdir(parents=True, exist_ok=True)
-        if extra is not None and n == 0:  # written once, then copied: the same runs give the same files
-            extra_files = extra([r.path for r in runs], folder)
-            written += extra_files
-        elif extra is not None:
-            for path in extra_files:
-                shutil.copyfile(path, folder / path.name)
-                written.append(folder / path.name)
-        if "html" in formats and "report.html" not in contents:
-            contents["report.html"] = html_page(runs, charts, family_files=extra_files).encode("utf-8")
-        for name, data in contents.items():
-            tmp = folder / (name + ".tmp")
-            tmp.write_bytes(data)
-            tmp.replace(folder / name)
-            written.append(folder / name)
+    run_paths = [r.path for r in runs]
+
+    def fill(staging: Path) -> None:
+        """The benchmark's own files, then the HTML page that shows them inline."""
+        made = extra(run_paths, staging) if extra is not None else []
+        if "html" in formats:
+            (staging / "report.html").write_bytes(html_page(runs, charts, family_files=made).encode("utf-8"))
+
+    generated: dict[str, bytes] | None = None  # the family files and HTML: made once, then copied
+    written: list[Path] = []
+    for folder in targets:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(f"{folder} cannot be created ({exc.strerror}); pass a folder you can write.") from None
+        if generated is None:
+            moved = _write_set(folder, contents, fill)
+            generated = {p.name: p.read_bytes() for p in moved if p.name not in contents}
+        else:
+            moved = _write_set(folder, {**contents, **generated})
+        written += moved
     return written
+
+
+STAGING, READY = ".report.staging", ".report.ready"
+"""Hidden folders of a report set being written, and of one complete and about to be moved into place."""
+
+
+def _write_set(folder: Path, contents: dict[str, bytes], fill: Callable[[Path], object] | None = None) -> list[Path]:
+    """Write the report files into ``folder`` as one set: all the new ones, or (if killed) all the old ones.
+
+    The files are written into a staging folder, which is renamed to ``.report.ready`` once complete
+    (the commit point); they are then moved into place. `recover_report` finishes a set a kill left
+    ready and removes one left half-written, and runs first here.
+    """
+    recover_report(folder)
+    staging = folder / STAGING
+    staging.mkdir()
+    try:
+        for name, data in contents.items():
+            with (staging / name).open("wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        if fill is not None:  # the benchmark's own report writer, writing into the staging folder
+            fill(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    staging.rename(folder / READY)
+    return _move_ready(folder)
+
+
+def recover_report(folder: Path) -> None:
+    """Finish a report set that a killed `write_report` left complete in ``folder``; drop a partial one."""
+    shutil.rmtree(folder / STAGING, ignore_errors=True)
+    if (folder / READY).is_dir():
+        _move_ready(folder)
+
+
+def _move_ready(folder: Path) -> list[Path]:
+    """Move every file of ``folder/.report.ready`` into ``folder`` (each rename atomic), then remove it."""
+    ready = folder / READY
+    moved = []
+    for path in sorted(ready.iterdir()):
+        os.replace(path, folder / path.name)
+        moved.append(folder / path.name)
+    ready.rmdir()
+    return moved
 
 
 def _benchmark_report(runs: Sequence[ReportRun]) -> Callable[[Sequence[Path], Path], list[Path]] | None:

@@ -125,9 +125,9 @@ def html_page(
         f'<p class="note">{escape(description(runs))}</p>',
         "<h2>Runs</h2>",
         _plain_table(
-            ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Folder"],
+            ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Truncated", "Folder"],
             [[r.label, str(r.scores.run.get("model")), protocol_label(r.scores),
-              *(str(r.scores.counts.get(k, DASH)) for k in ("items", "answered", "invalid", "missing")),
+              *(str(r.scores.counts.get(k, DASH)) for k in ("items", "answered", "invalid", "missing", "truncated")),
               str(r.path)] for r in runs],
         ),
         settings_section(runs),

@@ -193,16 +193,18 @@ def description(runs: Sequence[ReportRun]) -> str:
         f"{100 * float(boot.get('confidence', 0.95)):.0f}% confidence interval clustered by patient: "
         f"{boot.get('method', 'bootstrap')}, {boot.get('resamples')} resamples, seed {boot.get('seed')}. "
         "Invalid: an output from which no valid answer could be extracted; missing: no prediction "
-        "(or only an error). Both count as wrong."
+        "(or only an error). Both count as wrong. Truncated: outputs cut off at the token limit, scored as they are."
     )
 
 
 def markdown(runs: Sequence[ReportRun]) -> str:
     """The whole report as Markdown: runs, then per metric the family, Table 1 and subtype tables."""
     parts = ["# medtemporal report", "", description(runs), "", "## Runs", ""]
-    header = ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Re-extracted", "Folder"]
+    header = ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Truncated", "Re-extracted",
+              "Folder"]
+    counts = ("items", "answered", "invalid", "missing", "truncated", "re_extracted")
     rows = [[r.label, str(r.scores.run.get("model")), protocol_label(r.scores),
-             *(str(r.scores.counts.get(k, DASH)) for k in ("items", "answered", "invalid", "missing", "re_extracted")),
+             *(str(r.scores.counts.get(k, DASH)) for k in counts),
              str(r.path)] for r in runs]
     parts += [markdown_table(header, rows), ""]
     for metric in metric_names(runs):
@@ -224,7 +226,7 @@ def csv_text(runs: Sequence[ReportRun]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     for k, metric in enumerate(metric_names(runs)):
         columns = subtype_columns(runs, metric)
-        header = ["run", "model", "protocol", "metric"]
+        header = ["run", "model", "protocol", "metric", "truncated"]
         for c in columns:
             title = column_title(c)
             header += [title, *(f"{title} {f}" for f in ("ci_low", "ci_high", "n", "invalid", "missing"))]
@@ -232,13 +234,14 @@ def csv_text(runs: Sequence[ReportRun]) -> str:
             writer.writerow([])
         writer.writerow(header)
         for run in runs:
-            row = [run.label, run.scores.run.get("model"), protocol_label(run.scores), metric]
+            row = [run.label, run.scores.run.get("model"), protocol_label(run.scores), metric,
+                   run.scores.counts.get("truncated", "")]
             for c in columns:
                 s = run.scores.score(c.group, metric)
                 row += ["", "", "", "", "", ""] if s is None else [
                     _num(s.value), _num(s.ci_low), _num(s.ci_high), s.n, s.invalid, s.missing]
             writer.writerow(row)
-        chance = ["Chance", "", "", metric]
+        chance = ["Chance", "", "", metric, ""]
         for c in columns:
             chance += [_num(chance_of(runs, c.group, metric)), "", "", "", "", ""]
         writer.writerow(chance)

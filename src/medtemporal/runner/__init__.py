@@ -8,7 +8,7 @@ runs/r1: 2000 answered, 0 already done, 0 failed, 0 pending of 2000 items in 3.1
 
 from medtemporal.runner._run import RunSummary, arun, run
 from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
-from medtemporal.runner.guard import check_data_use
+from medtemporal.runner.guard import check_data_use, guard_backend
 from medtemporal.runner.retry import RetryPolicy
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "arun",
     "check_data_use",
     "default_cache_path",
+    "guard_backend",
     "request_key",
     "run",
 ]

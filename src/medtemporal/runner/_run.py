@@ -29,7 +29,7 @@ from medtemporal.protocols.base import Solver
 from medtemporal.registry import lookup
 from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
 from medtemporal.runner.config import build_config, check_resumable, now, read_config, write_config
-from medtemporal.runner.guard import check_data_use
+from medtemporal.runner.guard import guard_backend
 from medtemporal.runner.progress import Progress
 from medtemporal.runner.repeats import check_repeats, repeat_config, sample_index
 from medtemporal.runner.retry import RetryPolicy, call_with_retries
@@ -61,6 +61,8 @@ class RunSummary:
     requests: int = 0
     """Calls made to the model (retries included)."""
     cache_hits: int = 0
+    truncated: int = 0
+    """Items answered in this call whose reply was cut off at the token limit (``finish_reason`` length)."""
     input_tokens: int = 0
     output_tokens: int = 0
     stopped: str | None = None
@@ -85,6 +87,8 @@ class RunSummary:
             f"({self.requests} model calls, {self.cache_hits} from cache, "
             f"{self.input_tokens} input / {self.output_tokens} output tokens)."
         ]
+        if self.truncated:
+            lines.append(f"  {self.truncated} answers were cut off at the token limit (truncated; raise --max-tokens).")
         for reason, n in sorted(self.errors.items(), key=lambda kv: -kv[1]):
             lines.append(f"  {n} × {reason}: {self.error_examples[reason]}")
         if self.n_errors:
@@ -104,8 +108,12 @@ class _ItemCalls:
     input_tokens: int = 0
     output_tokens: int = 0
     counted_tokens: bool = False
+    finish_reason: str | None = None
+    """The last call's, or ``length`` once any call was cut off."""
 
     def add(self, response: Response) -> None:
+        if self.finish_reason != "length":
+            self.finish_reason = response.finish_reason
         if response.input_tokens is not None or response.output_tokens is not None:
             self.counted_tokens = True
         self.input_tokens += response.input_tokens or 0
@@ -168,7 +176,7 @@ class _Runner:
                 reason="too_many_images",
             )
         cached = self.cache.get(key) if self.cache is not None else None
-        if cached is not None:
+        if cached is not None and cached.text.strip():  # an empty reply (cached by older versions) is asked again
             self.summary.cache_hits += 1
             self._account(cached, calls)
             return cached
@@ -224,6 +232,7 @@ class _Runner:
             latency_s=round(time.perf_counter() - start, 4),
             input_tokens=calls.input_tokens if calls.counted_tokens else None,
             output_tokens=calls.output_tokens if calls.counted_tokens else None,
+            finish_reason=calls.finish_reason,
             calls=tuple(solution.calls),
             prompt=_prompt(calls.last, self.image_root),
         )
@@ -234,6 +243,7 @@ class _Runner:
         s = self.summary
         if prediction.error is None:
             s.done += 1
+            s.truncated += prediction.finish_reason == "length"
             s.input_tokens += prediction.input_tokens or 0
             s.output_tokens += prediction.output_tokens or 0
         else:
@@ -410,6 +420,8 @@ async def arun(
     """
     start = time.perf_counter()
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
     if concurrency is not None and concurrency < 1:
         raise InvalidInputError(f"--concurrency must be at least 1, not {concurrency}.")
     if max_errors is not None and max_errors < 0:
@@ -427,12 +439,15 @@ async def arun(
     )
     cache = log = lock = None
     try:
-        check_data_use(bench.manifest.benchmark, bench.manifest.licence, backend.endpoint, allow_remote_data)
+        guard_backend(backend, bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
         root = Path(image_root) if image_root is not None else bench.image_root
         _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
         backend.fit_answers({i.id: i.answer for i in items})
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(f"--out {out} cannot be created ({exc.strerror}); pass a folder you can write.") from None
         lock = RunLock(out)
         cfg = build_config(
             bench, backend, solver.name, templates, config, allow_remote_data, limit,

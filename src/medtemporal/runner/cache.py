@@ -18,6 +18,7 @@ pixels. Usable outside a run:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -25,10 +26,11 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from medtemporal.backends.base import Request, Response, TextPart
 from medtemporal.backends.images import file_sha256
+from medtemporal.errors import InvalidInputError
 from medtemporal.schema import content_hash
 
 __all__ = ["ResponseCache", "default_cache_path", "request_content", "request_key"]
@@ -88,35 +90,64 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise InvalidInputError(f"The response cache {self.path} is a folder; pass a file name with --cache.")
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
-        )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise InvalidInputError(
+                f"The response cache {self.path} cannot be opened ({exc}); pass another --cache file or --no-cache."
+            ) from None
+        with self._guard():
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses "
+                "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+            )
         self.hits = 0
         self.misses = 0
 
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn a damaged database file into one sentence naming it and the way out."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise InvalidInputError(
+                f"The response cache {self.path} is damaged ({exc}); delete it (answers will be asked again) "
+                "or run with --no-cache."
+            ) from None
+
     def get(self, key: str) -> Response | None:
-        """The cached response for ``key``, or None."""
-        with self._lock:
+        """The cached response for ``key``, or None (also for a row that is not a valid response)."""
+        with self._lock, self._guard():
             row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        response = None
+        if row is not None:
+            try:
+                data = json.loads(row[0])
+                response = Response(**data) if isinstance(data, dict) else None
+            except (TypeError, ValueError):  # a bad row is a miss: the model is asked again and the row replaced
+                response = None
+            if response is not None and not isinstance(response.text, str):
+                response = None
+        if response is None:
             self.misses += 1
             return None
         self.hits += 1
-        return Response(**json.loads(row[0]))
+        return response
 
     def put(self, key: str, response: Response) -> None:
         """Store ``response`` under ``key`` (replacing any earlier one), committed at once."""
         data = json.dumps(asdict(response), ensure_ascii=False)
-        with self._lock:
+        with self._lock, self._guard():
             self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", (key, data, time.time()))
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._guard():
             return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:

@@ -5,24 +5,75 @@ PhysioNet's forbids sharing the data with third-party services. A benchmark
 whose manifest licence is ``credentialed`` is therefore only sent to
 endpoints on a loopback or private address unless the user says otherwise
 (``--allow-remote-data``).
+
+The guard judges where the bytes actually go: the endpoint's host is
+resolved once (``localhost`` and ``*.localhost`` included), every address
+must be local, and the backend is then pinned to those addresses for the
+whole run (`Backend.pin`), so a name that later resolves elsewhere, a
+redirect, or a proxy from ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY`` cannot
+carry the data away. A proxy the environment would have used is bypassed,
+and the guard says so.
 """
 
 from __future__ import annotations
 
-from medtemporal.backends.uri import is_local_endpoint
+import sys
+from urllib.parse import urlsplit
+
+from medtemporal.backends.base import Backend
+from medtemporal.backends.uri import is_local_address, resolve
 from medtemporal.errors import InvalidInputError
 
 
-def check_data_use(benchmark: str, licence: str, endpoint: str | None, allow_remote_data: bool) -> None:
+def _refuse(benchmark: str, endpoint: str, why: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"Refusing to send benchmark {benchmark!r} (credentialed data) to {endpoint}, {why}, because "
+        "data-use agreements such as PhysioNet's forbid sharing it with third-party services; "
+        "serve the model locally, or pass --allow-remote-data if your agreement permits this endpoint."
+    )
+
+
+def check_data_use(benchmark: str, licence: str, endpoint: str | None, allow_remote_data: bool) -> list[str] | None:
     """Refuse to send credentialed data to a remote endpoint unless explicitly allowed.
+
+    Returns:
+        The endpoint's addresses, resolved once and all checked local, to pin the connection to;
+        None when no check applies (not credentialed, no endpoint, or allowed).
 
     Raises:
         InvalidInputError: in one sentence, naming the benchmark, the endpoint and the flag.
     """
-    if licence != "credentialed" or endpoint is None or allow_remote_data or is_local_endpoint(endpoint):
+    if licence != "credentialed" or endpoint is None or allow_remote_data:
+        return None
+    host = urlsplit(endpoint).hostname
+    if not host:
+        raise _refuse(benchmark, endpoint, "which names no host")
+    try:
+        addresses = resolve(host)
+    except OSError:
+        raise _refuse(benchmark, endpoint, f"whose host {host} does not resolve, so it cannot be shown to be local")
+    remote = [a for a in addresses if not is_local_address(a)]
+    if not addresses or remote:
+        at = f" (it resolves to {remote[0]})" if remote and remote[0] != host else ""
+        raise _refuse(benchmark, endpoint, f"which is not a loopback or private address{at}")
+    return addresses
+
+
+def guard_backend(backend: Backend, benchmark: str, licence: str, allow_remote_data: bool) -> None:
+    """`check_data_use` for ``backend``'s endpoint, then pin the backend to the checked addresses.
+
+    Says on stderr when a proxy from the environment is bypassed for that reason.
+    """
+    addresses = check_data_use(benchmark, licence, backend.endpoint, allow_remote_data)
+    if addresses is None or backend.endpoint is None:
         return
-    raise InvalidInputError(
-        f"Refusing to send benchmark {benchmark!r} (credentialed data) to {endpoint}, which is not a loopback or "
-        "private address, because data-use agreements such as PhysioNet's forbid sharing it with third-party services; "
-        "serve the model locally, or pass --allow-remote-data if your agreement permits this endpoint."
-    )
+    from medtemporal.backends.pinning import proxy_for
+
+    proxy = proxy_for(backend.endpoint)
+    backend.pin(addresses)
+    if proxy is not None:
+        print(
+            f"medtemporal: note: not using the proxy {proxy} from the environment for {backend.endpoint}: "
+            "credentialed data goes straight to the checked local address.",
+            file=sys.stderr,
+        )

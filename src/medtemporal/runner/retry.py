@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -43,10 +44,15 @@ class RetryPolicy:
                 f"The number of attempts (--attempts) must be at least 1, not {self.max_attempts}; "
                 "use 1 for no retries."
             )
-        if self.timeout_s is not None and self.timeout_s <= 0:
+        if self.timeout_s is not None and not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
             raise InvalidInputError(
                 f"The request timeout (--timeout) must be positive, not {self.timeout_s}; use e.g. --timeout 120."
             )
+
+        for name in ("base_delay_s", "max_delay_s", "max_retry_after_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise InvalidInputError(f"The retry setting {name} must be a finite number of 0 or more, not {value}.")
 
     def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry number ``retry`` (0-based).

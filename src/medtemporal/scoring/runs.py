@@ -9,6 +9,7 @@ settings, so a report needs nothing else.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ class RunScores(Record):
     scores: list[Score]
     counts: dict[str, Any]
     """items, prediction_lines, superseded, unknown_items, answered, invalid, missing, errors,
-    re_extracted, re_extracted_from (stored rule id → items extracted again) and rules
+    truncated (outputs cut off at the token limit, scored as they are), re_extracted, re_extracted_from (stored rule id → items extracted again) and rules
     (current rule id → items decided by it)."""
     layout: list[TaskLayout]
     metrics: dict[str, dict[str, Any]]
@@ -90,6 +91,10 @@ def score_run(
     Returns:
         The scores written.
     """
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise InvalidInputError(f"The bootstrap resamples (--resamples) must be a whole number of 1 or more, not {resamples}.")
+    if not (math.isfinite(confidence) and 0 < confidence < 1):
+        raise InvalidInputError(f"The interval level (--confidence) must be between 0 and 1, e.g. 0.95, not {confidence}.")
     run_dir = Path(run_dir)
     loaded = load_outcomes(run_dir, judged=judge is not None)
     config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
@@ -230,8 +235,9 @@ def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Ou
         rules[current] += 1
         status = "answered" if answer is not None else "invalid"
         tally[status] += 1
+        tally["truncated"] += p.finish_reason == "length"
         outcomes.append(Outcome(item, answer, status, p.raw_output))
-    keys = ("answered", "invalid", "missing", "errors", "re_extracted")
+    keys = ("answered", "invalid", "missing", "errors", "truncated", "re_extracted")
     return outcomes, {**{k: tally[k] for k in keys}, "re_extracted_from": dict(sorted(stale.items())),
                       "rules": dict(sorted(rules.items()))}
 

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.marker import licence_of as phantom_licence
 from medtemporal.schema import ImageRef, Licence, Study, Timeline
 
 CSV_NAME = "df_chexpert_plus_240401.csv"
@@ -31,8 +32,6 @@ COLUMNS: tuple[str, ...] = (
 )
 SPLITS = ("train", "valid", "test")
 """Top-level folders of ``path_to_image``."""
-PHANTOM_MARKER = "phantom.json"
-"""A file a phantom writes beside the CSV; its presence makes the data ``synthetic``."""
 
 
 def find_csv(root: str | Path) -> Path:
@@ -99,10 +98,9 @@ def resolve_image(root: str | Path, path_to_image: str) -> str:
 
 
 def licence_of(root: str | Path) -> Licence:
-    """``synthetic`` for a phantom folder, else ``credentialed`` (CheXpert Plus's licence)."""
-    root = Path(root)
-    folder = root.parent if root.is_file() else root
-    return "synthetic" if (folder / PHANTOM_MARKER).is_file() else "credentialed"
+    """``synthetic`` for a verified phantom folder (`medtemporal.phantoms.marker`), else ``credentialed``
+    (CheXpert Plus's licence)."""
+    return phantom_licence(root)
 
 
 def study_key(path_to_image: str) -> tuple[str, str]:

@@ -18,17 +18,17 @@ from medtemporal.benchmarks.eltlm.official import BENCHMARK, read_official
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.marker import licence_of as phantom_licence
 from medtemporal.schema import Item, Licence
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
 
 VERSION = "1.0"
-PHANTOM_MARKER = "phantom_truth.jsonl"
-"""A file whose presence beside a data root marks phantom (synthetic) data."""
 
 
 def licence_of(roots: list[Path]) -> Licence:
-    """``synthetic`` for phantom roots (the marker in a root or its parent), else ``credentialed`` (MIMIC)."""
-    return "synthetic" if any((f / PHANTOM_MARKER).is_file() for r in roots for f in (r, r.parent)) else "credentialed"
+    """``synthetic`` when every root is verified phantom data (`phantoms.marker.licence_of`), else
+    ``credentialed`` (MIMIC)."""
+    return phantom_licence(*roots)
 
 
 def source_checksums(jpg: Path, qba: Path | None = None) -> dict[str, str]:

@@ -11,12 +11,10 @@ Two ways in, one command:
 ``medtemporal build mi-cxr --official micxr_test.jsonl --mimic-cxr-jpg DIR --out DIR``
     imports the released question file as a benchmark (`official`).
 
-The manifest licence is ``credentialed`` for real data and ``synthetic`` for
-phantoms. A phantom folder is recognised by the ground-truth file the phantom
-generator writes (`PHANTOM_MARKERS`: ``phantom_truth.jsonl``, which
-``medtemporal phantoms cxr`` puts beside ``mimic-cxr-jpg/`` and
-``mimic-ext-cxr-qba/``), looked for in the MIMIC-CXR-JPG and QBA roots and in
-their parent folders, or by the reader marking every timeline synthetic.
+The manifest licence is ``credentialed`` for real data and ``synthetic`` only
+for phantoms whose checksum manifest verifies
+(`medtemporal.phantoms.marker.licence_of`: ``medtemporal phantoms cxr`` writes
+``phantom_manifest.json`` beside ``mimic-cxr-jpg/`` and ``mimic-ext-cxr-qba/``).
 """
 
 from __future__ import annotations
@@ -40,10 +38,9 @@ from medtemporal.benchmarks.mi_cxr.official import check_image_root, read_offici
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.schema import Item, Licence, Timeline
+from medtemporal.phantoms.marker import licence_of as phantom_licence
+from medtemporal.schema import Item, Licence
 
-PHANTOM_MARKERS = ("phantom_truth.jsonl", "phantom.json")
-"""Files whose presence in a data root marks it as phantom (synthetic) data."""
 SOURCE_FILES = {
     "mimic-cxr-jpg": ("mimic-cxr-2.0.0-metadata.csv.gz",),
     "qba": ("metadata/study_metadata.parquet",),
@@ -117,13 +114,9 @@ def config_from_args(args: argparse.Namespace) -> MiCxrConfig:
     return config
 
 
-def licence_of(roots: Iterable[Path], timelines: Iterable[Timeline] = ()) -> Licence:
-    """``synthetic`` when a root or its parent holds a phantom marker, or every timeline is synthetic."""
-    folders = [f for root in roots for f in (root, root.parent)]
-    if any((folder / marker).is_file() for folder in folders for marker in PHANTOM_MARKERS):
-        return "synthetic"
-    licences = {t.licence for t in timelines}
-    return "synthetic" if licences == {"synthetic"} else "credentialed"
+def licence_of(roots: Iterable[Path]) -> Licence:
+    """``synthetic`` when every root is verified phantom data (`phantoms.marker.licence_of`), else ``credentialed``."""
+    return phantom_licence(*roots)
 
 
 def source_checksums(roots: dict[str, Path]) -> dict[str, str]:
@@ -180,7 +173,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         jpg, qba, reports=args.reports, min_quality=args.min_quality, verify_images=args.verify_images,
         min_visits=WINDOW,
     )
-    licence = licence_of([jpg, qba], timelines)
+    licence = licence_of([jpg, qba])
     text_model = None
     settings: dict[str, Any] = {"text": "template"}
     if args.text_model:

@@ -68,7 +68,7 @@ def read_official(path: str | Path) -> list[Item]:
     if not path.is_file():
         raise InvalidInputError(f"{path} does not exist; pass the released micxr_test.jsonl with --official.")
     items = []
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:  # json.loads decodes; bad UTF-8 is a ValueError naming the line
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue

@@ -1,0 +1,61 @@
+"""The data-use guard inside a loopback-only network namespace where a "remote" address is really reachable.
+
+The namespace's ``lo`` carries 203.0.113.7 (not loopback, not private), so a
+leak lands in a sink instead of failing to connect. `helpers.netns_probe` runs
+each evasion (proxy variables, DNS rebinding, a ``*.localhost`` name) with
+credentialed data and, as a control that must leak, with synthetic data.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+REMOTE = "203.0.113.7"
+PROBE = Path(__file__).resolve().parents[1] / "helpers" / "netns_probe.py"
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+@pytest.fixture
+def netns():
+    name = f"medtemporal-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    try:
+        made = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"network namespaces are not available here ({exc})")
+    if made.returncode != 0:
+        pytest.skip(f"`ip netns add` is not permitted here ({made.stderr.strip()})")
+    try:
+        setup = "ip link set lo up && ip addr add {}/32 dev lo".format(REMOTE)
+        done = subprocess.run(["ip", "netns", "exec", name, "sh", "-c", setup], capture_output=True, text=True,
+                              timeout=20)
+        if done.returncode != 0:
+            pytest.skip(f"cannot set up the namespace's loopback ({done.stderr.strip()})")
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=20)
+
+
+@pytest.mark.timeout(180)
+def test_credentialed_data_never_reaches_a_remote_address_in_a_loopback_only_namespace(netns, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(SRC), "CI": "1"}
+    done = subprocess.run(["ip", "netns", "exec", netns, sys.executable, str(PROBE), REMOTE, str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=170)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    # proxies: bypassed for credentialed data (and said so); the control goes through the remote proxy
+    assert results["proxy"] == {"done": 6, "failed": 0, "leaked_bytes": 0}
+    assert "not using the proxy http://203.0.113.7" in done.stderr
+    assert results["proxy_control"]["leaked_bytes"] > 0
+    # DNS rebinding: resolved once, pinned; the control (checked local once, then rebound) leaks
+    assert results["rebinding"] == {"done": 6, "failed": 0, "leaked_bytes": 0, "lookups": 1}
+    assert results["rebinding_control"]["leaked_bytes"] > 0
+    # *.localhost is resolved like any name: refused before any connection
+    assert "resolves to 203.0.113.7" in results["dot_localhost"]["refused"]
+    assert results["dot_localhost"]["leaked_bytes"] == 0
+    assert results["dot_localhost_control"]["leaked_bytes"] > 0
+    assert results["answered_by_fake"]["requests"] == 12
