@@ -31,7 +31,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     sk = kinds.add_parser(
         "skillqa",
         help="ClinicalSkillQA phantoms: CPR, AED and BMV key-frame sets (4 or 6 frames) with their gold",
-        description="Write one folder of drawn key frames per instance (A.jpg ...), gold.jsonl, phantom.json "
+        description="Write one folder of drawn key frames per instance (A.jpg ...), gold.jsonl, phantom_manifest.json "
         "and phantom_truth.jsonl under OUT, in the layout `medtemporal build skillqa --frames` reads.",
     )
     sk.add_argument("--instances", type=int, required=True, help="number of instances")
@@ -43,7 +43,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "ct-rate",
         help="CT-RATE phantoms (NIfTI volumes in HU, labels, reports, metadata) with exact ground truth",
         description="Write a phantom CT-RATE validation split (dataset/valid/..., labels, reports and metadata "
-        "CSVs), phantom.json and phantom_truth.jsonl under OUT.",
+        "CSVs), phantom_manifest.json and phantom_truth.jsonl under OUT.",
     )
     ct.add_argument("--patients", type=int, required=True, help="number of patients")
     ct.add_argument("--out", required=True, help="output folder (must not exist or be empty)")

@@ -30,7 +30,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.sources.ct_rate import LABELS, PHANTOM_MARKER, volume_path
+from medtemporal.phantoms.marker import write_phantom_manifest
+from medtemporal.sources.ct_rate import LABELS, volume_path
 
 PATTERNS = ("absent", "persist", "appear", "resolve", "fluctuate")
 PREVALENCE = 0.35
@@ -263,6 +264,5 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
         pd.DataFrame(rows).to_csv(ds / folder / name, index=False)
     truth_path = out / "phantom_truth.jsonl"
     truth_path.write_text("".join(json.dumps(t, sort_keys=True) + "\n" for t in truth), encoding="utf-8")
-    (out / PHANTOM_MARKER).write_text(json.dumps({"kind": "ct-rate", "patients": patients, "seed": seed,
-                                                  "shape": list(shape)}) + "\n")
+    write_phantom_manifest(out, "medtemporal phantoms ct-rate", patients=patients, seed=seed, shape=list(shape))
     return CtRatePhantom(out, truth_path, patients, n_scans, n_volumes)

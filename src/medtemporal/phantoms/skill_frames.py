@@ -8,7 +8,7 @@ true order is recoverable from what each frame shows. 6-frame instances
 show all six steps, 4-frame instances four of them in order. Frames are
 named by identifier in a seeded shuffle, as the organisers sent them, and
 written in the layout `medtemporal.sources.skill_frames` reads, with
-``phantom.json`` (marker) and ``phantom_truth.jsonl`` (each identifier's step).
+``phantom_manifest.json`` (the verifiable marker, `medtemporal.phantoms.marker`) and ``phantom_truth.jsonl`` (each identifier's step).
 
 >>> PROCEDURES["AED"][4].name
 'shock'
@@ -25,7 +25,8 @@ from PIL import Image, ImageDraw, ImageFont
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.sources.skill_frames import GOLD, PHANTOM_MARKER
+from medtemporal.phantoms.marker import write_phantom_manifest
+from medtemporal.sources.skill_frames import GOLD
 
 TRUTH = "phantom_truth.jsonl"
 FRAME_COUNTS = (4, 6)
@@ -126,8 +127,7 @@ def write_skill_phantoms(out: str | Path, *, instances: int, seed: int = 0, imag
                       "steps": {shown[t]: PROCEDURES[procedure][s].name for t, s in enumerate(steps)}})
     _write_jsonl(out / GOLD, gold)
     _write_jsonl(out / TRUTH, truth)
-    (out / PHANTOM_MARKER).write_text(json.dumps({"kind": "skillqa", "seed": seed, "instances": instances,
-                                                  "image_size": image_size}, indent=2) + "\n")
+    write_phantom_manifest(out, "medtemporal phantoms skillqa", seed=seed, instances=instances, image_size=image_size)
     return SkillPhantoms(out, instances, frames, out / TRUTH)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.phantoms.marker import licence_of as phantom_licence
 from medtemporal.schema import Finding, ImageRef, Licence, Study, Timeline
 
 LABELS: tuple[str, ...] = (
@@ -44,7 +45,6 @@ LABELS: tuple[str, ...] = (
 """The 18 label columns of the labels CSV, in file order (after ``VolumeName``)."""
 SPLITS = {"valid": ("valid", "validation"), "train": ("train", "train")}
 """Volume split → (label-file prefix, report/metadata-file prefix)."""
-PHANTOM_MARKER = "phantom.json"
 """Written by ``medtemporal phantoms ct-rate`` beside ``dataset/``; makes the data ``synthetic``."""
 _NAME = re.compile(r"^(?P<split>[a-z]+)_(?P<patient>\d+)_(?P<letter>[a-z])_(?P<recon>\d+)(?:\.nii\.gz|\.nii|\.npy)?$")
 
@@ -74,8 +74,9 @@ def volume_path(name: str) -> str:
 
 
 def licence_of(root: str | Path) -> Licence:
-    """``synthetic`` for a phantom folder, else ``credentialed`` (CT-RATE's licence)."""
-    return "synthetic" if (Path(root) / PHANTOM_MARKER).is_file() else "credentialed"
+    """``synthetic`` for a verified phantom folder (`medtemporal.phantoms.marker`), else ``credentialed``
+    (CT-RATE's licence)."""
+    return phantom_licence(root)
 
 
 def check_root(root: str | Path) -> Path:
@@ -242,6 +243,7 @@ def load_timelines(root: str | Path, split: str = "valid", *, check_volumes: boo
                 continue
         scans[v.patient][v.letter][v.reconstruction] = name
     timelines = []
+    licence = licence_of(root)
     for patient in sorted(scans, key=int):
         studies = []
         for order, letter in enumerate(sorted(scans[patient]), 1):
@@ -256,6 +258,6 @@ def load_timelines(root: str | Path, split: str = "valid", *, check_volumes: boo
             studies.append(Study(patient_id=f"{split}_{patient}", study_id=f"{split}_{patient}_{letter}", order=order,
                                  images=images, report=reports.get(raw, {}), findings=findings))
         if studies:
-            timelines.append(Timeline(patient_id=f"{split}_{patient}", source="ct-rate", licence=licence_of(root),
+            timelines.append(Timeline(patient_id=f"{split}_{patient}", source="ct-rate", licence=licence,
                                       studies=tuple(studies)))
     return Loaded(timelines, excluded, sources)

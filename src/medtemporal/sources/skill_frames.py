@@ -27,10 +27,10 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import Field
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.marker import licence_of as phantom_licence
 from medtemporal.schema import Licence, Record, iter_jsonl
 
 GOLD = "gold.jsonl"
-PHANTOM_MARKER = "phantom.json"
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
 
 
@@ -59,8 +59,9 @@ class FrameSet:
 
 
 def licence_of(root: str | Path) -> Licence:
-    """``synthetic`` for a phantom folder, else ``credentialed`` (the shared task's data is not open)."""
-    return "synthetic" if (Path(root) / PHANTOM_MARKER).is_file() else "credentialed"
+    """``synthetic`` for a verified phantom folder (`medtemporal.phantoms.marker`), else ``credentialed``
+    (the shared task's data is not open)."""
+    return phantom_licence(root)
 
 
 def read_frame_sets(root: str | Path, *, verify_images: bool = True) -> list[FrameSet]:
