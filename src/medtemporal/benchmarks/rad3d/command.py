@@ -74,12 +74,13 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if root is None:
         raise InvalidInputError("Pass --ct-rate ROOT (a CT-RATE root) to build, or --official DIR to import.")
     loaded = load_timelines(root, args.split, check_volumes=not args.no_volume_check)
+    licence = loaded.timelines[0].licence if loaded.timelines else licence_of(root)
     questions, qa_config, dropped = rule_questions, {"open_questions": "rules over the report text"}, {}
     open_tasks = [t for t in tasks if t in OPEN_TASKS]
     if getattr(args, "qa_model", None) and open_tasks:
         studies = [s for t in loaded.timelines for s in t.studies]
         made = generate_open([(s.report.get("findings", ""), s.report.get("impression", "")) for s in studies],
-                             open_tasks, args.qa_model, licence=licence_of(root),
+                             open_tasks, args.qa_model, licence=licence,
                              allow_remote_data=args.allow_remote_data, cache_path=args.qa_cache)
         by_scan = {s.study_id: made.pairs.get(k, []) for k, s in enumerate(studies)}
 
@@ -91,7 +92,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     items, skipped = build_items(loaded.timelines, tasks, args.seed, questions)
     exclusions = {**loaded.exclusions, **skipped, **dropped}
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence_of(root), image_root=str(root),
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(root),
         config={"source": "ct-rate", "split": args.split, "tasks": list(tasks), "patients": len(loaded.timelines),
                 **qa_config, "volume_check": not args.no_volume_check},
         sources={path.relative_to(root).as_posix(): sha256_file(path) for path in loaded.sources.values()},
