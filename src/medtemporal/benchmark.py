@@ -169,6 +169,8 @@ class BenchmarkSpec:
     """Export format → writer of the family's own file layout (e.g. the paper's released file)."""
     demo: Callable[[Path, int, int], DemoSection] | None = None
     """``(out, patients, seed)`` → this family's section of ``medtemporal demo``."""
+    overall_tasks: tuple[str, ...] | None = None
+    """The tasks the Overall score covers (None: all), as in the paper's headline table."""
     audit: bool = True
     """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
     generation: Mapping[str, Any] = field(default_factory=dict)

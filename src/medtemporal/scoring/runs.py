@@ -90,7 +90,7 @@ def score_run(
     subtype_groups = main.subtype_groups if main else {}
     metrics_for = _metrics_for(items, specs)
     scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
-                            seed=seed)
+                            seed=seed, overall_tasks=main.overall_tasks if main else None)
     first = next(iter(latest.values()), None)
     result = RunScores(
         run={
