@@ -36,9 +36,9 @@ when they equal the annotated ones, so correctness never depends on wording.
   different abnormality of the window (at least four complete, definite
   tracks): the focus abnormality's true trajectory (or a distractor of it, for
   E) and distractors of three others, each drawn like the single form's;
-  the three name a laterality exactly when the focus does (windows without
-  three such are not asked), so how an option names its abnormality does not
-  mark the true one.
+  the three are chosen uniformly among tracks that name a laterality exactly
+  when the focus does (windows without three such are not asked), so how an
+  option names its abnormality does not mark the true one.
 """
 
 from __future__ import annotations
@@ -110,14 +110,20 @@ class Priors:
     """Abnormality → change sequences of its true GTS options → count."""
     pairs: Mapping[str, Mapping[tuple[int, int], int]] = field(default_factory=dict)
     """TEL pair qtype → true visit pairs → count."""
+    statements: Mapping[tuple[str, str, int], int] = field(default_factory=dict)
+    """(abnormality, change type, interval) of the true ICR statements → count."""
+    multi: Mapping[str, Mapping[tuple[str, ...], int]] = field(default_factory=dict)
+    """Abnormality → change sequences of the abnormalities shown in GTS multi-abnormality items → count."""
     _weights: dict[tuple[object, int], dict] = field(default_factory=dict, compare=False, repr=False)
 
-    def trajectory_weights(self, entity: str, k: int) -> dict[tuple[str, ...], float]:
-        """`exchange.solve_weights` for ``entity``'s true trajectories (plus one pseudo-count spread
-        over all true trajectories, then over every consistent one), for ``k`` distractors."""
-        key = (entity, k)
+    def trajectory_weights(self, entity: str, k: int, multi: bool = False) -> dict[tuple[str, ...], float]:
+        """`exchange.solve_weights` for ``entity``'s true trajectories (of the multi-abnormality items with
+        ``multi``; plus one pseudo-count spread over all true trajectories, then over every consistent one),
+        for ``k`` distractors."""
+        key = (entity, k, multi)
         if key not in self._weights:
-            p = _smoothed(self.by_entity.get(entity, {}), self.trajectories, consistent_trajectories())
+            counts = (self.multi if multi else self.by_entity).get(entity, {})
+            p = _smoothed(counts, self.trajectories, consistent_trajectories())
             self._weights[key] = solve_weights(p, k)
         return self._weights[key]
 
@@ -148,7 +154,13 @@ def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
     claims: Counter[str] = Counter()
     by_entity: dict[str, Counter[tuple[str, ...]]] = {}
     pairs: dict[str, Counter[tuple[int, int]]] = {}
+    statements: Counter[tuple[str, str, int]] = Counter()
+    multi: dict[str, Counter[tuple[str, ...]]] = {}
     for c in chosen:
+        if c.qtype == "multi_entity_interval_summary":
+            for t in windows[c.window].tracks:
+                if t.definite:
+                    multi.setdefault(t.entity, Counter())[t.changes] += 1
         if c.null:
             continue
         track = windows[c.window].track(c.entity)
@@ -157,10 +169,12 @@ def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
             by_entity.setdefault(c.entity, Counter())[track.changes] += 1
         elif c.qtype == "icr_multi_abn" and c.interval is not None:
             claims[track.changes[c.interval]] += 1
+            statements[(c.entity, track.changes[c.interval], c.interval)] += 1
         elif c.qtype in PAIR_QTYPES:
             pairs.setdefault(c.qtype, Counter())[target(c.qtype, track.present)] += 1  # type: ignore[index]
     return Priors(dict(trajectories), dict(claims), {e: dict(v) for e, v in by_entity.items()},
-                  {q: dict(v) for q, v in pairs.items()})
+                  {q: dict(v) for q, v in pairs.items()}, dict(statements),
+                  {e: dict(v) for e, v in multi.items()})
 
 
 @cache
@@ -226,13 +240,17 @@ def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
             yield Candidate("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), _pattern(t), key)
 
 
+def _alike(a: Track, b: Track) -> bool:
+    """Whether options about the two tracks name them alike (both with a laterality or both without)."""
+    return bool(a.laterality) == bool(b.laterality)
+
+
 def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """GTS multi-abnormality candidates: each definite track with three others that, like it, name a
-    laterality or all do not."""
+    """GTS multi-abnormality candidates: each definite track with three others like it (`_alike`)."""
     definite = [t for t in window.tracks if t.definite]
     for t in definite:
-        if sum(bool(o.laterality) == bool(t.laterality) for o in definite) < GTS_MULTI_OPTIONS:
-            continue  # every option names its abnormality the same way (with laterality or without)
+        if sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
+            continue  # the other options' abnormalities are like the focus (see `_alike`)
         for null in (False, True):
             letters = (NULL_LETTER,) if null else LETTERS
             yield Candidate("multi_entity_interval_summary", index, t.entity, null, letters, _pattern(t), index)
@@ -241,20 +259,32 @@ def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- drafts
 
 
-def _statement_tracks(focus: Track, window: Window, n: int, rng: random.Random) -> list[Track]:
-    """``n`` tracks for the other statements: distinct abnormalities present at some visit first,
-    then such abnormalities again (the focus included), then abnormalities absent throughout."""
-    others = [t for t in window.tracks if t.entity != focus.entity]
-    rng.shuffle(others)
-    present = [t for t in others if t.pattern != "all_neg"]
-    reuse = present + ([focus] if focus.pattern != "all_neg" else [])
-    picks = present[:n]
-    if reuse:
-        picks += [reuse[j % len(reuse)] for j in range(n - len(picks))]
-    picks += [t for t in others if t.pattern == "all_neg"][: n - len(picks)]
-    picks += [others[j % len(others)] for j in range(n - len(picks))]
-    rng.shuffle(picks)
-    return picks
+def _false_statement(window: Window, interval: int, used: Counter[str], rng: random.Random, prior: Priors) -> dict:
+    """A definitely false statement about ``interval``, drawn so that it looks like a true one.
+
+    Every (abnormality, claim) the window allows (an abnormality present at some
+    visit, so that it is named as a true statement's would be; a claim of
+    `FALSE_CLAIMS` for its annotated change) is weighted by how often that
+    abnormality and change are the true statement at this interval, plus a
+    half pseudo-count spread by how often they are true at any interval and one
+    by the claim alone; abnormalities already used in the item weigh a fifth.
+    """
+    tracks = [t for t in window.tracks if t.pattern != "all_neg"] or list(window.tracks)
+    at_any: Counter[tuple[str, str]] = Counter()
+    for (e, ch, _), n in prior.statements.items():
+        at_any[(e, ch)] += n
+    total_any = sum(at_any.values()) or 1
+    total_claim = sum(prior.claims.values()) or 1
+    pool, weights = [], []
+    for t in tracks:
+        for claim in FALSE_CLAIMS[t.changes[interval]]:
+            w = (prior.statements.get((t.entity, claim, interval), 0) + 0.5 * at_any[(t.entity, claim)] / total_any
+                 + prior.claims.get(claim, 0) / total_claim + 1e-3)
+            pool.append((t, claim))
+            weights.append(w * (0.2 ** used[t.entity]))
+    track, claim = rng.choices(pool, weights)[0]
+    return {"interval": INTERVALS[interval], "abnormality": track.entity, "claim": claim,
+            "actual": track.changes[interval]}
 
 
 def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
@@ -263,16 +293,17 @@ def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random, pri
     true_at = None if c.null else LETTERS.index(letter)
     if true_at is not None and (true_at != c.interval or focus.changes[true_at] not in DIRECTIONAL):
         raise ValueError(f"ICR: {c.entity} has no directional change at interval {letter}")
-    focus_at = true_at if true_at is not None else rng.randrange(len(LETTERS))
-    others = _statement_tracks(focus, window, len(LETTERS) - 1, rng)
-    statements = []
+    used: Counter[str] = Counter()
+    if true_at is not None:
+        used[focus.entity] += 1
+    statements: list[dict] = []
     for i in range(len(LETTERS)):
-        track = focus if i == focus_at else others[i - (i > focus_at)]
-        actual = track.changes[i]
-        allowed = FALSE_CLAIMS[actual]
-        weights = [prior.claims.get(x, 0) + 1.0 for x in allowed]
-        claim = actual if i == true_at else rng.choices(allowed, weights)[0]
-        statements.append({"interval": INTERVALS[i], "abnormality": track.entity, "claim": claim, "actual": actual})
+        if i == true_at:
+            statements.append({"interval": INTERVALS[i], "abnormality": focus.entity, "claim": focus.changes[i],
+                               "actual": focus.changes[i]})
+        else:
+            statements.append(_false_statement(window, i, used, rng, prior))
+            used[statements[-1]["abnormality"]] += 1
     options = {x: statement(describe(window.track(s["abnormality"])), i, s["claim"])
                for i, (x, s) in enumerate(zip(LETTERS, statements))}
     options[NULL_LETTER] = ICR_NULL
@@ -319,9 +350,8 @@ def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Rand
 def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
     """Four trajectories of four abnormalities; the focus one at ``letter`` true unless E."""
     focus = window.track(c.entity)
-    pool = [t for t in window.tracks if t.definite and t.entity != c.entity]
-    rng.shuffle(pool)
-    others = [t for t in pool if bool(t.laterality) == bool(focus.laterality)][: len(LETTERS) - 1]
+    pool = [t for t in window.tracks if t.definite and t.entity != c.entity and _alike(t, focus)]
+    others = rng.sample(pool, len(LETTERS) - 1)  # uniformly: given the four, each is as likely the focus
     focus_letter = letter if letter != NULL_LETTER else rng.choice(LETTERS)
     claims: dict[str, tuple[Track, tuple[str, ...]]] = {}
     for x in LETTERS:
