@@ -36,9 +36,11 @@ when they equal the annotated ones, so correctness never depends on wording.
   different abnormality of the window (at least four complete, definite
   tracks): the focus abnormality's true trajectory (or a distractor of it, for
   E) and distractors of three others, each drawn like the single form's;
-  the three are chosen uniformly among tracks that name a laterality exactly
-  when the focus does (windows without three such are not asked), so how an
-  option names its abnormality does not mark the true one.
+  the three are chosen uniformly among tracks like the focus (naming a
+  laterality exactly when it does, changing exactly when it does; windows
+  without three such are not asked), and distractor trajectories are drawn
+  under weights solved from the true options of this form, so neither how an
+  option names its abnormality nor the course it states marks the true one.
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ class Priors:
     statements: Mapping[tuple[str, str, int], int] = field(default_factory=dict)
     """(abnormality, change type, interval) of the true ICR statements → count."""
     multi: Mapping[str, Mapping[tuple[str, ...], int]] = field(default_factory=dict)
-    """Abnormality → change sequences of the abnormalities shown in GTS multi-abnormality items → count."""
+    """Abnormality → change sequences of its true options in GTS multi-abnormality items → count."""
     _weights: dict[tuple[object, int], dict] = field(default_factory=dict, compare=False, repr=False)
 
     def trajectory_weights(self, entity: str, k: int, multi: bool = False) -> dict[tuple[str, ...], float]:
@@ -157,10 +159,8 @@ def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
     statements: Counter[tuple[str, str, int]] = Counter()
     multi: dict[str, Counter[tuple[str, ...]]] = {}
     for c in chosen:
-        if c.qtype == "multi_entity_interval_summary":
-            for t in windows[c.window].tracks:
-                if t.definite:
-                    multi.setdefault(t.entity, Counter())[t.changes] += 1
+        if c.qtype == "multi_entity_interval_summary" and not c.null:
+            multi.setdefault(c.entity, Counter())[windows[c.window].track(c.entity).changes] += 1
         if c.null:
             continue
         track = windows[c.window].track(c.entity)
@@ -241,8 +241,9 @@ def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
 
 
 def _alike(a: Track, b: Track) -> bool:
-    """Whether options about the two tracks name them alike (both with a laterality or both without)."""
-    return bool(a.laterality) == bool(b.laterality)
+    """Whether options about the two tracks name them alike (both with a laterality or both without) and
+    the balancing caps treat them alike (both changing, or both uniformly present or absent)."""
+    return bool(a.laterality) == bool(b.laterality) and (_pattern(a) == "mixed") == (_pattern(b) == "mixed")
 
 
 def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
@@ -359,7 +360,7 @@ def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Rando
         if x == letter:
             seq = track.changes
         else:
-            seq = draw(prior.trajectory_weights(track.entity, 1), 1, rng, exclude=[track.changes])[0]
+            seq = draw(prior.trajectory_weights(track.entity, 1, multi=True), 1, rng, exclude=[track.changes])[0]
         claims[x] = (track, seq)
     options = {x: trajectory(describe(t), seq) for x, (t, seq) in claims.items()}
     options[NULL_LETTER] = GTS_NULL
