@@ -24,7 +24,7 @@ from medtemporal.errors import InvalidInputError, UnknownNameError
 def strip_comments(text: str) -> str:
     """``text`` without its leading ``##`` comment lines (a template's header: where its wording comes from).
 
-    >>> strip_comments("## Source: figure 5\nDescribe $x.")
+    >>> strip_comments("## Source: figure 5\\nDescribe $x.")
     'Describe $x.'
     """
     lines = text.splitlines(keepends=True)
