@@ -238,7 +238,8 @@ def pair_drafts(
     test: Sequence[Instance], patterns: Patterns, n: int | None, rng: random.Random
 ) -> tuple[list[PairDraft], Counter[str]]:
     """Image-pair questions: every directed statement with two valid distractor pairs (then ``n`` of
-    them when given), distractors drawn by the seed, correct letters spread uniformly."""
+    them when given), distractors drawn by the seed, correct letters spread uniformly within each
+    direction (the subtype), so no subtype has an answer prior."""
     safe = [_safe_directions(inst.report, patterns) for inst in test]
     excluded: Counter[str] = Counter()
     candidates: list[tuple[Statement, int, list[int]]] = []
@@ -259,8 +260,13 @@ def pair_drafts(
             candidates.append((st, i, pool))
     if n is not None and n < len(candidates):
         candidates = [candidates[k] for k in sorted(rng.sample(range(len(candidates)), n))]
-    letters = [LETTERS[k % 3] for k in range(len(candidates))]
-    rng.shuffle(letters)
+    letters = [""] * len(candidates)
+    for direction in sorted({st.direction or "" for st, _, _ in candidates}):  # uniform within each subtype
+        group = [k for k, (st, _, _) in enumerate(candidates) if (st.direction or "") == direction]
+        dealt = [LETTERS[k % 3] for k in range(len(group))]
+        rng.shuffle(dealt)
+        for k, letter in zip(group, dealt):
+            letters[k] = letter
     drafts = []
     for (st, i, pool), answer in zip(candidates, letters):
         a, b = rng.sample(pool, 2)
