@@ -96,3 +96,20 @@ def test_cli_prints_the_table_writes_json_and_fails_on_a_leak(tmp_path, capsys) 
         out = capsys.readouterr().out
         assert "| T | s | 200 |" in out and ("BLIND-SOLVABLE" in out) == bool(leak)
         assert json.loads((tmp_path / "a.json").read_text())["flagged"] == (["T/s"] if leak else [])
+
+
+def test_reports_show_the_benchmarks_audit(tmp_path) -> None:
+    from helpers.scored_runs import make_items, prediction, write_run
+
+    from medtemporal.benchmark import Manifest, save
+    from medtemporal.report import write_report
+
+    items = make_items(patients=60, per_patient=3)
+    audit = audit_items(items)
+    assert audit["subtypes"]
+    save(tmp_path / "bench", items, Manifest(benchmark="mi-cxr", version="1", licence="synthetic", audit=audit))
+    run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items], bench=tmp_path / "bench")
+    write_report([run])
+    md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
+    assert "## Blind-solvability audit of bench" in md and "<h2>Blind-solvability audit of bench" in html
+    assert md.count("| Heuristic (95% CI) |") == 1 and html.rstrip().endswith("</html>")
