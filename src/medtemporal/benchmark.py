@@ -45,6 +45,8 @@ class Manifest(Record):
     """Why records were left out, with how many."""
     created_with: str = __version__
     items_sha256: str | None = None
+    audit: dict[str, Any] | None = None
+    """Blind accuracy per task and subtype against chance (`medtemporal.audit`); None when not audited."""
 
 
 def count_items(items: Iterable[Item]) -> dict[str, dict[str, int]]:
@@ -186,6 +188,13 @@ class BenchmarkSpec:
     """Export format → writer of the family's own file layout (e.g. the paper's released file)."""
     demo: Callable[[Path, int, int], DemoSection] | None = None
     """``(out, patients, seed)`` → this family's section of ``medtemporal demo``."""
+    overall_tasks: tuple[str, ...] | None = None
+    """The tasks the Overall score covers (None: all), as in the paper's headline table."""
+    audit: bool = True
+    """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
+    generation: Mapping[str, Any] = field(default_factory=dict)
+    """Generation settings the paper used (``temperature``, ``max_tokens`` …; None for "the provider's default"):
+    `medtemporal run` uses them unless the user overrides them."""
 
     @staticmethod
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:

@@ -192,3 +192,12 @@ def test_retry_after_reads_seconds_milliseconds_and_dates():
     later = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
     assert 25 < retry_after({"retry-after": later}) <= 31
     assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None
+
+
+def test_unset_temperature_and_cap_are_left_to_the_provider(fake):
+    """A paper that set neither (TemMed-Bench's release) ran on the provider's defaults: nothing is sent."""
+    fake.configure(keep_bodies=True)
+    backend = load(fake.uri("org/vlm"))
+    _generate(backend, Request((Message("user", (TextPart("Q?"),)),), GenerateConfig(temperature=None, max_tokens=None)))
+    (body,) = fake.stats()["bodies"]
+    assert "temperature" not in body and "max_tokens" not in body and "max_completion_tokens" not in body

@@ -63,6 +63,21 @@ def test_stagewise_decides_from_descriptions_without_images(tmp_path):
     assert [c["stage"] for c in solution.calls] == ["describe", "decide"]
 
 
+def test_stagewise_stage_one_sees_the_choices_and_target_abnormalities(tmp_path):
+    """Figures 17-24 of the MI-CXR paper: stage 1 describes what the problem's choices name."""
+    bench = load(make_tiny_benchmark(tmp_path))
+    item = bench.items[0]
+    item = item.model_copy(update={"meta": {**item.meta, "abnormalities": ["pleural effusion", "pneumothorax"]}})
+    seen, generate = _record(["T1-T2: effusion appears.", "B"])
+    asyncio.run(StageWise().solve(item, bench.image_root, generate, GenerateConfig()))
+    describe = seen[0].messages[0].parts[-1].text
+    decide = seen[1].messages[0].parts[0].text
+    for text in (describe, decide):
+        assert all(f"{k}. {v}" in text for k, v in item.options.items())
+        assert "Target Abnormalities: pleural effusion, pneumothorax" in text
+    assert "Do not choose an answer yet" in describe and "##" not in describe
+
+
 @pytest.mark.parametrize("task", ["TEL", "ICR", "GTS", "ICR-V"])
 def test_stagewise_declares_every_template_it_renders(tmp_path, task):
     """The runner records the hashes of `Solver.templates`; a template left out would go unrecorded."""

@@ -67,12 +67,19 @@ class Message:
         return sum(isinstance(p, ImagePart) for p in self.parts)
 
 
+LOCAL_MAX_TOKENS = 4096
+"""Output cap of local transformers models when a run sets none (they have no provider default)."""
+
+
 @dataclass(frozen=True)
 class GenerateConfig:
     """Generation settings, recorded in every run (temperature 0 as the papers)."""
 
-    temperature: float = 0.0
-    max_tokens: int = 1024
+    temperature: float | None = 0.0
+    """None: the provider's default (what a paper that sets none used)."""
+    max_tokens: int | None = 1024
+    """None: no cap from us (HTTP APIs and vLLM use the model's limit; local transformers fall back to
+    `LOCAL_MAX_TOKENS`)."""
     seed: int | None = None
     top_p: float | None = None
     system_prompt: str | None = None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response
+from medtemporal.backends.base import LOCAL_MAX_TOKENS, Backend, GenerateConfig, ImagePart, Request, Response
 from medtemporal.backends.batching import MicroBatcher
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, decoded_images
 from medtemporal.errors import InvalidInputError, require
@@ -158,8 +158,8 @@ class HFBackend(Backend):
         inputs = inputs.to(self.device)
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
-        sample = cfg.temperature > 0
-        kwargs: dict[str, Any] = {"max_new_tokens": cfg.max_tokens, "do_sample": sample}
+        sample = (cfg.temperature or 0.0) > 0
+        kwargs: dict[str, Any] = {"max_new_tokens": cfg.max_tokens or LOCAL_MAX_TOKENS, "do_sample": sample}
         if sample:
             kwargs["temperature"] = cfg.temperature
             if cfg.top_p is not None:

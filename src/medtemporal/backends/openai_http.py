@@ -181,9 +181,11 @@ class OpenAIBackend(Backend):
         params: dict[str, Any] = {
             "model": self.model,
             "messages": await self.messages(request),
-            "temperature": cfg.temperature,
-            self.max_tokens_param: cfg.max_tokens,
         }
+        if cfg.temperature is not None:  # None: the provider's default, as papers that set none ran
+            params["temperature"] = cfg.temperature
+        if cfg.max_tokens is not None:
+            params[self.max_tokens_param] = cfg.max_tokens
         if cfg.seed is not None:
             params["seed"] = cfg.seed
         if cfg.top_p is not None:

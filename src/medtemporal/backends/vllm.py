@@ -93,8 +93,8 @@ class VLLMBackend(Backend):
     def _run_batch(self, batch: list[tuple[list[dict[str, Any]], GenerateConfig]]) -> list[Response]:
         cfg = batch[0][1]
         params = self._vllm.SamplingParams(
-            temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed,
-            top_p=1.0 if cfg.top_p is None else cfg.top_p,
+            max_tokens=cfg.max_tokens, seed=cfg.seed, top_p=1.0 if cfg.top_p is None else cfg.top_p,
+            **({} if cfg.temperature is None else {"temperature": cfg.temperature}),
         )
         outputs = self.llm.chat([conv for conv, _ in batch], sampling_params=params, use_tqdm=False)
         return [

@@ -30,6 +30,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         common.add_argument("--out", type=Path, required=True, metavar="DIR", help="benchmark folder to write")
         common.add_argument("--seed", type=int, default=0, help="random seed; the same data and seed give the same items")
         common.add_argument("--overwrite", action="store_true", help="replace a benchmark already in --out")
+        common.add_argument("--no-audit", action="store_true",
+                            help="skip the blind-solvability audit (`medtemporal audit`) written into the manifest")
         spec.add_arguments(bp)
         bp.set_defaults(func=partial(run, spec))
 
@@ -47,8 +49,15 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
             f"No {spec.name} items could be built from this input (see the exclusion counts: "
             f"{', '.join(f'{k}={v}' for k, v in list(manifest.exclusions.items())[:6]) or 'none'}); check the data folders."
         )
+    if spec.audit and not args.no_audit:
+        from medtemporal.audit import audit_items
+
+        manifest = manifest.model_copy(update={"audit": audit_items(items, progress=sys.stderr.isatty())})
     save(out, items, manifest)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))
     print(f"Wrote {len(items)} {spec.name} items ({counts}) to {out} [licence: {manifest.licence}].", file=sys.stderr)
+    if manifest.audit and manifest.audit["flagged"]:
+        print(f"Audit: answerable blind more than 5 points above chance: {', '.join(manifest.audit['flagged'])} "
+              f"(see `medtemporal audit {out}`).", file=sys.stderr)
     return 0
 

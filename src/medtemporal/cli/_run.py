@@ -35,8 +35,10 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--image-root", type=Path, help="folder holding the images (default: the manifest's)")
     p.add_argument("--prompt", action="append", default=[], metavar="NAME=FILE", help="replace a prompt template")
     g = p.add_argument_group("generation")
-    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
-    g.add_argument("--max-tokens", type=int, default=GenerateConfig.max_tokens, help="most output tokens per call")
+    g.add_argument("--temperature", type=float,
+                   help="sampling temperature (default: the paper's, from the benchmark's spec, else 0)")
+    g.add_argument("--max-tokens", type=int, help="most output tokens per call (default: the paper's setting, "
+                   f"from the benchmark's spec, else {GenerateConfig.max_tokens}; 0: no cap)")
     g.add_argument("--seed", type=int, help="sampling seed passed to the model")
     g.add_argument("--repeats", type=int, default=1,
                    help="answers per item, each its own sample above temperature 0 (default 1); "
@@ -86,11 +88,25 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
     return out
 
 
+def paper_generation(benchmark: Path) -> dict[str, Any]:
+    """The generation settings of the benchmark's paper (`BenchmarkSpec.generation`), {} when unknown."""
+    from medtemporal.benchmark import MANIFEST, spec
+    from medtemporal.errors import MedTemporalError
+
+    try:
+        name = json.loads((Path(benchmark) / MANIFEST).read_text(encoding="utf-8"))["benchmark"]
+        return dict(spec(name).generation)
+    except (OSError, ValueError, KeyError, TypeError, MedTemporalError):
+        return {}  # the run itself names what is wrong with the folder
+
+
 def main(args: argparse.Namespace) -> int:
     """Run (or resume) and print the summary; exit status 1 when items failed or the run stopped early."""
+    paper = paper_generation(args.benchmark)
     config = GenerateConfig(
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
+        temperature=args.temperature if args.temperature is not None else paper.get("temperature", 0.0),
+        max_tokens=(args.max_tokens or None) if args.max_tokens is not None
+        else paper.get("max_tokens", GenerateConfig.max_tokens),
         seed=args.seed,
         top_p=args.top_p,
         system_prompt=args.system_prompt,

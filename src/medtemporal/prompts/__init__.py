@@ -1,7 +1,9 @@
 """Every prompt template in one place, as ``<name>.txt`` files beside this module.
 
 Templates use ``$name`` placeholders (`string.Template`), so JSON and braces
-in prompts need no escaping. A user replaces any template from a file
+in prompts need no escaping. Leading lines starting with ``##`` are a header
+comment saying where the wording comes from (paper figure, release file and
+line); they are not sent, and not part of the template's hash. A user replaces any template from a file
 (``--prompt NAME=FILE``) to use an author's exact wording; the hash of each
 template used is recorded in the run.
 
@@ -17,6 +19,18 @@ from pathlib import Path
 from string import Template
 
 from medtemporal.errors import InvalidInputError, UnknownNameError
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its leading ``##`` comment lines (a template's header: where its wording comes from).
+
+    >>> strip_comments("## Source: figure 5\\nDescribe $x.")
+    'Describe $x.'
+    """
+    lines = text.splitlines(keepends=True)
+    while lines and lines[0].startswith("##"):
+        lines.pop(0)
+    return "".join(lines)
 
 
 def available() -> list[str]:
@@ -54,7 +68,7 @@ class PromptSet:
             if name not in available():
                 raise UnknownNameError(f"Unknown prompt {name!r}; available: {', '.join(available())}.")
             self._text[name] = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
-        return self._text[name]
+        return strip_comments(self._text[name])
 
     def render(self, name: str, **values: object) -> str:
         """Fill template ``name``; a missing value names the placeholder."""

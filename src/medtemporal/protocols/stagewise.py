@@ -1,8 +1,10 @@
 """Stage-wise probing (MI-CXR appendix E.2): describe the intervals, then decide.
 
-Stage 1 sees every image and writes interval-level descriptions under a
+Stage 1 sees every image, the problem, its answer choices and (for items
+about several abnormalities) the target abnormalities, as the paper's figures
+17-24 show them, and writes one description per consecutive interval under a
 task-specific guideline (TEL, ICR, GTS); it is told not to answer. Stage 2
-sees only those descriptions, the question and the options, and picks one
+sees only those descriptions with the problem and its choices, and picks one
 option. Both outputs are kept in the prediction's ``calls``.
 """
 
@@ -36,19 +38,21 @@ class StageWise(Solver):
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         n = len(item.images)
         guideline = self.prompts.render(GUIDELINES.get(item.task, DEFAULT_GUIDELINE))
-        describe = self.prompts.render(
-            "stagewise_describe", n_images=n, question=item.question, intervals=intervals(n), guideline=guideline
-        )
+        shown = {"question": item.question, "options": format_options(item.options), "targets": targets(item),
+                 "n_images": n}
+        describe = self.prompts.render("stagewise_describe", intervals=intervals(n), guideline=guideline, **shown)
         first = await generate(
             Request((Message("user", (*image_parts(item.images, image_root), TextPart(describe))),), config)
         )
-        decide = self.prompts.render(
-            "stagewise_decide",
-            n_images=n,
-            descriptions=first.text.strip(),
-            question=item.question,
-            options=format_options(item.options),
-        )
+        decide = self.prompts.render("stagewise_decide", descriptions=first.text.strip(), **shown)
         second = await generate(answer_request(item, [TextPart(decide)], config))
         calls = [{"stage": "describe", "output": first.text}, {"stage": "decide", "output": second.text}]
         return Solution(second.text, calls)
+
+
+def targets(item: Item) -> str:
+    """``Target Abnormalities: a, b`` when the item names several (figure 22), else empty."""
+    names = item.meta.get("abnormalities")
+    if isinstance(names, list) and len(names) > 1:
+        return "Target Abnormalities: " + ", ".join(str(n) for n in names)
+    return ""

@@ -10,11 +10,13 @@ the family's package under ``medtemporal.benchmarks``).
 from __future__ import annotations
 
 import os
+import json
 import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medtemporal.benchmark import spec
+from medtemporal.audit import audit_html, audit_markdown
+from medtemporal.benchmark import MANIFEST, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.html import html_page
 from medtemporal.report.plots import family_charts
@@ -64,8 +66,9 @@ def write_report(
     formats = parse_formats(formats)
     runs = load_runs(run_dirs)
     contents: dict[str, bytes] = {}
+    audits = _audits(runs)
     if "md" in formats:
-        contents["report.md"] = markdown(runs).encode("utf-8")
+        contents["report.md"] = "\n".join([markdown(runs), *(audit_markdown(a, t) for t, a in audits)]).encode("utf-8")
     if "csv" in formats:
         contents["report.csv"] = csv_text(runs).encode("utf-8")
     charts = {m: family_charts(runs, m) for m in metric_names(runs)} if {"html", "png"} & set(formats) else {}
@@ -84,7 +87,9 @@ def write_report(
         """The benchmark's own files, then the HTML page that shows them inline."""
         made = extra(run_paths, staging) if extra is not None else []
         if "html" in formats:
-            (staging / "report.html").write_bytes(html_page(runs, charts, family_files=made).encode("utf-8"))
+            page = html_page(runs, charts, family_files=made)
+            sections = "".join(audit_html(a, t) for t, a in audits)
+            (staging / "report.html").write_bytes(page.replace("</body>", sections + "</body>", 1).encode("utf-8"))
 
     generated: dict[str, bytes] | None = None  # the family files and HTML: made once, then copied
     written: list[Path] = []
@@ -155,6 +160,18 @@ def _benchmark_report(runs: Sequence[ReportRun]) -> Callable[[Sequence[Path], Pa
     if len(names) != 1 or None in names:
         return None
     return spec(str(names.pop())).report
+
+
+def _audits(runs: Sequence[ReportRun]) -> list[tuple[str, dict]]:
+    """(title, audit) of each distinct benchmark of the runs whose manifest holds a blind-solvability audit."""
+    out = []
+    for path in dict.fromkeys(str(r.scores.run.get("benchmark_path") or "") for r in runs):
+        manifest = Path(path) / MANIFEST
+        if path and manifest.is_file():
+            audit = json.loads(manifest.read_text(encoding="utf-8")).get("audit")
+            if audit:
+                out.append((f"Blind-solvability audit of {Path(path).name} (from its manifest)", audit))
+    return out
 
 
 def _safe(name: str) -> str:

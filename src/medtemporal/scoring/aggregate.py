@@ -2,7 +2,7 @@
 
 Groups are named by a fixed scheme that reports and ``runs list`` rely on:
 
-- ``overall``: every item;
+- ``overall``: every item of the benchmark's `BenchmarkSpec.overall_tasks` (all tasks by default);
 - ``task:<task>``: one task family (``task:TEL``);
 - ``subtype:<subtype>``: one subtype (``subtype:single_emergence``; subtype
   names are assumed unique across tasks, as in the papers);
@@ -87,11 +87,15 @@ def layout(items: Sequence[Item], subtype_groups: Mapping[str, Mapping[str, Sequ
     return result
 
 
-def groups(outcomes: Sequence[Outcome], tasks: Sequence[TaskLayout]) -> dict[str, tuple[np.ndarray, set[str]]]:
-    """Group name → (item indices, tasks covered), in report order."""
+def groups(
+    outcomes: Sequence[Outcome], tasks: Sequence[TaskLayout], overall_tasks: Sequence[str] | None = None
+) -> dict[str, tuple[np.ndarray, set[str]]]:
+    """Group name → (item indices, tasks covered), in report order; ``overall`` covers ``overall_tasks`` (all when None)."""
     task_of = np.array([o.item.task for o in outcomes], dtype=object)
     subtype_of = np.array([o.item.subtype for o in outcomes], dtype=object)
-    result: dict[str, tuple[np.ndarray, set[str]]] = {"overall": (np.arange(len(outcomes)), {t.task for t in tasks})}
+    in_overall = [t.task for t in tasks if overall_tasks is None or t.task in overall_tasks]
+    result: dict[str, tuple[np.ndarray, set[str]]] = {
+        "overall": (np.flatnonzero(np.isin(task_of, in_overall)), set(in_overall))}
     for t in tasks:
         in_task = task_of == t.task
         result[t.group] = (np.flatnonzero(in_task), {t.task})
@@ -109,6 +113,7 @@ def score_outcomes(
     metrics_for_task: Callable[[str], Sequence[str]],
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     *,
+    overall_tasks: Sequence[str] | None = None,
     resamples: int = RESAMPLES,
     confidence: float = CONFIDENCE,
     seed: int = 0,
@@ -119,6 +124,7 @@ def score_outcomes(
         outcomes: One per benchmark item.
         metrics_for_task: Task → metric names (from the benchmark's spec).
         subtype_groups: Declared merged columns (`BenchmarkSpec.subtype_groups`).
+        overall_tasks: The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all).
         resamples: Bootstrap replicates per score.
         confidence: Interval confidence level.
         seed: Base seed; each metric and set of items draws from its own stream derived from it.
@@ -127,7 +133,7 @@ def score_outcomes(
         Scores in group order (see the module doc), metrics in declared order.
     """
     tasks = layout([o.item for o in outcomes], subtype_groups or {})
-    named = groups(outcomes, tasks)
+    named = groups(outcomes, tasks, overall_tasks)
     items = [o.item for o in outcomes]
     status = np.array([o.status for o in outcomes], dtype=object)
     clusters = np.array([i.cluster for i in items], dtype=object)

@@ -32,10 +32,11 @@ def point_values(
     outcomes: Sequence[Outcome],
     metrics_for_task: Callable[[str], Sequence[str]],
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]],
+    overall_tasks: Sequence[str] | None = None,
 ) -> dict[tuple[str, str], float]:
     """(group, metric) → value of one set of outcomes, groups as in `medtemporal.scoring.aggregate`."""
     tasks = layout([o.item for o in outcomes], subtype_groups)
-    named = groups(outcomes, tasks)
+    named = groups(outcomes, tasks, overall_tasks)
     task_of = np.array([o.item.task for o in outcomes], dtype=object)
     result: dict[tuple[str, str], float] = {}
     for name in dict.fromkeys(m for t in tasks for m in metrics_for_task(t.task)):
@@ -82,10 +83,11 @@ def repeat_summary(
     by_repeat: Sequence[Sequence[Outcome]],
     metrics_for_task: Callable[[str], Sequence[str]],
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]],
+    overall_tasks: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The ``repeats`` block of ``scores.json``: ``n``, per (group, metric) the value of each repeat with
     mean, sd and range, and `consistency`."""
-    values = [point_values(o, metrics_for_task, subtype_groups) for o in by_repeat]
+    values = [point_values(o, metrics_for_task, subtype_groups, overall_tasks) for o in by_repeat]
     rows = []
     for group, name in dict.fromkeys(k for v in values for k in v):
         series = [v.get((group, name), math.nan) for v in values]

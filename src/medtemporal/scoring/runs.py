@@ -118,7 +118,7 @@ def score_run(
         verdicts = {item_id: v for (kind, item_id), v in judged.verdicts.items() if kind == "answer"}
     with _verdicts_in_scope(verdicts if judge is not None else None):
         scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
-                                seed=seed)
+                                seed=seed, overall_tasks=loaded.overall_tasks)
     first = next(iter(latest.values()), None)
     result = RunScores(
         run={
@@ -138,7 +138,7 @@ def score_run(
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
         judge=judged.summary() if judged is not None else None,
-        repeats=repeat_summary(by_repeat, metrics_for, subtype_groups) if repeats > 1 else None,
+        repeats=repeat_summary(by_repeat, metrics_for, subtype_groups, loaded.overall_tasks) if repeats > 1 else None,
     )
     tmp = run_dir / (SCORES + ".tmp")
     tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
@@ -162,6 +162,8 @@ class RunOutcomes:
     lines: int
     metrics_for: Callable[[str], tuple[str, ...]]
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
+    overall_tasks: tuple[str, ...] | None = None
+    """The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all)."""
 
 
 def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
@@ -188,7 +190,7 @@ def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
     specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
     return RunOutcomes(config, bench, items, by_repeat, tallies, latest, lines, _metrics_for(items, specs, judged=judged),
-                       main.subtype_groups if main else {})
+                       main.subtype_groups if main else {}, main.overall_tasks if main else None)
 
 
 def read_scores(run_dir: str | Path) -> RunScores:

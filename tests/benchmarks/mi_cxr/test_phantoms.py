@@ -41,9 +41,12 @@ def test_phantom_build_is_balanced_complete_and_synthetic(cohort):
     phantom, bench_dir = cohort
     bench = load(bench_dir)
     main_items = [i for i in bench.items if i.task != "ICR-V"]
-    assert len(main_items) == 2000
+    # only GTS multi may fall short on a small cohort (its four abnormalities must be alike), and says so
+    shortfall = {k: v for k, v in bench.manifest.exclusions.items() if k.startswith("quota_shortfall:")}
+    assert set(shortfall) <= {"quota_shortfall:multi_entity_interval_summary"}
+    assert len(main_items) == 2000 - sum(shortfall.values()) >= 1800
     letters = Counter(i.answer for i in main_items)
-    assert all(abs(letters[x] / 2000 - 0.2) <= 0.03 for x in "ABCDE"), letters
+    assert all(abs(letters[x] / len(main_items) - 0.2) <= 0.03 for x in "ABCDE"), letters
     assert {i.subtype for i in bench.items} == set(PAPER_QUOTAS) | {"icr_variant"}
     m = bench.manifest
     assert m.licence == "synthetic" and m.seed == 0 and m.version

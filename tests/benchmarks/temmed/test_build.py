@@ -28,15 +28,34 @@ def _truth(data: Path) -> dict[str, list[dict]]:
     return out
 
 
-def test_no_patient_in_both_test_set_and_corpus(temmed_bench: Path) -> None:
+def test_default_split_is_the_papers_random_one_and_reports_its_patient_overlap(temmed_bench: Path) -> None:
     bench = load(temmed_bench)
     corpus = load_corpus(temmed_bench / "corpus.jsonl")
     test_patients = {i.meta["patient_id"] for i in bench.items}
-    assert test_patients and not test_patients & {e.patient_id for e in corpus}
+    shared = test_patients & {e.patient_id for e in corpus}
     split = bench.manifest.config["split"]
-    assert split["overlap_patients"] == 0 and split["test_patients"] == len(test_patients)
+    assert bench.manifest.config["split_rule"] == "random"
+    assert split["overlap_patients"] == len(shared) > 0 and split["test_patients"] == len(test_patients)
     assert len({i.meta["instance"] for i in bench.items if i.task == "report"}) == TEST_SIZE
     assert bench.manifest.licence == "synthetic"
+
+
+def test_patient_split_keeps_every_patient_on_one_side(temmed_data: Path, tmp_path: Path) -> None:
+    assert main(build_args(temmed_data, tmp_path / "p", "--split", "patient", "--tasks", "report")) == 0
+    bench = load(tmp_path / "p")
+    test_patients = {i.meta["patient_id"] for i in bench.items}
+    assert test_patients and not test_patients & {e.patient_id for e in load_corpus(tmp_path / "p/corpus.jsonl")}
+    assert bench.manifest.config["split"]["overlap_patients"] == 0 and bench.manifest.config["split_rule"] == "patient"
+
+
+def test_every_change_sentence_can_become_a_question(temmed_data: Path, tmp_path: Path) -> None:
+    assert main(build_args(temmed_data, tmp_path / "v", "--tasks", "vqa,report", "--vqa-items", "100000")) == 0
+    bench = load(tmp_path / "v")
+    reports = [i for i in bench.items if i.task == "report"]
+    asked = Counter((i.meta["instance"], i.meta["sentence"]) for i in bench.items if i.task == "vqa")
+    every = Counter((r.meta["instance"], s) for r in reports for s in sentences(r.reference))
+    excluded = bench.manifest.exclusions.get("vqa_sentence_without_direction", 0)
+    assert sum(every.values()) - sum(asked.values()) == excluded <= 0.02 * sum(every.values())
 
 
 def test_instances_pair_the_most_recent_prior_frontal_with_the_current_one(temmed_bench: Path, temmed_data: Path) -> None:
@@ -74,7 +93,10 @@ def test_image_pair_has_one_matching_option_and_uniform_letters(temmed_bench: Pa
     pairs = [i for i in bench.items if i.task == "image_pair"]
     assert len(pairs) >= 30
     letters = Counter(i.answer for i in pairs)
-    assert max(letters.values()) - min(letters.values()) <= 1
+    assert max(letters.values()) - min(letters.values()) <= 3
+    for subtype in {i.subtype for i in pairs}:  # uniform within each subtype too: no per-subtype answer prior
+        within = Counter(i.answer for i in pairs if i.subtype == subtype)
+        assert max(within.values()) - min(within[x] for x in "ABC") <= 1
     pattern = pathology_patterns()
     for item in pairs:
         assert [r.option for r in item.images] == ["A", "A", "B", "B", "C", "C"]

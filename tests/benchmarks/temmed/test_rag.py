@@ -67,11 +67,14 @@ def test_text_rag_shows_reports_only_and_can_use_another_retriever(temmed_bench:
     assert sum(x.startswith("IMG:") for x in layout) == 2
     text = "\n".join(layout)
     assert "Report 1:" in text and "Report 2:" in text
-    assert "Here are 2 reference reports" in text and "Learn from these examples" in text
+    assert "You are provided with 2 reference X-ray image reports:" in text and "based on these examples." in text
     assert item.meta["retrieval"]["image"][1]["report"] in text
     _, (single,) = _solve(RagText(), item, bench.image_root)
     single_text = "\n".join(_layout(single))
-    assert "Here is a reference report" in single_text and "Learn from this example" in single_text
+    # top-1 is the release's prompt verbatim (Eval/Report_GPT_RAG_Report.py, Text1-Text4)
+    assert ("You are a professional radiologist. You are provided with a reference X-ray image report:\nReport: "
+            in single_text and "generate reports based on this example.\n\nNow, you are given two new X-ray images "
+            "from another patient:" in single_text and "##" not in single_text)
     with pytest.raises(InvalidInputError, match="no 'text' references"):
         _solve(RagText(retriever="text"), item, bench.image_root)
 

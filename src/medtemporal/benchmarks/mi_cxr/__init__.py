@@ -92,6 +92,8 @@ SPEC = register("benchmark", BENCHMARK)(
         },
         exports={"micxr": export_official},
         report=_report,
+        overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's Overall; ICR-V is Table 2, scored on its own
+        generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise
         demo=demo,
     )
 )

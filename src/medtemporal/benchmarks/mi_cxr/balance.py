@@ -10,6 +10,10 @@ random score (a shuffle that does not depend on how many candidates follow).
   cohort), and, when the candidates cannot fill the quota, no more than
   a ``null`` share of the items chosen (the default, 0.2, is one option in
   five, which is what keeps the five letters uniform);
+* abnormality mix (§3.2: "abnormality types are sampled to match their
+  overall frequency distribution") — each abnormality first gets at most its
+  Table 10 share of the quota, rounded up; only if the candidates cannot
+  fill the quota that way does the per-abnormality cap alone apply;
 * per-abnormality cap — no abnormality is the focus of more than
   ``floor(quota * abnormality)`` items of the type;
 * certainty-pattern cap — at most ``floor(quota * uniform_pattern)`` items whose
@@ -33,7 +37,7 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable, Mapping
+from typing import Callable, Hashable, Iterable, Mapping
 
 NULL_LETTER = "E"
 
@@ -124,43 +128,62 @@ def quotas(total: int, weights: Mapping[str, int]) -> dict[str, int]:
     return out
 
 
-def select(candidates: Iterable[Candidate], quota: int, caps: Caps) -> list[Candidate]:
+def select(
+    candidates: Iterable[Candidate], quota: int, caps: Caps, mix: Mapping[str, float] | None = None
+) -> list[Candidate]:
     """Pick up to ``quota`` candidates (already in random order) under the caps of the module docstring.
 
     Null candidates are admitted first, up to the quota-based limit, then
-    non-null ones, their fixed letters round-robin. If that leaves the quota
+    non-null ones, their fixed letters round-robin. With ``mix`` (abnormality
+    → target share, §3.2 and Table 10) an abnormality first gets at most its
+    share of the quota, rounded up; if that leaves the quota unfilled, the
+    per-abnormality cap alone applies to the rest. If the quota is still
     unfilled, nulls beyond a ``caps.null`` share of the chosen items are
     dropped again (`_trim_nulls`).
     """
     candidates = list(candidates)
     limit_null = round(min(quota, len({c.key for c in candidates})) * caps.null)
-    limit_abn = max(1, math.floor(quota * caps.abnormality))
+    cap = max(1, math.floor(quota * caps.abnormality))
     limit_uniform = math.floor(quota * caps.uniform_pattern)
     chosen: list[Candidate] = []
     keys: set[Hashable] = set()
     per_abn: Counter[str] = Counter()
     n_uniform = 0
+    total = sum(mix.values()) if mix else 0.0
+    stages = ([{e: min(cap, math.ceil(quota * v / total)) for e, v in mix.items()}] if total else []) + [None]
+    for limits in stages:
 
-    def admit(c: Candidate) -> bool:
-        nonlocal n_uniform
-        if c.key in keys or per_abn[c.entity] >= limit_abn or (c.uniform and n_uniform >= limit_uniform):
-            return False
-        keys.add(c.key)
-        per_abn[c.entity] += 1
-        n_uniform += c.uniform
-        chosen.append(c)
-        return True
+        def admit(c: Candidate) -> bool:
+            nonlocal n_uniform
+            limit = cap if limits is None else limits.get(c.entity, 0)
+            if c.key in keys or per_abn[c.entity] >= limit or (c.uniform and n_uniform >= limit_uniform):
+                return False
+            keys.add(c.key)
+            per_abn[c.entity] += 1
+            n_uniform += c.uniform
+            chosen.append(c)
+            return True
 
+        _fill(candidates, quota, limit_null, chosen, admit)
+        if len(chosen) >= quota:
+            return chosen
+    return _trim_nulls(chosen, caps.null)
+
+
+def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list[Candidate],
+          admit: Callable[[Candidate], bool]) -> None:
+    """Admit nulls up to ``limit_null``, then non-null candidates with their fixed letters round-robin."""
+    n_null = sum(x.null for x in chosen)
     for c in candidates:
-        if len(chosen) >= limit_null:
+        if n_null >= limit_null or len(chosen) >= quota:
             break
-        if c.null:
-            admit(c)
+        if c.null and admit(c):
+            n_null += 1
     queues: dict[tuple[str, ...], list[Candidate]] = {}
     for c in candidates:
         if not c.null:
             queues.setdefault(c.letters, []).append(c)
-    taken: Counter[tuple[str, ...]] = Counter()
+    taken: Counter[tuple[str, ...]] = Counter(x.letters for x in chosen if not x.null)
     heads = {k: 0 for k in queues}
     while len(chosen) < quota and heads:
         group = min(heads, key=lambda k: (taken[k], k))
@@ -172,7 +195,6 @@ def select(candidates: Iterable[Candidate], quota: int, caps: Caps) -> list[Cand
             continue
         heads[group] = i + 1
         taken[group] += 1
-    return chosen if len(chosen) >= quota else _trim_nulls(chosen, caps.null)
 
 
 def _trim_nulls(chosen: list[Candidate], null: float) -> list[Candidate]:

@@ -32,6 +32,7 @@ from medtemporal.benchmarks.mi_cxr.pipeline import (
     QTYPES,
     VERSION,
     MiCxrConfig,
+    abnormality_mix,
     build_items,
 )
 from medtemporal.benchmarks.mi_cxr.official import check_image_root, read_official
@@ -75,6 +76,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rules.add_argument("--uniform-pattern-cap", type=float, default=Caps.uniform_pattern, metavar="F",
                        help="largest share of a qtype's items whose abnormality is all present or all absent "
                        "over the window (default %(default)s)")
+    rules.add_argument("--no-mix", action="store_true",
+                       help="do not sample abnormalities to Table 10's frequencies (§3.2); only the caps apply")
     rules.add_argument("--icr-variant", action="store_true",
                        help="also build the ICR variant (task ICR-V: the interval is given; appendix D)")
     rules.add_argument("--icr-variant-items", type=int, default=ICR_VARIANT_ITEMS, metavar="N",
@@ -109,6 +112,7 @@ def config_from_args(args: argparse.Namespace) -> MiCxrConfig:
         caps=Caps(args.null_cap, args.abnormality_cap, args.uniform_pattern_cap),
         icr_variant=args.icr_variant,
         icr_variant_items=args.icr_variant_items,
+        match_mix=not args.no_mix,
     )
     config.resolved_quotas()  # names an unknown qtype now, before any work
     return config
@@ -191,7 +195,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         seed=config.seed,
         licence=licence,
         image_root=str(jpg),
-        config={**config.as_dict(), **settings, "min_quality": args.min_quality, "verify_images": args.verify_images},
+        config={**config.as_dict(), **settings, "min_quality": args.min_quality, "verify_images": args.verify_images,
+                "abnormality_mix": abnormality_mix(items, config.entities)},
         sources=source_checksums({"mimic-cxr-jpg": jpg, "qba": qba}),
         exclusions=dict(sorted((k, v) for k, v in exclusions.items() if v)),
     )

@@ -35,7 +35,8 @@ from medtemporal.benchmarks.mi_cxr.summaries import (
     icr_variant_draft,
     priors,
 )
-from medtemporal.benchmarks.mi_cxr.tel import TEL_QTYPES, tel_candidates, tel_draft
+from medtemporal.benchmarks.mi_cxr.tel import ANSWERABLE_PAIRS, PAIR_QTYPES, TEL_QTYPES, tel_candidates, tel_draft
+from medtemporal.benchmarks.mi_cxr.text import LETTERS
 from medtemporal.benchmarks.mi_cxr.text import Draft
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW, Window, windows
 from medtemporal.errors import InvalidInputError
@@ -43,7 +44,7 @@ from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.mimic_cxr import ENTITIES
 
 BENCHMARK = "mi-cxr"
-VERSION = "1.0.0"
+VERSION = "1.1.0"
 
 PAPER_QUOTAS: dict[str, int] = {
     "single_emergence": 500,
@@ -60,6 +61,21 @@ PAPER_QUOTAS: dict[str, int] = {
 }
 """Items per qtype in the released benchmark (Table 9), 5,311 in all."""
 PAPER_TOTAL = sum(PAPER_QUOTAS.values())
+PAPER_MIX: dict[str, int] = {
+    "pleural effusion": 1672,
+    "pneumothorax": 996,
+    "cardiomegaly": 922,
+    "pulmonary edema": 773,
+    "sub-diaphragmatic air": 725,
+    "consolidation": 341,
+    "vascular congestion": 322,
+    "elevated hemidiaphragm": 313,
+    "lung opacity": 313,
+    "atelectasis": 311,
+    "bony structures intact": 296,
+    "normal cardiac silhouette": 272,
+}
+"""Abnormalities used in question construction and their frequencies (Table 10); §3.2 samples to match them."""
 ICR_VARIANT_ITEMS = 400
 """Size of the paper's ICR-variant set (appendix D)."""
 
@@ -88,6 +104,8 @@ class MiCxrConfig:
     """Also build the ICR variant (task ``ICR-V``), outside ``max_items``."""
     icr_variant_items: int = ICR_VARIANT_ITEMS
     entities: tuple[str, ...] = ENTITIES
+    match_mix: bool = True
+    """Sample each qtype's abnormalities to Table 10's shares (`PAPER_MIX`) where the candidates allow."""
 
     def resolved_quotas(self) -> dict[str, int]:
         """The quota of each qtype to build."""
@@ -112,6 +130,7 @@ class MiCxrConfig:
             "abnormality_cap": self.caps.abnormality,
             "uniform_pattern_cap": self.caps.uniform_pattern,
             "icr_variant": self.icr_variant,
+            "match_mix": self.match_mix,
             "entities": list(self.entities),
             "window": WINDOW,
             "stride": 1,
@@ -139,6 +158,9 @@ _DRAFTS: dict[str, Callable[[Candidate, Window, str, random.Random, Priors], Dra
 def draft(c: Candidate, window: Window, letter: str, seed: int, prior: Priors) -> Draft:
     """The template text of candidate ``c`` with its correct option at ``letter``."""
     rng = random.Random(f"{seed}:{c.qtype}:{window.patient_id}:{window.start}:{c.entity}:{c.interval}")
+    if c.qtype in PAIR_QTYPES:
+        weights = prior.pair_weights(c.qtype, ANSWERABLE_PAIRS, len(LETTERS) - 1)
+        return tel_draft(c.qtype, window.track(c.entity), letter, rng, weights)
     if c.qtype in TEL_QTYPES:
         return tel_draft(c.qtype, window.track(c.entity), letter, rng)
     return _DRAFTS[c.qtype](c, window, letter, rng, prior)
@@ -164,7 +186,8 @@ def plan(
                 pool.add(c)
     chosen: list[Candidate] = []
     for q, n in targets.items():
-        picked = select(pools[q].ordered(), n, config.caps)
+        mix = {e: float(PAPER_MIX[e]) for e in config.entities if e in PAPER_MIX} if config.match_mix else None
+        picked = select(pools[q].ordered(), n, config.caps, None if q == "icr_variant" else mix)
         exclusions[f"candidates_not_selected:{q}"] += pools[q].seen - len(picked)
         if len(picked) < n:
             exclusions[f"quota_shortfall:{q}"] += n - len(picked)
@@ -178,6 +201,16 @@ def plan(
     chosen.sort(key=position)
     letters = assign_letters(chosen, random.Random(f"{config.seed}:letters"))
     return found, chosen, letters
+
+
+def abnormality_mix(items: Iterable[Item], entities: Iterable[str]) -> dict[str, dict[str, float]]:
+    """Target (Table 10, over ``entities``) and achieved shares of each abnormality over the main-benchmark
+    items (ICR-V excluded), for the manifest."""
+    target = {e: PAPER_MIX[e] for e in entities if e in PAPER_MIX}
+    achieved = Counter(str(it.meta.get("abnormality")) for it in items if it.task != "ICR-V")
+    n, t = sum(achieved.values()) or 1, sum(target.values()) or 1
+    return {e: {"target": round(target.get(e, 0) / t, 4), "achieved": round(achieved.get(e, 0) / n, 4)}
+            for e in dict.fromkeys([*target, *sorted(achieved)])}
 
 
 def make_item(c: Candidate, window: Window, text: Draft, source: str = "template") -> Item:

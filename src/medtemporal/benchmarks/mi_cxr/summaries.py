@@ -25,16 +25,22 @@ when they equal the annotated ones, so correctness never depends on wording.
   overlap a new appearance or a resolution.
 * ``single_entity_interval_summary`` (GTS) — four trajectory summaries of one
   abnormality. Distractors are other *consistent* trajectories (a presence
-  sequence plus a change type for each present → present interval), so text
-  alone cannot rule them out, one or two intervals away from the truth, drawn
-  in proportion to how often each trajectory is the correct option of a
-  selected GTS item (+1), so they look like correct options. Near-miss distractors make the truth the centre of
-  the options; to undo that, the truth's rank by total distance to the other
-  options is drawn uniformly and the distractor set chosen to match it.
+  sequence plus a change type for each present → present interval: the
+  paper's change-type flips with interval positions kept, figures 6 and 8),
+  so text alone cannot rule them out, drawn by `exchange.draw` under weights
+  solved from how often each trajectory is the truth for that abnormality:
+  given the four texts, each is equally likely the true one, so neither
+  "the option the others were flipped from" nor "the commonest-looking
+  trajectory" helps a blind reader.
 * ``multi_entity_interval_summary`` (GTS) — four summaries, each of a
   different abnormality of the window (at least four complete, definite
   tracks): the focus abnormality's true trajectory (or a distractor of it, for
-  E) and distractors of three others.
+  E) and distractors of three others, each drawn like the single form's;
+  the three are chosen uniformly among tracks like the focus (naming a
+  laterality exactly when it does, changing exactly when it does; windows
+  without three such are not asked), and distractor trajectories are drawn
+  under weights solved from the true options of this form, so neither how an
+  option names its abnormality nor the course it states marks the true one.
 """
 
 from __future__ import annotations
@@ -44,9 +50,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import product
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
+from medtemporal.benchmarks.mi_cxr.exchange import draw, solve_weights
 from medtemporal.benchmarks.mi_cxr.text import (
     GTS_MULTI_QUESTION,
     GTS_NULL,
@@ -90,8 +97,7 @@ FALSE_CLAIMS: dict[str, tuple[str, ...]] = {
 }
 """Annotated change type → the directional claims that flip it (all definitely false)."""
 
-RANK_TRIES = 40
-"""Random distractor sets tried per GTS item to place the truth at its drawn centrality rank."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -102,21 +108,73 @@ class Priors:
     """Change sequences of the true GTS options → count."""
     claims: Mapping[str, int] = field(default_factory=dict)
     """Change types of the true ICR statements → count."""
+    by_entity: Mapping[str, Mapping[tuple[str, ...], int]] = field(default_factory=dict)
+    """Abnormality → change sequences of its true GTS options → count."""
+    pairs: Mapping[str, Mapping[tuple[int, int], int]] = field(default_factory=dict)
+    """TEL pair qtype → true visit pairs → count."""
+    statements: Mapping[tuple[str, str, int], int] = field(default_factory=dict)
+    """(abnormality, change type, interval) of the true ICR statements → count."""
+    multi: Mapping[str, Mapping[tuple[str, ...], int]] = field(default_factory=dict)
+    """Abnormality → change sequences of its true options in GTS multi-abnormality items → count."""
+    _weights: dict[tuple[object, int], dict] = field(default_factory=dict, compare=False, repr=False)
+
+    def trajectory_weights(self, entity: str, k: int, multi: bool = False) -> dict[tuple[str, ...], float]:
+        """`exchange.solve_weights` for ``entity``'s true trajectories (of the multi-abnormality items with
+        ``multi``; plus one pseudo-count spread over all true trajectories, then over every consistent one),
+        for ``k`` distractors."""
+        key = (entity, k, multi)
+        if key not in self._weights:
+            counts = (self.multi if multi else self.by_entity).get(entity, {})
+            p = _smoothed(counts, self.trajectories, consistent_trajectories())
+            self._weights[key] = solve_weights(p, k)
+        return self._weights[key]
+
+    def pair_weights(self, qtype: str, pool: Sequence[tuple[int, int]], k: int) -> dict[tuple[int, int], float]:
+        """`exchange.solve_weights` for the true pairs of TEL ``qtype`` (plus one pseudo-count over ``pool``)."""
+        key = (qtype, k)
+        if key not in self._weights:
+            self._weights[key] = solve_weights(_smoothed(self.pairs.get(qtype, {}), {}, pool), k)
+        return self._weights[key]
+
+
+def _smoothed(counts: Mapping[T, int], wider: Mapping[T, int], universe: Sequence[T]) -> dict[T, float]:
+    """``counts`` plus one pseudo-count spread over ``wider`` (its shares) and one over ``universe`` (evenly)."""
+    out: dict[T, float] = {t: float(c) for t, c in counts.items()}
+    total = sum(wider.values())
+    for t, c in wider.items():
+        out[t] = out.get(t, 0.0) + c / total
+    for t in universe:
+        out[t] = out.get(t, 0.0) + 1.0 / len(universe)
+    return out
 
 
 def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
-    """Count the true trajectories and true ICR claims of the selected, non-null candidates."""
+    """Count the true trajectories, ICR claims and TEL pairs of the selected, non-null candidates."""
+    from medtemporal.benchmarks.mi_cxr.tel import PAIR_QTYPES, target
+
     trajectories: Counter[tuple[str, ...]] = Counter()
     claims: Counter[str] = Counter()
+    by_entity: dict[str, Counter[tuple[str, ...]]] = {}
+    pairs: dict[str, Counter[tuple[int, int]]] = {}
+    statements: Counter[tuple[str, str, int]] = Counter()
+    multi: dict[str, Counter[tuple[str, ...]]] = {}
     for c in chosen:
+        if c.qtype == "multi_entity_interval_summary" and not c.null:
+            multi.setdefault(c.entity, Counter())[windows[c.window].track(c.entity).changes] += 1
         if c.null:
             continue
         track = windows[c.window].track(c.entity)
         if c.qtype in ("single_entity_interval_summary", "multi_entity_interval_summary"):
             trajectories[track.changes] += 1
+            by_entity.setdefault(c.entity, Counter())[track.changes] += 1
         elif c.qtype == "icr_multi_abn" and c.interval is not None:
             claims[track.changes[c.interval]] += 1
-    return Priors(dict(trajectories), dict(claims))
+            statements[(c.entity, track.changes[c.interval], c.interval)] += 1
+        elif c.qtype in PAIR_QTYPES:
+            pairs.setdefault(c.qtype, Counter())[target(c.qtype, track.present)] += 1  # type: ignore[index]
+    return Priors(dict(trajectories), dict(claims), {e: dict(v) for e, v in by_entity.items()},
+                  {q: dict(v) for q, v in pairs.items()}, dict(statements),
+                  {e: dict(v) for e, v in multi.items()})
 
 
 @cache
@@ -134,59 +192,6 @@ def consistent_trajectories() -> tuple[tuple[str, ...], ...]:
                 steps.append((WORSENING, IMPROVEMENT, UNCHANGED))
         out.extend(product(*steps))
     return tuple(out)
-
-
-def _distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    return sum(x != y for x, y in zip(a, b))
-
-
-@cache
-def _nearby(truth: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """Consistent trajectories one or two intervals away from ``truth``."""
-    return tuple(s for s in consistent_trajectories() if s != truth and _distance(s, truth) <= 2)
-
-
-def _weighted_sample(pool: list[tuple[str, ...]], weights: list[float], k: int, rng: random.Random) -> list[tuple[str, ...]]:
-    keys = [rng.random() ** (1.0 / w) for w in weights]  # Efraimidis–Spirakis: top-k keys
-    order = sorted(range(len(pool)), key=lambda i: -keys[i])
-    return [pool[i] for i in order[:k]]
-
-
-def _rank(truth: tuple[str, ...], others: list[tuple[str, ...]]) -> int:
-    """How many options are strictly more central (smaller total distance to the rest) than ``truth``."""
-    options = [truth, *others]
-    total = [sum(_distance(a, b) for b in options) for a in options]
-    return sum(t < total[0] for t in total[1:])
-
-
-def distractor_trajectories(
-    truth: tuple[str, ...], k: int, rng: random.Random, prior: Mapping[tuple[str, ...], int] | None = None,
-    *, hide_centre: bool = True,
-) -> list[tuple[str, ...]]:
-    """``k`` distinct consistent trajectories one or two intervals from ``truth``, weighted by ``prior``.
-
-    With ``hide_centre`` the truth's centrality rank among the ``k + 1``
-    options is drawn uniformly and the first of `RANK_TRIES` draws that
-    matches it is returned (else the draw closest to it).
-    """
-    prior = prior or {}
-    pool = list(_nearby(truth))
-    if len(pool) < k:
-        pool += [s for s in consistent_trajectories() if s != truth and s not in pool]
-    weights = [prior.get(s, 0) + 1.0 for s in pool]
-    if not hide_centre:
-        return _weighted_sample(pool, weights, k, rng)
-    want = rng.randrange(k + 1)
-    picks = _weighted_sample(pool, weights, k, rng)
-    miss = abs(_rank(truth, picks) - want)
-    for _ in range(RANK_TRIES - 1):
-        if miss == 0:
-            break
-        again = _weighted_sample(pool, weights, k, rng)
-        if (m := abs(_rank(truth, again) - want)) < miss:
-            picks, miss = again, m
-    rng.shuffle(picks)
-    return picks
 
 
 # ---------------------------------------------------------------- candidates
@@ -235,12 +240,18 @@ def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
             yield Candidate("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), _pattern(t), key)
 
 
+def _alike(a: Track, b: Track) -> bool:
+    """Whether options about the two tracks name them alike (both with a laterality or both without) and
+    the balancing caps treat them alike (both changing, or both uniformly present or absent)."""
+    return bool(a.laterality) == bool(b.laterality) and (_pattern(a) == "mixed") == (_pattern(b) == "mixed")
+
+
 def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """GTS multi-abnormality candidates: windows with four definite tracks, each as focus."""
+    """GTS multi-abnormality candidates: each definite track with three others like it (`_alike`)."""
     definite = [t for t in window.tracks if t.definite]
-    if len(definite) < GTS_MULTI_OPTIONS:
-        return
     for t in definite:
+        if sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
+            continue  # the other options' abnormalities are like the focus (see `_alike`)
         for null in (False, True):
             letters = (NULL_LETTER,) if null else LETTERS
             yield Candidate("multi_entity_interval_summary", index, t.entity, null, letters, _pattern(t), index)
@@ -249,20 +260,32 @@ def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- drafts
 
 
-def _statement_tracks(focus: Track, window: Window, n: int, rng: random.Random) -> list[Track]:
-    """``n`` tracks for the other statements: distinct abnormalities present at some visit first,
-    then such abnormalities again (the focus included), then abnormalities absent throughout."""
-    others = [t for t in window.tracks if t.entity != focus.entity]
-    rng.shuffle(others)
-    present = [t for t in others if t.pattern != "all_neg"]
-    reuse = present + ([focus] if focus.pattern != "all_neg" else [])
-    picks = present[:n]
-    if reuse:
-        picks += [reuse[j % len(reuse)] for j in range(n - len(picks))]
-    picks += [t for t in others if t.pattern == "all_neg"][: n - len(picks)]
-    picks += [others[j % len(others)] for j in range(n - len(picks))]
-    rng.shuffle(picks)
-    return picks
+def _false_statement(window: Window, interval: int, used: Counter[str], rng: random.Random, prior: Priors) -> dict:
+    """A definitely false statement about ``interval``, drawn so that it looks like a true one.
+
+    Every (abnormality, claim) the window allows (an abnormality present at some
+    visit, so that it is named as a true statement's would be; a claim of
+    `FALSE_CLAIMS` for its annotated change) is weighted by how often that
+    abnormality and change are the true statement at this interval, plus a
+    half pseudo-count spread by how often they are true at any interval and one
+    by the claim alone; abnormalities already used in the item weigh a fifth.
+    """
+    tracks = [t for t in window.tracks if t.pattern != "all_neg"] or list(window.tracks)
+    at_any: Counter[tuple[str, str]] = Counter()
+    for (e, ch, _), n in prior.statements.items():
+        at_any[(e, ch)] += n
+    total_any = sum(at_any.values()) or 1
+    total_claim = sum(prior.claims.values()) or 1
+    pool, weights = [], []
+    for t in tracks:
+        for claim in FALSE_CLAIMS[t.changes[interval]]:
+            w = (prior.statements.get((t.entity, claim, interval), 0) + 0.5 * at_any[(t.entity, claim)] / total_any
+                 + prior.claims.get(claim, 0) / total_claim + 1e-3)
+            pool.append((t, claim))
+            weights.append(w * (0.2 ** used[t.entity]))
+    track, claim = rng.choices(pool, weights)[0]
+    return {"interval": INTERVALS[interval], "abnormality": track.entity, "claim": claim,
+            "actual": track.changes[interval]}
 
 
 def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
@@ -271,16 +294,17 @@ def icr_draft(c: Candidate, window: Window, letter: str, rng: random.Random, pri
     true_at = None if c.null else LETTERS.index(letter)
     if true_at is not None and (true_at != c.interval or focus.changes[true_at] not in DIRECTIONAL):
         raise ValueError(f"ICR: {c.entity} has no directional change at interval {letter}")
-    focus_at = true_at if true_at is not None else rng.randrange(len(LETTERS))
-    others = _statement_tracks(focus, window, len(LETTERS) - 1, rng)
-    statements = []
+    used: Counter[str] = Counter()
+    if true_at is not None:
+        used[focus.entity] += 1
+    statements: list[dict] = []
     for i in range(len(LETTERS)):
-        track = focus if i == focus_at else others[i - (i > focus_at)]
-        actual = track.changes[i]
-        allowed = FALSE_CLAIMS[actual]
-        weights = [prior.claims.get(x, 0) + 1.0 for x in allowed]
-        claim = actual if i == true_at else rng.choices(allowed, weights)[0]
-        statements.append({"interval": INTERVALS[i], "abnormality": track.entity, "claim": claim, "actual": actual})
+        if i == true_at:
+            statements.append({"interval": INTERVALS[i], "abnormality": focus.entity, "claim": focus.changes[i],
+                               "actual": focus.changes[i]})
+        else:
+            statements.append(_false_statement(window, i, used, rng, prior))
+            used[statements[-1]["abnormality"]] += 1
     options = {x: statement(describe(window.track(s["abnormality"])), i, s["claim"])
                for i, (x, s) in enumerate(zip(LETTERS, statements))}
     options[NULL_LETTER] = ICR_NULL
@@ -305,11 +329,17 @@ def icr_variant_draft(c: Candidate, window: Window, letter: str, rng: random.Ran
 
 
 def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
-    """Four trajectories of the focus abnormality; the one at ``letter`` true unless E."""
+    """Four trajectories of the focus abnormality; the one at ``letter`` true unless E.
+
+    The options are drawn with `exchange.draw` under weights solved from how
+    often each trajectory is true for this abnormality, so that given the
+    four texts each is equally likely the true one (and a null item's four
+    look like any other item's).
+    """
     track = window.track(c.entity)
     truth = track.changes
     shown = len(LETTERS) - (letter != NULL_LETTER)
-    wrong = distractor_trajectories(truth, shown, rng, prior.trajectories, hide_centre=letter != NULL_LETTER)
+    wrong = draw(prior.trajectory_weights(c.entity, len(LETTERS) - 1), shown, rng, exclude=[truth])
     claims = {x: (truth if x == letter else wrong.pop()) for x in LETTERS}
     desc = describe(track)
     options = {x: trajectory(desc, seq) for x, seq in claims.items()}
@@ -321,7 +351,8 @@ def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Rand
 def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
     """Four trajectories of four abnormalities; the focus one at ``letter`` true unless E."""
     focus = window.track(c.entity)
-    others = rng.sample([t for t in window.tracks if t.definite and t.entity != c.entity], len(LETTERS) - 1)
+    pool = [t for t in window.tracks if t.definite and t.entity != c.entity and _alike(t, focus)]
+    others = rng.sample(pool, len(LETTERS) - 1)  # uniformly: given the four, each is as likely the focus
     focus_letter = letter if letter != NULL_LETTER else rng.choice(LETTERS)
     claims: dict[str, tuple[Track, tuple[str, ...]]] = {}
     for x in LETTERS:
@@ -329,7 +360,7 @@ def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Rando
         if x == letter:
             seq = track.changes
         else:
-            seq = distractor_trajectories(track.changes, 1, rng, prior.trajectories, hide_centre=False)[0]
+            seq = draw(prior.trajectory_weights(track.entity, 1, multi=True), 1, rng, exclude=[track.changes])[0]
         claims[x] = (track, seq)
     options = {x: trajectory(describe(t), seq) for x, (t, seq) in claims.items()}
     options[NULL_LETTER] = GTS_NULL

@@ -11,10 +11,15 @@ A.8.2). How each qtype reads them:
 * ``multiple_emergence_1`` / ``multiple_resolution_1`` ("first") and ``…_2``
   ("second") — the first or the second event when the window has two (in
   five visits at most two: absent, present, absent, present). ``_1`` asks
-  windows with two events, with E for windows with none; ``_2`` asks windows
-  with two events, with E for windows with fewer (figure 18: a single
-  emergence, "No second appearance"). Since the two events are at least two
-  intervals apart, ``_1`` answers are A/B and ``_2`` answers C/D.
+  the first event of any window with one or more, with E for windows with
+  none: the released file answers ``_1`` items with C and D, which only a
+  window whose first event comes late can give (appendix A.5.2 balances
+  answer positions per question type), so ``_1`` is not limited to windows
+  with two events and its answers cover A–D. ``_2`` asks windows with two
+  events, with E for windows with fewer (figure 18: a single emergence, "No
+  second appearance"); since two events are at least two intervals apart,
+  ``_2`` answers are C, D or E, a prior the question type carries by its
+  nature (`medtemporal audit` shows it).
 * ``emergence_to_resolution`` / ``resolution_to_emergence`` — the first event
   of the first kind followed later by an event of the other kind; the answer
   is the pair of visits at which each event is first visible (figure 19: an
@@ -29,9 +34,10 @@ from __future__ import annotations
 
 import random
 from itertools import combinations
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
+from medtemporal.benchmarks.mi_cxr.exchange import draw
 from medtemporal.benchmarks.mi_cxr.text import INTERVALS, LETTERS, TEL, Draft, pair
 from medtemporal.benchmarks.mi_cxr.windows import Track, Window
 
@@ -89,7 +95,7 @@ def target(qtype: str, present: Sequence[bool]) -> object:
     if qtype.startswith("single_"):
         return _INELIGIBLE if len(events) > 1 else (events[0] if events else None)
     if qtype.endswith("_1"):
-        return events[0] if len(events) >= 2 else (None if not events else _INELIGIBLE)
+        return events[0] if events else None
     return events[1] if len(events) >= 2 else None
 
 
@@ -110,8 +116,14 @@ def tel_candidates(qtype: str, index: int, window: Window) -> Iterator[Candidate
         )
 
 
-def tel_draft(qtype: str, track: Track, letter: str, rng: random.Random) -> Draft:
-    """The question, options and answer of a TEL item whose correct option goes at ``letter``."""
+def tel_draft(
+    qtype: str, track: Track, letter: str, rng: random.Random, weights: Mapping[tuple[int, int], float] | None = None
+) -> Draft:
+    """The question, options and answer of a TEL item whose correct option goes at ``letter``.
+
+    Pair distractors are drawn by `exchange.draw` under ``weights`` (solved from how
+    often each pair is the answer, `Priors.pair_weights`), uniformly when None.
+    """
     question, null = (t.format(e=track.entity) for t in TEL[qtype])
     answer = target(qtype, track.present)
     if answer is _INELIGIBLE or (answer is None) != (letter == NULL_LETTER):
@@ -125,8 +137,8 @@ def tel_draft(qtype: str, track: Track, letter: str, rng: random.Random) -> Draf
     }
     if qtype in PAIR_QTYPES:
         valid = set(sequences(e, r) if qtype == "emergence_to_resolution" else sequences(r, e))
-        wrong = [p for p in ANSWERABLE_PAIRS if p not in valid]
-        picks = rng.sample(wrong, len(LETTERS))
+        shown = len(LETTERS) - (answer is not None)
+        picks = draw(weights or {p: 1.0 for p in ANSWERABLE_PAIRS}, shown, rng, exclude=sorted(valid))
         options = {}
         for x in LETTERS:
             options[x] = pair(*(answer if x == letter else picks.pop()))  # type: ignore[misc]

@@ -83,4 +83,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
              "image_pair": ("accuracy",)},
     report=_report,
     demo=demo,
+    generation={"temperature": None, "max_tokens": None},  # the release's calls set neither (Eval/*_GPT_*.py)
 ))

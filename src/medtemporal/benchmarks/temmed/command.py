@@ -34,6 +34,7 @@ from medtemporal.benchmarks.temmed.pipeline import (
     patient_overlap,
     report_items,
     split_by_patient,
+    split_random,
     vqa_candidates,
     vqa_items,
 )
@@ -50,6 +51,7 @@ from medtemporal.sources.chexpert_plus import find_csv, licence_of, load_timelin
 CORPUS = "corpus.jsonl"
 EMBEDDINGS = "embeddings"
 PAPER = {"test_size": 1000, "vqa_items": 2000}
+SPLITS = ("random", "patient")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,7 +63,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="import the released TemMed-Bench JSON files from DIR instead of building")
     rules = p.add_argument_group("construction (defaults are the paper's)")
     rules.add_argument("--test-size", type=int, default=PAPER["test_size"], metavar="N",
-                       help="test instances, taken by whole patients (default %(default)s)")
+                       help="test instances (default %(default)s)")
+    rules.add_argument("--split", choices=SPLITS, default="random",
+                       help="random: N instances drawn at random, the rest the corpus (the paper's §2.3, default; a "
+                       "patient may be in both); patient: whole patients, none in both")
     rules.add_argument("--vqa-items", type=int, default=PAPER["vqa_items"], metavar="N",
                        help="VQA questions, half answered Yes (default %(default)s; fewer if the data has fewer)")
     rules.add_argument("--pair-items", type=int, metavar="N",
@@ -115,7 +120,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         raise InvalidInputError(
             f"No TemMed instances in {root} (left out: {dict(collected.exclusions)}); check the CheXpert Plus folder."
         )
-    test_idx, corpus_idx = split_by_patient(instances, args.test_size, random.Random(args.seed))
+    splitter = split_by_patient if args.split == "patient" else split_random
+    test_idx, corpus_idx = splitter(instances, args.test_size, random.Random(args.seed))
     test = [instances[i] for i in test_idx]
     corpus = [PairEntry(id=k, patient_id=instances[i].patient_id, historical=instances[i].historical,
                         current=instances[i].current, report=instances[i].report) for k, i in enumerate(corpus_idx)]
@@ -129,8 +135,9 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
 
     items: list[Item] = []
     question_sources: Counter[str] = Counter()
+    vqa_excluded: Counter[str] = Counter()
     if "vqa" in tasks:
-        drafts = select(vqa_candidates(test, patterns), args.vqa_items, random.Random(f"{args.seed}:vqa"))
+        drafts = select(vqa_candidates(test, patterns, vqa_excluded), args.vqa_items, random.Random(f"{args.seed}:vqa"))
         if args.vqa_model:
             prompt = PromptSet().text("temmed_vqa_rephrase")
             questions = rephrase(drafts, args.vqa_model, prompt, licence=licence,
@@ -141,7 +148,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         items += vqa_items(test, drafts, questions, extra)
     if "report" in tasks:
         items += report_items(test, extra)
-    exclusions = dict(collected.exclusions)
+    exclusions = {**collected.exclusions, **vqa_excluded}
     if "image_pair" in tasks:
         pdrafts, skipped = pair_drafts(test, patterns, args.pair_items, random.Random(f"{args.seed}:pairs"))
         tfidf = statement_references([d.statement.text for d in pdrafts], corpus)
@@ -158,7 +165,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                 "vqa_model": args.vqa_model, "vqa_question_sources": dict(sorted(question_sources.items())),
                 "embedder": embedder,
                 "retrievers": sorted(refs[0]) if refs else [], "references_per_retriever": MAX_K,
-                "split": overlap, "corpus_file": CORPUS},
+                "split_rule": args.split, "split": overlap, "corpus_file": CORPUS},
         sources={csv.name: sha256_file(csv)},
         exclusions=dict(sorted(exclusions.items())),
     )

@@ -5,9 +5,10 @@
    a frontal image; the historical image is the frontal image of the most recent
    prior study (by ``patient_report_date_order``). The report is the impression as
    released (`temmed_text.normalize_report`).
-2. *Split*: patients are shuffled by the seed and taken whole into the test set
-   while it stays within ``test_size`` instances; all other instances form the
-   knowledge corpus, so no patient is in both.
+2. *Split*: ``test_size`` instances drawn at random by the seed, the rest the
+   knowledge corpus (the paper's split, `split_random`; a patient may be in
+   both); or, with ``--split patient``, patients shuffled and taken whole into
+   the test set while it stays within ``test_size`` (`split_by_patient`).
 3. *Tasks* on the test instances: report generation (the report is the
    reference), VQA (`temmed_vqa`) and image-pair selection (one item per
    directed statement, distractor pairs from other patients that name the same
@@ -31,13 +32,13 @@ from medtemporal.benchmarks.temmed.text import (
     pathology_patterns,
     sentences,
 )
-from medtemporal.benchmarks.temmed.vqa import Draft
+from medtemporal.benchmarks.temmed.vqa import Draft, sentence_statement
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.chexpert_plus import resolve_image
 
 BENCHMARK = "temmed"
-VERSION = "1"
+VERSION = "2"
 TASKS = ("vqa", "report", "image_pair")
 LETTERS = ("A", "B", "C")
 HISTORICAL_LABEL = "Last visit image:"
@@ -124,6 +125,19 @@ def split_by_patient(instances: Sequence[Instance], test_size: int, rng: random.
     return sorted(test), [i for i in range(len(instances)) if i not in chosen]
 
 
+def split_random(instances: Sequence[Instance], test_size: int, rng: random.Random) -> tuple[list[int], list[int]]:
+    """Test and corpus instance indices (each in input order): ``test_size`` instances drawn at random, as the
+    paper does (§2.3: "We randomly selected 1,000 instances as the test set and used the remaining instances
+    as the knowledge corpus"); a patient may have instances in both."""
+    if test_size < 1 or test_size >= len(instances):
+        raise InvalidInputError(
+            f"--test-size {test_size} does not leave a corpus: the data has {len(instances)} instances; "
+            f"use 1 to {max(1, len(instances) - 1)}."
+        )
+    chosen = set(rng.sample(range(len(instances)), test_size))
+    return sorted(chosen), [i for i in range(len(instances)) if i not in chosen]
+
+
 def patient_overlap(test: Sequence[Instance], corpus: Sequence[Instance]) -> dict[str, int]:
     """Patients in both sets, and how many test instances belong to them."""
     shared = {i.patient_id for i in test} & {i.patient_id for i in corpus}
@@ -161,15 +175,21 @@ def report_items(test: Sequence[Instance], extra: Mapping[int, dict[str, Any]] |
     ]
 
 
-def vqa_candidates(test: Sequence[Instance], patterns: Patterns) -> list[tuple[int, str, Statement]]:
-    """(instance, sentence, first directed statement) for every report sentence that has one."""
+def vqa_candidates(
+    test: Sequence[Instance], patterns: Patterns, exclusions: Counter[str] | None = None
+) -> list[tuple[int, str, Statement]]:
+    """(instance, sentence, statement) for every report sentence: its first directed statement, else the
+    sentence about its first change keyword (`vqa.sentence_statement`); a sentence with neither (a
+    negated directional word only) is counted in ``exclusions``."""
     out = []
     for i, inst in enumerate(test):
         statements = [s for s in find_statements(inst.report, patterns) if s.direction]
         for index, sentence in enumerate(sentences(inst.report)):
-            first = next((s for s in statements if s.sentence == index), None)
+            first = next((s for s in statements if s.sentence == index), None) or sentence_statement(sentence, index)
             if first is not None:
                 out.append((i, sentence, first))
+            elif exclusions is not None:
+                exclusions["vqa_sentence_without_direction"] += 1
     return out
 
 
@@ -183,7 +203,7 @@ def vqa_items(test: Sequence[Instance], drafts: Sequence[Draft], questions: Sequ
         meta = {**base_meta(inst, draft.instance), "sentence": draft.sentence, "statement": draft.statement.text,
                 "direction": draft.statement.direction, "asked": draft.asked, "question_source": source,
                 **extra.get(draft.instance, {})}
-        items.append(Item.create(benchmark=BENCHMARK, task="vqa", subtype=f"vqa_{draft.statement.direction}",
+        items.append(Item.create(benchmark=BENCHMARK, task="vqa", subtype=f"vqa_{draft.asked}",
                                  images=pair_images(inst), question=question, answer_type="yesno",
                                  answer=draft.answer, meta=meta))
     return items
@@ -218,7 +238,8 @@ def pair_drafts(
     test: Sequence[Instance], patterns: Patterns, n: int | None, rng: random.Random
 ) -> tuple[list[PairDraft], Counter[str]]:
     """Image-pair questions: every directed statement with two valid distractor pairs (then ``n`` of
-    them when given), distractors drawn by the seed, correct letters spread uniformly."""
+    them when given), distractors drawn by the seed, correct letters spread uniformly within each
+    direction (the subtype), so no subtype has an answer prior."""
     safe = [_safe_directions(inst.report, patterns) for inst in test]
     excluded: Counter[str] = Counter()
     candidates: list[tuple[Statement, int, list[int]]] = []
@@ -239,8 +260,13 @@ def pair_drafts(
             candidates.append((st, i, pool))
     if n is not None and n < len(candidates):
         candidates = [candidates[k] for k in sorted(rng.sample(range(len(candidates)), n))]
-    letters = [LETTERS[k % 3] for k in range(len(candidates))]
-    rng.shuffle(letters)
+    letters = [""] * len(candidates)
+    for direction in sorted({st.direction or "" for st, _, _ in candidates}):  # uniform within each subtype
+        group = [k for k, (st, _, _) in enumerate(candidates) if (st.direction or "") == direction]
+        dealt = [LETTERS[k % 3] for k in range(len(group))]
+        rng.shuffle(dealt)
+        for k, letter in zip(group, dealt):
+            letters[k] = letter
     drafts = []
     for (st, i, pool), answer in zip(candidates, letters):
         a, b = rng.sample(pool, 2)

@@ -118,6 +118,16 @@ class _Retrieving(Solver):
         return name, refs
 
 
+def _intro(kind: str, task: str, k: int) -> str:
+    """What the references are, as the release words it for one (``Eval/*_RAG_*.py`` Text1), made plural for ``k``."""
+    if kind == "text":
+        return "a reference X-ray image report" if k == 1 else f"{k} reference X-ray image reports"
+    report = "the corresponding report" + ("" if task == "image_pair" else " for the current visit image")
+    if k == 1:
+        return f"two reference X-ray images from the same patient, along with {report}"
+    return f"{k} reference cases, each two X-ray images from the same patient, along with {report}"
+
+
 class _RagSolver(_Retrieving):
     """One call: the rendered references, then the target images and the task's question."""
 
@@ -136,15 +146,9 @@ class _RagSolver(_Retrieving):
                 images = blocks.pair([("Last visit image:", ref["historical"]), ("Current visit image:", ref["current"])],
                                      image_root, f"Reference {n}:" if many else "")
             label = f"Report {n}" if many else "Report"
-            label += " for the current visit image:" if self.kind == "mm" else ":"
+            label += " for the current visit image:" if self.kind == "mm" and item.task != "image_pair" else ":"
             rendered.append(self.prompts.render("temmed_rag_reference", images=images, label=label, report=ref["report"]))
-        if self.kind == "mm":
-            intro = (f"are {len(refs)} reference cases, each two chest X-ray images of one patient with the report of "
-                     "its current visit image" if many else
-                     "are two reference chest X-ray images of one patient, with the report of the current visit image")
-        else:
-            intro = (f"are {len(refs)} reference reports of chest X-ray images" if many else
-                     "is a reference report of chest X-ray images")
+        intro = _intro(self.kind, item.task, len(refs))
         text = self.prompts.render(name, references="\n\n".join(rendered), references_intro=intro,
                                    examples="these examples" if many else "this example",
                                    images=blocks.pair(list(item.images), image_root), question=item.question)

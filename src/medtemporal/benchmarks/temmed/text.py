@@ -80,7 +80,7 @@ Patterns = Mapping[str, re.Pattern[str]]
 MAX_GAP = 8
 """Most words allowed between a change keyword and its pathology."""
 
-_NEGATION = re.compile(r"\b(?:no|not|without)\s+(?:\w+\s+)?$", re.I)
+NEGATION = re.compile(r"\b(?:no|not|without)\s+(?:\w+\s+)?$", re.I)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -163,15 +163,16 @@ def find_statements(report: str, patterns: Patterns | None = None) -> list[State
             hit, name = min(hits, key=lambda x: (x[0].start(), -x[0].end()))
             if len(_WORD.findall(sentence[m.end() : hit.start()])) > MAX_GAP:
                 continue
-            negation = _NEGATION.search(sentence, 0, m.start())
+            negation = NEGATION.search(sentence, 0, m.start())
             start = negation.start() if negation else m.start()
             keyword = m.lastgroup or ""
             out.append(Statement(sentence[start : hit.end()].lower(), keyword, name,
-                                 _direction(keyword, negation is not None), index))
+                                 direction_of(keyword, negation is not None), index))
     return out
 
 
-def _direction(keyword: str, negated: bool) -> str | None:
+def direction_of(keyword: str, negated: bool) -> str | None:
+    """The direction of a change keyword (negated: preceded by no/not/without), None when it has none."""
     if keyword == "change":
         return "unchanged" if negated else None
     if negated:

@@ -1,15 +1,19 @@
 """TemMed VQA questions: balanced yes/no, answer fixed before any question is written.
 
-A VQA candidate is a report sentence holding a statement with a direction
-(see `temmed_text.find_statements`); its first such statement is what the
-question asks about. Polarity (Yes/No, half each) and the direction the
+Every sentence of a test report is a VQA candidate, as the paper has it
+(§2.3: "each sentence in the reports is a condition change description
+sentence, it can be rephrased as a question"): its first directed statement
+(`temmed_text.find_statements`) is what the question asks about, or, when it
+has none, the sentence itself about its first change keyword
+(`sentence_statement`; a plain change such as a placement is ``changed``). Polarity (Yes/No, half each) and the direction the
 question names are assigned first (`select`), so that each named direction is
 answered Yes about as often as No. Then the question is written either
 
 - offline by `template_question`: "Has the <finding> <improved | worsened |
-  remained unchanged> since the last visit?", naming the statement's own
-  direction for Yes and another direction for No, so Yes and No questions
-  share one surface form; or
+  remained unchanged | changed> since the last visit?", naming the statement's
+  own direction for Yes and a definitely false one for No (`NO_ASK`), so Yes
+  and No questions share one surface form, the finding named without size or
+  severity words; or
 - by a model (the paper's approach, appendix A.2) through any backend URI, with
   the ``temmed_vqa_rephrase`` prompt asking for a question whose answer is the
   assigned one. Calls are cached in the response cache; an output that is not
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +34,28 @@ from typing import Sequence
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
-from medtemporal.benchmarks.temmed.text import CHANGE_RE, Statement
+from medtemporal.benchmarks.temmed.text import CHANGE_RE, NEGATION, Statement, direction_of
 from medtemporal.runner.cache import ResponseCache, default_cache_path
 
-VERBS = {"improved": "improved", "worsened": "worsened", "unchanged": "remained unchanged"}
+VERBS = {"improved": "improved", "worsened": "worsened", "unchanged": "remained unchanged", "changed": "changed"}
+"""Direction → the verb phrase a question names it with."""
+NO_ASK: dict[str, tuple[str, ...]] = {
+    "improved": ("worsened", "unchanged"),
+    "worsened": ("improved", "unchanged"),
+    "unchanged": ("improved", "worsened", "changed"),
+    "changed": ("unchanged",),
+}
+"""A sentence's direction → the directions a question answered No may name (each definitely false:
+"changed" is never asked of an improvement or a worsening, which it would describe)."""
 _LEADING = {"in", "of", "the", "a", "an", "interval", "and", "to", "with", "for", "since"}
+_TRAILING = {"has", "have", "is", "are", "been", "was", "were", "now", "the", "and", "in", "of"}
+SEVERITY = {
+    "trace", "minimal", "tiny", "small", "mild", "mildly", "moderate", "moderately", "large", "severe", "severely",
+    "extensive", "massive", "slight", "slightly", "marked", "markedly", "new", "newly", "amount", "now",
+    "significant", "significantly", "substantial", "substantially", "little", "minimally", "somewhat",
+}
+"""Size and severity words, left out of the finding a question names: with the named direction they
+would tell the answer ("... now small" goes with an improvement)."""
 
 
 @dataclass(frozen=True)
@@ -53,47 +75,83 @@ class Draft:
 def select(candidates: Sequence[tuple[int, str, Statement]], n: int | None, rng: random.Random) -> list[Draft]:
     """Pick ``n`` candidates (all when None), half (rounded down) answered No, and the direction each names.
 
-    Answer and named direction are chosen together, greedily: each question takes
-    the choice that most evens out Yes and No among the questions naming the same
-    direction, so that a question's wording alone says little about its answer
-    (otherwise the common "remained unchanged" would mostly mean Yes). Ties are
+    Answers are dealt first (half No, shuffled); a Yes question names the
+    sentence's own direction, and each No question then names, of the
+    directions definitely false for its sentence (`NO_ASK`; those no Yes
+    question names only when there is no other), the one whose
+    questions most lack a No so far (overall, then about the same finding
+    word: the last word of `finding_phrase`), so that each named direction is
+    answered Yes about as often as No and the wording alone says little about
+    the answer (otherwise "remained unchanged" would mostly mean Yes). Ties are
     broken by ``rng``.
 
     Args:
-        candidates: (instance index, sentence, its first directed statement), in build order.
+        candidates: (instance index, sentence, its statement with a direction), in build order.
         n: How many questions; None or more than there are takes all.
         rng: Seeded generator; the only source of randomness.
     """
     pool = list(candidates)
     rng.shuffle(pool)
     chosen = pool if n is None else pool[:n]
-    budget = {"No": len(chosen) // 2, "Yes": len(chosen) - len(chosen) // 2}
-    named: dict[tuple[str, str], int] = {(a, d): 0 for a in budget for d in VERBS}
-    drafts = []
-    for instance, sentence, st in chosen:
-        if st.direction is None:
+    answers = ["No"] * (len(chosen) // 2) + ["Yes"] * (len(chosen) - len(chosen) // 2)
+    rng.shuffle(answers)
+    named: Counter[tuple[str, str, str]] = Counter()
+    heads = []
+    for (_, _, st), answer in zip(chosen, answers):
+        if st.direction not in NO_ASK:
             raise ValueError(f"VQA candidate {st.text!r} has no direction to ask about")
-        options = [("Yes", st.direction)] if budget["Yes"] else []
-        options += [("No", d) for d in sorted(VERBS) if d != st.direction] if budget["No"] else []
-        # how far the option's (answer, direction) lags behind the other answer for that direction
-        lag = {o: named[("No" if o[0] == "Yes" else "Yes", o[1])] - named[o] for o in options}
-        best = max(lag.values())
-        answer, asked = rng.choice([o for o in options if lag[o] == best])
-        budget[answer] -= 1
-        named[(answer, asked)] += 1
+        heads.append((finding_phrase(st).split() or [""])[-1])
+        if answer == "Yes":
+            named[("Yes", st.direction, "")] += 1
+            named[("Yes", st.direction, heads[-1])] += 1
+    drafts = []
+    for (instance, sentence, st), answer, head in zip(chosen, answers, heads):
+        asked = st.direction
+        if answer == "No":  # the false direction whose questions most lack a No, overall then for this finding
+
+            def deficit(d: str) -> tuple[int, int]:
+                return (named[("Yes", d, "")] - named[("No", d, "")], named[("Yes", d, head)] - named[("No", d, head)])
+
+            false = [d for d in NO_ASK[st.direction] if named[("Yes", d, "")]] or list(NO_ASK[st.direction])
+            best = max(deficit(d) for d in false)
+            asked = rng.choice([d for d in false if deficit(d) == best])
+            named[("No", asked, "")] += 1
+            named[("No", asked, head)] += 1
         drafts.append(Draft(instance, sentence, st, answer, asked))
     drafts.sort(key=lambda d: (d.instance, d.sentence, d.statement.text))
     return drafts
 
 
+def sentence_statement(sentence: str, index: int) -> Statement | None:
+    """The whole ``sentence`` as a statement about its first change keyword (for sentences whose change
+    names no known pathology): direction as `text.find_statements` gives it, ``changed`` for a plain
+    change without one (placement, thickening), None for a negated directional word."""
+    m = CHANGE_RE.search(sentence)
+    if m is None:
+        return None
+    keyword = m.lastgroup or ""
+    negated = NEGATION.search(sentence, 0, m.start()) is not None
+    direction = direction_of(keyword, negated)
+    if direction is None and not negated and keyword != "change" or keyword == "change" and not negated:
+        direction = "changed"
+    return None if direction is None else Statement(sentence.lower(), keyword, "", direction, index)
+
+
 def finding_phrase(statement: Statement) -> str:
-    """The finding a statement is about: its text after the change word, without leading
-    function words ("decrease in left pleural effusion" → "left pleural effusion")."""
+    """The finding a statement is about, without change, size or severity words: its text after the
+    change word ("decrease in left pleural effusion" → "left pleural effusion"), or before it when
+    nothing follows ("the left basilar atelectasis has resolved" → "left basilar atelectasis")."""
     m = CHANGE_RE.search(statement.text)
-    words = statement.text[m.end() :].split() if m else statement.text.split()
-    while words and words[0] in _LEADING:
+    after = statement.text[m.end():] if m else statement.text
+    before = statement.text[: m.start()] if m else ""
+    text = after if re.search(r"[a-z]", re.sub(r"\bnow\b.*", "", after)) else before
+    text = re.sub(r",?\s*now\b.*$", "", text)  # "increased opacity, now severe"
+    words = [w for w in re.findall(r"[a-z0-9/-]+", text.lower()) if w not in SEVERITY and not CHANGE_RE.fullmatch(w)]
+    while words and words[0] in _LEADING | {"no", "not", "without"}:
         words.pop(0)
-    return " ".join(words) or statement.pathology
+    while words and words[-1] in _TRAILING | _LEADING:
+        words.pop()
+    return " ".join(words) or statement.pathology or "findings"
 
 
 def template_question(draft: Draft) -> str:

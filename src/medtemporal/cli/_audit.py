@@ -1,0 +1,38 @@
+"""``medtemporal audit BENCH``: blind accuracy per task and subtype against chance (see `medtemporal.audit`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from medtemporal.audit import audit_items, audit_markdown
+from medtemporal.audit.core import FOLDS
+from medtemporal.benchmark import load
+from medtemporal.errors import InvalidInputError
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("audit", help="how much of a benchmark can be answered without the images",
+                       description="Blind accuracy per task and subtype (option heuristics and a TF-IDF text "
+                                   "classifier, cross-validated by patient) against chance; exit status 1 when "
+                                   "a subtype is answerable blind more than 5 points above chance.")
+    p.add_argument("benchmark", type=Path, metavar="BENCH", help="benchmark folder (built or imported)")
+    p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds by patient (default {FOLDS})")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the audit as JSON to FILE")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.folds < 2:
+        raise InvalidInputError(f"--folds must be 2 or more, not {args.folds}.")
+    bench = load(args.benchmark)
+    audit = audit_items(bench.items, folds=args.folds, progress=sys.stderr.isatty())
+    print(audit_markdown(audit, f"Blind-solvability audit of {bench.manifest.benchmark} ({args.benchmark})"))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
+        tmp.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(args.json)
+    return 1 if audit["flagged"] else 0

@@ -1,0 +1,115 @@
+"""The blind-solvability audit flags planted leaks and passes clean random builds."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from medtemporal.audit import audit_items, audit_markdown
+from medtemporal.cli import main
+from medtemporal.schema import Item
+
+WORDS = "effusion edema opacity atelectasis pneumothorax cardiomegaly consolidation nodule".split()
+CHANGES = "improved worsened resolved appeared persisted increased decreased".split()
+
+
+def choice_items(n: int, seed: int, leak: str | None) -> list[Item]:
+    """A five-way builder: each option is a random change sentence. ``leak`` plants a shortcut:
+    ``longest`` (the answer is padded), ``prior`` (the answer is usually C) or ``word`` (the answer says 'new')."""
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        letters = "ABCDE"
+        answer = "C" if leak == "prior" and rng.random() < 0.7 else rng.choice(letters)
+        options = {x: f"Between T{rng.randint(1, 4)} and T{rng.randint(2, 5)}, {rng.choice(WORDS)} "
+                      f"{rng.choice(CHANGES)}." for x in letters}
+        if leak == "longest":
+            options[answer] = options[answer][:-1] + " over the interval in both lungs."
+        if leak == "word":
+            options[answer] = options[answer].replace(".", " again, new.")
+        items.append(Item.create(benchmark="b", task="T", subtype="s", images=(), question=f"Which is true? #{i}",
+                                 options=options, answer_type="choice", answer=answer,
+                                 meta={"patient_id": f"p{i // 3}"}))
+    return items
+
+
+def yesno_items(n: int, seed: int, leak: bool) -> list[Item]:
+    """Yes/no questions about a change; with ``leak`` the severity word gives the answer away."""
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        answer = rng.choice(["Yes", "No"])
+        word = ("markedly" if answer == "Yes" else "slightly") if leak else rng.choice(["markedly", "slightly"])
+        q = f"Has the {rng.choice(WORDS)} {word} {rng.choice(CHANGES)} since the last visit?"
+        items.append(Item.create(benchmark="b", task="V", subtype="vqa", images=(), question=q, answer_type="yesno",
+                                 answer=answer, meta={"patient_id": f"p{i // 2}"}))
+    return items
+
+
+@pytest.mark.parametrize("leak", ["longest", "prior", "word"])
+def test_a_leaking_choice_builder_is_flagged(leak: str) -> None:
+    audit = audit_items(choice_items(300, 1, leak))
+    (row,) = audit["subtypes"]
+    assert row["flagged"] and audit["flagged"] == ["T/s"]
+    assert max(row["heuristic"]["accuracy"], row["classifier"]["accuracy"]) > row["chance"] + 0.3
+
+
+def test_a_clean_random_builder_is_not_flagged() -> None:
+    for seed in (1, 2):
+        audit = audit_items(choice_items(300, seed, None) + yesno_items(300, seed, False))
+        assert audit["flagged"] == []
+        for row in audit["subtypes"]:
+            for reader in ("heuristic", "classifier"):
+                assert abs(row[reader]["accuracy"] - row["chance"]) <= 0.05 + 0.06  # within noise of chance
+        assert {r["chance"] for r in audit["subtypes"]} == {0.2, 0.5}
+
+
+def test_a_yesno_leak_is_caught_by_the_classifier() -> None:
+    (row,) = audit_items(yesno_items(300, 3, True))["subtypes"]
+    assert row["flagged"] and row["classifier"]["accuracy"] > 0.9
+
+
+def test_folds_never_share_a_patient() -> None:
+    from medtemporal.audit.core import _folds
+
+    items = choice_items(60, 4, None)
+    for train, test in _folds(items, 5):
+        assert not {items[i].cluster for i in train} & {items[i].cluster for i in test}
+
+
+def test_open_answers_and_tiny_subtypes_are_skipped_with_a_note() -> None:
+    open_items = [Item.create(benchmark="b", task="R", subtype="report", images=(), question="Write.",
+                              answer_type="open", answer="x", meta={"patient_id": f"p{i}"}) for i in range(20)]
+    audit = audit_items(open_items + choice_items(5, 5, None))
+    assert audit["subtypes"] == [] and set(audit["skipped"]) == {"R/report", "T/s"}
+    assert "Skipped" in audit_markdown(audit)
+
+
+def test_cli_prints_the_table_writes_json_and_fails_on_a_leak(tmp_path, capsys) -> None:
+    from medtemporal.benchmark import Manifest, save
+
+    for leak, status in ((None, 0), ("longest", 1)):
+        bench = save(tmp_path / str(leak), choice_items(200, 6, leak), Manifest(benchmark="b", version="1", licence="synthetic"))
+        assert main(["audit", str(bench), "--json", str(tmp_path / "a.json")]) == status
+        out = capsys.readouterr().out
+        assert "| T | s | 200 |" in out and ("BLIND-SOLVABLE" in out) == bool(leak)
+        assert json.loads((tmp_path / "a.json").read_text())["flagged"] == (["T/s"] if leak else [])
+
+
+def test_reports_show_the_benchmarks_audit(tmp_path) -> None:
+    from helpers.scored_runs import make_items, prediction, write_run
+
+    from medtemporal.benchmark import Manifest, save
+    from medtemporal.report import write_report
+
+    items = make_items(patients=60, per_patient=3)
+    audit = audit_items(items)
+    assert audit["subtypes"]
+    save(tmp_path / "bench", items, Manifest(benchmark="mi-cxr", version="1", licence="synthetic", audit=audit))
+    run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items], bench=tmp_path / "bench")
+    write_report([run])
+    md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
+    assert "## Blind-solvability audit of bench" in md and "<h2>Blind-solvability audit of bench" in html
+    assert md.count("| Heuristic (95% CI) |") == 1 and html.rstrip().endswith("</html>")
