@@ -86,12 +86,15 @@ class GenerateConfig:
 
     def __post_init__(self) -> None:
         """Refuse settings no model takes (NaN, infinities, negative values) in one sentence."""
-        if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
-                and self.temperature >= 0):
+        if self.temperature is not None and not (
+            isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature) and self.temperature >= 0
+        ):
             raise InvalidInputError(
                 f"The temperature (--temperature) must be a finite number of 0 or more, not {self.temperature}."
             )
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+        if self.max_tokens is not None and (
+            isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1
+        ):
             raise InvalidInputError(
                 f"The most output tokens per call (--max-tokens) must be a whole number of 1 or more, "
                 f"not {self.max_tokens}."

@@ -33,8 +33,8 @@ def check_repeats(repeats: int) -> int:
 
 
 def is_sampled(config: GenerateConfig) -> bool:
-    """True when repeats are distinct samples (temperature above 0)."""
-    return config.temperature > 0
+    """True when repeats are distinct samples: temperature above 0, or unset (the provider's default samples)."""
+    return config.temperature is None or config.temperature > 0
 
 
 def derived_seed(seed: int, repeat: int) -> int:
