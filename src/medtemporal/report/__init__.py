@@ -168,7 +168,11 @@ def _audits(runs: Sequence[ReportRun]) -> list[tuple[str, dict]]:
     for path in dict.fromkeys(str(r.scores.run.get("benchmark_path") or "") for r in runs):
         manifest = Path(path) / MANIFEST
         if path and manifest.is_file():
-            audit = json.loads(manifest.read_text(encoding="utf-8")).get("audit")
+            try:
+                audit = json.loads(manifest.read_text(encoding="utf-8")).get("audit")
+            except (UnicodeDecodeError, ValueError, AttributeError):
+                raise InvalidInputError(f"{manifest} is not a readable manifest (not UTF-8 JSON); "
+                                        "rebuild the benchmark with `medtemporal build`.") from None
             if audit:
                 out.append((f"Blind-solvability audit of {Path(path).name} (from its manifest)", audit))
     return out
