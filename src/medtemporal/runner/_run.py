@@ -317,7 +317,7 @@ def _templates(solver: Solver, items: list[Item], prompts: PromptSet) -> dict[st
 
 async def arun(
     benchmark: str | Path,
-    model: str,
+    model: str | Backend,
     out: str | Path,
     *,
     protocol: str = "direct",
@@ -343,7 +343,8 @@ async def arun(
 
     Args:
         benchmark: benchmark folder (``items.jsonl`` + ``manifest.json``).
-        model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...).
+        model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...),
+            or a loaded `Backend`, which the run uses as it is and leaves open for the caller.
         out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
         protocol: registered protocol name.
         protocol_options: keyword options of the protocol (``k``, ``retriever`` for RAG).
@@ -384,9 +385,17 @@ async def arun(
     prompts = prompts or PromptSet()
     solver = _solver(protocol, prompts, protocol_options or {})
     templates = _templates(solver, items, prompts)
-    backend = load_backend(
-        model, max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s, **(backend_options or {})
-    )
+    owned = not isinstance(model, Backend)
+    if owned:
+        images_needed = max((solver.max_images(item) for item in items), default=0)
+        backend = load_backend(
+            model, max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s,
+            images_needed=images_needed, **(backend_options or {}),
+        )
+    elif backend_options:
+        raise InvalidInputError("backend_options apply to a model URI; set them when you load the backend object.")
+    else:
+        backend = model
     cache = log = lock = None
     try:
         check_data_use(bench.manifest.benchmark, bench.manifest.licence, backend.endpoint, allow_remote_data)
@@ -427,7 +436,8 @@ async def arun(
             score_run(out)
             summary.scored = True
     finally:
-        await backend.aclose()
+        if owned:
+            await backend.aclose()
         for resource in (cache, log, lock):
             if resource is not None:
                 resource.close()
