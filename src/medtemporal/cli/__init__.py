@@ -14,7 +14,7 @@ import warnings
 from medtemporal import __version__
 from medtemporal.errors import MedTemporalError, UndefinedMetricWarning
 
-COMMANDS = ("demo", "list", "score", "report", "build", "export", "run", "runs", "phantoms", "nltk-data")
+COMMANDS = ("demo", "list", "score", "report", "build", "export", "import-predictions", "run", "runs", "phantoms", "nltk-data")
 
 
 def parser() -> argparse.ArgumentParser:
