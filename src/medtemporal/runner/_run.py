@@ -338,6 +338,8 @@ async def arun(
     score: bool = True,
     protocol_options: dict[str, Any] | None = None,
     tasks: Sequence[str] | None = None,
+    ray: str | bool | None = None,
+    replicas: int | None = None,
 ) -> RunSummary:
     """Run ``model`` on every item of ``benchmark`` into run folder ``out``; resume if it holds this run.
 
@@ -364,6 +366,10 @@ async def arun(
         retry: attempts, backoff and per-request timeout.
         backend_options: extra options for the backend factory (``dtype``, ``device``, ``max_images`` ...).
         score: write ``scores.json`` when the run completes.
+        ray: run model replicas on a Ray cluster (`medtemporal.runner.ray_pool`): True or ``"local"`` for a
+            local cluster, else the cluster's address; ``num_gpus`` / ``num_cpus`` in ``backend_options``
+            are each replica's resources.
+        replicas: how many replicas with ``ray`` (default: one per GPU, else 1).
 
     Returns:
         A `RunSummary`: counts answered / already done / failed by reason, wall time.
@@ -378,6 +384,8 @@ async def arun(
         raise InvalidInputError(f"--concurrency must be at least 1, not {concurrency}.")
     if max_errors is not None and max_errors < 0:
         raise InvalidInputError(f"--max-errors must be zero or more, not {max_errors}.")
+    if replicas is not None and not ray:
+        raise InvalidInputError("--replicas applies to runs on Ray; add --ray (alone for a local cluster).")
     if max_pixels is not None and max_pixels < 0:
         raise InvalidInputError(f"--max-pixels must be zero (no bound) or more, not {max_pixels}.")
     bench = load_benchmark(benchmark)
@@ -388,12 +396,19 @@ async def arun(
     owned = not isinstance(model, Backend)
     if owned:
         images_needed = max((solver.max_images(item) for item in items), default=0)
-        backend = load_backend(
-            model, max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s,
-            images_needed=images_needed, **(backend_options or {}),
-        )
-    elif backend_options:
-        raise InvalidInputError("backend_options apply to a model URI; set them when you load the backend object.")
+        options = dict(max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s,
+                       images_needed=images_needed, **(backend_options or {}))
+        if ray:
+            from medtemporal.runner.ray_pool import RayPool
+
+            address = None if ray is True or ray == "local" else str(ray)
+            resources = {k: options.pop(k) for k in ("num_gpus", "num_cpus") if k in options}
+            backend = RayPool(model, options, address=address, replicas=replicas, **resources)
+        else:
+            backend = load_backend(model, **options)
+    elif backend_options or ray:
+        raise InvalidInputError("backend_options and ray apply to a model URI; pass the URI, or set them when you "
+                                "build the backend object (e.g. medtemporal.runner.ray_pool.RayPool).")
     else:
         backend = model
     cache = log = lock = None
