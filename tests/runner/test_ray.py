@@ -40,27 +40,42 @@ def _outputs(run_dir):
     return {p["item_id"]: (p["raw_output"], p["answer"], p["error"]) for p in lines}, len(lines)
 
 
-def test_ray_run_matches_a_one_process_run(cluster, tiny_model, tmp_path):
-    bench = make_tiny_benchmark(tmp_path, n=6)
-    common = dict(config=CONFIG, progress=False, no_cache=True, backend_options=HF)
-    alone = run(bench, f"hf:{tiny_model}", tmp_path / "alone", **common)
-    sharded = run(bench, f"hf:{tiny_model}", tmp_path / "ray", ray=True, replicas=2, **common)
-    assert alone.done == sharded.done == 6 and sharded.n_errors == 0
-    assert _outputs(tmp_path / "ray") == _outputs(tmp_path / "alone")
-    scores = [json.loads((tmp_path / d / "scores.json").read_text())["scores"] for d in ("alone", "ray")]
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    return make_tiny_benchmark(tmp_path_factory.mktemp("bench"), n=16)
+
+
+@pytest.fixture(scope="module")
+def one_process(bench, tiny_model, tmp_path_factory):
+    out = tmp_path_factory.mktemp("alone") / "run"
+    summary = run(bench, f"hf:{tiny_model}", out, config=CONFIG, progress=False, no_cache=True, backend_options=HF)
+    assert summary.done == 16
+    return out
+
+
+@pytest.fixture(scope="module")
+def pool(cluster, tiny_model):
+    from medtemporal.runner.ray_pool import RayPool
+
+    pool = RayPool(f"hf:{tiny_model}", HF, replicas=2)
+    yield pool
+    for replica in pool.replicas:
+        ray.kill(replica, no_restart=True)
+
+
+def test_ray_run_matches_a_one_process_run(bench, one_process, pool, tmp_path):
+    summary = run(bench, pool, tmp_path / "ray", config=CONFIG, progress=False, no_cache=True)
+    assert summary.done == 16 and summary.n_errors == 0
+    assert set(pool.served_by) == {0, 1}  # both replicas answered
+    assert _outputs(tmp_path / "ray") == _outputs(one_process)
+    scores = [json.loads((d / "scores.json").read_text())["scores"] for d in (one_process, tmp_path / "ray")]
     assert scores[0] == scores[1]
-    configs = [json.loads((tmp_path / d / "config.json").read_text())["model"] for d in ("alone", "ray")]
+    configs = [json.loads((d / "config.json").read_text())["model"] for d in (one_process, tmp_path / "ray")]
     assert configs[0]["identity"] == configs[1]["identity"]  # same cache keys, and either resumes the other
     assert configs[1]["settings"]["ray"] == {"address": None, "replicas": 2, "num_gpus": 0.0, "num_cpus": 1.0}
 
 
-def test_a_replica_killed_mid_run_loses_nothing(cluster, tiny_model, tmp_path):
-    from medtemporal.runner.ray_pool import RayPool
-
-    bench = make_tiny_benchmark(tmp_path, n=16)
-    alone = run(bench, f"hf:{tiny_model}", tmp_path / "alone", config=CONFIG, progress=False, no_cache=True,
-                backend_options={**HF, "batch_size": 1})
-    pool = RayPool(f"hf:{tiny_model}", {**HF, "batch_size": 1}, replicas=2)
+def test_a_replica_killed_mid_run_loses_nothing(bench, one_process, pool, tmp_path):
     predictions = tmp_path / "ray" / "predictions.jsonl"
     seen_at_kill: list[int] = []
 
@@ -72,16 +87,24 @@ def test_a_replica_killed_mid_run_loses_nothing(cluster, tiny_model, tmp_path):
 
     killer = threading.Thread(target=kill_after_two, daemon=True)
     killer.start()
-    try:
-        summary = run(bench, pool, tmp_path / "ray", config=CONFIG, progress=False, no_cache=True)
-    finally:
-        killer.join(timeout=5)
-        for replica in pool.replicas:
-            ray.kill(replica, no_restart=True)
+    summary = run(bench, pool, tmp_path / "ray", config=CONFIG, progress=False, no_cache=True)
+    killer.join(timeout=5)
     assert seen_at_kill and seen_at_kill[0] < 16  # the kill came while items were still being answered
     assert summary.done == 16 and summary.n_errors == 0
     outputs, lines = _outputs(tmp_path / "ray")
-    assert lines == 16 and outputs == _outputs(tmp_path / "alone")[0]  # each item once, as one process answers
+    assert lines == 16 and outputs == _outputs(one_process)[0]  # each item once, as one process answers
+
+
+def test_run_with_ray_from_a_uri_records_its_settings(cluster, bench, tmp_path):
+    options = {"latency_s": 0.01, "num_cpus": 0.5}
+    sharded = run(bench, "baseline:random", tmp_path / "ray", ray=True, replicas=2, progress=False,
+                  backend_options=options)
+    alone = run(bench, "baseline:random", tmp_path / "alone", progress=False, backend_options={"latency_s": 0.01})
+    assert sharded.done == alone.done == 16
+    assert _outputs(tmp_path / "ray") == _outputs(tmp_path / "alone")
+    model = json.loads((tmp_path / "ray" / "config.json").read_text())["model"]
+    assert model["settings"] == {"latency_s": 0.01, "ray": {"address": None, "replicas": 2, "num_gpus": 0.0,
+                                                            "num_cpus": 0.5}}
 
 
 def test_ray_options_are_checked(tmp_path):
