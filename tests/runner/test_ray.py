@@ -96,11 +96,12 @@ def test_a_replica_killed_mid_run_loses_nothing(bench, one_process, pool, tmp_pa
 
 
 def test_run_with_ray_from_a_uri_records_its_settings(cluster, bench, tmp_path):
-    options = {"latency_s": 0.01, "num_cpus": 0.5}
-    sharded = run(bench, "baseline:random", tmp_path / "ray", ray=True, replicas=2, progress=False,
-                  backend_options=options)
+    from medtemporal.cli import main
+
+    assert main(["run", str(bench), "--model", "baseline:random", "--out", str(tmp_path / "ray"), "--ray",
+                 "--replicas", "2", "--option", "latency_s=0.01", "--option", "num_cpus=0.5", "--no-progress"]) == 0
     alone = run(bench, "baseline:random", tmp_path / "alone", progress=False, backend_options={"latency_s": 0.01})
-    assert sharded.done == alone.done == 16
+    assert alone.done == 16
     assert _outputs(tmp_path / "ray") == _outputs(tmp_path / "alone")
     model = json.loads((tmp_path / "ray" / "config.json").read_text())["model"]
     assert model["settings"] == {"latency_s": 0.01, "ray": {"address": None, "replicas": 2, "num_gpus": 0.0,
