@@ -108,7 +108,13 @@ def test_run_with_ray_from_a_uri_records_its_settings(cluster, bench, tmp_path):
                                                             "num_cpus": 0.5}}
 
 
-def test_ray_options_are_checked(tmp_path):
+def test_ray_options_are_checked(cluster, tmp_path):
+    from medtemporal.runner.ray_pool import RayPool
+
+    with pytest.raises(InvalidInputError, match="5 replicas of 1 CPUs each need 5 CPUs, but the Ray cluster has 4"):
+        RayPool("baseline:random", replicas=5)
+    with pytest.raises(InvalidInputError, match="need 2 GPUs, but the Ray cluster has 0"):
+        RayPool("baseline:random", replicas=2, num_gpus=1)
     bench = make_tiny_benchmark(tmp_path, n=1)
     with pytest.raises(InvalidInputError, match="--replicas applies to runs on Ray"):
         run(bench, "baseline:random", tmp_path / "r", replicas=2, progress=False)

@@ -91,13 +91,20 @@ class RayPool(Backend):
                     f"Cannot join the Ray cluster at {address or 'a new local one'} ({exc}); start it with "
                     "`ray start --head` and pass its address to --ray, or pass --ray alone for a local one."
                 ) from None
-        gpus = ray.cluster_resources().get("GPU", 0)
+        resources = ray.cluster_resources()
+        gpus = resources.get("GPU", 0)
         self.num_gpus = float(num_gpus) if num_gpus is not None else (1.0 if gpus else 0.0)
         self.num_cpus = float(num_cpus) if num_cpus is not None else 1.0
         if replicas is None:
             replicas = max(1, int(gpus // self.num_gpus)) if self.num_gpus else 1
         if replicas < 1:
             raise InvalidInputError(f"--replicas must be at least 1, not {replicas}.")
+        for name, each in (("GPU", self.num_gpus), ("CPU", self.num_cpus)):
+            if replicas * each > resources.get(name, 0):
+                raise InvalidInputError(
+                    f"{replicas} replicas of {each:g} {name}s each need {replicas * each:g} {name}s, but the Ray "
+                    f"cluster has {resources.get(name, 0):g}; pass fewer --replicas or a smaller num_{name.lower()}s."
+                )
         self.address = address
         self.options = dict(options or {})
         actor = ray.remote(_Replica).options(

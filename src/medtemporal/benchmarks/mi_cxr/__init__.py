@@ -1,0 +1,85 @@
+"""MI-CXR (the ``mi-cxr`` benchmark): multi-interval reasoning over five-visit chest X-ray windows.
+
+Paper: ``seeds/000`` (MI-CXR). Five-way multiple choice over windows of five
+consecutive MIMIC-CXR studies: Temporal Event Localization (TEL), Interval
+Change Reasoning (ICR) and Global Temporal Summary (GTS), plus the ICR
+variant (Table 2). Where each rule lives:
+
+* `command` — ``medtemporal build mi-cxr``: options (defaults are the paper's),
+  licence, source checksums, raw build or import of the released file.
+* `windows` — windows and per-abnormality state tracks (appendix A.4, A.5.1).
+* `tel` — TEL events and qtypes (appendix A.8.2).
+* `summaries` — ICR, ICR variant and GTS options by change type (A.8.3–A.8.4).
+* `text` — question and option wording (the released file; figures 10–19).
+* `balance` — quotas, caps and letter balancing (appendix A.5.2).
+* `pipeline` — timelines → windows → candidates → balanced items.
+* `llm` — LLM-worded summary options (appendix A.6; the model never labels).
+* `official` — the released ``micxr_test.jsonl`` layout, read and written
+  (also ``medtemporal export --format micxr``).
+* `demo` — the MI-CXR section of ``medtemporal demo``.
+
+Answers are extracted with the shared ``letter`` rule and scored by accuracy
+(``medtemporal.scoring``); the stage-wise protocol is ``medtemporal.protocols.stagewise``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
+from medtemporal.benchmarks.mi_cxr.official import write_official
+from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
+from medtemporal.registry import register
+
+BASELINES = ("baseline:random", "baseline:constant-A", "baseline:majority")
+
+
+def export_official(bench: Benchmark, out: Path) -> int:
+    """Write ``bench`` in the released ``micxr_test.jsonl`` layout; return the number of lines."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return write_official(bench.items, out)
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """CXR phantoms, build, three baselines, one report."""
+    data, bench = out / "phantoms" / "cxr", out / "benchmarks" / BENCHMARK
+    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
+        ["phantoms", "cxr", "--patients", str(patients), "--seed", str(seed), "--out", str(data)]
+    ]
+    steps.append(["build", BENCHMARK, "--mimic-cxr-jpg", str(data / "mimic-cxr-jpg"),
+                  "--qba", str(data / "mimic-ext-cxr-qba"), "--seed", str(seed), "--out", str(bench), "--overwrite"])
+    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
+    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
+    report = out / "report" / BENCHMARK
+    steps.append(["report", *map(str, runs), "--out", str(report)])
+    return DemoSection("MI-CXR", steps, report / "report.html")
+
+
+SPEC = register("benchmark", BENCHMARK)(
+    BenchmarkSpec(
+        name=BENCHMARK,
+        version=VERSION,
+        licence="credentialed",
+        description="MI-CXR: five-visit chest X-ray windows; TEL, ICR and GTS multiple choice (A-E)",
+        add_arguments=add_arguments,
+        build=build,
+        prompts={"*": "mcq_direct"},
+        metrics={"*": ("accuracy",)},
+        subtype_groups={
+            "TEL": {
+                "Single (E/R)": ("single_emergence", "single_resolution"),
+                "Multiple (E/R)": (
+                    "multiple_emergence_1", "multiple_emergence_2", "multiple_resolution_1", "multiple_resolution_2",
+                ),
+                "E\u2192R / R\u2192E": ("emergence_to_resolution", "resolution_to_emergence"),
+            },
+            "GTS": {
+                "Single Abnormality": ("single_entity_interval_summary",),
+                "Multi Abnormality": ("multi_entity_interval_summary",),
+            },
+        },
+        exports={"micxr": export_official},
+        demo=demo,
+    )
+)

@@ -1,0 +1,84 @@
+"""TemMed-Bench (the ``temmed`` benchmark): condition changes between two chest X-ray visits.
+
+Paper: ``seeds/001`` (TemMed-Bench). Three tasks over a historical and a
+current CheXpert Plus image: ``vqa`` (yes/no), ``report`` (condition-change
+report generation) and ``image_pair`` (choose the pair a statement describes,
+A/B/C), with a 17k-instance knowledge corpus for retrieval augmentation.
+Where each rule lives:
+
+* `command` — ``medtemporal build temmed``: options (defaults are the paper's),
+  licence, raw build or import of the released JSON files.
+* `text` — condition-change keywords, sentences and statements (§2.2, appendix A.1).
+* `pipeline` — instances, split, corpus and the three tasks (§2.2–2.3).
+* `vqa` — balanced yes/no questions, answer fixed before wording (§2.3).
+* `refs` — retrieved references and ablation images stored per item (§3, appendix C).
+* `official` — readers of the released JSON files.
+* `extract` — the released answer-extraction rules (``temmed_yesno``, ``temmed_pair``).
+* `rag` — the protocols ``rag-text``, ``rag-multimodal``, ``retrieval-top1``,
+  ``random-historical`` and ``random-current`` (§3, Tables 4, 8, 9).
+* `report` — Tables 3 and 4 and the top-k figure.
+* `demo` — the TemMed-Bench section of ``medtemporal demo``.
+
+Report metrics are computed as the release does in ``medtemporal.scoring.text_metrics``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.temmed import extract, rag  # noqa: F401  (register rules and protocols)
+from medtemporal.benchmarks.temmed.command import add_arguments, build
+from medtemporal.benchmarks.temmed.pipeline import BENCHMARK, VERSION
+from medtemporal.registry import register
+
+CLOSED = "vqa,image_pair"
+DEMO_RUNS = (
+    ("direct", (), CLOSED),
+    *((p, (f"k={k}",), CLOSED) for p in ("rag-text", "rag-multimodal") for k in (1, 3, 5)),
+    ("retrieval-top1", (), "report"),
+)
+"""(protocol, protocol options, tasks): closed-book, RAG at k = 1, 3, 5, and the top-1 report hack."""
+
+
+def _report(runs: list[Path], out: Path) -> list[Path]:
+    """Tables 3 and 4 and the top-k plot (see `report`)."""
+    from medtemporal.benchmarks.temmed.report import write_temmed_report
+
+    return write_temmed_report(runs, out)
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """CheXpert Plus phantoms, build, random baseline closed-book and RAG, top-1 hack, report."""
+    data, bench = out / "phantoms" / "chexpert-plus", out / "benchmarks" / BENCHMARK
+    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
+        ["phantoms", "chexpert-plus", "--patients", str(patients), "--seed", str(seed), "--image-size", "128",
+         "--out", str(data)]
+    ]
+    steps.append(["build", BENCHMARK, "--chexpert-plus", str(data), "--seed", str(seed),
+                  "--test-size", str(max(10, patients // 3)), "--vqa-items", "100", "--out", str(bench), "--overwrite"])
+    runs: list[Path] = []
+    for protocol, options, tasks in DEMO_RUNS:
+        runs.append(out / "runs" / "-".join([BENCHMARK, protocol, *(o.replace("=", "") for o in options)]))
+        steps.append(["run", str(bench), "--model", "baseline:random", "--protocol", protocol, "--tasks", tasks,
+                      *(a for o in options for a in ("--protocol-option", o)), "--out", str(runs[-1]), "--no-progress"])
+    report = out / "report" / BENCHMARK
+    steps.append(["report", *map(str, runs), "--out", str(report)])
+    return DemoSection("TemMed-Bench", steps, report / "report.html")
+
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="TemMed-Bench: VQA, report generation and image-pair selection over two CheXpert Plus visits",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={"vqa": "temmed_vqa", "report": "temmed_report", "image_pair": "temmed_pair"},
+    answer_formats={"image_pair": "My answer is {}."},
+    extractors={"vqa": "temmed_yesno", "report": "raw_text", "image_pair": "temmed_pair"},
+    metrics={"vqa": ("accuracy", "yesno_macro_f1"), "report": ("bleu_1", "rouge_l", "meteor", "report_avg"),
+             "image_pair": ("accuracy",)},
+    report=_report,
+    demo=demo,
+))
