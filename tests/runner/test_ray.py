@@ -111,9 +111,9 @@ def test_run_with_ray_from_a_uri_records_its_settings(cluster, bench, tmp_path):
 def test_ray_options_are_checked(cluster, tmp_path):
     from medtemporal.runner.ray_pool import RayPool
 
-    with pytest.raises(InvalidInputError, match="5 replicas of 1 CPUs each need 5 CPUs, but the Ray cluster has 4"):
+    with pytest.raises(InvalidInputError, match="5 replicas of 1 CPU each need 5 CPU, but the Ray cluster has 4"):
         RayPool("baseline:random", replicas=5)
-    with pytest.raises(InvalidInputError, match="need 2 GPUs, but the Ray cluster has 0"):
+    with pytest.raises(InvalidInputError, match="need 2 GPU, but the Ray cluster has 0"):
         RayPool("baseline:random", replicas=2, num_gpus=1)
     bench = make_tiny_benchmark(tmp_path, n=1)
     with pytest.raises(InvalidInputError, match="--replicas applies to runs on Ray"):

@@ -11,6 +11,7 @@ Needs ``medtemporal`` installed in the lmms-eval environment.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from medtemporal.export import item_from_row, visit_framing
@@ -44,13 +45,9 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]
     return {"accuracy": float(extraction.answer is not None and extraction.answer == item.answer)}
 
 
-_PROMPTS: list[Any] = []
-
-
+@functools.cache
 def _prompts() -> Any:
-    if not _PROMPTS:
-        import medtemporal.benchmarks  # noqa: F401  (registers the families whose templates the items use)
-        from medtemporal.prompts import PromptSet
+    """medtemporal's prompt templates (made once)."""
+    from medtemporal.prompts import PromptSet
 
-        _PROMPTS.append(PromptSet())
-    return _PROMPTS[0]
+    return PromptSet()

@@ -102,7 +102,7 @@ class RayPool(Backend):
         for name, each in (("GPU", self.num_gpus), ("CPU", self.num_cpus)):
             if replicas * each > resources.get(name, 0):
                 raise InvalidInputError(
-                    f"{replicas} replicas of {each:g} {name}s each need {replicas * each:g} {name}s, but the Ray "
+                    f"{replicas} replicas of {each:g} {name} each need {replicas * each:g} {name}, but the Ray "
                     f"cluster has {resources.get(name, 0):g}; pass fewer --replicas or a smaller num_{name.lower()}s."
                 )
         self.address = address
