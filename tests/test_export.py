@@ -13,7 +13,7 @@ from medtemporal.benchmark import Manifest, load, save
 from medtemporal.benchmarks.mi_cxr.official import read_official
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
-from medtemporal.export import export
+from medtemporal.export import export, item_from_row
 from medtemporal.schema import ImageRef, Item
 
 
@@ -45,16 +45,20 @@ def test_parquet_holds_every_field_and_no_pixels(bench_dir, tmp_path):
     bench = load(bench_dir)
     assert export(bench, "parquet", out) == 3
     table = pq.read_table(out)
-    assert table.column_names == ["id", "benchmark", "task", "subtype", "question", "options", "answer_type",
-                                  "answer", "reference", "images", "image_paths", "meta"]
-    assert not any("map" in str(f.type) or "binary" in str(f.type) for f in table.schema)
+    assert table.column_names == ["id", "benchmark", "task", "subtype", "patient_id", "question", "options",
+                                  "answer_type", "answer", "reference", "images", "visit_labels", "visits",
+                                  "timestamps", "image_refs", "image_paths", "meta"]
+    assert not any("map" in str(f.type) for f in table.schema)
     rows = table.to_pylist()
     for row, item in zip(rows, bench.items):
-        assert row["id"] == item.id and row["answer"] == item.answer
+        assert row["id"] == item.id and row["answer"] == item.answer and row["patient_id"] == item.meta["patient_id"]
         assert {o["label"]: o["text"] for o in row["options"]} == item.options
-        assert [ImageRef(**ref) for ref in row["images"]] == list(item.images)
+        assert [ImageRef(**ref) for ref in row["image_refs"]] == list(item.images)
+        assert row["images"] == [{"bytes": None, "path": str(bench.image_root / r.path)} for r in item.images]
+        assert row["visit_labels"] == ["T1", "T2", "T3", "T4", "T5"] and row["visits"] == [1, 2, 3, 4, 5]
         assert row["image_paths"] == [r.path for r in item.images]
         assert json.loads(row["meta"]) == item.meta
+        assert item_from_row(row) == item
     manifest = Manifest.model_validate_json(table.schema.metadata[b"medtemporal.manifest"])
     assert manifest == bench.manifest
 
@@ -64,21 +68,14 @@ def test_vlmevalkit_tsv_layout(bench_dir, tmp_path):
     bench = load(bench_dir)
     export(bench, "vlmevalkit", out)
     df = pd.read_csv(out, sep="\t", keep_default_na=False)
-    assert list(df.columns) == ["index", "question", "A", "B", "C", "D", "E", "answer", "image_path",
+    assert list(df.columns) == ["index", "question", "A", "B", "C", "D", "E", "answer", "image_path", "hint",
                                 "category", "l2-category", "split", "id"]
+    assert df.loc[0, "hint"].startswith("The 5 images are shown in visit order: image 1 is T1 (2150-01-01), image 2 is T2")
     assert df["index"].tolist() == [0, 1, 2] and df["answer"].tolist() == ["B", "E", "A"]
     assert df["category"].tolist() == ["TEL", "TEL", "GTS"]
     paths = ast.literal_eval(df.loc[0, "image_path"])
     assert paths == [str(bench.image_root / r.path) for r in bench.items[0].images]
     assert df.loc[1, "E"] == "There is no new appearance of pneumothorax"
-
-
-def test_vlmevalkit_refuses_open_items(tmp_path):
-    item = _item(1).model_copy(update={"answer_type": "open", "options": {}, "answer": "text"})
-    bench = load(save(tmp_path / "b", [item], Manifest(benchmark="x", version="1", licence="open")))
-    with pytest.raises(InvalidInputError, match="not multiple choice"):
-        export(bench, "vlmevalkit", tmp_path / "x.tsv")
-    assert not (tmp_path / "x.tsv").exists()
 
 
 def test_micxr_export_reads_back(bench_dir, tmp_path):

@@ -1,4 +1,7 @@
-"""The transformers backend on a tiny Idefics3 model built here from a config (no download)."""
+"""The transformers backend on a tiny Idefics3 model built here from a config (no download).
+
+The second architecture (Gemma 3) and the load settings are tested in ``test_hf_settings.py``.
+"""
 
 import asyncio
 import json
@@ -6,6 +9,7 @@ import json
 import numpy as np
 import pytest
 from helpers.tiny import make_tiny_benchmark
+from helpers.tiny_vlms import build_tiny_idefics3
 from PIL import Image
 
 from medtemporal.backends import load
@@ -21,62 +25,6 @@ from medtemporal.runner import run
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-
-SPECIALS = [
-    "<|endoftext|>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>", "<global-img>"
-]
-CHAT_TEMPLATE = (
-    "<|im_start|>{% for m in messages %}{{ m['role'] | capitalize }}:"
-    "{% for c in m['content'] %}{% if c['type'] == 'image' %}<image>{% elif c['type'] == 'text' %} {{ c['text'] }}"
-    "{% endif %}{% endfor %}<end_of_utterance>\n{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}"
-)
-
-
-def build_tiny_idefics3(folder):
-    """A random-weight Idefics3 (SmolVLM architecture) with a BPE tokenizer trained on a few sentences."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import (
-        Idefics3Config,
-        Idefics3ForConditionalGeneration,
-        Idefics3Processor,
-        PreTrainedTokenizerFast,
-    )
-    from transformers.models.idefics3.image_processing_pil_idefics3 import (
-        Idefics3ImageProcessorPil,
-    )
-
-    grid = [f"<row_{i}_col_{j}>" for i in range(1, 7) for j in range(1, 7)]
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=320, special_tokens=SPECIALS + grid, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    corpus = ["User: Which interval? Answer with the letter A B C D E. Assistant: The answer is C."] * 3
-    tok.train_from_iterator(corpus, trainer)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<|im_start|>", eos_token="<end_of_utterance>", pad_token="<|endoftext|>"
-    )
-    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in SPECIALS}
-    image_processor = Idefics3ImageProcessorPil(
-        size={"longest_edge": 64}, max_image_size={"longest_edge": 32}, do_image_splitting=False
-    )
-    Idefics3Processor(image_processor=image_processor, tokenizer=tokenizer, image_seq_len=4,
-                      chat_template=CHAT_TEMPLATE).save_pretrained(folder)
-    text = {"model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
-            "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 1024,
-            "bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<end_of_utterance>"],
-            "pad_token_id": ids["<|endoftext|>"]}
-    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
-              "image_size": 32, "patch_size": 8}
-    config = Idefics3Config(text_config=text, vision_config=vision, scale_factor=2, image_token_id=ids["<image>"],
-                            pad_token_id=ids["<|endoftext|>"])
-    torch.manual_seed(0)
-    model = Idefics3ForConditionalGeneration(config)
-    model.generation_config.eos_token_id = ids["<end_of_utterance>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    model.save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")

@@ -33,8 +33,10 @@ from medtemporal.backends.uri import split_endpoint, split_scheme
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup
 
-RUN_OPTIONS = frozenset({"max_pixels", "api_key_env", "timeout_s"})
-"""Options a run passes to every backend; a backend that has no use for one ignores it."""
+RUN_OPTIONS = frozenset({"max_pixels", "api_key_env", "timeout_s", "images_needed"})
+"""Options a run passes to every backend; a backend that has no use for one ignores it.
+``images_needed`` is the most images one request of the run carries (engines that reserve
+memory per image, such as vLLM, size themselves by it)."""
 
 
 def load(uri: str, **options: Any) -> Backend:

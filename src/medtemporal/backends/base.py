@@ -187,6 +187,13 @@ class Backend(ABC):
         """What exactly answers: name, revision, server-reported model; goes into config.json."""
         return {"uri": self.uri}
 
+    def settings(self) -> dict[str, Any]:
+        """How the model was loaded (device map, parallelism, engine limits ...); goes into config.json.
+
+        Settings that change outputs belong in `identity` as well, which keys the response cache.
+        """
+        return {}
+
     def fit(self, pairs: list[tuple[str, str]]) -> None:
         """Prior baselines learn from (key, answer) pairs of the benchmark; others ignore this."""
 

@@ -13,6 +13,7 @@ that scoring gives full marks. Answers are written in the request's
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import hashlib
 import json
@@ -154,10 +155,49 @@ class OracleBaseline(Backend):
         return {"uri": self.uri}
 
 
+class Paced(Backend):
+    """A baseline that takes ``latency_s`` per answer, one answer at a time, like a model on one device.
+
+    For benches and tests of scheduling (``bench/ray_scaling.py``); the answers are the baseline's own.
+    """
+
+    cacheable = False
+
+    def __init__(self, inner: Backend, latency_s: float) -> None:
+        super().__init__(uri=inner.uri, concurrency=inner.concurrency)
+        self.inner = inner
+        self.latency_s = latency_s
+        self._busy: asyncio.Lock | None = None
+
+    async def generate(self, request: Request) -> Response:
+        if self._busy is None:
+            self._busy = asyncio.Lock()
+        async with self._busy:
+            await asyncio.sleep(self.latency_s)
+        return await self.inner.generate(request)
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def settings(self) -> dict[str, Any]:
+        return {"latency_s": self.latency_s}
+
+    def fit(self, pairs: list[tuple[str, str]]) -> None:
+        self.inner.fit(pairs)
+
+    def fit_answers(self, answers: dict[str, str | list[str]]) -> None:
+        self.inner.fit_answers(answers)
+
+
 @register("backend", "baseline", description="random, constant-<ANSWER>, majority and oracle baselines",
           example="baseline:random")
-def load_baseline(uri: str, target: str, *, seed: int = 0) -> Backend:
-    """The baseline named by ``target``: ``random``, ``constant-<ANSWER>``, ``majority`` or ``oracle``."""
+def load_baseline(uri: str, target: str, *, seed: int = 0, latency_s: float = 0.0) -> Backend:
+    """The baseline named by ``target``: ``random``, ``constant-<ANSWER>``, ``majority`` or ``oracle``.
+
+    ``latency_s`` > 0 makes it answer one request at a time, each after that many seconds (see `Paced`).
+    """
+    if latency_s:
+        return Paced(load_baseline(uri, target, seed=seed), float(latency_s))
     if target == "random":
         return RandomBaseline(uri, seed)
     if target == "oracle":

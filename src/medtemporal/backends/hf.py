@@ -69,11 +69,18 @@ class HFBackend(Backend):
         uri: the model URI.
         name: local folder or Hub name.
         dtype: ``auto`` (the checkpoint's), ``float32``, ``bfloat16`` or ``float16``.
-        device: ``cpu``, ``cuda``, ``cuda:1`` ...; default CUDA when available.
+        device: ``cpu``, ``cuda``, ``cuda:1`` ...; default CUDA when available. Ignored with ``device_map``.
         batch_size: most requests per ``generate`` call.
         max_pixels: bound on width × height of each image before the processor sees it.
         max_images: most images one request may carry (None: no limit).
         revision: Hub revision (branch, tag or commit).
+        trust_remote_code: run the model repository's own code (models transformers does not ship).
+        device_map: shard one model over several GPUs (``auto``, ``balanced``, or a module → device mapping);
+            needs ``accelerate``.
+        attn_implementation: ``sdpa``, ``eager``, ``flash_attention_2`` ... (default: transformers' choice).
+        processor_kwargs: keyword arguments of ``AutoProcessor.from_pretrained``, e.g. the image resolution
+            (``{"min_pixels": 200704, "max_pixels": 1003520}`` for Qwen2-VL, ``{"size": {"longest_edge": 1536}}``
+            for Idefics3); they change what the model sees, so they are part of its identity.
     """
 
     def __init__(
@@ -87,33 +94,62 @@ class HFBackend(Backend):
         max_pixels: int | None = DEFAULT_MAX_PIXELS,
         max_images: int | None = None,
         revision: str | None = None,
+        trust_remote_code: bool = False,
+        device_map: str | dict[str, Any] | None = None,
+        attn_implementation: str | None = None,
+        processor_kwargs: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(uri=uri, max_images=max_images, concurrency=2 * batch_size)
         if dtype not in DTYPES:
             raise InvalidInputError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}; pick one of those.")
+        if processor_kwargs is not None and not isinstance(processor_kwargs, dict):
+            raise InvalidInputError(
+                f"processor_kwargs must be a JSON object, not {processor_kwargs!r}; "
+                """write e.g. --option 'processor_kwargs={"max_pixels": 401408}'."""
+            )
+        if not isinstance(trust_remote_code, bool):
+            raise InvalidInputError(f"trust_remote_code must be true or false, not {trust_remote_code!r}.")
         torch = require("torch", "hf")
         transformers = require("transformers", "hf")
         self._torch = torch
         self.name = name
         self.max_pixels = max_pixels
+        self.batch_size = batch_size
+        self.trust_remote_code = trust_remote_code
+        self.device_map = device_map
+        self.attn_implementation = attn_implementation
+        self.processor_kwargs = dict(processor_kwargs or {})
         self.images = decoded_images(max_pixels)
         """Decoded, shrunk images, each loaded once however many requests show it."""
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        model_kwargs: dict[str, Any] = {
+            "revision": revision,
+            "dtype": dtype if dtype == "auto" else getattr(torch, dtype),
+            "trust_remote_code": trust_remote_code,
+        }
+        if device_map is not None:
+            model_kwargs["device_map"] = device_map
+        if attn_implementation is not None:
+            model_kwargs["attn_implementation"] = attn_implementation
         try:
-            self.processor = transformers.AutoProcessor.from_pretrained(name, revision=revision)
-            model = transformers.AutoModelForImageTextToText.from_pretrained(
-                name, revision=revision, dtype=dtype if dtype == "auto" else getattr(torch, dtype)
+            self.processor = transformers.AutoProcessor.from_pretrained(
+                name, revision=revision, trust_remote_code=trust_remote_code, **self.processor_kwargs
             )
+            model = transformers.AutoModelForImageTextToText.from_pretrained(name, **model_kwargs)
         except OSError as exc:
             raise InvalidInputError(
                 f"Cannot load a model from {name!r} ({exc}); pass a local folder with the model, or a Hub name."
             ) from None
-        except ValueError as exc:  # transformers' "Unrecognized configuration class ..." and kin
+        except (ValueError, TypeError, ImportError) as exc:  # "Unrecognized configuration class", bad kwargs ...
             raise InvalidInputError(
-                f"{name!r} is not an image-text-to-text model transformers can load ({exc}); "
-                "pass a vision-language model, or serve it and use an openai+http:// URI."
+                f"{name!r} is not an image-text-to-text model transformers can load with these options ({exc}); "
+                "pass a vision-language model and check --option values, or serve it and use an openai+http:// URI."
             ) from None
-        self.model = model.to(self.device).eval()
+        if device_map is None:
+            self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+            model = model.to(self.device)
+        else:  # accelerate placed the layers; inputs go where the first layer is
+            self.device = str(model.device)
+        self.model = model.eval()
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -133,6 +169,20 @@ class HFBackend(Backend):
             "dtype": str(self.model.dtype).removeprefix("torch."),
             "device": self._torch.device(self.device).type,
             "max_pixels": self.max_pixels,
+            **({"processor_kwargs": self.processor_kwargs} if self.processor_kwargs else {}),
+        }
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "dtype": str(self.model.dtype).removeprefix("torch."),
+            "device": self.device,
+            "device_map": self.device_map,
+            "placement": {str(k): str(v) for k, v in (getattr(self.model, "hf_device_map", None) or {}).items()},
+            "attn_implementation": getattr(self.model.config, "_attn_implementation", self.attn_implementation),
+            "trust_remote_code": self.trust_remote_code,
+            "processor_kwargs": self.processor_kwargs,
+            "batch_size": self.batch_size,
+            "max_images": self.max_images,
         }
 
     def _prepare(self, request: Request) -> _Prepared:

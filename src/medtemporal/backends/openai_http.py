@@ -70,6 +70,26 @@ def retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+_OWN_FIELDS = frozenset({"model", "messages", "temperature", "max_tokens", "max_completion_tokens", "seed", "top_p"})
+
+
+def _extra_body(extra: Any) -> dict[str, Any]:
+    """``extra`` checked: a JSON object that does not override the fields the run itself sets."""
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise InvalidInputError(
+            f"extra_body must be a JSON object, not {extra!r}; write e.g. --option 'extra_body={{\"top_k\": 20}}'."
+        )
+    clash = sorted(set(extra) & _OWN_FIELDS)
+    if clash:
+        raise InvalidInputError(
+            f"extra_body may not set {', '.join(clash)}; set them with the run's own flags "
+            "(--model, --temperature, --max-tokens, --seed, --top-p)."
+        )
+    return dict(extra)
+
+
 class OpenAIBackend(Backend):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -83,6 +103,8 @@ class OpenAIBackend(Backend):
         concurrency: default number of requests in flight.
         max_images: most images one request may carry (None: no limit).
         max_tokens_param: ``max_tokens`` (compatible servers) or ``max_completion_tokens`` (OpenAI API).
+        extra_body: server-specific request fields merged into every request body (vLLM's ``top_k``,
+            ``repetition_penalty``, ``chat_template_kwargs`` ...); part of the model's identity.
     """
 
     def __init__(
@@ -97,6 +119,7 @@ class OpenAIBackend(Backend):
         concurrency: int = 8,
         max_images: int | None = None,
         max_tokens_param: str = "max_tokens",
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(uri=redact(uri), max_images=max_images, concurrency=concurrency)
         import openai
@@ -111,6 +134,7 @@ class OpenAIBackend(Backend):
         self.model = model
         self.max_pixels = max_pixels
         self.max_tokens_param = max_tokens_param
+        self.extra_body = _extra_body(extra_body)
         self.images = data_urls(max_pixels)
         """Data URLs of the images sent, each encoded once."""
         self._secret = api_key
@@ -144,7 +168,11 @@ class OpenAIBackend(Backend):
             "base_url": self.shown_url,
             "model": self.model,
             "max_pixels": self.max_pixels,
+            **({"extra_body": self.extra_body} if self.extra_body else {}),
         }
+
+    def settings(self) -> dict[str, Any]:
+        return {"concurrency": self.concurrency, "max_images": self.max_images, "extra_body": self.extra_body}
 
     def _redact(self, text: str) -> str:
         text = redact(text)
@@ -190,6 +218,7 @@ class OpenAIBackend(Backend):
             params["seed"] = cfg.seed
         if cfg.top_p is not None:
             params["top_p"] = cfg.top_p
+        params.update(self.extra_body)
         try:
             # The body is plain JSON already: the client's `post` sends it with the same auth, connection
             # pool and errors as `chat.completions.create`, without that method re-walking every content
@@ -281,6 +310,7 @@ def load_openai(
     timeout_s: float = 120.0,
     concurrency: int = 8,
     max_images: int | None = None,
+    extra_body: dict[str, Any] | None = None,
 ) -> OpenAIBackend:
     """``openai:MODEL`` at ``OPENAI_BASE_URL`` (else the OpenAI API), or ``openai+http(s)://HOST:PORT/PATH:MODEL``.
 
@@ -301,4 +331,5 @@ def load_openai(
         concurrency=concurrency,
         max_images=max_images,
         max_tokens_param="max_completion_tokens" if base_url.rstrip("/") == OPENAI_API else "max_tokens",
+        extra_body=extra_body,
     )

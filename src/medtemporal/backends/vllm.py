@@ -15,8 +15,11 @@ from typing import Any
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response
 from medtemporal.backends.batching import MicroBatcher
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
-from medtemporal.errors import require
+from medtemporal.errors import InvalidInputError, require
 from medtemporal.registry import register
+
+DEFAULT_MAX_IMAGES = 8
+"""``limit_mm_per_prompt`` when neither ``max_images`` nor the run says how many images a request carries."""
 
 
 @register("backend", "vllm", description="vLLM offline engine (needs the vllm extra)",
@@ -27,12 +30,18 @@ class VLLMBackend(Backend):
     Args:
         uri: the model URI.
         name: local folder or Hub name.
-        max_images: most images per request (vLLM's ``limit_mm_per_prompt``).
+        max_images: most images per request, vLLM's ``limit_mm_per_prompt``; default: the most any request
+            of the run carries (``images_needed``, from the benchmark's largest item under the protocol), else 8.
         batch_size: most requests per ``LLM.chat`` call.
         max_pixels: bound on width × height of each image.
         dtype: vLLM's ``dtype`` (``auto``, ``bfloat16`` ...).
         max_model_len: context length (default: the model's).
         gpu_memory_utilization: share of GPU memory vLLM may take.
+        tensor_parallel_size: GPUs one replica spans (vLLM's tensor parallelism).
+        trust_remote_code: run the model repository's own code.
+        mm_processor_kwargs: keyword arguments of the model's multi-modal processor (e.g. ``max_pixels``
+            for Qwen2-VL); they change what the model sees, so they are part of its identity.
+        images_needed: set by the runner; see ``max_images``.
     """
 
     def __init__(
@@ -40,26 +49,45 @@ class VLLMBackend(Backend):
         uri: str,
         name: str,
         *,
-        max_images: int = 8,
+        max_images: int | None = None,
         batch_size: int = 64,
         max_pixels: int | None = DEFAULT_MAX_PIXELS,
         dtype: str = "auto",
         max_model_len: int | None = None,
         gpu_memory_utilization: float = 0.9,
+        tensor_parallel_size: int = 1,
+        trust_remote_code: bool = False,
+        mm_processor_kwargs: dict[str, Any] | None = None,
+        images_needed: int | None = None,
     ) -> None:
-        super().__init__(uri=uri, max_images=max_images, concurrency=2 * batch_size)
+        limit = max_images if max_images is not None else max(images_needed or DEFAULT_MAX_IMAGES, 1)
+        super().__init__(uri=uri, max_images=limit, concurrency=2 * batch_size)
+        if mm_processor_kwargs is not None and not isinstance(mm_processor_kwargs, dict):
+            raise InvalidInputError(
+                f"mm_processor_kwargs must be a JSON object, not {mm_processor_kwargs!r}; "
+                """write e.g. --option 'mm_processor_kwargs={"max_pixels": 401408}'."""
+            )
+        if not isinstance(tensor_parallel_size, int) or tensor_parallel_size < 1:
+            raise InvalidInputError(f"tensor_parallel_size must be a whole number of GPUs, not {tensor_parallel_size!r}.")
         vllm = require("vllm", "vllm")
         self._vllm = vllm
         self.name = name
         self.max_pixels = max_pixels
         self.images = data_urls(max_pixels)
-        self.llm = vllm.LLM(
-            model=name,
-            dtype=dtype,
-            max_model_len=max_model_len,
-            gpu_memory_utilization=gpu_memory_utilization,
-            limit_mm_per_prompt={"image": max_images},
-        )
+        self.mm_processor_kwargs = dict(mm_processor_kwargs or {})
+        self.engine_args: dict[str, Any] = {
+            "model": name,
+            "dtype": dtype,
+            "max_model_len": max_model_len,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "tensor_parallel_size": tensor_parallel_size,
+            "trust_remote_code": trust_remote_code,
+            "limit_mm_per_prompt": {"image": limit},
+            **({"mm_processor_kwargs": self.mm_processor_kwargs} if self.mm_processor_kwargs else {}),
+        }
+        """What ``vllm.LLM`` is built with (recorded in the run config)."""
+        self.batch_size = batch_size
+        self.llm = vllm.LLM(**self.engine_args)
         self.batcher: MicroBatcher[tuple[list[dict[str, Any]], GenerateConfig], Response] = MicroBatcher(
             self._run_batch, batch_size
         )
@@ -70,7 +98,11 @@ class VLLMBackend(Backend):
             "name": self.name,
             "engine": f"vllm {self._vllm.__version__}",
             "max_pixels": self.max_pixels,
+            **({"mm_processor_kwargs": self.mm_processor_kwargs} if self.mm_processor_kwargs else {}),
         }
+
+    def settings(self) -> dict[str, Any]:
+        return {**self.engine_args, "batch_size": self.batch_size}
 
     def _conversation(self, request: Request) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

@@ -1,7 +1,9 @@
 """The ``medtemporal`` command line: one sub-command per module, no logic of its own.
 
 Each module in `COMMANDS` defines ``add(subparsers)``, which adds its parser
-and sets ``func`` to a function taking the parsed arguments.
+and sets ``func`` to a function taking the parsed arguments. `main` imports
+only the module of the command it runs (the others appear in ``--help`` by
+their `HELP` line), so ``medtemporal run`` never pays for what ``report`` needs.
 """
 
 from __future__ import annotations
@@ -14,22 +16,46 @@ import warnings
 from medtemporal import __version__
 from medtemporal.errors import MedTemporalError, UndefinedMetricWarning
 
-COMMANDS = ("demo", "list", "score", "report", "compare", "build", "audit", "export", "run", "runs", "phantoms", "nltk-data")
+COMMANDS = ("demo", "list", "score", "report", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
+            "phantoms", "nltk-data")
 
 
-def parser() -> argparse.ArgumentParser:
-    """The full argument parser."""
+HELP = {
+    "demo": "phantoms -> build -> run baselines -> score -> report, offline",
+    "list": "list benchmarks, backends, protocols, metrics and prompts",
+    "score": "score runs: each task's metrics with patient-clustered 95%% CIs → scores.json",
+    "report": "write report.md / .csv / .html for runs (scoring them first if needed)",
+    "compare": "compare runs item by item: paired differences with patient-clustered CIs and McNemar's test",
+    "build": "build a benchmark from raw data (or import a released question file)",
+    "audit": "how much of a benchmark can be answered from its text alone (blind-solvability audit)",
+    "export": "export a benchmark to Parquet, VLMEvalKit TSV or its paper's release format",
+    "import-predictions": "import VLMEvalKit results or lmms-eval sample logs into a run folder and score them",
+    "run": "run a model on a benchmark into a run folder (the same command resumes)",
+    "runs": "inspect run folders",
+    "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
+    "nltk-data": "install punkt_tab and WordNet 3.0 for the text metrics (make install runs this)",
+}
+"""Each command's one-line help, shown without importing its module; a command missing here is imported."""
+
+
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser: every command in full (``only`` None), or ``only`` in full and the rest by name."""
     p = argparse.ArgumentParser(prog="medtemporal", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"medtemporal {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"medtemporal.cli._{name.replace('-', '_')}").add(sub)
+        if only is None or name == only or name not in HELP:
+            importlib.import_module(f"medtemporal.cli._{name.replace('-', '_')}").add(sub)
+        else:
+            sub.add_parser(name, help=HELP[name])
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the sub-command; user errors print one line and exit 2."""
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = next((a for a in argv if not a.startswith("-")), "")
+    args = parser(chosen if chosen in COMMANDS else "").parse_args(argv)
     with warnings.catch_warnings():
         python_show = warnings.showwarning
 

@@ -57,6 +57,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--max-errors", type=int, help="stop once more than N items have failed")
     b.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend option, e.g. dtype=bfloat16, device=cuda, batch_size=4, max_images=5")
+    b.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="run model replicas on a Ray cluster (pip install 'medtemporal[ray]'): alone for a local "
+                   "one, or the address of `ray start --head` (auto, HOST:6379, ray://HOST:10001); each replica "
+                   "takes --option num_gpus=N (default 1 with GPUs) and num_cpus=N")
+    b.add_argument("--replicas", type=int, help="model replicas with --ray (default: one per GPU, else 1)")
     b.add_argument("--allow-remote-data", action="store_true",
                    help="allow credentialed data to go to a non-local endpoint (check your data-use agreement)")
     c = p.add_argument_group("cache and output")
@@ -135,6 +140,8 @@ def main(args: argparse.Namespace) -> int:
         protocol_options={k: _value(v) for k, v in parse_pairs(args.protocol_option, "--protocol-option").items()},
         tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
         repeats=args.repeats,
+        ray=args.ray,
+        replicas=args.replicas,
     )
     judge, judge_options = judge_from_args(args)
     if judge is not None and not args.no_score and summary.stopped is None:

@@ -45,6 +45,10 @@ class Solver(ABC):
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         """Answer ``item`` by calling ``generate``."""
 
+    def max_images(self, item: Item) -> int:
+        """The most images one request for ``item`` carries (the runner sizes engines such as vLLM by it)."""
+        return len(item.images)
+
 
 def image_parts(images: tuple[ImageRef, ...] | list[ImageRef], image_root: Path) -> list[Part]:
     """Caption + image parts in the item's order (captions from `ImageRef.label`)."""

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import matplotlib
+from medtemporal.report.tables import ReportRun, chance_of, is_percent
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after selecting the backend)
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
 
-from medtemporal.report.tables import ReportRun, chance_of, is_percent  # noqa: E402
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, imported on first use (a run that draws nothing never pays it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
 
 
 def family_subtypes(runs: Sequence[ReportRun], metric: str) -> dict[str, list[str]]:
@@ -36,6 +44,7 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
     """PNG of one family: grouped bars (subtype × run) with interval error bars and chance lines."""
     scale = 100.0 if is_percent(runs, metric) else 1.0
     width = 0.8 / len(runs)
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(subtypes) * max(1, len(runs)) ** 0.5 + 1.5), 3.6))
     for k, run in enumerate(runs):
         xs, heights, low, high = [], [], [], []
@@ -71,7 +80,7 @@ def figure_png(fig: plt.Figure, dpi: int = 110) -> bytes:
     """The figure as PNG bytes without metadata (the same figure gives the same file); closes it."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
+    pyplot().close(fig)
     return buffer.getvalue()
 
 

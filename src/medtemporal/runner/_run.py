@@ -361,7 +361,7 @@ def _templates(solver: Solver, items: list[Item], prompts: PromptSet) -> dict[st
 
 async def arun(
     benchmark: str | Path,
-    model: str,
+    model: str | Backend,
     out: str | Path,
     *,
     protocol: str = "direct",
@@ -383,12 +383,15 @@ async def arun(
     protocol_options: dict[str, Any] | None = None,
     tasks: Sequence[str] | None = None,
     repeats: int = 1,
+    ray: str | bool | None = None,
+    replicas: int | None = None,
 ) -> RunSummary:
     """Run ``model`` on every item of ``benchmark`` into run folder ``out``; resume if it holds this run.
 
     Args:
         benchmark: benchmark folder (``items.jsonl`` + ``manifest.json``).
-        model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...).
+        model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...),
+            or a loaded `Backend`, which the run uses as it is and leaves open for the caller.
         out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
         protocol: registered protocol name.
         protocol_options: keyword options of the protocol (``k``, ``retriever`` for RAG).
@@ -410,6 +413,10 @@ async def arun(
         score: write ``scores.json`` when the run completes.
         repeats: answers per item, each its own sample (`medtemporal.runner.repeats`); a folder's run
             may be resumed with more repeats than before.
+        ray: run model replicas on a Ray cluster (`medtemporal.runner.ray_pool`): True or ``"local"`` for a
+            local cluster, else the cluster's address; ``num_gpus`` / ``num_cpus`` in ``backend_options``
+            are each replica's resources.
+        replicas: how many replicas with ``ray`` (default: one per GPU, else 1).
 
     Returns:
         A `RunSummary`: counts answered / already done / failed by reason, wall time.
@@ -426,6 +433,8 @@ async def arun(
         raise InvalidInputError(f"--concurrency must be at least 1, not {concurrency}.")
     if max_errors is not None and max_errors < 0:
         raise InvalidInputError(f"--max-errors must be zero or more, not {max_errors}.")
+    if replicas is not None and not ray:
+        raise InvalidInputError("--replicas applies to runs on Ray; add --ray (alone for a local cluster).")
     if max_pixels is not None and max_pixels < 0:
         raise InvalidInputError(f"--max-pixels must be zero (no bound) or more, not {max_pixels}.")
     check_repeats(repeats)
@@ -434,9 +443,24 @@ async def arun(
     prompts = prompts or PromptSet()
     solver = _solver(protocol, prompts, protocol_options or {})
     templates = _templates(solver, items, prompts)
-    backend = load_backend(
-        model, max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s, **(backend_options or {})
-    )
+    owned = not isinstance(model, Backend)
+    if owned:
+        images_needed = max((solver.max_images(item) for item in items), default=0)
+        options = dict(max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s,
+                       images_needed=images_needed, **(backend_options or {}))
+        if ray:
+            from medtemporal.runner.ray_pool import RayPool
+
+            address = None if ray is True or ray == "local" else str(ray)
+            resources = {k: options.pop(k) for k in ("num_gpus", "num_cpus") if k in options}
+            backend = RayPool(model, options, address=address, replicas=replicas, **resources)
+        else:
+            backend = load_backend(model, **options)
+    elif backend_options or ray:
+        raise InvalidInputError("backend_options and ray apply to a model URI; pass the URI, or set them when you "
+                                "build the backend object (e.g. medtemporal.runner.ray_pool.RayPool).")
+    else:
+        backend = model
     cache = log = lock = None
     try:
         guard_backend(backend, bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
@@ -482,7 +506,8 @@ async def arun(
             score_run(out)
             summary.scored = True
     finally:
-        await backend.aclose()
+        if owned:
+            await backend.aclose()
         for resource in (cache, log, lock):
             if resource is not None:
                 resource.close()

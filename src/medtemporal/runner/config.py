@@ -1,7 +1,7 @@
 """``config.json`` of a run: everything needed to know, and redo, what ran.
 
 Keys: ``benchmark`` (path, name, version, manifest sha256, licence),
-``model`` (URI, identity, server-reported names), ``protocol`` (name,
+``model`` (URI, identity, load settings such as device map or tensor parallelism, server-reported names), ``protocol`` (name,
 options, and the hash of every prompt template it may use), ``generation``
 (the `GenerateConfig`), ``tasks`` and ``limit`` (which items),
 ``repeats`` (answers per item; not part of the resume identity, so a run may
@@ -98,7 +98,7 @@ def build_config(
             "manifest_sha256": bench.manifest_hash,
             "licence": m.licence,
         },
-        "model": {"uri": backend.uri, "identity": backend.identity(), "served": []},
+        "model": {"uri": backend.uri, "identity": backend.identity(), "settings": backend.settings(), "served": []},
         "protocol": {
             "name": protocol,
             "options": dict(sorted((protocol_options or {}).items())),

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from medtemporal.errors import UndefinedMetricWarning
 from medtemporal.scoring.metrics import Reduce, reduce_mean
@@ -103,6 +102,8 @@ def cluster_bootstrap(
     def statistic(*arrays: np.ndarray, axis: int = -1) -> np.ndarray:
         summed = np.stack([a.sum(axis=axis) for a in arrays[:-1]], axis=-1)
         return reduce(summed, arrays[-1].sum(axis=axis))
+
+    from scipy import stats as scipy_stats  # imported when first needed: it takes a second or more
 
     result = scipy_stats.bootstrap(
         (*sums.T, counts),

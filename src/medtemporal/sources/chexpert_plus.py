@@ -15,11 +15,13 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
-import pandas as pd
 
+from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.marker import licence_of as phantom_licence
 from medtemporal.schema import ImageRef, Licence, Study, Timeline
+
+pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
 
 CSV_NAME = "df_chexpert_plus_240401.csv"
 COLUMNS: tuple[str, ...] = (

@@ -72,12 +72,14 @@ from pathlib import Path
 from typing import Any, Collection, Iterable
 
 import numpy as np
-import pandas as pd
 from PIL import Image
 from tqdm import tqdm
 
+from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
+
+pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
 
 METADATA_CSV = "mimic-cxr-2.0.0-metadata.csv.gz"
 METADATA_COLUMNS: tuple[str, ...] = (

@@ -180,6 +180,10 @@ class RagMultimodal(_RagSolver):
     kind = "mm"
     templates = ("temmed_rag_mm_vqa", "temmed_rag_mm_report", "temmed_rag_mm_pair", "temmed_rag_reference")
 
+    def max_images(self, item: Item) -> int:
+        """The item's images and each reference's historical and current image."""
+        return len(item.images) + 2 * self.k
+
 
 @register("protocol", "retrieval-top1", description="TemMed top-1 retrieval hack: the top reference's report, no model")
 class RetrievalTop1(_Retrieving):

@@ -31,7 +31,7 @@ from typing import Sequence
 from medtemporal.errors import InvalidInputError
 from medtemporal.benchmarks.temmed.rag import DEFAULT_K
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
@@ -191,7 +191,7 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
                 bars.setdefault(key, {})[r.k] = (r.values[column] - low, high - r.values[column])
     if not series:
         return None
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    fig, ax = pyplot().subplots(figsize=(5.5, 3.6))
     for (model, protocol, retriever), points in sorted(series.items()):
         ks = sorted(points)
         label = f"{model}: {SETTINGS[protocol][2:]}" + (f" ({retriever})" if retriever else "")

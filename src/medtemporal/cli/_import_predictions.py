@@ -1,0 +1,33 @@
+"""``medtemporal import-predictions BENCH SOURCE --from TOOL --out DIR``: score another tool's predictions here."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from medtemporal.benchmark import load
+from medtemporal.interop.imports import TOOLS, import_predictions
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "import-predictions",
+        help="import VLMEvalKit results or lmms-eval sample logs into a run folder and score them",
+        description="Read predictions another tool made on an exported benchmark into a new run folder; "
+        "medtemporal extracts the answers, scores them with patient-clustered intervals, and `report` shows them.",
+    )
+    p.add_argument("benchmark", type=Path, metavar="BENCH", help="the benchmark folder that was exported")
+    p.add_argument("source", type=Path, metavar="SOURCE",
+                   help="VLMEvalKit result file ({model}_{dataset}.xlsx/.tsv) or lmms-eval *_samples_*.jsonl")
+    p.add_argument("--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote SOURCE")
+    p.add_argument("--out", type=Path, required=True, help="new run folder")
+    p.add_argument("--model", help="the model's name (default: SOURCE's file name)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Import, score, and print what was read."""
+    summary = import_predictions(load(args.benchmark), args.source, args.out, tool=args.tool, model=args.model)
+    print(summary)
+    print(f"scores: {args.out / 'scores.json'}; see them with `medtemporal report {args.out}`")
+    return 0

@@ -1,0 +1,150 @@
+"""Tiny random-weight vision-language models built here from a config (no download), in two architectures.
+
+Idefics3 (SmolVLM) and Qwen2-VL handle several images differently (fixed
+image-token blocks vs. a grid of merged patches per image, with its own
+``image_grid_thw``), so the transformers backend is tested on both.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CORPUS = ["User: Which interval? Answer with the letter A B C D E. Assistant: The answer is C."] * 3
+
+
+def _tokenizer(specials: list[str], eos: str, bos: str, pad: str, **named: str):  # noqa: ANN202
+    """A byte-level BPE tokenizer trained on a few sentences, with ``specials`` as special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=320, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(CORPUS, trainer)
+    extra = {"extra_special_tokens": named} if named else {}
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos, eos_token=eos, pad_token=pad, **extra)
+
+
+IDEFICS3_SPECIALS = [
+    "<|endoftext|>", "<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>", "<global-img>"
+]
+IDEFICS3_TEMPLATE = (
+    "<|im_start|>{% for m in messages %}{{ m['role'] | capitalize }}:"
+    "{% for c in m['content'] %}{% if c['type'] == 'image' %}<image>{% elif c['type'] == 'text' %} {{ c['text'] }}"
+    "{% endif %}{% endfor %}<end_of_utterance>\n{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def build_tiny_idefics3(folder: Path) -> Path:
+    """A random-weight Idefics3 (SmolVLM architecture): four image tokens per image."""
+    import torch
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
+    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
+
+    grid = [f"<row_{i}_col_{j}>" for i in range(1, 7) for j in range(1, 7)]
+    tokenizer = _tokenizer(IDEFICS3_SPECIALS + grid, eos="<end_of_utterance>", bos="<|im_start|>",
+                           pad="<|endoftext|>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in IDEFICS3_SPECIALS}
+    image_processor = Idefics3ImageProcessorPil(
+        size={"longest_edge": 64}, max_image_size={"longest_edge": 32}, do_image_splitting=False
+    )
+    Idefics3Processor(image_processor=image_processor, tokenizer=tokenizer, image_seq_len=4,
+                      chat_template=IDEFICS3_TEMPLATE).save_pretrained(folder)
+    text = {"model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 1024,
+            "bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<end_of_utterance>"],
+            "pad_token_id": ids["<|endoftext|>"]}
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
+              "image_size": 32, "patch_size": 8}
+    config = Idefics3Config(text_config=text, vision_config=vision, scale_factor=2, image_token_id=ids["<image>"],
+                            pad_token_id=ids["<|endoftext|>"])
+    torch.manual_seed(0)
+    model = Idefics3ForConditionalGeneration(config)
+    model.generation_config.eos_token_id = ids["<end_of_utterance>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    model.save_pretrained(folder)
+    return Path(folder)
+
+
+QWEN2VL_SPECIALS = [
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
+    "<|video_pad|>",
+]
+QWEN2VL_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% for c in m['content'] %}{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+"""Qwen2-VL's own chat template, reduced to what the tests send (text and image parts)."""
+
+
+def build_tiny_qwen2vl(folder: Path) -> Path:
+    """A random-weight Qwen2-VL: each image a grid of 14-pixel patches merged 2 × 2 (``min_pixels`` sets how many)."""
+    import torch
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    tokenizer = _tokenizer(QWEN2VL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in QWEN2VL_SPECIALS}
+    image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56)
+    Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                     chat_template=QWEN2VL_TEMPLATE).save_pretrained(folder)
+    text = {"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 2048,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+            "bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<|im_end|>"],
+            "pad_token_id": ids["<|endoftext|>"]}
+    vision = {"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2, "patch_size": 14,
+              "spatial_merge_size": 2, "temporal_patch_size": 2}
+    config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+                           video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+                           vision_end_token_id=ids["<|vision_end|>"], pad_token_id=ids["<|endoftext|>"])
+    torch.manual_seed(0)
+    model = Qwen2VLForConditionalGeneration(config)
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    model.save_pretrained(folder)
+    return Path(folder)
+
+
+GEMMA3_SPECIALS = ["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", "<start_of_image>",
+                   "<end_of_image>", "<image_soft_token>"]
+GEMMA3_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
+    "{% for c in m['content'] %}{% if c['type'] == 'image' %}<start_of_image>"
+    "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}<end_of_turn>\n{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+"""Gemma 3's chat template (MedGemma's), reduced to what the tests send (text and image parts)."""
+
+
+def build_tiny_gemma3(folder: Path) -> Path:
+    """A random-weight Gemma 3 (MedGemma's architecture): SigLIP patches pooled to four soft tokens per image."""
+    import torch
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor
+    from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
+
+    tokenizer = _tokenizer(GEMMA3_SPECIALS, eos="<end_of_turn>", bos="<bos>", pad="<pad>",
+                           boi_token="<start_of_image>", eoi_token="<end_of_image>", image_token="<image_soft_token>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in GEMMA3_SPECIALS}
+    image_processor = Gemma3ImageProcessorPil(size={"height": 32, "width": 32})
+    Gemma3Processor(image_processor=image_processor, tokenizer=tokenizer, image_seq_length=4,
+                    chat_template=GEMMA3_TEMPLATE).save_pretrained(folder)
+    text = {"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "max_position_embeddings": 2048,
+            "sliding_window": 64, "bos_token_id": ids["<bos>"], "eos_token_id": ids["<end_of_turn>"],
+            "pad_token_id": ids["<pad>"]}
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
+              "image_size": 32, "patch_size": 8}
+    config = Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4,
+                          boi_token_index=ids["<start_of_image>"], eoi_token_index=ids["<end_of_image>"],
+                          image_token_index=ids["<image_soft_token>"], pad_token_id=ids["<pad>"])
+    torch.manual_seed(0)
+    model = Gemma3ForConditionalGeneration(config)
+    model.generation_config.eos_token_id = ids["<end_of_turn>"]
+    model.generation_config.pad_token_id = ids["<pad>"]
+    model.save_pretrained(folder)
+    return Path(folder)
