@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,11 @@ def chromium() -> str:
 def headless(page: Path, *flags: str, fragment: str = "", timeout: float = 90) -> subprocess.CompletedProcess[str]:
     """Open ``page`` (with ``#fragment``) in headless Chromium with ``flags``; console messages go to stderr."""
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
-    command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr",
-               "--v=0", "--virtual-time-budget=3000", *flags, url]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    with tempfile.TemporaryDirectory() as profile:
+        command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr",
+                   "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                   f"--user-data-dir={profile}", "--v=0", "--virtual-time-budget=3000", *flags, url]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def console_messages(stderr: str) -> list[str]:
