@@ -192,6 +192,8 @@ class BenchmarkSpec:
     """The tasks the Overall score covers (None: all), as in the paper's headline table."""
     audit: bool = True
     """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
+    default_protocol: str = "direct"
+    """The protocol `medtemporal run` uses when the user names none (e.g. one that turns volumes into images)."""
     generation: Mapping[str, Any] = field(default_factory=dict)
     """Generation settings the paper used (``temperature``, ``max_tokens`` …; None for "the provider's default"):
     `medtemporal run` uses them unless the user overrides them."""

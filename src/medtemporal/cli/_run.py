@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
@@ -14,6 +14,9 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RetryPolicy, run
 from medtemporal.scoring import score_run
+
+if TYPE_CHECKING:
+    from medtemporal.benchmark import BenchmarkSpec
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +29,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, metavar="URI",
                    help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ...")
     p.add_argument("--out", required=True, type=Path, help="run folder (config.json, predictions.jsonl, scores.json)")
-    p.add_argument("--protocol", default="direct",
-                   help="protocol name (default direct; see `medtemporal list protocol`)")
+    p.add_argument("--protocol",
+                   help="protocol name (default: the benchmark's, usually direct; see `medtemporal list protocol`)")
     p.add_argument("--protocol-option", action="append", default=[], metavar="KEY=VALUE",
                    help="protocol option, e.g. k=3 or retriever=pairwise for the RAG protocols")
     p.add_argument("--tasks", help="comma-separated tasks to run (default all), e.g. vqa,image_pair")
@@ -93,16 +96,27 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
     return out
 
 
-def paper_generation(benchmark: Path) -> dict[str, Any]:
-    """The generation settings of the benchmark's paper (`BenchmarkSpec.generation`), {} when unknown."""
+def _spec_of(benchmark: Path) -> BenchmarkSpec | None:
+    """The spec of the benchmark folder's family, None when unknown (the run itself names what is wrong)."""
     from medtemporal.benchmark import MANIFEST, spec
     from medtemporal.errors import MedTemporalError
 
     try:
-        name = json.loads((Path(benchmark) / MANIFEST).read_text(encoding="utf-8"))["benchmark"]
-        return dict(spec(name).generation)
+        return spec(json.loads((Path(benchmark) / MANIFEST).read_text(encoding="utf-8"))["benchmark"])
     except (OSError, ValueError, KeyError, TypeError, MedTemporalError):
-        return {}  # the run itself names what is wrong with the folder
+        return None
+
+
+def paper_generation(benchmark: Path) -> dict[str, Any]:
+    """The generation settings of the benchmark's paper (`BenchmarkSpec.generation`), {} when unknown."""
+    found = _spec_of(benchmark)
+    return dict(found.generation) if found is not None else {}
+
+
+def default_protocol(benchmark: Path) -> str:
+    """The protocol of the benchmark's family when the user names none (`BenchmarkSpec.default_protocol`)."""
+    found = _spec_of(benchmark)
+    return found.default_protocol if found is not None else "direct"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -121,7 +135,7 @@ def main(args: argparse.Namespace) -> int:
         args.benchmark,
         args.model,
         args.out,
-        protocol=args.protocol,
+        protocol=args.protocol or default_protocol(args.benchmark),
         config=config,
         concurrency=args.concurrency,
         limit=args.limit,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import ReportRun
 
 
@@ -36,7 +36,7 @@ def profile_chart(runs: Sequence[ReportRun]) -> bytes | None:
     points = profile_points(runs)
     rows = list(dict.fromkeys(p[1] for p in points))
     models = list(dict.fromkeys(p[0] for p in points))
-    fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(rows) + 1.4))
+    fig, ax = pyplot().subplots(figsize=(7.0, 0.45 * len(rows) + 1.4))
     offsets = {m: (k - (len(models) - 1) / 2) * 0.5 / max(1, len(models)) for k, m in enumerate(models)}
     chance_drawn = False
     for model, row, metric, value, low, high, chance in points:

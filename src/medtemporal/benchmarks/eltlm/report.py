@@ -23,7 +23,7 @@ import numpy as np
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
 from medtemporal.schema import Prediction, iter_jsonl
 from medtemporal.scoring.ci import cluster_bootstrap
@@ -87,7 +87,7 @@ def _length_metrics(run: ReportRun) -> list[str]:
 
 def length_figure(runs: Sequence[ReportRun]) -> bytes:
     """Fig. 3: each run's metrics against the number of studies, with CI bars."""
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = pyplot().subplots(figsize=(6, 3.6))
     x = np.arange(2, 2 + len(LENGTHS))
     for run in runs:
         for metric in _length_metrics(run):

@@ -31,7 +31,7 @@ import numpy as np
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.sections import run_config
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item
@@ -341,7 +341,7 @@ def taxonomy_table(runs: Sequence[ReportRun], judge: Judge | None = None) -> tup
     table = markdown_table(["Run", "Family", "Errors", *RULE_LABELS], rows)
     if not per_family:
         return table, None
-    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    fig, ax = pyplot().subplots(figsize=(6.5, 3.4))
     families = list(per_family)
     left = np.zeros(len(families))
     for k, label in enumerate(RULE_LABELS):

@@ -76,5 +76,6 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
     report=_report,
     exports={"3drad": export_official},
+    default_protocol="ct",  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
     demo=demo,
 ))

@@ -30,7 +30,7 @@ import numpy as np
 
 from medtemporal.benchmark import load
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, plt
+from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item, Prediction, iter_jsonl
 from medtemporal.scoring.extraction import extract
@@ -137,7 +137,7 @@ def confusion(pairs: Sequence[tuple[Item, list[str] | None]], n: int) -> np.ndar
 
 def confusion_png(runs: Sequence[ReportRun], answers: Sequence[list[tuple[Item, list[str] | None]]]) -> bytes:
     """One row per run, one heat map per frame count (4, 6)."""
-    fig, axes = plt.subplots(len(runs), 2, figsize=(7.5, 3.3 * len(runs)), squeeze=False)
+    fig, axes = pyplot().subplots(len(runs), 2, figsize=(7.5, 3.3 * len(runs)), squeeze=False)
     for r, (run, pairs) in enumerate(zip(runs, answers, strict=True)):
         for c, n in enumerate((4, 6)):
             ax = axes[r][c]
