@@ -62,7 +62,7 @@ class _FakeVLLM(types.ModuleType):
                 test.engines.append(kwargs)
 
             def chat(self, conversations, sampling_params, use_tqdm):
-                out = types.SimpleNamespace(text=" The answer is A. ", token_ids=[1, 2, 3])
+                out = types.SimpleNamespace(text=" The answer is A. ", token_ids=[1, 2, 3], finish_reason="stop")
                 return [types.SimpleNamespace(outputs=[out], prompt_token_ids=[0] * 7) for _ in conversations]
 
         self.LLM = LLM
