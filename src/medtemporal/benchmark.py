@@ -145,15 +145,31 @@ def load(path: str | Path) -> Benchmark:
 
 @dataclass(frozen=True)
 class DemoSection:
-    """A family's part of ``medtemporal demo``: a title, the CLI steps to run in order, and the report they end in."""
+    """A family's part of ``medtemporal demo``: phantoms, then build and run commands, then one report of the runs."""
 
     title: str
+    phantoms: list[str]
+    """Arguments of ``medtemporal phantoms``, ending in ``--out DATA``; skipped when DATA already holds phantoms."""
     steps: list[list[str]]
-    """Each step is the argument list of one ``medtemporal`` command."""
-    report: Path
-    """The HTML report the steps write."""
+    """The build and run commands, each the argument list of one ``medtemporal`` command."""
+    runs: list[Path]
+    """The run folders the steps write, reported together."""
+    report_dir: Path
+    """Where the report of ``runs`` goes."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables set while the steps run (e.g. a local encoder), restored afterwards."""
+
+    @property
+    def report(self) -> Path:
+        """The HTML report the section ends in."""
+        return self.report_dir / "report.html"
+
+    def commands(self) -> list[list[str]]:
+        """Every command in order: the phantoms (unless already written), the steps, the report."""
+        data = Path(self.phantoms[-1])
+        made = (data / "phantom_truth.jsonl").is_file()
+        return [*([] if made else [["phantoms", *self.phantoms]]), *self.steps,
+                ["report", *map(str, self.runs), "--out", str(self.report_dir)]]
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             for name, value in section.env.items():
                 print(f"$ export {name}={shlex.quote(value)}")
                 os.environ[name] = value
-            for argv in section.steps:
+            for argv in section.commands():
                 print(f"$ medtemporal {shlex.join(argv)}", flush=True)
                 if main(argv) != 0:
                     return 1

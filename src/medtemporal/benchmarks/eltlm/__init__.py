@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.demo_steps import cxr_demo_build
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
 from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.eltlm.build import LENGTHS
@@ -50,18 +51,11 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
 
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CXR phantoms, build, a constant answer under three protocols judged by the scripted judge, report."""
-    data, bench = out / "phantoms" / "cxr", out / "benchmarks" / BENCHMARK
-    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
-        ["phantoms", "cxr", "--patients", str(patients), "--seed", str(seed), "--out", str(data)]
-    ]
-    steps.append(["build", BENCHMARK, "--mimic-cxr-jpg", str(data / "mimic-cxr-jpg"),
-                  "--qba", str(data / "mimic-ext-cxr-qba"), "--seed", str(seed), "--out", str(bench), "--overwrite"])
+    phantoms, build, bench = cxr_demo_build(out, BENCHMARK, patients, seed)
     runs = [out / "runs" / f"{BENCHMARK}-{p}" for p in DEMO_PROTOCOLS]
-    steps += [["run", str(bench), "--model", DEMO_MODEL, "--protocol", p, "--judge", DEMO_JUDGE, "--out", str(r),
+    steps = [build] + [["run", str(bench), "--model", DEMO_MODEL, "--protocol", p, "--judge", DEMO_JUDGE, "--out", str(r),
                "--no-progress"] for p, r in zip(DEMO_PROTOCOLS, runs)]
-    report = out / "report" / BENCHMARK
-    steps.append(["report", *map(str, runs), "--out", str(report)])
-    return DemoSection("ELTLM", steps, report / "report.html")
+    return DemoSection("ELTLM", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(

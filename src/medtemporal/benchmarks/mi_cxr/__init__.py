@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.demo_steps import cxr_demo_build
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.official import write_official
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
@@ -50,21 +51,15 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
 
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CXR phantoms, build, three baselines, one report."""
-    data, bench = out / "phantoms" / "cxr", out / "benchmarks" / BENCHMARK
-    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
-        ["phantoms", "cxr", "--patients", str(patients), "--seed", str(seed), "--out", str(data)]
-    ]
-    steps.append(["build", BENCHMARK, "--mimic-cxr-jpg", str(data / "mimic-cxr-jpg"),
-                  "--qba", str(data / "mimic-ext-cxr-qba"), "--seed", str(seed), "--out", str(bench), "--overwrite"])
+    phantoms, build, bench = cxr_demo_build(out, BENCHMARK, patients, seed)
+    steps = [build]
     runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
     hot = out / "runs" / f"{BENCHMARK}-random-t0.7"  # temperature sensitivity: three seeded samples per item
     steps.append(["run", str(bench), "--model", "baseline:random", "--temperature", "0.7", "--seed", str(seed),
                   "--repeats", "3", "--out", str(hot), "--no-progress"])
     runs.append(hot)
-    report = out / "report" / BENCHMARK
-    steps.append(["report", *map(str, runs), "--out", str(report)])
-    return DemoSection("MI-CXR", steps, report / "report.html")
+    return DemoSection("MI-CXR", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
 SPEC = register("benchmark", BENCHMARK)(

@@ -51,17 +51,13 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CT-RATE phantoms (at most 40 patients, 64 × 64 × 32 volumes: quick), build, reference baselines, report."""
     data, bench = out / "phantoms" / "ct-rate", out / "benchmarks" / BENCHMARK
-    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
-        ["phantoms", "ct-rate", "--patients", str(min(patients, 40)), "--seed", str(seed), "--shape", "64,64,32",
-         "--out", str(data)]
-    ]
-    steps.append(["build", BENCHMARK, "--ct-rate", str(data), "--seed", str(seed), "--out", str(bench), "--overwrite"])
+    phantoms = ["ct-rate", "--patients", str(min(patients, 40)), "--seed", str(seed), "--shape", "64,64,32",
+                "--out", str(data)]
+    steps = [["build", BENCHMARK, "--ct-rate", str(data), "--seed", str(seed), "--out", str(bench), "--overwrite"]]
     runs = [out / "runs" / f"{BENCHMARK}-{m.replace(':', '-')}" for m in DEMO_MODELS]
     steps += [["run", str(bench), "--model", m, "--tasks", ",".join(CLOSED_TASKS), "--out", str(r), "--no-progress"]
               for m, r in zip(DEMO_MODELS, runs)]
-    report = out / "report" / BENCHMARK
-    steps.append(["report", *map(str, runs), "--out", str(report)])
-    return DemoSection("3D-RAD", steps, report / "report.html")
+    return DemoSection("3D-RAD", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(

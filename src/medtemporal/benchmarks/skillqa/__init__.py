@@ -64,16 +64,12 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
         except ImportError:
             pass
     data, bench = out / "phantoms" / "skillqa", out / "benchmarks" / BENCHMARK
-    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
-        ["phantoms", "skillqa", "--instances", str(max(12, patients)), "--seed", str(seed), "--image-size", "128",
-         "--out", str(data)]
-    ]
-    steps.append(["build", BENCHMARK, "--frames", str(data), "--seed", str(seed), "--out", str(bench), "--overwrite"])
+    phantoms = ["skillqa", "--instances", str(max(12, patients)), "--seed", str(seed), "--image-size", "128",
+                "--out", str(data)]
+    steps = [["build", BENCHMARK, "--frames", str(data), "--seed", str(seed), "--out", str(bench), "--overwrite"]]
     runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
-    report = out / "report" / BENCHMARK
-    steps.append(["report", *map(str, runs), "--out", str(report)])
-    return DemoSection("ClinicalSkillQA", steps, report / "report.html", env)
+    return DemoSection("ClinicalSkillQA", phantoms, steps, runs, out / "report" / BENCHMARK, env)
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(

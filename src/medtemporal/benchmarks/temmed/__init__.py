@@ -53,20 +53,15 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CheXpert Plus phantoms, build, random baseline closed-book and RAG, top-1 hack, report."""
     data, bench = out / "phantoms" / "chexpert-plus", out / "benchmarks" / BENCHMARK
-    steps = [] if (data / "phantom_truth.jsonl").is_file() else [
-        ["phantoms", "chexpert-plus", "--patients", str(patients), "--seed", str(seed), "--image-size", "128",
-         "--out", str(data)]
-    ]
-    steps.append(["build", BENCHMARK, "--chexpert-plus", str(data), "--seed", str(seed),
-                  "--test-size", str(max(10, patients // 3)), "--vqa-items", "100", "--out", str(bench), "--overwrite"])
+    phantoms = ["chexpert-plus", "--patients", str(patients), "--seed", str(seed), "--image-size", "128", "--out", str(data)]
+    steps = [["build", BENCHMARK, "--chexpert-plus", str(data), "--seed", str(seed),
+              "--test-size", str(max(10, patients // 3)), "--vqa-items", "100", "--out", str(bench), "--overwrite"]]
     runs: list[Path] = []
     for protocol, options, tasks in DEMO_RUNS:
         runs.append(out / "runs" / "-".join([BENCHMARK, protocol, *(o.replace("=", "") for o in options)]))
         steps.append(["run", str(bench), "--model", "baseline:random", "--protocol", protocol, "--tasks", tasks,
                       *(a for o in options for a in ("--protocol-option", o)), "--out", str(runs[-1]), "--no-progress"])
-    report = out / "report" / BENCHMARK
-    steps.append(["report", *map(str, runs), "--out", str(report)])
-    return DemoSection("TemMed-Bench", steps, report / "report.html")
+    return DemoSection("TemMed-Bench", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
