@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.benchmark import spec
 from medtemporal.cli._run import paper_generation
+from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item
 from medtemporal.scoring.aggregate import Outcome, score_outcomes
 
@@ -35,4 +38,7 @@ def test_runs_default_to_the_papers_generation_settings(tmp_path) -> None:
         (tmp_path / name / "manifest.json").write_text(json.dumps({"benchmark": name}))
         assert paper_generation(tmp_path / name) == want
     assert paper_generation(tmp_path / "missing") == {}
-    assert GenerateConfig(max_tokens=None).max_tokens is None
+    unset = GenerateConfig(temperature=None, max_tokens=None)  # "the provider's default" is a valid setting
+    assert (unset.temperature, unset.max_tokens) == (None, None)
+    with pytest.raises(InvalidInputError, match="max-tokens"):
+        GenerateConfig(max_tokens=0)

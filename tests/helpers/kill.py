@@ -111,7 +111,7 @@ def kill_figure(fake: FakeOpenAI, root: Path, *, items: int, kills: int, seed: i
     different = sum(
         (got[i]["raw_output"], got[i]["answer"], got[i]["request_hash"]) != (p["raw_output"], p["answer"],
                                                                              p["request_hash"])
-        for i, p in ref.items() if i in got
+        if i in got else True for i, p in ref.items()
     )
     scores = [json.loads((root / r / "scores.json").read_text())["scores"] if (root / r / "scores.json").is_file()
               else None for r in ("reference", "killed")]
@@ -123,7 +123,7 @@ def kill_figure(fake: FakeOpenAI, root: Path, *, items: int, kills: int, seed: i
         "duplicated": len(final) - len(got),
         "reasked": reasked,
         "different": different,
-        "identical_scores": scores[0] == scores[1],
+        "identical_scores": scores[0] is not None and scores[0] == scores[1],
         "finished": code == 0 and json.loads((out / "config.json").read_text())["finished_at"] is not None,
         "unexpected_exits": unexpected,
     }

@@ -73,6 +73,8 @@ def test_a_separate_captioner_is_called_through_its_own_backend(bench, tmp_path,
     item = bench.items[0]
     requests, generate = recording()
     solver = CaptionThenReason(captioner="baseline:constant-Clear lungs.")
+    for side in solver.side_models():
+        side.open(item.benchmark, "synthetic", allow_remote_data=False)
     solution = asyncio.run(solver.solve(item, bench.image_root, generate, GenerateConfig()))
     assert len(requests) == 1 and "Image 1: Clear lungs." in requests[0].messages[0].parts[0].text
     assert solution.calls[0]["output"] == "Clear lungs."
@@ -120,3 +122,12 @@ def test_date_replies_that_break_the_constraints_fail_the_item(reply):
     with pytest.raises(RequestError, match="ascending"):
         parse_dates(reply, 2)
     assert parse_dates('{"Image1": "2019-12-31", "Image2": "2020-01-01"}', 2) == ["2019-12-31", "2020-01-01"]
+
+
+def test_a_remote_captioner_is_refused_for_credentialed_data_before_any_call(bench):
+    solver = CaptionThenReason(captioner="openai+http://203.0.113.7:8000/v1:captioner")
+    (side,) = solver.side_models()
+    with pytest.raises(InvalidInputError, match="203.0.113.7"):
+        side.open(bench.items[0].benchmark, "credentialed", allow_remote_data=False)
+    with pytest.raises(InvalidInputError, match="not opened"):
+        asyncio.run(side.generate(None, None))

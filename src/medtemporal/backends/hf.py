@@ -209,7 +209,8 @@ class HFBackend(Backend):
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
         sample = (cfg.temperature or 0.0) > 0
-        kwargs: dict[str, Any] = {"max_new_tokens": cfg.max_tokens or LOCAL_MAX_TOKENS, "do_sample": sample}
+        limit = cfg.max_tokens or LOCAL_MAX_TOKENS
+        kwargs: dict[str, Any] = {"max_new_tokens": limit, "do_sample": sample}
         if sample:
             kwargs["temperature"] = cfg.temperature
             if cfg.top_p is not None:
@@ -225,7 +226,7 @@ class HFBackend(Backend):
         n_in = inputs["attention_mask"].sum(dim=1).tolist()
         counts = [self._count_output(row) for row in new]
         return [
-            Response(text.strip(), int(n), k, self.name, finish_reason="length" if k >= cfg.max_tokens else "stop")
+            Response(text.strip(), int(n), k, self.name, finish_reason="length" if k >= limit else "stop")
             for text, n, k in zip(texts, n_in, counts, strict=True)
         ]
 

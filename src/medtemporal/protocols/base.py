@@ -45,6 +45,11 @@ class Solver(ABC):
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         """Answer ``item`` by calling ``generate``."""
 
+    def side_models(self) -> tuple[Any, ...]:
+        """Models besides the run's that this protocol calls (`medtemporal.protocols.side_model.SideModel`);
+        the runner opens each through the data-use guard."""
+        return ()
+
     def max_images(self, item: Item) -> int:
         """The most images one request for ``item`` carries (the runner sizes engines such as vLLM by it)."""
         return len(item.images)

@@ -37,6 +37,9 @@ class CaptionThenReason(Solver):
         self.captioner = captioner
         self._side = SideModel(captioner)
 
+    def side_models(self) -> tuple[SideModel, ...]:
+        return (self._side,)
+
     async def describe(self, item: Item, image_root: Path, generate: Generate,
                        config: GenerateConfig) -> tuple[list[str], str, list[dict[str, Any]]]:
         """Per-image descriptions (time order), the temporal summary and the calls made."""

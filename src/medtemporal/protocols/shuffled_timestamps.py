@@ -63,19 +63,25 @@ class ShuffledTimestamps(Solver):
         self.dater = dater
         if dates == "synthetic":
             self.templates = (*self.templates, "timestamps_system", "timestamps", "caption_image", "caption_summary")
+        from medtemporal.protocols.caption_then_reason import CaptionThenReason
+
+        self._captioner = CaptionThenReason(self.prompts, captioner=dater)
+
+    def side_models(self) -> tuple[Any, ...]:
+        return self._captioner.side_models() if self.dates == "synthetic" else ()
 
     async def _synthetic_dates(self, item: Item, image_root: Path, generate: Generate,
                                config: GenerateConfig) -> tuple[list[str], list[dict[str, Any]]]:
         """Appendix F dates, one per image in time order, and the calls that made them."""
-        from medtemporal.protocols.caption_then_reason import CaptionThenReason, listed
+        from medtemporal.protocols.caption_then_reason import listed
 
-        captioner = CaptionThenReason(self.prompts, captioner=self.dater)
+        captioner = self._captioner
         descriptions, summary, calls = await captioner.describe(item, image_root, generate, config)
         user = self.prompts.render("timestamps", question=item.question, image_list=listed(descriptions, "Image{k}: "),
                                    summary=summary)
         request = Request((Message("system", (TextPart(self.prompts.render("timestamps_system")),)),
                            Message("user", (TextPart(user),))), config)
-        reply = (await captioner._side.generate(request, generate)).text
+        reply = (await captioner.side_models()[0].generate(request, generate)).text
         calls.append({"stage": "dates", "output": reply})
         return parse_dates(reply, len(item.images)), calls
 

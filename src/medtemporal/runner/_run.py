@@ -176,7 +176,7 @@ class _Runner:
                 reason="too_many_images",
             )
         cached = self.cache.get(key) if self.cache is not None else None
-        if cached is not None and cached.text.strip():  # an empty reply (cached by older versions) is asked again
+        if cached is not None:
             self.summary.cache_hits += 1
             self._account(cached, calls)
             return cached
@@ -464,6 +464,8 @@ async def arun(
     cache = log = lock = None
     try:
         guard_backend(backend, bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
+        for side in solver.side_models():
+            side.open(bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
         root = Path(image_root) if image_root is not None else bench.image_root
         _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])

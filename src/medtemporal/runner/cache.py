@@ -122,7 +122,8 @@ class ResponseCache:
             ) from None
 
     def get(self, key: str) -> Response | None:
-        """The cached response for ``key``, or None (also for a row that is not a valid response)."""
+        """The cached response for ``key``, or None (also for a row that is not a valid response, and for an empty
+        reply, which older versions cached: it is asked again)."""
         with self._lock, self._guard():
             row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         response = None
@@ -132,7 +133,7 @@ class ResponseCache:
                 response = Response(**data) if isinstance(data, dict) else None
             except (TypeError, ValueError):  # a bad row is a miss: the model is asked again and the row replaced
                 response = None
-            if response is not None and not isinstance(response.text, str):
+            if response is not None and (not isinstance(response.text, str) or not response.text.strip()):
                 response = None
         if response is None:
             self.misses += 1

@@ -49,6 +49,9 @@ class _Replica:
     def fit(self, pairs: list[tuple[str, str]]) -> None:
         self.backend.fit(pairs)
 
+    def fit_answers(self, answers: dict[str, Any]) -> None:
+        self.backend.fit_answers(answers)
+
     async def generate(self, request: Request) -> Response:
         return await self.backend.generate(request)
 
@@ -145,6 +148,9 @@ class RayPool(Backend):
 
     def fit(self, pairs: list[tuple[str, str]]) -> None:
         self._ray.get([r.fit.remote(pairs) for r in self.replicas])
+
+    def fit_answers(self, answers: dict[str, Any]) -> None:
+        self._ray.get([r.fit_answers.remote(answers) for r in self.replicas])
 
     def _free_slots(self) -> asyncio.Queue[int]:
         if self._slots is None:  # made on the run's loop

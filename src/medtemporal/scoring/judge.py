@@ -219,7 +219,7 @@ def judge_answers(
         progress: Show a progress bar on a terminal.
     """
     from medtemporal.backends import load
-    from medtemporal.runner.guard import check_data_use
+    from medtemporal.runner.guard import guard_backend
 
     prompts = prompts or PromptSet()
     backend = load(judge.uri)
@@ -227,7 +227,7 @@ def judge_answers(
         if judge.concurrency < 1:
             raise InvalidInputError(f"--judge-concurrency must be at least 1, not {judge.concurrency}.")
         backend.concurrency = judge.concurrency
-    check_data_use(items[0].benchmark if items else "", licence, backend.endpoint, allow_remote_data)
+    guard_backend(backend, items[0].benchmark if items else "", licence, allow_remote_data)
     identity = judge.identity(backend, prompts)
     result = JudgePass(identity, content_hash(identity), {})
     todo: list[tuple[Kind, Item, str]] = []

@@ -10,7 +10,7 @@ def test_demo_section_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("MEDTEMPORAL_CACHE", str(tmp_path / "cache.sqlite"))
     section = spec("3d-rad").demo(tmp_path, 6, 0)
     assert section.title == "3D-RAD"
-    for argv in section.steps:
+    for argv in section.commands():
         assert main(argv) == 0, argv
     assert section.report.is_file()
     tables = (section.report.parent / "3d-rad_tables.md").read_text()

@@ -72,6 +72,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
     report=_report,
     exports={"3drad": export_official},
-    default_protocol="ct",  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
+    default_protocol="ct",
+    generation={"temperature": 0.0, "max_tokens": 256},  # the release: greedy, max_new_tokens 256 (eval_3DRAD.py 34-52)  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
     demo=demo,
 ))
