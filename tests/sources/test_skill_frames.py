@@ -10,7 +10,8 @@ import pytest
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.skill_frames import PROCEDURES, TRUTH, write_skill_phantoms
-from medtemporal.sources.skill_frames import GOLD, licence_of, read_frame_sets
+from medtemporal.sources.skill_frames import GOLD, read_frame_sets
+from medtemporal.provenance import licence_of
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ file the real datasets lack, ``phantom_truth.jsonl``, and last the checksum
 manifest ``phantom_manifest.json`` that marks the folder synthetic. The readers in
 `medtemporal.sources` read phantoms and real data alike; tests and the demo
 use phantoms because the real data is credentialed. Builders and readers
-import only `marker` from this package, to decide a licence.
+never import this package: the manifest is checked by `medtemporal.provenance`.
 
 Modules:
 
@@ -20,6 +20,6 @@ Modules:
   reports + MIMIC-Ext-CXR-QBA (``medtemporal phantoms cxr``).
 * `chexpert_plus`: CheXpert Plus phantoms (``medtemporal phantoms chexpert-plus``).
 * `skill_frames`: ClinicalSkillQA key-frame sets (``medtemporal phantoms skillqa``).
-* `marker`: `write_phantom_manifest(root, generator, **info)`, the last call of every generator, and
-  `licence_of(*roots)`, ``synthetic`` only for data whose manifest verifies, used by every builder.
+
+Every generator ends with `medtemporal.provenance.write_phantom_manifest`.
 """

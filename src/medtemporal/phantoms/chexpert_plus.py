@@ -16,7 +16,7 @@ image, ``path_to_image`` = ``train/patientNNNNN/studyN/view1_frontal.jpg``),
 ``PNG/train/.../view1_frontal.png`` (and some ``view2_lateral.png``),
 ``phantom_truth.jsonl`` (per study: states, changes and sentences) and, written
 last, ``phantom_manifest.json`` (the checksums of all of it, which mark the
-folder synthetic: `medtemporal.phantoms.marker`).
+folder synthetic: `medtemporal.provenance`).
 
 >>> import tempfile
 >>> made = write_chexpert_plus(tempfile.mkdtemp(), patients=2, seed=0, image_size=64)
@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.cxr_text import DEVICE_TEXT, capitalised, phrase, severity_word
-from medtemporal.phantoms.marker import write_phantom_manifest
+from medtemporal.provenance import write_phantom_manifest
 from medtemporal.phantoms.render import render_cxr
 from medtemporal.phantoms.trajectory import ENTITIES, EntityState, Visit, change_of, simulate_patient
 from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME

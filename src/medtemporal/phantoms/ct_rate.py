@@ -30,7 +30,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.phantoms.marker import write_phantom_manifest
+from medtemporal.provenance import write_phantom_manifest
 from medtemporal.sources.ct_rate import LABELS, volume_path
 
 PATTERNS = ("absent", "persist", "appear", "resolve", "fluctuate")

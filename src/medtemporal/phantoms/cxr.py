@@ -10,7 +10,7 @@ that `medtemporal.sources.mimic_cxr.read_timelines` reads both the same way::
     OUT/mimic-ext-cxr-qba/metadata/{study,patient}_metadata.{parquet,csv.gz}
     OUT/mimic-ext-cxr-qba/quality_mappings.csv
     OUT/phantom_truth.jsonl   (not in the real datasets: the truth, one line per study)
-    OUT/phantom_manifest.json (written last: the checksum of every file, `marker`; marks the data synthetic)
+    OUT/phantom_manifest.json (written last: the checksum of every file, `medtemporal.provenance`; marks the data synthetic)
 
 Ids are random like the real ones (subjects ``1xxxxxxx``, studies ``5xxxxxxx``
 not in time order, DICOM ids of five 8-hex groups); dates are shifted into the
@@ -51,7 +51,7 @@ from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms import cxr_text
-from medtemporal.phantoms.marker import write_phantom_manifest
+from medtemporal.provenance import write_phantom_manifest
 from medtemporal.phantoms.render import region_boxes, render_cxr
 from medtemporal.phantoms.trajectory import (
     ENTITIES,

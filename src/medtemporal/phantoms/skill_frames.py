@@ -8,7 +8,7 @@ true order is recoverable from what each frame shows. 6-frame instances
 show all six steps, 4-frame instances four of them in order. Frames are
 named by identifier in a seeded shuffle, as the organisers sent them, and
 written in the layout `medtemporal.sources.skill_frames` reads, with
-``phantom_manifest.json`` (the verifiable marker, `medtemporal.phantoms.marker`) and ``phantom_truth.jsonl`` (each identifier's step).
+``phantom_manifest.json`` (the verifiable marker, `medtemporal.provenance`) and ``phantom_truth.jsonl`` (each identifier's step).
 
 >>> PROCEDURES["AED"][4].name
 'shock'
@@ -25,7 +25,7 @@ from PIL import Image, ImageDraw, ImageFont
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.marker import write_phantom_manifest
+from medtemporal.provenance import write_phantom_manifest
 from medtemporal.sources.skill_frames import GOLD
 
 TRUTH = "phantom_truth.jsonl"

@@ -18,8 +18,8 @@ from pathlib import Path, PurePosixPath
 
 from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.marker import licence_of as phantom_licence
-from medtemporal.schema import ImageRef, Licence, Study, Timeline
+from medtemporal.provenance import licence_of
+from medtemporal.schema import ImageRef, Study, Timeline
 
 pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
 
@@ -97,12 +97,6 @@ def resolve_image(root: str | Path, path_to_image: str) -> str:
         f"No image for {path_to_image} under {root} (looked for {', '.join(image_candidates(path_to_image))}); "
         "check the image root (it holds PNG/)."
     )
-
-
-def licence_of(root: str | Path) -> Licence:
-    """``synthetic`` for a verified phantom folder (`medtemporal.phantoms.marker`), else ``credentialed``
-    (CheXpert Plus's licence)."""
-    return phantom_licence(root)
 
 
 def study_key(path_to_image: str) -> tuple[str, str]:

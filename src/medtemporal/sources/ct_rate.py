@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.phantoms.marker import licence_of as phantom_licence
-from medtemporal.schema import Finding, ImageRef, Licence, Study, Timeline
+from medtemporal.provenance import licence_of
+from medtemporal.schema import Finding, ImageRef, Study, Timeline
 
 LABELS: tuple[str, ...] = (
     "Medical material", "Arterial wall calcification", "Cardiomegaly", "Pericardial effusion",
@@ -71,12 +71,6 @@ def volume_path(name: str) -> str:
     v = parse_volume_name(name)
     stem = f"{v.split}_{v.patient}"
     return f"dataset/{v.split}/{stem}/{stem}_{v.letter}/{stem}_{v.letter}_{v.reconstruction}.nii.gz"
-
-
-def licence_of(root: str | Path) -> Licence:
-    """``synthetic`` for a verified phantom folder (`medtemporal.phantoms.marker`), else ``credentialed``
-    (CT-RATE's licence)."""
-    return phantom_licence(root)
 
 
 def check_root(root: str | Path) -> Path:

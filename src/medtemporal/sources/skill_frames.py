@@ -27,8 +27,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import Field
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.marker import licence_of as phantom_licence
-from medtemporal.schema import Licence, Record, iter_jsonl
+from medtemporal.schema import Record, iter_jsonl
 
 GOLD = "gold.jsonl"
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
@@ -56,12 +55,6 @@ class FrameSet:
     frames: dict[str, str]
     """Identifier → relative path of its frame."""
     video: str | None = None
-
-
-def licence_of(root: str | Path) -> Licence:
-    """``synthetic`` for a verified phantom folder (`medtemporal.phantoms.marker`), else ``credentialed``
-    (the shared task's data is not open)."""
-    return phantom_licence(root)
 
 
 def read_frame_sets(root: str | Path, *, verify_images: bool = True) -> list[FrameSet]:

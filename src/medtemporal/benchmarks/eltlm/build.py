@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np

@@ -18,17 +18,11 @@ from medtemporal.benchmarks.eltlm.official import BENCHMARK, read_official
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.marker import licence_of as phantom_licence
-from medtemporal.schema import Item, Licence
+from medtemporal.provenance import licence_of
+from medtemporal.schema import Item
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
 
 VERSION = "1.0"
-
-
-def licence_of(roots: list[Path]) -> Licence:
-    """``synthetic`` when every root is verified phantom data (`phantoms.marker.licence_of`), else
-    ``credentialed`` (MIMIC)."""
-    return phantom_licence(*roots)
 
 
 def source_checksums(jpg: Path, qba: Path | None = None) -> dict[str, str]:
@@ -78,7 +72,7 @@ def import_official(path: Path, root: Path | None, verify_images: bool) -> tuple
     if root is not None:
         sources.update(source_checksums(root))
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, licence=licence_of([root]) if root else "credentialed",
+        benchmark=BENCHMARK, version=VERSION, licence=licence_of(root) if root else "credentialed",
         image_root=str(root) if root else None,
         config={"official": Path(path).name, "verify_images": verify_images, "images_resolved": root is not None,
                 "release": counts.as_dict()},
@@ -100,7 +94,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                                          verify_images=args.verify_images, min_visits=2)
     items, more = build_items(timelines, args.seed)
     excluded.update(more)
-    licence = licence_of([jpg, qba])
+    licence = licence_of(jpg, qba)
     questions: dict[str, object] = {"questions": "templates"}
     if args.question_model:
         from medtemporal.benchmarks.eltlm.llm import PROMPT, prompt_sha256, word_questions

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.mi_cxr.balance import Caps
@@ -39,8 +39,8 @@ from medtemporal.benchmarks.mi_cxr.official import check_image_root, read_offici
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.marker import licence_of as phantom_licence
-from medtemporal.schema import Item, Licence
+from medtemporal.provenance import licence_of
+from medtemporal.schema import Item
 
 SOURCE_FILES = {
     "mimic-cxr-jpg": ("mimic-cxr-2.0.0-metadata.csv.gz",),
@@ -118,11 +118,6 @@ def config_from_args(args: argparse.Namespace) -> MiCxrConfig:
     return config
 
 
-def licence_of(roots: Iterable[Path]) -> Licence:
-    """``synthetic`` when every root is verified phantom data (`phantoms.marker.licence_of`), else ``credentialed``."""
-    return phantom_licence(*roots)
-
-
 def source_checksums(roots: dict[str, Path]) -> dict[str, str]:
     """sha256 of each metadata file of `SOURCE_FILES` that exists, keyed ``root/relative path``."""
     out = {}
@@ -155,7 +150,7 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
     manifest = Manifest(
         benchmark=BENCHMARK,
         version=VERSION,
-        licence=licence_of([root]),
+        licence=licence_of(root),
         image_root=str(root),
         config={"official": Path(path).name},
         sources={Path(path).name: sha256_file(Path(path))},
@@ -177,7 +172,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         jpg, qba, reports=args.reports, min_quality=args.min_quality, verify_images=args.verify_images,
         min_visits=WINDOW,
     )
-    licence = licence_of([jpg, qba])
+    licence = licence_of(jpg, qba)
     text_model = None
     settings: dict[str, Any] = {"text": "template"}
     if args.text_model:

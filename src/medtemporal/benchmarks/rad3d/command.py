@@ -25,7 +25,8 @@ from medtemporal.benchmarks.rad3d.reports import OpenQA
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item, Study
-from medtemporal.sources.ct_rate import check_root, licence_of, load_timelines
+from medtemporal.sources.ct_rate import check_root, load_timelines
+from medtemporal.provenance import licence_of
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -27,7 +27,8 @@ from pathlib import Path
 from medtemporal.benchmark import Manifest
 from medtemporal.checksums import sha256_file
 from medtemporal.schema import ImageRef, Item
-from medtemporal.sources.skill_frames import GOLD, FrameSet, licence_of, read_frame_sets
+from medtemporal.sources.skill_frames import GOLD, FrameSet, read_frame_sets
+from medtemporal.provenance import licence_of
 
 BENCHMARK = "skillqa"
 VERSION = "1"
@@ -43,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--frames", type=Path, required=True, metavar="DIR",
                      help="frame-set folder: gold.jsonl and one folder of frames (A.jpg ...) per instance; "
                      "also the image root")
-    src.add_argument("--no-verify-images", action="store_true", help="do not open every frame to check it is an image")
+    src.add_argument("--no-verify-images", dest="verify_images", action="store_false", help="do not open every frame to check it is an image")
     rules = p.add_argument_group("presentation (default: a seeded shuffle, frames labelled A, B, C ... as shown)")
     rules.add_argument("--keep-identifiers", action="store_true",
                        help="show frames under the dataset's own identifiers in their alphabetical order "
@@ -116,7 +117,7 @@ def frame_item(fs: FrameSet, seed: int, *, keep: bool, rename: bool) -> Item:
 def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     """Read and check the frame sets, then make one item per instance (see the module doc)."""
     root = Path(args.frames).resolve()
-    sets = read_frame_sets(root, verify_images=not args.no_verify_images)
+    sets = read_frame_sets(root, verify_images=args.verify_images)
     items = [frame_item(fs, args.seed, keep=args.keep_identifiers, rename=args.rename_identifiers) for fs in sets]
     identity = sum(i.answer == list(i.options) for i in items)
     manifest = Manifest(
@@ -126,7 +127,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
             "presentation": "dataset identifiers" if args.keep_identifiers else "seeded shuffle",
             "shuffle": "uniform over all n! permutations, identity included (002 §2.1)",
             "rename_identifiers": args.rename_identifiers,
-            "verify_images": not args.no_verify_images,
+            "verify_images": args.verify_images,
             "procedures": dict(sorted(Counter(fs.procedure for fs in sets).items())),
             "frames_per_instance": {str(k): v for k, v in sorted(Counter(len(fs.order) for fs in sets).items())},
             "shown_in_true_order": identity,

@@ -46,7 +46,8 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.retrieval import PairEntry, save_corpus
 from medtemporal.schema import Item
-from medtemporal.sources.chexpert_plus import find_csv, licence_of, load_timelines
+from medtemporal.sources.chexpert_plus import find_csv, load_timelines
+from medtemporal.provenance import licence_of
 
 CORPUS = "corpus.jsonl"
 EMBEDDINGS = "embeddings"

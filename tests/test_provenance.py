@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from medtemporal.phantoms.cxr import write_cxr_phantoms
-from medtemporal.phantoms.marker import MANIFEST, licence_of, verify_phantom, write_phantom_manifest
+from medtemporal.provenance import MANIFEST, licence_of, verify_phantom, write_phantom_manifest
 
 
 @pytest.fixture(scope="module")
