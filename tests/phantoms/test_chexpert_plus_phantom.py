@@ -13,8 +13,8 @@ from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.chexpert_plus import write_chexpert_plus
 from medtemporal.phantoms.trajectory import ENTITIES
-from medtemporal.sources.chexpert_plus import load_timelines, read_csv, resolve_image
 from medtemporal.provenance import licence_of
+from medtemporal.sources.chexpert_plus import load_timelines, read_csv, resolve_image
 
 DIRECTION = {"unchanged": "unchanged", "worsened": "worsened", "improved": "improved", "resolved": "improved"}
 

@@ -9,9 +9,9 @@ import pytest
 from PIL import Image
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.provenance import licence_of
 from medtemporal.provenance import write_phantom_manifest
 from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME, load_timelines, read_csv, resolve_image
-from medtemporal.provenance import licence_of
 
 
 def _row(path: str, order: int, patient: str = "patient9", frontal: str = "Frontal", impression: str = "Stable.") -> dict:

@@ -10,8 +10,8 @@ import pytest
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.skill_frames import PROCEDURES, TRUTH, write_skill_phantoms
-from medtemporal.sources.skill_frames import GOLD, read_frame_sets
 from medtemporal.provenance import licence_of
+from medtemporal.sources.skill_frames import GOLD, read_frame_sets
 
 
 @pytest.fixture(scope="module")

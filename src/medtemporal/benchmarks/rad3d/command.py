@@ -24,9 +24,9 @@ from medtemporal.benchmarks.rad3d.pipeline import build_items, rule_questions
 from medtemporal.benchmarks.rad3d.reports import OpenQA
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
+from medtemporal.provenance import licence_of
 from medtemporal.schema import Item, Study
 from medtemporal.sources.ct_rate import check_root, load_timelines
-from medtemporal.provenance import licence_of
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from medtemporal.benchmark import Manifest
 from medtemporal.checksums import sha256_file
+from medtemporal.provenance import licence_of
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.skill_frames import GOLD, FrameSet, read_frame_sets
-from medtemporal.provenance import licence_of
 
 BENCHMARK = "skillqa"
 VERSION = "1"

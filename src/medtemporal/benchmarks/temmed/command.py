@@ -44,10 +44,10 @@ from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_questio
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
+from medtemporal.provenance import licence_of
 from medtemporal.retrieval import PairEntry, save_corpus
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import find_csv, load_timelines
-from medtemporal.provenance import licence_of
 
 CORPUS = "corpus.jsonl"
 EMBEDDINGS = "embeddings"
@@ -114,8 +114,9 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         raise InvalidInputError("--pair-items must be at least 1.")
     patterns = default_patterns(args.pathology_keywords)
     csv = find_csv(root)
-    licence = licence_of(root)
-    collected = collect_instances(load_timelines(root), root)
+    timelines = load_timelines(root)
+    licence = timelines[0].licence if timelines else licence_of(root)
+    collected = collect_instances(timelines, root)
     instances = collected.instances
     if not instances:
         raise InvalidInputError(
