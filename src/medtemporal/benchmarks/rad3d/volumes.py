@@ -33,13 +33,13 @@ from PIL import Image
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.backends.images import file_sha256
-from medtemporal.errors import InvalidInputError, require
+from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import question_prompt
 from medtemporal.registry import register
 from medtemporal.schema import Item, content_hash
-from medtemporal.sources.ct_rate import Scan, read_metadata
+from medtemporal.sources.ct_rate import Scan, load_volume, read_metadata
 
 CACHE_ENV = "MEDTEMPORAL_VOLUME_CACHE"
 MODES = ("slices", "montage", "volume")
@@ -103,16 +103,7 @@ def axial_slices(path: Path, n: int, window: tuple[float, float], root: Path | N
             raise InvalidInputError(f"{path} is not a readable .npy volume; check the preprocessed files.") from None
         vol = np.asarray(data).reshape(-1, *data.shape[-2:])  # (1, D, H, W) → (D, H, W), already in [0, 1]
         return np.clip(vol[sample_indices(vol.shape[0], n)].astype(np.float32), 0, 1)
-    nib = require("nibabel", "core")
-    try:
-        img = nib.load(str(path))
-        data = np.asanyarray(img.dataobj)
-    except Exception as exc:  # nibabel raises many types for a corrupt file
-        raise InvalidInputError(f"{path} is not a readable NIfTI volume ({type(exc).__name__}); download it again.") from None
-    if data.ndim != 3:
-        raise InvalidInputError(f"{path} holds a {data.ndim}-D array; a CT volume must be 3-D (x, y, z).")
-    scan = _scan_for(path, root)
-    picked = data[:, :, sample_indices(data.shape[2], n)].astype(np.float32) * scan.slope + scan.intercept
+    picked = load_volume(path, _scan_for(path, root), lambda depth: sample_indices(depth, n))
     low, high = window
     picked = (np.clip(picked, low, high) - low) / (high - low)
     return np.ascontiguousarray(np.transpose(picked, (2, 1, 0))[:, ::-1, :])  # (z, y, x), anterior up
