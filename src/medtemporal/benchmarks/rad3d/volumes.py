@@ -7,8 +7,10 @@
   "Slice k of N, axial:".
 - ``montage``: the same slices tiled row by row into one image.
 - ``volume``: one ``.npy`` array 1 × ``slices`` × ``size`` × ``size`` in [0, 1] (the M3D-style
-  input the authors' preprocessed files have), passed as the only image part, for backends
-  that read 3D arrays.
+  input the authors' preprocessed files have), passed as the only image part, uncaptioned (the
+  release's M3D prompt is the image tokens, then the question: ``multi_dataset.py`` lines 83–100),
+  for backends that declare they take 3-D arrays (`Backend.takes_volumes`, e.g. ``hf:`` with
+  ``--option volume_input=images``); any other backend is refused before the run starts.
 
 NIfTI values are rescaled to HU with the metadata CSV's slope and intercept when the image
 root holds one (``dataset/metadata/*_metadata.csv``). The authors' ``.npy`` volumes
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from medtemporal.backends.base import GenerateConfig, ImagePart, Part, TextPart
+from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.backends.images import file_sha256
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
@@ -175,6 +177,14 @@ class CTDirect(Solver):
         return {"mode": self.mode, "slices": self.slices, "window": f"{self.window[0]:g},{self.window[1]:g}",
                 "size": self.size}
 
+    def check_backend(self, backend: Backend) -> None:
+        """Refuse ``mode=volume`` for a backend that does not declare it takes 3-D volumes."""
+        if self.mode == "volume" and not backend.takes_volumes:
+            raise InvalidInputError(
+                f"Protocol ct with mode=volume sends 3-D arrays, which {backend.uri} does not declare it takes; "
+                "use mode=slices or mode=montage, or a backend that reads volumes (hf: with --option volume_input=images)."
+            )
+
     def _parts(self, item: Item, image_root: Path) -> list[Part]:
         parts: list[Part] = []
         for ref in item.images:
@@ -185,10 +195,10 @@ class CTDirect(Solver):
             if self.mode == "slices":
                 for k, f in enumerate(files, 1):
                     parts += [TextPart(f"Slice {k} of {len(files)}, axial:"), ImagePart(f)]
+            elif self.mode == "montage":
+                parts += [TextPart(f"{self.slices} axial slices, left to right and top to bottom:"), ImagePart(files[0])]
             else:
-                caption = f"{self.slices} axial slices, left to right and top to bottom:" if self.mode == "montage" \
-                    else f"CT volume, 1 x {self.slices} x {self.size} x {self.size}:"
-                parts += [TextPart(caption), ImagePart(files[0])]
+                parts.append(ImagePart(files[0]))
         return parts
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
