@@ -35,9 +35,9 @@ def test_the_volume_reaches_generate_as_one_5d_tensor(backend, tmp_path):
     np.save(a, np.full((1, 4, 16, 12), 0.25, dtype=np.float32))
     np.save(b, np.random.default_rng(0).random((6, 8, 8)).astype(np.float32) * 0.8)  # D × H × W: a channel is added
     got = asyncio.run(backend.generate(_request(ImagePart(a), TextPart("Is there a nodule?"))))
-    assert got.text == "8x4x16x12x25" and got.finish_reason == "stop"  # 8 placeholders, the shape, the mean
+    assert got.text == "8x4x16x12x2500" and got.finish_reason == "stop"  # 8 placeholders, the shape, the mean
     other = asyncio.run(backend.generate(_request(ImagePart(b), TextPart("Is there a nodule?"))))
-    assert other.text == f"8x6x8x8x{round(float(np.load(b).mean()) * 100)}"
+    assert other.text == f"8x6x8x8x{round(float(np.load(b).mean()) * 10000)}"
     assert backend.takes_volumes and backend.identity()["volume_input"] == "images"
     assert backend.settings()["volume_tokens"] == 8
 

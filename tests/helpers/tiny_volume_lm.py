@@ -2,7 +2,7 @@
 
 ``model.generate(images=<1 × 1 × D × H × W>, inputs=<ids>, ...)`` as M3D-LaMed's remote code
 (``BAAI-DCAI/M3D`` ``LaMed/src/model/language_model/lamed_phi3.py``): it returns only the new
-tokens. Its answer spells what it received, ``"<placeholders>x<D>x<H>x<W>x<mean of the volume × 100>"``,
+tokens. Its answer spells what it received, ``"<placeholders>x<D>x<H>x<W>x<mean of the volume × 10000>"``,
 so a test can prove the volume and the prompt's placeholders arrived.
 """
 
@@ -43,7 +43,7 @@ class TinyVolForCausalLM(PreTrainedModel):
             raise ValueError("images must have the model's dtype")
         patches = int((inputs == self.config.patch_token_id).sum())
         depth, height, width = images.shape[2:]
-        text = f"{patches}x{depth}x{height}x{width}x{round(float(images.float().mean()) * 100)}"
+        text = f"{patches}x{depth}x{height}x{width}x{round(float(images.float().mean()) * 10000)}"
         ids = [self.config.char_ids[c] for c in text][:max_new_tokens]
         ids += [self.config.eos_token_id] * (len(ids) < max_new_tokens)
         return torch.tensor([ids], dtype=torch.long, device=inputs.device)
