@@ -22,6 +22,8 @@ import pandas as pd
 from medtemporal.benchmarks.rad3d.command import build
 from medtemporal.phantoms.ct_rate import write_ct_rate
 
+TARGET_S = 10.0
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -52,8 +54,10 @@ def main() -> None:
         best, read = min(walls), min(reads)
         print(f"{args.patients} patients → {len(items)} items {dict(sorted(Counter(i.task for i in items).items()))}")
         print(f"read {len(csvs)} CSVs (pandas): {read:.2f} s")
-        print(f"build: {best:.2f} s wall (best of {args.repeats}), {min(cpus):.2f} s CPU; "
-              f"ratio build / read {best / read:.1f}; target ≤ 10 s: {'met' if best <= 10 else 'NOT met'}")
+        print(f"build: {best:.2f} s wall (best of {args.repeats}), {min(cpus):.2f} s CPU "
+              f"(CPU / wall {min(cpus) / best:.2f}: below 1 when the machine is busy)")
+        print(f"ratio build / read {best / read:.0f}; ratio build / target {best / TARGET_S:.2f} "
+              f"(target ≤ {TARGET_S:g} s: {'met' if best <= TARGET_S else 'NOT met'})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -76,10 +76,11 @@ def temporal_items(t: Timeline, seed: int) -> tuple[list[Item], list[Item]]:
     order = list(TEMPORAL_LABELS)
     rng.shuffle(order)
     now = _labels(current)
+    earlier = [_labels(s) for s in t.studies[:-1]]
     image = ImageRef(path=_raw(current).path, role="volume", label="Current CT volume")
     static, longitudinal = [], []
     for label in order:
-        history = [_labels(s)[label] for s in t.studies[:-1]]
+        history = [labels[label] for labels in earlier]
         answer = category(history, now[label])
         meta = _meta(t, current, label=label, history=history)
         common = dict(benchmark=BENCHMARK, images=[image], options=TEMPORAL_OPTIONS, answer_type="choice",
