@@ -9,16 +9,17 @@ that, and `released_scores` scores a run with it so reports show both.
 Open tasks (1–3) are scored as ``evaluate_result.py`` lines 25–63 and 89–112
 do, through the libraries: corpus BLEU-1 (``rad3d_bleu_1``; HF ``bleu`` with
 ``max_order=1``, no smoothing: sacrebleu's ``Tokenizer13a`` tokens, which HF
-``bleu`` copies, and tensorflow-nmt's ``compute_bleu``, which equals sacrebleu's
-corpus BLEU with ``max_ngram_order=1, smooth_method="none"`` and, when no output
-is empty, nltk's ``corpus_bleu`` with ``weights=(1,)``; tests check both), ROUGE-1 F
+``bleu`` copies, and tensorflow-nmt's ``compute_bleu`` formula, which with one
+reference is sacrebleu's corpus BLEU with ``max_ngram_order=1, smooth_method="none"``
+and, when no output is empty, nltk's ``corpus_bleu`` with ``weights=(1,)``; tests
+check ours against both libraries), ROUGE-1 F
 (``rad3d_rouge_1``; ``rouge_score`` without stemming, the mean over samples
 where HF ``rouge`` reports an unseeded bootstrap mid-point), METEOR per sample
 (``rad3d_meteor``; nltk ``meteor_score`` with its defaults, as HF ``meteor``)
 and BERTScore F1 (the shared ``bertscore_f1``: roberta-large, layer 17, no
 idf, no rescaling, unless ``$MEDTEMPORAL_BERTSCORE_MODEL`` names another
-encoder). An empty or missing answer scores 0: the release drops it
-(``eval_3DRAD.py`` lines 159–162).
+encoder). An empty or missing answer scores 0 (in BLEU-1: no match, while its
+reference's length still counts): the release drops it (``eval_3DRAD.py`` lines 159–162).
 """
 
 from __future__ import annotations
