@@ -51,7 +51,7 @@ class ImageRef(Record):
     @field_validator("path")
     @classmethod
     def _relative(cls, v: str) -> str:
-        if not v or v.startswith("/") or ".." in Path(v).parts:
+        if not v or v.startswith("/") or ".." in v.split("/"):
             raise ValueError("must be a non-empty path relative to the image root")
         return v
 
@@ -119,8 +119,8 @@ class Item(Record):
     def create(cls, **fields: Any) -> "Item":
         """Build an item whose ``id`` is the hash of its content."""
         draft = cls.model_validate({**fields, "id": ""})
-        body = draft.model_dump(mode="json", exclude={"id"})
-        return draft.model_copy(update={"id": content_hash(body)})
+        draft.__dict__["id"] = content_hash(draft.model_dump(mode="json", exclude={"id"}))  # frozen: set once, here
+        return draft
 
     @property
     def cluster(self) -> str:
@@ -173,9 +173,12 @@ class Score(Record):
     higher_is_better: bool = True
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def content_hash(obj: Any, length: int = 16) -> str:
     """Stable hex hash of a JSON-serialisable object (sorted keys, UTF-8)."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = _CANONICAL.encode(obj)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
 

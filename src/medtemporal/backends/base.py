@@ -168,6 +168,13 @@ class Backend(ABC):
     """Whether responses are worth keeping in the response cache (False for instant baselines)."""
 
     @property
+    def takes_volumes(self) -> bool:
+        """Whether an `ImagePart` may be a 3-D volume the model reads whole: a ``.npy`` array
+        1 × depth × height × width in [0, 1] (M3D-style input). Protocols that send volumes refuse
+        a backend without it. Default False."""
+        return False
+
+    @property
     def endpoint(self) -> str | None:
         """The URL requests (and their images) are sent to; None when the model runs in this process."""
         return None

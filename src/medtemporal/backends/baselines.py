@@ -52,6 +52,7 @@ class RandomBaseline(Backend):
     """
 
     cacheable = False
+    takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
 
     def __init__(self, uri: str, seed: int = 0) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -79,6 +80,7 @@ class ConstantBaseline(Backend):
     """Always the same answer (``constant-A``, ``constant-Yes``), whatever the question."""
 
     cacheable = False
+    takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
 
     def __init__(self, uri: str, answer: str) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -101,6 +103,7 @@ class MajorityBaseline(Backend):
     """
 
     cacheable = False
+    takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
 
     def __init__(self, uri: str) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -137,6 +140,7 @@ class OracleBaseline(Backend):
     """Each item's true answer, as fitted by the runner: the score every metric gives a perfect model."""
 
     cacheable = False
+    takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
 
     def __init__(self, uri: str) -> None:
         super().__init__(uri=uri, concurrency=64)

@@ -6,17 +6,39 @@ request's order), and batched generation: concurrent requests with the same
 generation settings are padded (left) into one ``generate`` call. Needs the
 ``hf`` extra (torch, transformers), imported only when such a backend is
 loaded.
+
+Volume models (``--option volume_input=images``): models such as M3D-LaMed
+(``BAAI-DCAI/M3D``, remote code: ``trust_remote_code=true``) read a CT volume as
+one 5-D tensor, 1 × 1 × depth × height × width, through a keyword of their own
+``generate`` (M3D: ``model.generate(images, inputs, ...)``, ``LaMed/src/model/
+language_model/lamed_phi3.py``). Such a backend is loaded with
+``AutoModelForCausalLM`` and ``AutoTokenizer``, takes ``.npy`` volumes (`Backend.takes_volumes`;
+protocol ``ct`` with ``mode=volume`` writes them), writes the prompt as plain text
+with ``volume_tokens`` copies of ``volume_token`` where the volume goes (M3D:
+256 ``<im_patch>``, then the question; no chat template, as its evaluation
+``Bench/eval/eval_vqa.py``), and answers one request per ``generate`` call (batch 1, as
+that evaluation).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import LOCAL_MAX_TOKENS, Backend, GenerateConfig, ImagePart, Request, Response
+import numpy as np
+
+from medtemporal.backends.base import (
+    LOCAL_MAX_TOKENS,
+    Backend,
+    GenerateConfig,
+    ImagePart,
+    Request,
+    RequestError,
+    Response,
+)
 from medtemporal.backends.batching import MicroBatcher
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, decoded_images
 from medtemporal.errors import InvalidInputError, require
@@ -32,6 +54,8 @@ class _Prepared:
     text: str
     images: list[Any]
     config: GenerateConfig
+    volumes: list[np.ndarray] = field(default_factory=list)
+    """Volume mode: each volume as 1 × depth × height × width."""
 
 
 def chat_messages(request: Request) -> list[dict[str, Any]]:
@@ -45,6 +69,39 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
         ]
         out.append({"role": message.role, "content": content})
     return out
+
+
+def volume_prompt(request: Request, placeholder: str) -> str:
+    """The request as plain text, ``placeholder`` where each volume goes (the volume mode's prompt).
+
+    Texts are joined by newlines; the text after a volume follows its placeholder directly, as
+    M3D's prompt is ``"<im_patch>" * 256 + question``.
+    """
+    text = f"{request.system_prompt}\n" if request.system_prompt else ""
+    for message in request.messages:
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                text += placeholder if not text or text.endswith("\n") else f"\n{placeholder}"
+            else:
+                text += part.text if not text or text.endswith((placeholder, "\n")) else f"\n{part.text}"
+    return text
+
+
+def read_volume(path: Path) -> np.ndarray:
+    """A ``.npy`` volume as float32 1 × depth × height × width; a bad file is one `RequestError` sentence."""
+    if path.suffix != ".npy":
+        raise RequestError(f"{path.name} is not a .npy volume; this backend reads 3-D volumes only "
+                           "(use protocol ct with mode=volume).", reason="not_a_volume")
+    try:
+        array = np.load(path)
+    except (OSError, ValueError):
+        raise RequestError(f"{path} is not a readable .npy volume.", reason="bad_volume") from None
+    if array.ndim == 3:
+        array = array[None]
+    if array.ndim != 4 or array.shape[0] != 1:
+        raise RequestError(f"{path.name} has shape {array.shape}; a volume must be 1 x depth x height x width.",
+                           reason="bad_volume")
+    return array.astype(np.float32, copy=False)
 
 
 def _fingerprint(path: Path) -> str | None:
@@ -80,7 +137,12 @@ class HFBackend(Backend):
         attn_implementation: ``sdpa``, ``eager``, ``flash_attention_2`` ... (default: transformers' choice).
         processor_kwargs: keyword arguments of ``AutoProcessor.from_pretrained``, e.g. the image resolution
             (``{"min_pixels": 200704, "max_pixels": 1003520}`` for Qwen2-VL, ``{"size": {"longest_edge": 1536}}``
-            for Idefics3); they change what the model sees, so they are part of its identity.
+            for Idefics3); they change what the model sees, so they are part of its identity. In volume mode,
+            keyword arguments of ``AutoTokenizer.from_pretrained`` (M3D: ``{"use_fast": false}``).
+        volume_input: the keyword of the model's ``generate`` that takes the volume tensor (M3D-LaMed: ``images``);
+            set, the backend runs in volume mode (see the module docstring).
+        volume_token: the placeholder token a volume stands for in the prompt (M3D: ``<im_patch>``).
+        volume_tokens: how many placeholders per volume (M3D: 256, its ``proj_out_num``).
     """
 
     def __init__(
@@ -98,6 +160,9 @@ class HFBackend(Backend):
         device_map: str | dict[str, Any] | None = None,
         attn_implementation: str | None = None,
         processor_kwargs: dict[str, Any] | None = None,
+        volume_input: str | None = None,
+        volume_token: str = "<im_patch>",
+        volume_tokens: int = 256,
     ) -> None:
         super().__init__(uri=uri, max_images=max_images, concurrency=2 * batch_size)
         if dtype not in DTYPES:
@@ -107,6 +172,11 @@ class HFBackend(Backend):
                 f"processor_kwargs must be a JSON object, not {processor_kwargs!r}; "
                 """write e.g. --option 'processor_kwargs={"max_pixels": 401408}'."""
             )
+        if volume_input is not None and not (isinstance(volume_input, str) and volume_input.isidentifier()):
+            raise InvalidInputError(f"volume_input must name a keyword of the model's generate (e.g. images), "
+                                    f"not {volume_input!r}.")
+        if isinstance(volume_tokens, bool) or not isinstance(volume_tokens, int) or volume_tokens < 0:
+            raise InvalidInputError(f"volume_tokens must be a whole number of 0 or more, not {volume_tokens!r}.")
         if not isinstance(trust_remote_code, bool):
             raise InvalidInputError(f"trust_remote_code must be true or false, not {trust_remote_code!r}.")
         torch = require("torch", "hf")
@@ -119,6 +189,10 @@ class HFBackend(Backend):
         self.device_map = device_map
         self.attn_implementation = attn_implementation
         self.processor_kwargs = dict(processor_kwargs or {})
+        self.volume_input = volume_input
+        self.volume_placeholder = volume_token * volume_tokens
+        self._volume_settings = {"volume_input": volume_input, "volume_token": volume_token,
+                                 "volume_tokens": volume_tokens} if volume_input else {}
         self.images = decoded_images(max_pixels)
         """Decoded, shrunk images, each loaded once however many requests show it."""
         model_kwargs: dict[str, Any] = {
@@ -130,18 +204,20 @@ class HFBackend(Backend):
             model_kwargs["device_map"] = device_map
         if attn_implementation is not None:
             model_kwargs["attn_implementation"] = attn_implementation
+        loader = transformers.AutoModelForCausalLM if volume_input else transformers.AutoModelForImageTextToText
+        kind = "a causal language model" if volume_input else "an image-text-to-text model"
         try:
-            self.processor = transformers.AutoProcessor.from_pretrained(
+            self.processor = (transformers.AutoTokenizer if volume_input else transformers.AutoProcessor).from_pretrained(
                 name, revision=revision, trust_remote_code=trust_remote_code, **self.processor_kwargs
             )
-            model = transformers.AutoModelForImageTextToText.from_pretrained(name, **model_kwargs)
+            model = loader.from_pretrained(name, **model_kwargs)
         except OSError as exc:
             raise InvalidInputError(
                 f"Cannot load a model from {name!r} ({exc}); pass a local folder with the model, or a Hub name."
             ) from None
         except (ValueError, TypeError, ImportError) as exc:  # "Unrecognized configuration class", bad kwargs ...
             raise InvalidInputError(
-                f"{name!r} is not an image-text-to-text model transformers can load with these options ({exc}); "
+                f"{name!r} is not {kind} transformers can load with these options ({exc}); "
                 "pass a vision-language model and check --option values, or serve it and use an openai+http:// URI."
             ) from None
         if device_map is None:
@@ -170,6 +246,7 @@ class HFBackend(Backend):
             "device": self._torch.device(self.device).type,
             "max_pixels": self.max_pixels,
             **({"processor_kwargs": self.processor_kwargs} if self.processor_kwargs else {}),
+            **self._volume_settings,
         }
 
     def settings(self) -> dict[str, Any]:
@@ -183,9 +260,21 @@ class HFBackend(Backend):
             "processor_kwargs": self.processor_kwargs,
             "batch_size": self.batch_size,
             "max_images": self.max_images,
+            **self._volume_settings,
         }
 
+    @property
+    def takes_volumes(self) -> bool:
+        """True in volume mode (``volume_input`` set)."""
+        return self.volume_input is not None
+
     def _prepare(self, request: Request) -> _Prepared:
+        if self.volume_input:
+            if request.n_images > 1:
+                raise RequestError(f"The request has {request.n_images} volumes; {self.uri} reads one per request.",
+                                   reason="too_many_images")
+            volumes = [read_volume(path) for path in request.image_paths]
+            return _Prepared(volume_prompt(request, self.volume_placeholder), [], request.config, volumes)
         text = self.processor.apply_chat_template(chat_messages(request), add_generation_prompt=True, tokenize=False)
         images = [self.images.get(path) for path in request.image_paths]
         return _Prepared(text, images, request.config)
@@ -200,14 +289,8 @@ class HFBackend(Backend):
                 return i
         return len(row)
 
-    def _run_batch(self, batch: list[_Prepared]) -> list[Response]:
-        torch = self._torch
-        cfg = batch[0].config
-        images = [p.images for p in batch] if batch[0].images else None
-        inputs = self.processor(text=[p.text for p in batch], images=images, padding=True, return_tensors="pt")
-        inputs = inputs.to(self.device)
-        if "pixel_values" in inputs:
-            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+    def _generate_kwargs(self, cfg: GenerateConfig) -> tuple[dict[str, Any], int]:
+        """``generate`` settings for ``cfg`` (greedy at temperature 0) and the output cap."""
         sample = (cfg.temperature or 0.0) > 0
         limit = cfg.max_tokens or LOCAL_MAX_TOKENS
         kwargs: dict[str, Any] = {"max_new_tokens": limit, "do_sample": sample}
@@ -216,9 +299,39 @@ class HFBackend(Backend):
             if cfg.top_p is not None:
                 kwargs["top_p"] = cfg.top_p
             if cfg.seed is not None:
-                torch.manual_seed(cfg.seed)
+                self._torch.manual_seed(cfg.seed)
         else:
             kwargs.update(temperature=None, top_p=None, top_k=None)
+        return kwargs, limit
+
+    def _run_volume(self, prepared: _Prepared) -> Response:
+        """One volume-mode request: ``generate(<volume_input>=1 × 1 × D × H × W, inputs=ids, ...)``."""
+        torch = self._torch
+        kwargs, limit = self._generate_kwargs(prepared.config)
+        ids = self.tokenizer(prepared.text, return_tensors="pt")["input_ids"].to(self.device)
+        if prepared.volumes:
+            volume = torch.from_numpy(prepared.volumes[0])[None].to(device=self.device, dtype=self.model.dtype)
+            kwargs[self.volume_input] = volume
+        with torch.inference_mode():
+            out = self.model.generate(inputs=ids, attention_mask=torch.ones_like(ids), **kwargs)
+        row = out[0].tolist()
+        prompt = ids[0].tolist()
+        new = row[len(prompt):] if row[: len(prompt)] == prompt else row  # embeds-based models return only new tokens
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        k = self._count_output(new)
+        return Response(text.strip(), len(prompt), k, self.name, finish_reason="length" if k >= limit else "stop")
+
+    def _run_batch(self, batch: list[_Prepared]) -> list[Response]:
+        if self.volume_input:
+            return [self._run_volume(p) for p in batch]
+        torch = self._torch
+        cfg = batch[0].config
+        images = [p.images for p in batch] if batch[0].images else None
+        inputs = self.processor(text=[p.text for p in batch], images=images, padding=True, return_tensors="pt")
+        inputs = inputs.to(self.device)
+        if "pixel_values" in inputs:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        kwargs, limit = self._generate_kwargs(cfg)
         with torch.inference_mode():
             out = self.model.generate(**inputs, **kwargs)
         new = out[:, inputs["input_ids"].shape[1] :].tolist()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from medtemporal.backends.base import GenerateConfig, ImagePart, Message, Part, Request, Response, TextPart
+from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Message, Part, Request, Response, TextPart
 from medtemporal.benchmark import BenchmarkSpec, spec
 from medtemporal.prompts import PromptSet
 from medtemporal.schema import ImageRef, Item
@@ -49,6 +49,10 @@ class Solver(ABC):
         """Models besides the run's that this protocol calls (`medtemporal.protocols.side_model.SideModel`);
         the runner opens each through the data-use guard."""
         return ()
+
+    def check_backend(self, backend: Backend) -> None:
+        """Refuse, in one sentence (`medtemporal.errors.InvalidInputError`), a backend this protocol cannot
+        feed; the runner calls it before anything is written. Default: any backend."""
 
     def max_images(self, item: Item) -> int:
         """The most images one request for ``item`` carries (the runner sizes engines such as vLLM by it)."""

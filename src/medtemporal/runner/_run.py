@@ -463,6 +463,7 @@ async def arun(
         backend = model
     cache = log = lock = None
     try:
+        solver.check_backend(backend)
         guard_backend(backend, bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
         for side in solver.side_models():
             side.open(bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)

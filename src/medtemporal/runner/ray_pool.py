@@ -44,7 +44,8 @@ class _Replica:
         """Identity, settings, image limit, concurrency and cacheability of the replica's backend."""
         b = self.backend
         return {"identity": b.identity(), "settings": b.settings(), "max_images": b.max_images,
-                "concurrency": b.concurrency, "cacheable": b.cacheable, "endpoint": b.endpoint}
+                "concurrency": b.concurrency, "cacheable": b.cacheable, "endpoint": b.endpoint,
+                "takes_volumes": b.takes_volumes}
 
     def fit(self, pairs: list[tuple[str, str]]) -> None:
         self.backend.fit(pairs)
@@ -128,12 +129,17 @@ class RayPool(Backend):
         self._identity = first["identity"]
         self._settings = first["settings"]
         self._endpoint = first["endpoint"]
+        self._takes_volumes = bool(first.get("takes_volumes", False))
         self.cacheable = first["cacheable"]  # type: ignore[misc]  (the replicas' backend decides)
         self._per_replica = per_replica
         self._slots: asyncio.Queue[int] | None = None
         self._dead: set[int] = set()
         self.served_by: dict[int, int] = {}
         """Replica index → requests it answered (for logs, tests and the scaling bench)."""
+
+    @property
+    def takes_volumes(self) -> bool:
+        return self._takes_volumes
 
     @property
     def endpoint(self) -> str | None:

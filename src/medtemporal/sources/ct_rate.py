@@ -27,7 +27,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -157,22 +157,32 @@ def read_metadata(path: Path) -> dict[str, Scan]:
     return out
 
 
-def load_volume(path: str | Path, scan: Scan | None = None) -> np.ndarray:
+def load_volume(path: str | Path, scan: Scan | None = None,
+                pick: Callable[[int], np.ndarray] | None = None) -> np.ndarray:
     """A volume in Hounsfield units (float32, x × y × z), rescaled by the metadata's slope and intercept.
 
+    Args:
+        path: a ``.nii`` or ``.nii.gz`` file.
+        scan: its metadata row (slope 1, intercept 0 when None).
+        pick: given the number of axial slices, the indices of those to keep (all when None); only
+            those are converted to floats, so memory stays near the stored volume's size.
+
     Raises:
-        InvalidInputError: the file is missing or not a readable NIfTI.
+        InvalidInputError: the file is missing, not a readable NIfTI, or not 3-D.
     """
     nib = require("nibabel", "core")
     path = Path(path)
     if not path.is_file():
         raise InvalidInputError(f"{path} does not exist; check the CT-RATE root.")
     try:
-        data = np.asarray(nib.load(str(path)).dataobj)
+        data = np.asanyarray(nib.load(str(path)).dataobj)
     except Exception as exc:  # nibabel raises many types for a corrupt file (gzip, EOF, header)
         raise InvalidInputError(f"{path} is not a readable NIfTI volume ({type(exc).__name__}); download it again.") from None
+    if data.ndim != 3:
+        raise InvalidInputError(f"{path} holds a {data.ndim}-D array; a CT volume must be 3-D (x, y, z).")
     scan = scan or Scan()
-    return data.astype(np.float32) * np.float32(scan.slope) + np.float32(scan.intercept)
+    picked = data if pick is None else data[:, :, pick(data.shape[2])]
+    return picked.astype(np.float32) * np.float32(scan.slope) + np.float32(scan.intercept)
 
 
 def readable(path: Path) -> bool:

@@ -26,17 +26,33 @@ def _values(name: str) -> np.ndarray:
     return m.score([_item(r) for r in REFS], OUTS)
 
 
-def test_corpus_bleu_1_equals_nltk():
-    from nltk.tokenize import word_tokenize
-    from nltk.translate.bleu_score import corpus_bleu
+def _bleu(refs, outs) -> float:
+    m = metric("rad3d_bleu_1")
+    return float(reduce_bleu_1(m.score([_item(r) for r in refs], outs).sum(0), np.array(len(refs))))
 
-    stats = _values("rad3d_bleu_1")
-    ours = float(reduce_bleu_1(stats.sum(0), np.array(len(REFS))))
-    theirs = corpus_bleu([[word_tokenize(r)] for r in REFS], [word_tokenize(o or "") for o in OUTS], weights=(1.0,))
-    assert ours == pytest.approx(theirs, abs=1e-12) and 0 < ours < 1
-    short = stats.copy()
-    short[:, 1] = 1  # outputs far shorter than references: the brevity penalty bites
-    assert float(reduce_bleu_1(short.sum(0), np.array(5))) < ours
+
+def test_corpus_bleu_1_is_hf_bleu_13a_tokens_and_nmt_formula():
+    """HF ``bleu`` = 13a tokens + nmt ``compute_bleu``; sacrebleu's corpus BLEU computes the same
+    (order 1, no smoothing, one reference), nltk's ``corpus_bleu`` too when no output is empty."""
+    from nltk.translate.bleu_score import corpus_bleu
+    from sacrebleu.metrics import BLEU
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    sacre = BLEU(max_ngram_order=1, smooth_method="none", tokenize="13a")
+    ours = _bleu(REFS, OUTS)
+    assert ours == pytest.approx(sacre.corpus_score([o or "" for o in OUTS], [REFS]).score / 100, abs=1e-12)
+    assert 0 < ours < 1
+    # 13a splits punctuation off ("region." → "region ."), as HF bleu does; nltk on the same tokens agrees
+    assert Tokenizer13a()("Right hilar region.").split() == ["Right", "hilar", "region", "."]
+    filled = [o or "Pacemaker" for o in OUTS]
+    tok = Tokenizer13a()
+    nltk_value = corpus_bleu([[tok(r).split()] for r in REFS], [tok(o).split() for o in filled], weights=(1.0,))
+    assert _bleu(REFS, filled) == pytest.approx(nltk_value, abs=1e-12)
+    assert _bleu(REFS, filled) == pytest.approx(sacre.corpus_score(filled, [REFS]).score / 100, abs=1e-12)
+    # brevity penalty: outputs shorter than the references lose; an empty output only lengthens the references
+    assert _bleu(["a b c d"], ["a b"]) == pytest.approx(np.exp(1 - 4 / 2))
+    assert _bleu(["a b", "c d"], ["a b", ""]) == pytest.approx(np.exp(1 - 4 / 2))
+    assert _bleu(["a b"], ["a b x y"]) == pytest.approx(0.5) and _bleu(["a"], [""]) == 0
 
 
 def test_rouge_1_and_meteor_equal_the_libraries_and_empty_scores_zero():

@@ -40,6 +40,7 @@ class HistoryBaseline(Backend):
     """Answers Task 6 from the history in its text (no image is looked at)."""
 
     cacheable = False
+    takes_volumes = True  # looks at no image
 
     def __init__(self, uri: str, rule: str) -> None:
         super().__init__(uri=uri, concurrency=64)

@@ -15,6 +15,7 @@ Correct answers of closed tasks come from labels only. The same timelines and se
 
 from __future__ import annotations
 
+import gc
 import random
 from collections import Counter
 from typing import Callable, Sequence
@@ -76,10 +77,11 @@ def temporal_items(t: Timeline, seed: int) -> tuple[list[Item], list[Item]]:
     order = list(TEMPORAL_LABELS)
     rng.shuffle(order)
     now = _labels(current)
+    earlier = [_labels(s) for s in t.studies[:-1]]
     image = ImageRef(path=_raw(current).path, role="volume", label="Current CT volume")
     static, longitudinal = [], []
     for label in order:
-        history = [_labels(s)[label] for s in t.studies[:-1]]
+        history = [labels[label] for labels in earlier]
         answer = category(history, now[label])
         meta = _meta(t, current, label=label, history=history)
         common = dict(benchmark=BENCHMARK, images=[image], options=TEMPORAL_OPTIONS, answer_type="choice",
@@ -118,19 +120,25 @@ def build_items(timelines: Sequence[Timeline], tasks: Sequence[str], seed: int,
     """Items of ``tasks`` in task order (1–6), and the counts of what could not be asked."""
     by_task: dict[str, list[Item]] = {t: [] for t in ("task1", "task2", "task3", "task4", "task5", "task6")}
     skipped: Counter[str] = Counter()
-    for t in tqdm(timelines, desc="3d-rad", unit="patient", disable=None, leave=False):
-        if "task4" in tasks:
-            got = existence_items(t, seed)
-            skipped["existence_first_scan_not_a"] += not got
-            by_task["task4"] += got
-        if "task5" in tasks or "task6" in tasks:
-            static, longitudinal = temporal_items(t, seed)
-            if not static:
-                skipped["temporal_single_scan" if len(t.studies) < 2 else "temporal_scan_after_h"] += 1
-            by_task["task5"] += static
-            by_task["task6"] += longitudinal
-        if {"task1", "task2", "task3"} & set(tasks):
-            for item in open_items(t, questions):
-                by_task[item.task].append(item)
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of acyclic records: cyclic collections would rescan them all for nothing
+    try:
+        for t in tqdm(timelines, desc="3d-rad", unit="patient", disable=None, leave=False):
+            if "task4" in tasks:
+                got = existence_items(t, seed)
+                skipped["existence_first_scan_not_a"] += not got
+                by_task["task4"] += got
+            if "task5" in tasks or "task6" in tasks:
+                static, longitudinal = temporal_items(t, seed)
+                if not static:
+                    skipped["temporal_single_scan" if len(t.studies) < 2 else "temporal_scan_after_h"] += 1
+                by_task["task5"] += static
+                by_task["task6"] += longitudinal
+            if {"task1", "task2", "task3"} & set(tasks):
+                for item in open_items(t, questions):
+                    by_task[item.task].append(item)
+    finally:
+        if collecting:
+            gc.enable()
     items = [i for task in by_task if task in tasks for i in by_task[task]]
     return items, {k: v for k, v in sorted(skipped.items()) if v}

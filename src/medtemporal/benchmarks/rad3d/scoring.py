@@ -7,16 +7,19 @@ line 123) counts an output right when the case-sensitive substring
 that, and `released_scores` scores a run with it so reports show both.
 
 Open tasks (1–3) are scored as ``evaluate_result.py`` lines 25–63 and 89–112
-do, through the libraries: corpus BLEU-1 (``rad3d_bleu_1``; nltk's
-``corpus_bleu`` with weights ``(1,)``, on ``nltk.word_tokenize`` tokens where
-the release's HF ``bleu`` uses its 13a tokenizer), ROUGE-1 F
+do, through the libraries: corpus BLEU-1 (``rad3d_bleu_1``; HF ``bleu`` with
+``max_order=1``, no smoothing: sacrebleu's ``Tokenizer13a`` tokens, which HF
+``bleu`` copies, and tensorflow-nmt's ``compute_bleu`` formula, which with one
+reference is sacrebleu's corpus BLEU with ``max_ngram_order=1, smooth_method="none"``
+and, when no output is empty, nltk's ``corpus_bleu`` with ``weights=(1,)``; tests
+check ours against both libraries), ROUGE-1 F
 (``rad3d_rouge_1``; ``rouge_score`` without stemming, the mean over samples
 where HF ``rouge`` reports an unseeded bootstrap mid-point), METEOR per sample
 (``rad3d_meteor``; nltk ``meteor_score`` with its defaults, as HF ``meteor``)
 and BERTScore F1 (the shared ``bertscore_f1``: roberta-large, layer 17, no
 idf, no rescaling, unless ``$MEDTEMPORAL_BERTSCORE_MODEL`` names another
-encoder). An empty or missing answer scores 0: the release drops it
-(``eval_3DRAD.py`` lines 159–162).
+encoder). An empty or missing answer scores 0 (in BLEU-1: no match, while its
+reference's length still counts): the release drops it (``eval_3DRAD.py`` lines 159–162).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import warnings
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -57,6 +60,14 @@ def released(item: Item, text: str) -> str | None:
 
 
 @lru_cache(maxsize=1)
+def _tokenize_13a() -> Callable[[str], str]:
+    """sacrebleu's 13a tokenizer (what HF ``bleu`` tokenizes with: ``metrics/bleu/tokenizer_13a.py``)."""
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    return Tokenizer13a()
+
+
+@lru_cache(maxsize=1)
 def _tools() -> tuple:
     require_nltk_data()
     from nltk.tokenize import word_tokenize
@@ -74,29 +85,34 @@ def _pairs(items: Sequence[Item], answers: Sequence[Answer]) -> list[tuple[str, 
 
 
 def reduce_bleu_1(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Corpus BLEU-1 from summed (clipped matches, output tokens, reference tokens, precision denominator).
+    """Corpus BLEU-1 from summed (clipped matches, output tokens, reference tokens).
 
-    Precision × brevity penalty, equal to ``nltk.translate.bleu_score.corpus_bleu(refs, hyps,
-    weights=(1,))`` (tests check it), whose precision denominator counts an empty output as 1;
-    written on summed statistics so the clustered bootstrap stays vectorised.
+    tensorflow-nmt ``compute_bleu`` with ``max_order=1, smooth=False`` (HF ``bleu``): precision
+    = matches / output tokens, times the brevity penalty ``exp(1 - ref/out)`` when ``out <= ref``;
+    0 when there is no output token at all (where nmt divides by zero). Written on summed
+    statistics so the clustered bootstrap stays vectorised; tests check it against sacrebleu
+    and nltk.
     """
-    matches, hyp, ref, denominator = sums[..., 0], sums[..., 1], sums[..., 2], sums[..., 3]
+    matches, hyp, ref = sums[..., 0], sums[..., 1], sums[..., 2]
     with np.errstate(divide="ignore", invalid="ignore"):
-        precision = matches / np.maximum(denominator, 1)
-        bp = np.where(hyp >= ref, 1.0, np.exp(1 - ref / np.where(hyp > 0, hyp, 1)))
+        precision = matches / np.where(hyp > 0, hyp, 1)
+        bp = np.where(hyp > ref, 1.0, np.exp(1 - ref / np.where(hyp > 0, hyp, 1)))
     return np.where(hyp > 0, precision * bp, 0.0)
 
 
 @register("metric", "rad3d_bleu_1", higher_is_better=True, aggregation=reduce_bleu_1, percent=True,
-          description="corpus BLEU-1 as 3D-RAD's release (nltk corpus_bleu on word_tokenize tokens); empty scores 0")
+          description="corpus BLEU-1 as 3D-RAD's release (HF bleu: 13a tokens, nmt compute_bleu, max_order 1)")
 def bleu_1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample (clipped unigram matches, output length, reference length, max(1, output length))."""
-    word_tokenize = _tools()[0]
+    """Per-sample (clipped unigram matches, output tokens, reference tokens) on 13a tokens.
+
+    An empty output adds its reference's length and nothing else (the release drops it).
+    """
+    tokenize = _tokenize_13a()
     rows = []
     for ref, out in _pairs(items, answers):
-        r, h = word_tokenize(ref), word_tokenize(out) if out else []
-        rows.append((sum((Counter(h) & Counter(r)).values()), len(h), len(r), max(1, len(h))))
-    return np.asarray(rows, dtype=float).reshape(len(rows), 4)
+        r, h = tokenize(ref).split(), tokenize(out).split()
+        rows.append((sum((Counter(h) & Counter(r)).values()), len(h), len(r)))
+    return np.asarray(rows, dtype=float).reshape(len(rows), 3)
 
 
 @register("metric", "rad3d_rouge_1", higher_is_better=True, aggregation="mean", percent=True,

@@ -7,8 +7,10 @@
   "Slice k of N, axial:".
 - ``montage``: the same slices tiled row by row into one image.
 - ``volume``: one ``.npy`` array 1 × ``slices`` × ``size`` × ``size`` in [0, 1] (the M3D-style
-  input the authors' preprocessed files have), passed as the only image part, for backends
-  that read 3D arrays.
+  input the authors' preprocessed files have), passed as the only image part, uncaptioned (the
+  release's M3D prompt is the image tokens, then the question: ``multi_dataset.py`` lines 83–100),
+  for backends that declare they take 3-D arrays (`Backend.takes_volumes`, e.g. ``hf:`` with
+  ``--option volume_input=images``); any other backend is refused before the run starts.
 
 NIfTI values are rescaled to HU with the metadata CSV's slope and intercept when the image
 root holds one (``dataset/metadata/*_metadata.csv``). The authors' ``.npy`` volumes
@@ -31,15 +33,15 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from medtemporal.backends.base import GenerateConfig, ImagePart, Part, TextPart
+from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.backends.images import file_sha256
-from medtemporal.errors import InvalidInputError, require
+from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import question_prompt
 from medtemporal.registry import register
 from medtemporal.schema import Item, content_hash
-from medtemporal.sources.ct_rate import Scan, read_metadata
+from medtemporal.sources.ct_rate import Scan, load_volume, read_metadata
 
 CACHE_ENV = "MEDTEMPORAL_VOLUME_CACHE"
 MODES = ("slices", "montage", "volume")
@@ -103,16 +105,7 @@ def axial_slices(path: Path, n: int, window: tuple[float, float], root: Path | N
             raise InvalidInputError(f"{path} is not a readable .npy volume; check the preprocessed files.") from None
         vol = np.asarray(data).reshape(-1, *data.shape[-2:])  # (1, D, H, W) → (D, H, W), already in [0, 1]
         return np.clip(vol[sample_indices(vol.shape[0], n)].astype(np.float32), 0, 1)
-    nib = require("nibabel", "core")
-    try:
-        img = nib.load(str(path))
-        data = np.asanyarray(img.dataobj)
-    except Exception as exc:  # nibabel raises many types for a corrupt file
-        raise InvalidInputError(f"{path} is not a readable NIfTI volume ({type(exc).__name__}); download it again.") from None
-    if data.ndim != 3:
-        raise InvalidInputError(f"{path} holds a {data.ndim}-D array; a CT volume must be 3-D (x, y, z).")
-    scan = _scan_for(path, root)
-    picked = data[:, :, sample_indices(data.shape[2], n)].astype(np.float32) * scan.slope + scan.intercept
+    picked = load_volume(path, _scan_for(path, root), lambda depth: sample_indices(depth, n))
     low, high = window
     picked = (np.clip(picked, low, high) - low) / (high - low)
     return np.ascontiguousarray(np.transpose(picked, (2, 1, 0))[:, ::-1, :])  # (z, y, x), anterior up
@@ -184,6 +177,14 @@ class CTDirect(Solver):
         return {"mode": self.mode, "slices": self.slices, "window": f"{self.window[0]:g},{self.window[1]:g}",
                 "size": self.size}
 
+    def check_backend(self, backend: Backend) -> None:
+        """Refuse ``mode=volume`` for a backend that does not declare it takes 3-D volumes."""
+        if self.mode == "volume" and not backend.takes_volumes:
+            raise InvalidInputError(
+                f"Protocol ct with mode=volume sends 3-D arrays, which {backend.uri} does not declare it takes; "
+                "use mode=slices or mode=montage, or a backend that reads volumes (hf: with --option volume_input=images)."
+            )
+
     def _parts(self, item: Item, image_root: Path) -> list[Part]:
         parts: list[Part] = []
         for ref in item.images:
@@ -194,10 +195,10 @@ class CTDirect(Solver):
             if self.mode == "slices":
                 for k, f in enumerate(files, 1):
                     parts += [TextPart(f"Slice {k} of {len(files)}, axial:"), ImagePart(f)]
+            elif self.mode == "montage":
+                parts += [TextPart(f"{self.slices} axial slices, left to right and top to bottom:"), ImagePart(files[0])]
             else:
-                caption = f"{self.slices} axial slices, left to right and top to bottom:" if self.mode == "montage" \
-                    else f"CT volume, 1 x {self.slices} x {self.size} x {self.size}:"
-                parts += [TextPart(caption), ImagePart(files[0])]
+                parts.append(ImagePart(files[0]))
         return parts
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
