@@ -85,8 +85,10 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                              allow_remote_data=args.allow_remote_data, cache_path=args.qa_cache)
         by_scan = {s.study_id: made.pairs.get(k, []) for k, s in enumerate(studies)}
 
-        def questions(study: Study) -> list[OpenQA]:
+        def model_questions(study: Study) -> list[OpenQA]:
             return by_scan.get(study.study_id, [])
+
+        questions = model_questions
 
         qa_config = {"open_questions": f"model:{args.qa_model}", "qa_prompts": made.prompt_hashes}
         dropped = dict(made.dropped)
