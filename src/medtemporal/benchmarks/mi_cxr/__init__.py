@@ -16,6 +16,9 @@ variant (Table 2). Where each rule lives:
 * `llm` — LLM-worded summary options (appendix A.6; the model never labels).
 * `official` — the released ``micxr_test.jsonl`` layout, read and written
   (also ``medtemporal export --format micxr``).
+* `describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
+* `analyses` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
+  source statistics; the spec's ``report`` hook.
 * `demo` — the MI-CXR section of ``medtemporal demo``.
 
 Answers are extracted with the shared ``letter`` rule and scored by accuracy
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
+from medtemporal.benchmarks.mi_cxr import describer  # noqa: F401  (registers the demo describer backend)
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.official import write_official
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
@@ -49,16 +53,26 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
     return write_micxr_report(runs, out)
 
 
+DESCRIBER = "micxr-describer:noisy-truth"
+"""The demo's stage-wise instrument (`describer`): stage-1 text from recorded truth, random answers; not a model."""
+
+
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
-    """CXR phantoms, build, three baselines, one report."""
+    """CXR phantoms, a build with the ICR variant, three baselines, a T=0.7 repeat run, the describer under the
+    direct and stage-wise protocols (Fig. 3 pairing), one report."""
     phantoms, build, bench = cxr_demo_build(out, BENCHMARK, patients, seed)
-    steps = [build]
+    steps = [[*build, "--icr-variant"]]
     runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
     hot = out / "runs" / f"{BENCHMARK}-random-t0.7"  # temperature sensitivity: three seeded samples per item
     steps.append(["run", str(bench), "--model", "baseline:random", "--temperature", "0.7", "--seed", str(seed),
                   "--repeats", "3", "--out", str(hot), "--no-progress"])
     runs.append(hot)
+    for protocol in ("direct", "stagewise"):
+        run = out / "runs" / f"{BENCHMARK}-describer-{protocol}"
+        steps.append(["run", str(bench), "--model", DESCRIBER, "--protocol", protocol, "--option", f"seed={seed}",
+                      "--out", str(run), "--no-progress"])
+        runs.append(run)
     return DemoSection("MI-CXR", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
