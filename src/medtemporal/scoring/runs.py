@@ -107,7 +107,11 @@ def score_run(
         counts["repeats"] = repeats
     judged = None
     verdicts: dict[str, Any] = {}
-    if judge is not None:
+    family_judge = spec(bench.manifest.benchmark).judge_pass if judge is not None else None
+    judge_block = None
+    if family_judge is not None:
+        judge_block = family_judge(run_dir, judge, {"licence": bench.manifest.licence, **(judge_options or {})})
+    elif judge is not None:
         from medtemporal.scoring.judge import judge_answers
 
         if repeats > 1:
@@ -116,6 +120,7 @@ def score_run(
         answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in outcomes}
         judged = judge_answers(run_dir, items, answers, judge, licence=bench.manifest.licence, **(judge_options or {}))
         verdicts = {item_id: v for (kind, item_id), v in judged.verdicts.items() if kind == "answer"}
+        judge_block = judged.summary()
     with _verdicts_in_scope(verdicts if judge is not None else None):
         scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
                                 seed=seed, overall_tasks=loaded.overall_tasks)
@@ -137,7 +142,7 @@ def score_run(
         bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
-        judge=judged.summary() if judged is not None else None,
+        judge=judge_block,
         repeats=repeat_summary(by_repeat, metrics_for, subtype_groups, loaded.overall_tasks) if repeats > 1 else None,
     )
     tmp = run_dir / (SCORES + ".tmp")

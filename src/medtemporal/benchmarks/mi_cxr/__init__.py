@@ -19,6 +19,7 @@ variant (Table 2). Where each rule lives:
 * `describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
 * `analyses` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
   source statistics; the spec's ``report`` hook.
+* `error_judge` — the LLM judge's error types (appendix G) through ``medtemporal score RUN --judge URI``.
 * `demo` — the MI-CXR section of ``medtemporal demo``.
 
 Answers are extracted with the shared ``letter`` rule and scored by accuracy
@@ -32,6 +33,7 @@ from pathlib import Path
 from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
 from medtemporal.benchmarks.mi_cxr import describer  # noqa: F401  (registers the demo describer backend)
+from medtemporal.benchmarks.mi_cxr.error_judge import judge_pass
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.official import write_official
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
@@ -57,6 +59,10 @@ DESCRIBER = "micxr-describer:noisy-truth"
 """The demo's stage-wise instrument (`describer`): stage-1 text from recorded truth, random answers; not a model."""
 
 
+ERROR_JUDGE = "micxr-scripted-judge:errors"
+"""The demo's error-type judge: a scripted stand-in (`error_judge.ScriptedErrorJudge`), not a model."""
+
+
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CXR phantoms, a build with the ICR variant, three baselines, a T=0.7 repeat run, the describer under the
     direct and stage-wise protocols (Fig. 3 pairing), one report."""
@@ -73,6 +79,8 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
         steps.append(["run", str(bench), "--model", DESCRIBER, "--protocol", protocol, "--option", f"seed={seed}",
                       "--out", str(run), "--no-progress"])
         runs.append(run)
+    # error types by the judge (appendix G): the scripted stand-in, offline; a model judge takes its place by URI
+    steps.append(["score", str(run), "--judge", ERROR_JUDGE])
     return DemoSection("MI-CXR", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
@@ -104,5 +112,6 @@ SPEC = register("benchmark", BENCHMARK)(
         overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's Overall; ICR-V is Table 2, scored on its own
         generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise
         demo=demo,
+        judge_pass=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric
     )
 )
