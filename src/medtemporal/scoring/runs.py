@@ -12,7 +12,8 @@ import json
 import math
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
@@ -169,14 +170,42 @@ class RunOutcomes:
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
     overall_tasks: tuple[str, ...] | None = None
     """The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all)."""
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Values computed once per run and reused (e.g. per-item metric statistics, `medtemporal.scoring.compare`)."""
+
+
+_SHARED: ContextVar[dict[tuple[str, bool], RunOutcomes] | None] = ContextVar("shared_outcomes", default=None)
+
+
+@contextmanager
+def shared_outcomes() -> Iterator[None]:
+    """Within this block `load_outcomes` reads each run folder once and hands every caller the same
+    `RunOutcomes` (with its `RunOutcomes.memo`): a report reads its runs from several sections. The run
+    folders must not change meanwhile."""
+    token = _SHARED.set({} if _SHARED.get() is None else _SHARED.get())
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
     """Read a run folder's config, benchmark and predictions into per-repeat outcomes (nothing written).
 
-    Metrics registered with ``needs_judge`` are included only when ``judged``.
+    Metrics registered with ``needs_judge`` are included only when ``judged``. Inside `shared_outcomes`
+    a folder is read once.
     """
-    run_dir = Path(run_dir)
+    shared = _SHARED.get()
+    key = (str(Path(run_dir).resolve()), judged)
+    if shared is not None and key in shared:
+        return shared[key]
+    loaded = _load_outcomes(Path(run_dir), judged)
+    if shared is not None:
+        shared[key] = loaded
+    return loaded
+
+
+def _load_outcomes(run_dir: Path, judged: bool) -> RunOutcomes:
     config = _read_config(run_dir)
     bench = load(_benchmark_path(run_dir, config))
     items = bench.select(config.get("tasks"), config.get("limit"))
