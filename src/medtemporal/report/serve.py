@@ -54,7 +54,7 @@ class ReportServer:
     @property
     def url(self) -> str:
         """The report page, opened at its per-item viewer."""
-        return f"http://{HOST}:{self.port}/report.html#view"
+        return f"http://{HOST}:{self.port}/report.html#viewer"
 
     def serve_forever(self) -> None:
         """Answer requests until `close` (or Ctrl-C)."""
