@@ -234,6 +234,7 @@ def compare_runs(
     items = [o[0].item for o in per_a]
     clusters = np.array([i.cluster for i in items], dtype=object)
     tasks = list(dict.fromkeys(i.task for i in items))
+    at: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for group in ["overall", *(f"task:{t}" for t in tasks)]:
         idx = np.array([k for k, i in enumerate(items) if group == "overall" or group == f"task:{i.task}"])
         names = dict.fromkeys(m for t in tasks if group in ("overall", f"task:{t}")
@@ -242,9 +243,12 @@ def compare_runs(
             use = [k for k in idx if name in ra.metrics_for(items[k].task) and name in rb.metrics_for(items[k].task)]
             if not use:
                 continue
-            (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
-            sa = stats_a[[rows_a[items[k].id] for k in use]]
-            sb = stats_b[[rows_b[items[k].id] for k in use]]
+            if name not in at:  # row of each common item in either run's statistics, once per metric
+                (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
+                at[name] = (stats_a, np.array([rows_a.get(i.id, -1) for i in items]),
+                            stats_b, np.array([rows_b.get(i.id, -1) for i in items]))
+            stats_a, row_a, stats_b, row_b = at[name]
+            sa, sb = stats_a[row_a[use]], stats_b[row_b[use]]
             reduce = metric(name).reduce
             n = np.float64(len(use))
             diff, low, high = paired_bootstrap(sa, sb, clusters[use], name, confidence=confidence,

@@ -306,10 +306,13 @@ def _metrics_for(
     """Task → metric names, from the spec of the benchmark whose items carry that task; metrics
     registered with ``needs_judge`` only when a judge scores the run."""
     by_task = {i.task: specs[i.benchmark] for i in items}
+    known: dict[str, tuple[str, ...]] = {}
 
     def metrics_for(task: str) -> tuple[str, ...]:
-        names = BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",))
-        return tuple(n for n in names if judged or not lookup("metric", n).info.get("needs_judge"))
+        if task not in known:  # resolved once per task: callers ask per item
+            names = BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",))
+            known[task] = tuple(n for n in names if judged or not lookup("metric", n).info.get("needs_judge"))
+        return known[task]
 
     return metrics_for
 
