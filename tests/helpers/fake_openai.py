@@ -2,7 +2,7 @@
 
 Tests and benches point the real `openai` client at it. It answers
 ``POST /v1/chat/completions`` with a letter chosen from the request's text
-(deterministic), and can inject latency, 429 with ``Retry-After``, 500,
+(deterministic) or a scripted reply (``replies``: the first ``[match, text]`` whose match is in the text), and can inject latency, 429 with ``Retry-After``, 500,
 400, timeouts (it hangs), dropped connections, malformed JSON, a choice
 without a message, empty or null content, a reply cut off at the token limit
 (``finish_reason: length``) and a 401 that echoes the ``Authorization`` header
@@ -72,6 +72,8 @@ class State:
     keep_bodies: bool = False
     sample: bool = False
     """Answer requests above temperature 0 at random (seeded by the request's ``seed`` when it has one)."""
+    replies: list[list[str]] = field(default_factory=list)
+    """``[match, text]`` pairs: a request whose text contains ``match`` (the first that does) is answered ``text``."""
 
 
 def item_key(body: dict[str, Any]) -> str:
@@ -184,6 +186,9 @@ def make_app(state: State) -> web.Application:
                     cut = f"The answer is {answer_for(key)}. Because the"
                     return web.json_response(_completion(state, cut, "length"))
         state.answered[key] += 1
+        scripted = next((text for match, text in state.replies if match in key), None)
+        if scripted is not None:
+            return web.json_response(_completion(state, scripted))
         sampled = state.sample and (body.get("temperature") or 0) > 0
         letter = sampled_answer(key, body.get("seed")) if sampled else answer_for(key)
         return web.json_response(_completion(state, f"The answer is {letter}."))
@@ -191,7 +196,8 @@ def make_app(state: State) -> web.Application:
     async def config(request: web.Request) -> web.Response:
         update = await request.json()
         for name, value in update.items():
-            if name not in ("latency", "model", "faults", "hang_s", "keep_bodies", "record_images", "sample"):
+            if name not in ("latency", "model", "faults", "hang_s", "keep_bodies", "record_images", "sample",
+                            "replies"):
                 raise web.HTTPBadRequest(text=f"unknown setting {name}")
             setattr(state, name, value)
         unknown = [f["kind"] for f in state.faults if f["kind"] not in FAULTS]
@@ -216,7 +222,7 @@ def make_app(state: State) -> web.Application:
         for name in ("counts", "answered", "images", "auth", "bodies", "max_inflight", "inflight"):
             setattr(state, name, getattr(fresh, name))
         state.epoch += 1
-        state.faults, state.latency, state.sample = [], 0.0, False
+        state.faults, state.latency, state.sample, state.replies = [], 0.0, False, []
         return web.json_response({"ok": True})
 
     app = web.Application(client_max_size=256 * 1024**2)

@@ -121,7 +121,8 @@ class Request:
     ordering: bool = False
     """The answer is an order of all of ``choices`` (written into ``answer_format`` as a JSON list)."""
     item: str | None = None
-    """The id of the item asked about; only the oracle baseline uses it (to look up the answer it was fitted with)."""
+    """The id of the item asked about (not part of the cache key); only instruments fitted with the items use it
+    (the oracle baseline's answers, the MI-CXR demo describer's stage-1 truth)."""
 
     @property
     def n_images(self) -> int:
@@ -206,6 +207,9 @@ class Backend(ABC):
 
     def fit_answers(self, answers: dict[str, str | list[str]]) -> None:
         """The oracle baseline learns the item id → true answer map; others ignore this."""
+
+    def fit_items(self, items: Sequence[Any]) -> None:
+        """Demo instruments that read an item's recorded truth (never models) learn the run's items; others ignore this."""
 
     async def prepare(self, request: Request) -> None:
         """Get ready for ``request`` (e.g. encode its images) before a concurrency slot is taken; optional."""

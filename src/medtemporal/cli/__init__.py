@@ -16,7 +16,7 @@ import warnings
 from medtemporal import __version__
 from medtemporal.errors import MedTemporalError, UndefinedMetricWarning
 
-COMMANDS = ("demo", "list", "score", "report", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
+COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
             "phantoms", "nltk-data")
 
 
@@ -25,6 +25,7 @@ HELP = {
     "list": "list benchmarks, backends, protocols, metrics and prompts",
     "score": "score runs: each task's metrics with patient-clustered 95%% CIs → scores.json",
     "report": "write report.md / .csv / .html for runs (scoring them first if needed)",
+    "view": "serve the report and its per-item viewer on 127.0.0.1 (loopback only)",
     "compare": "paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
     "build": "build a benchmark from raw data (or import a released question file)",
     "audit": "how much of a benchmark can be answered without the images",

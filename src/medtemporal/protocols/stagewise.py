@@ -42,7 +42,7 @@ class StageWise(Solver):
                  "n_images": n}
         describe = self.prompts.render("stagewise_describe", intervals=intervals(n), guideline=guideline, **shown)
         first = await generate(
-            Request((Message("user", (*image_parts(item.images, image_root), TextPart(describe))),), config)
+            Request((Message("user", (*image_parts(item.images, image_root), TextPart(describe))),), config, item=item.id)
         )
         decide = self.prompts.render("stagewise_decide", descriptions=first.text.strip(), **shown)
         second = await generate(answer_request(item, [TextPart(decide)], config))

@@ -21,7 +21,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.report.html import html_page
 from medtemporal.report.plots import family_charts
 from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, metric_names, report_runs
-from medtemporal.scoring.runs import needs_scoring, read_scores, score_run
+from medtemporal.scoring.runs import needs_scoring, read_scores, score_run, shared_outcomes
 
 FORMATS = ("md", "csv", "html", "png")
 DEFAULT_FORMATS = ("md", "csv", "html")
@@ -63,7 +63,11 @@ def write_report(
     Returns:
         The files written, the benchmark's own report files included.
     """
-    formats = parse_formats(formats)
+    with shared_outcomes():  # every section reads each run's outcomes once
+        return _write_report(run_dirs, out, parse_formats(formats))
+
+
+def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, formats: Sequence[str]) -> list[Path]:
     runs = load_runs(run_dirs)
     contents: dict[str, bytes] = {}
     audits = _audits(runs)

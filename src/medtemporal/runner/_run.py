@@ -471,6 +471,7 @@ async def arun(
         _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
         backend.fit_answers({i.id: i.answer for i in items})
+        backend.fit_items(items)
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

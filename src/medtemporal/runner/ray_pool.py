@@ -53,6 +53,9 @@ class _Replica:
     def fit_answers(self, answers: dict[str, Any]) -> None:
         self.backend.fit_answers(answers)
 
+    def fit_items(self, items: list[Any]) -> None:
+        self.backend.fit_items(items)
+
     async def generate(self, request: Request) -> Response:
         return await self.backend.generate(request)
 
@@ -157,6 +160,9 @@ class RayPool(Backend):
 
     def fit_answers(self, answers: dict[str, Any]) -> None:
         self._ray.get([r.fit_answers.remote(answers) for r in self.replicas])
+
+    def fit_items(self, items: list[Any]) -> None:
+        self._ray.get([r.fit_items.remote(items) for r in self.replicas])
 
     def _free_slots(self) -> asyncio.Queue[int]:
         if self._slots is None:  # made on the run's loop

@@ -8,7 +8,9 @@ patient's items of both runs together (the pairing), and, for accuracy,
 McNemar's exact test: the two-sided binomial test (`scipy.stats.binomtest`) on
 the discordant items (A right and B wrong vs A wrong and B right), which is the
 exact McNemar test. Runs with repeats contribute each item's mean over repeats
-to the bootstrap; McNemar then uses repeat 0 (said in ``Paired.note``).
+to the bootstrap; McNemar then uses repeat 0 (said in ``Paired.note``). Each run's per-item statistics
+of a metric are computed once (`per_item`) and sliced per group; inside
+`medtemporal.scoring.runs.shared_outcomes` (a report) they are shared by every comparison of that run.
 
 It warns when the runs cover different item sets or were made with different
 settings, naming what differs.
@@ -129,13 +131,27 @@ def setting_differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple
 
 
 def _answered(run: RunOutcomes) -> dict[str, list[Outcome]]:
-    """Item id → its outcome in every repeat, for items not missing in any repeat."""
-    out: dict[str, list[Outcome]] = {}
-    for k, item in enumerate(run.items):
-        outcomes = [rep[k] for rep in run.by_repeat]
-        if all(o.status != "missing" for o in outcomes):
-            out[item.id] = outcomes
-    return out
+    """Item id → its outcome in every repeat, for items not missing in any repeat (once per run)."""
+    if "answered" not in run.memo:
+        out: dict[str, list[Outcome]] = {}
+        for k, item in enumerate(run.items):
+            outcomes = [rep[k] for rep in run.by_repeat]
+            if all(o.status != "missing" for o in outcomes):
+                out[item.id] = outcomes
+        run.memo["answered"] = out
+    return run.memo["answered"]
+
+
+def per_item(run: RunOutcomes, name: str) -> tuple[dict[str, int], np.ndarray]:
+    """Item id → row, and the ``(n, k)`` statistics of metric ``name`` (mean over repeats) of every answered
+    item whose task it scores: computed once per (run, metric), then sliced by group and by the other run."""
+    key = ("per_item", name)
+    if key not in run.memo:
+        answered = _answered(run)
+        ids = [i.id for i in run.items if i.id in answered and name in run.metrics_for(i.task)]
+        stats = _stats(name, [answered[i] for i in ids]) if ids else np.zeros((0, 1))
+        run.memo[key] = ({item_id: row for row, item_id in enumerate(ids)}, stats)
+    return run.memo[key]
 
 
 def _stats(name: str, per_item: Sequence[list[Outcome]]) -> np.ndarray:
@@ -218,15 +234,21 @@ def compare_runs(
     items = [o[0].item for o in per_a]
     clusters = np.array([i.cluster for i in items], dtype=object)
     tasks = list(dict.fromkeys(i.task for i in items))
+    at: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for group in ["overall", *(f"task:{t}" for t in tasks)]:
         idx = np.array([k for k, i in enumerate(items) if group == "overall" or group == f"task:{i.task}"])
         names = dict.fromkeys(m for t in tasks if group in ("overall", f"task:{t}")
                               for m in ra.metrics_for(t) if m in rb.metrics_for(t))
         for name in names:
-            use = [k for k in idx if name in ra.metrics_for(items[k].task)]
+            use = [k for k in idx if name in ra.metrics_for(items[k].task) and name in rb.metrics_for(items[k].task)]
             if not use:
                 continue
-            sa, sb = _stats(name, [per_a[k] for k in use]), _stats(name, [per_b[k] for k in use])
+            if name not in at:  # row of each common item in either run's statistics, once per metric
+                (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
+                at[name] = (stats_a, np.array([rows_a.get(i.id, -1) for i in items]),
+                            stats_b, np.array([rows_b.get(i.id, -1) for i in items]))
+            stats_a, row_a, stats_b, row_b = at[name]
+            sa, sb = stats_a[row_a[use]], stats_b[row_b[use]]
             reduce = metric(name).reduce
             n = np.float64(len(use))
             diff, low, high = paired_bootstrap(sa, sb, clusters[use], name, confidence=confidence,

@@ -42,16 +42,20 @@ def point_values(
     for name in dict.fromkeys(m for t in tasks for m in metrics_for_task(t.task)):
         m = metric(name)
         applies = np.isin(task_of, [t.task for t in tasks if name in metrics_for_task(t.task)])
+        scored = np.flatnonzero(applies)
+        if not len(scored):
+            continue
+        row = np.full(len(outcomes), -1)
+        row[scored] = np.arange(len(scored))
+        stats = m.per_sample([outcomes[i].item for i in scored], [outcomes[i].answer for i in scored],
+                             [outcomes[i].output for i in scored]).reshape(len(scored), -1)  # once per metric
         for group, (idx, covered) in named.items():
             if not any(name in metrics_for_task(t) for t in covered):
                 continue
             idx = idx[applies[idx]]
             if not len(idx):
                 continue
-            stats = m.per_sample([outcomes[i].item for i in idx], [outcomes[i].answer for i in idx],
-                                 [outcomes[i].output for i in idx])
-            stats = stats.reshape(len(idx), -1)
-            result[(group, name)] = float(m.reduce(stats.sum(axis=0), np.float64(len(idx))))
+            result[(group, name)] = float(m.reduce(stats[row[idx]].sum(axis=0), np.float64(len(idx))))
     return result
 
 

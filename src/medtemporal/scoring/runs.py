@@ -12,7 +12,8 @@ import json
 import math
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
@@ -107,7 +108,11 @@ def score_run(
         counts["repeats"] = repeats
     judged = None
     verdicts: dict[str, Any] = {}
-    if judge is not None:
+    family_judge = spec(bench.manifest.benchmark).judge_pass if judge is not None else None
+    judge_block = None
+    if family_judge is not None:
+        judge_block = family_judge(run_dir, judge, {"licence": bench.manifest.licence, **(judge_options or {})})
+    elif judge is not None:
         from medtemporal.scoring.judge import judge_answers
 
         if repeats > 1:
@@ -116,6 +121,7 @@ def score_run(
         answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in outcomes}
         judged = judge_answers(run_dir, items, answers, judge, licence=bench.manifest.licence, **(judge_options or {}))
         verdicts = {item_id: v for (kind, item_id), v in judged.verdicts.items() if kind == "answer"}
+        judge_block = judged.summary()
     with _verdicts_in_scope(verdicts if judge is not None else None):
         scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
                                 seed=seed, overall_tasks=loaded.overall_tasks)
@@ -137,7 +143,7 @@ def score_run(
         bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
-        judge=judged.summary() if judged is not None else None,
+        judge=judge_block,
         repeats=repeat_summary(by_repeat, metrics_for, subtype_groups, loaded.overall_tasks) if repeats > 1 else None,
     )
     tmp = run_dir / (SCORES + ".tmp")
@@ -164,14 +170,42 @@ class RunOutcomes:
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
     overall_tasks: tuple[str, ...] | None = None
     """The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all)."""
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Values computed once per run and reused (e.g. per-item metric statistics, `medtemporal.scoring.compare`)."""
+
+
+_SHARED: ContextVar[dict[tuple[str, bool], RunOutcomes] | None] = ContextVar("shared_outcomes", default=None)
+
+
+@contextmanager
+def shared_outcomes() -> Iterator[None]:
+    """Within this block `load_outcomes` reads each run folder once and hands every caller the same
+    `RunOutcomes` (with its `RunOutcomes.memo`): a report reads its runs from several sections. The run
+    folders must not change meanwhile."""
+    token = _SHARED.set({} if _SHARED.get() is None else _SHARED.get())
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
     """Read a run folder's config, benchmark and predictions into per-repeat outcomes (nothing written).
 
-    Metrics registered with ``needs_judge`` are included only when ``judged``.
+    Metrics registered with ``needs_judge`` are included only when ``judged``. Inside `shared_outcomes`
+    a folder is read once.
     """
-    run_dir = Path(run_dir)
+    shared = _SHARED.get()
+    key = (str(Path(run_dir).resolve()), judged)
+    if shared is not None and key in shared:
+        return shared[key]
+    loaded = _load_outcomes(Path(run_dir), judged)
+    if shared is not None:
+        shared[key] = loaded
+    return loaded
+
+
+def _load_outcomes(run_dir: Path, judged: bool) -> RunOutcomes:
     config = _read_config(run_dir)
     bench = load(_benchmark_path(run_dir, config))
     items = bench.select(config.get("tasks"), config.get("limit"))
@@ -272,10 +306,13 @@ def _metrics_for(
     """Task → metric names, from the spec of the benchmark whose items carry that task; metrics
     registered with ``needs_judge`` only when a judge scores the run."""
     by_task = {i.task: specs[i.benchmark] for i in items}
+    known: dict[str, tuple[str, ...]] = {}
 
     def metrics_for(task: str) -> tuple[str, ...]:
-        names = BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",))
-        return tuple(n for n in names if judged or not lookup("metric", n).info.get("needs_judge"))
+        if task not in known:  # resolved once per task: callers ask per item
+            names = BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",))
+            known[task] = tuple(n for n in names if judged or not lookup("metric", n).info.get("needs_judge"))
+        return known[task]
 
     return metrics_for
 

@@ -16,6 +16,10 @@ variant (Table 2). Where each rule lives:
 * `llm` — LLM-worded summary options (appendix A.6; the model never labels).
 * `official` — the released ``micxr_test.jsonl`` layout, read and written
   (also ``medtemporal export --format micxr``).
+* `describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
+* `analyses` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
+  source statistics; the spec's ``report`` hook.
+* `error_judge` — the LLM judge's error types (appendix G) through ``medtemporal score RUN --judge URI``.
 * `demo` — the MI-CXR section of ``medtemporal demo``.
 
 Answers are extracted with the shared ``letter`` rule and scored by accuracy
@@ -28,6 +32,8 @@ from pathlib import Path
 
 from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
+from medtemporal.benchmarks.mi_cxr import describer  # noqa: F401  (registers the demo describer backend)
+from medtemporal.benchmarks.mi_cxr.error_judge import judge_pass
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.official import write_official
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
@@ -49,16 +55,32 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
     return write_micxr_report(runs, out)
 
 
+DESCRIBER = "micxr-describer:noisy-truth"
+"""The demo's stage-wise instrument (`describer`): stage-1 text from recorded truth, random answers; not a model."""
+
+
+ERROR_JUDGE = "micxr-scripted-judge:errors"
+"""The demo's error-type judge: a scripted stand-in (`error_judge.ScriptedErrorJudge`), not a model."""
+
+
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
-    """CXR phantoms, build, three baselines, one report."""
+    """CXR phantoms, a build with the ICR variant, three baselines, a T=0.7 repeat run, the describer under the
+    direct and stage-wise protocols (Fig. 3 pairing), one report."""
     phantoms, build, bench = cxr_demo_build(out, BENCHMARK, patients, seed)
-    steps = [build]
+    steps = [[*build, "--icr-variant"]]
     runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
     hot = out / "runs" / f"{BENCHMARK}-random-t0.7"  # temperature sensitivity: three seeded samples per item
     steps.append(["run", str(bench), "--model", "baseline:random", "--temperature", "0.7", "--seed", str(seed),
                   "--repeats", "3", "--out", str(hot), "--no-progress"])
     runs.append(hot)
+    for protocol in ("direct", "stagewise"):
+        run = out / "runs" / f"{BENCHMARK}-describer-{protocol}"
+        steps.append(["run", str(bench), "--model", DESCRIBER, "--protocol", protocol, "--option", f"seed={seed}",
+                      "--out", str(run), "--no-progress"])
+        runs.append(run)
+    # error types by the judge (appendix G): the scripted stand-in, offline; a model judge takes its place by URI
+    steps.append(["score", str(run), "--judge", ERROR_JUDGE])
     return DemoSection("MI-CXR", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
@@ -90,5 +112,6 @@ SPEC = register("benchmark", BENCHMARK)(
         overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's Overall; ICR-V is Table 2, scored on its own
         generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise
         demo=demo,
+        judge_pass=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric
     )
 )

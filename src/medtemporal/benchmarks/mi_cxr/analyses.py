@@ -11,10 +11,11 @@
   interval's text names exactly one kind of change, checks it against the item's annotated change.
 - `icrv_table` — Table 2: the ICR variant on its own.
 - `error_taxonomy` — Appendix G (Fig. 25): every wrong answer labelled by rules where the item decides it
-  (`rule_label`); labels that need reading the output (the paper's judge-assigned types) come from an
-  optional ``judge`` callable, the hook for the LLM judge.
+  (`rule_label`); `judge_table` — the types that need reading the output, as the LLM judge labelled them
+  (`error_judge`, stored in the run by ``medtemporal score RUN --judge URI``), in Fig. 25's layout.
 
-`write_micxr_report` writes them all (``micxr_analyses.md``, ``micxr_errors.png``) for the spec's ``report`` hook.
+`write_micxr_report` writes them all (``micxr_analyses.md``, ``micxr_errors.png``, ``micxr_judged_errors.png``)
+for the spec's ``report`` hook.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ import re
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
+from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.sections import run_config
@@ -54,10 +56,6 @@ RULE_LABELS = {
     "invalid": "No valid answer (invalid or missing)",
 }
 """Rule labels of `rule_label`, with the paper's error type (Appendix G) they stand for in brackets."""
-
-Judge = Callable[[Item, str | None], str | None]
-"""Hook for judge-based labels: (item, raw output) → label, or None to keep the rule's label."""
-
 
 def _days(a: str | None, b: str | None) -> float | None:
     if not a or not b:
@@ -206,7 +204,7 @@ CHANGE_WORDS = {
     "unchanged": r"\bunchanged\b|\bstable\b|\bno (interval )?change\b|\bpersist|\bremains? absent\b",
 }
 """Words of a stage-1 description that name a kind of change (matched case-insensitively)."""
-SAME = {"absent": "unchanged"}
+SAME = {"absent": "unchanged", "persistent": "unchanged"}
 """Annotated changes that a description names with another kind ("remains absent" is no change)."""
 
 
@@ -312,27 +310,79 @@ def rule_label(item: Item, answer: Any) -> str | None:
     return "global_integration"
 
 
-def error_taxonomy(run_dir: str | Path, judge: Judge | None = None) -> dict[str, Counter[str]]:
-    """Family → error label → count over every wrong answer of a run (all repeats)."""
+def error_taxonomy(run_dir: str | Path) -> dict[str, Counter[str]]:
+    """Family → rule label → count over every wrong answer of a run (all repeats)."""
+    loaded = load_outcomes(run_dir)
+    counts: dict[str, Counter[str]] = {}
+    for outcomes in loaded.by_repeat:
+        for o in outcomes:
+            label = rule_label(o.item, o.answer)
+            if label is not None:
+                counts.setdefault(o.item.task, Counter())[label] += 1
+    return counts
+
+
+def judged_taxonomy(run_dir: str | Path) -> dict[str, Counter[str]]:
+    """Family → judge label (``unparseable`` for a verdict it could not read) → count, from the run's stored
+    labels (`error_judge.stored_labels`, the judge that wrote last); empty when no judge labelled the run."""
+    labels = stored_labels(run_dir)
+    if not labels:
+        return {}
     loaded = load_outcomes(run_dir)
     counts: dict[str, Counter[str]] = {}
     for r, outcomes in enumerate(loaded.by_repeat):
         for o in outcomes:
-            label = rule_label(o.item, o.answer)
-            if label is None:
-                continue
-            if judge is not None:
-                p = loaded.latest.get((o.item.id, r))
-                label = judge(o.item, p.raw_output if p else None) or label
-            counts.setdefault(o.item.task, Counter())[label] += 1
+            if (o.item.id, r) in labels and not is_correct(o.item, o.answer):
+                counts.setdefault(o.item.task, Counter())[labels[(o.item.id, r)] or "unparseable"] += 1
     return counts
 
 
-def taxonomy_table(runs: Sequence[ReportRun], judge: Judge | None = None) -> tuple[str, bytes | None]:
+def _stacked(per_family: dict[str, Counter[str]], labels: dict[str, str], title: str) -> bytes:
+    """Horizontal stacked bars: each family's share of its counted errors by label (Fig. 25 layout)."""
+    fig, ax = pyplot().subplots(figsize=(6.5, 3.4))
+    families = list(per_family)
+    left = np.zeros(len(families))
+    for k, (label, name) in enumerate(labels.items()):
+        share = np.array([100 * per_family[f][label] / max(1, sum(per_family[f][x] for x in labels))
+                          for f in families])
+        ax.barh(families, share, left=left, label=name, color=f"C{k}")
+        left += share
+    ax.set_xlabel("share of wrong answers (%)")
+    ax.set_xlim(0, 100)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title(title, fontsize=9)
+    return figure_png(fig)
+
+
+def judge_table(runs: Sequence[ReportRun]) -> tuple[str, bytes | None] | None:
+    """Judge-labelled error types per run and family, and Fig. 25 (TEL, ICR, GTS; local interval
+    misinterpretation counted in the table but left out of the figure, as the paper does); None when no run
+    has stored labels."""
+    rows, per_family, judges = [], {}, set()
+    for run in runs:
+        counts = judged_taxonomy(run.path)
+        if counts:
+            judges.add(str((run.scores.judge or {}).get("uri", "the judge recorded in error_judgements.jsonl")))
+        for family, c in counts.items():
+            total = sum(c.values())
+            rows.append([run.label, family, str(total),
+                         *(f"{c[k]} ({100 * c[k] / total:.0f}%)" if c[k] else "0" for k in (*JUDGE_TYPES, "unparseable"))])
+            per_family.setdefault(family, Counter()).update(c)
+    if not rows:
+        return None
+    table = markdown_table(["Run", "Family", "Errors judged", *JUDGE_TYPES.values(), "Unparseable"], rows)
+    shown = {f: per_family[f] for f in FAMILIES if f in per_family}
+    task_aligned = {k: v for k, v in JUDGE_TYPES.items() if k != "local_misinterpretation"}
+    png = _stacked(shown, task_aligned, "Task-aligned reasoning failure types (judge: " + ", ".join(sorted(judges))
+                   + ")") if shown else None
+    return table, png
+
+
+def taxonomy_table(runs: Sequence[ReportRun]) -> tuple[str, bytes | None]:
     """Counts (share of the family's errors, %) per run and family, and a stacked-bar figure (Fig. 25 layout)."""
     rows, per_family = [], {}
     for run in runs:
-        counts = error_taxonomy(run.path, judge)
+        counts = error_taxonomy(run.path)
         for family, c in counts.items():
             total = sum(c.values())
             rows.append([run.label, family, str(total),
@@ -341,21 +391,11 @@ def taxonomy_table(runs: Sequence[ReportRun], judge: Judge | None = None) -> tup
     table = markdown_table(["Run", "Family", "Errors", *RULE_LABELS], rows)
     if not per_family:
         return table, None
-    fig, ax = pyplot().subplots(figsize=(6.5, 3.4))
-    families = list(per_family)
-    left = np.zeros(len(families))
-    for k, label in enumerate(RULE_LABELS):
-        share = np.array([100 * per_family[f][label] / max(1, sum(per_family[f].values())) for f in families])
-        ax.barh(families, share, left=left, label=label.replace("_", " "), color=f"C{k}")
-        left += share
-    ax.set_xlabel("share of wrong answers (%)")
-    ax.set_xlim(0, 100)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    ax.set_title("Error types by task family (rule-labelled)")
-    return table, figure_png(fig)
+    names = {k: k.replace("_", " ") for k in RULE_LABELS}
+    return table, _stacked(per_family, names, "Error types by task family (rule-labelled)")
 
 
-def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path, judge: Judge | None = None) -> list[Path]:
+def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
     """Write ``micxr_analyses.md`` (and ``micxr_errors.png``) for MI-CXR runs into ``out``."""
     runs = load_runs(run_dirs)
     out = Path(out)
@@ -369,13 +409,21 @@ def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path, judge: J
                          ("ICR variant (Table 2 layout)", icrv_table(runs))):
         if table is not None:
             parts += ["", f"## {title}", "", table]
-    taxonomy, png = taxonomy_table(runs, judge)
-    parts += ["", "## Error types of wrong answers by rules (Appendix G; judge-based types need the judge)", "",
-              taxonomy, "", "## Source statistics of the benchmark", "",
+    taxonomy, png = taxonomy_table(runs)
+    parts += ["", "## Error types of wrong answers by rules (Appendix G, where the item decides)", "", taxonomy]
+    judged = judge_table(runs)
+    if judged is None:
+        parts += ["", "Judge-labelled error types: none yet; label wrong answers with `medtemporal score RUN --judge URI`."]
+    else:
+        parts += ["", "## Error types of wrong answers by the LLM judge (Appendix G, Fig. 25 layout)", "", judged[0]]
+    parts += ["", "## Source statistics of the benchmark", "",
               source_statistics(load_outcomes(runs[0].path).bench.path)]
     written = [out / "micxr_analyses.md"]
     written[0].write_text("\n".join(parts) + "\n", encoding="utf-8")
     if png is not None:
         (out / "micxr_errors.png").write_bytes(png)
         written.append(out / "micxr_errors.png")
+    if judged is not None and judged[1] is not None:
+        (out / "micxr_judged_errors.png").write_bytes(judged[1])
+        written.append(out / "micxr_judged_errors.png")
     return written
