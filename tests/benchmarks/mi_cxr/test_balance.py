@@ -39,9 +39,13 @@ def test_select_respects_null_abnormality_pattern_caps_and_keys():
 
 
 def test_select_draws_fixed_letters_round_robin_and_reports_shortfall():
+    """A rare fixed letter limits the others to one more than it (so the letter alone predicts nothing)."""
     cands = [_cand(i, letters=("A",)) for i in range(90)] + [_cand(100 + i, letters=("D",)) for i in range(10)]
     chosen = select(cands, 40, Caps(null=0.0, abnormality=1.0))
-    assert Counter(c.letters for c in chosen) == {("A",): 30, ("D",): 10}
+    assert Counter(c.letters for c in chosen) == {("A",): 11, ("D",): 10}
+    cands += [_cand(200 + i, null=True) for i in range(50)]
+    chosen = select(cands, 40, Caps(null=0.2, abnormality=1.0))
+    assert Counter(c.letters for c in chosen) == {("A",): 11, ("D",): 10, ("E",): 5}  # nulls back to a fifth
     assert len(select(cands[:5], 40, Caps(abnormality=1.0))) == 5
 
 

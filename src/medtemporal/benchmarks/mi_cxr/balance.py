@@ -22,7 +22,9 @@ random score (a shuffle that does not depend on how many candidates follow).
   window and question) never both enter;
 * among non-null candidates whose correct letter is fixed by the data (the TEL
   interval options, ICR statements), letters are drawn round-robin so each
-  letter is equally represented.
+  letter is equally represented, and no letter ends more than one item ahead
+  of the rarest one the data gives (`_level_letters`; nulls are then trimmed
+  back to their share).
 
 `assign_letters` then places the correct option of every selected item:
 fixed letters first, then items whose options may be shuffled, each taking
@@ -166,8 +168,9 @@ def select(
 
         _fill(candidates, quota, limit_null, chosen, admit)
         if len(chosen) >= quota:
-            return chosen
-    return _trim_nulls(chosen, caps.null)
+            break
+    level = _level_letters(chosen)
+    return chosen if len(level) >= quota else _trim_nulls(level, caps.null)
 
 
 def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list[Candidate],
@@ -195,6 +198,32 @@ def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list
             continue
         heads[group] = i + 1
         taken[group] += 1
+
+
+def _level_letters(chosen: list[Candidate]) -> list[Candidate]:
+    """Drop the last-admitted non-null candidates of any fixed letter beyond one more than the rarest one's.
+
+    Where the data fixes the correct letter and some letters are rarer (a
+    second emergence is at C only when the first is at A; most are at D),
+    filling the quota round-robin would let the common letters run on once the
+    rare one is used up, and the letter alone would then predict the answer
+    (`medtemporal audit`: "always D" on ``multiple_*_2``). Letters the data
+    can never give (A and B for a second event) are not among the groups, so
+    they cost nothing.
+    """
+    groups = Counter(c.letters for c in chosen if not c.null and len(c.letters) == 1)
+    if len(groups) < 2:
+        return chosen
+    cap = min(groups.values()) + 1
+    seen: Counter[tuple[str, ...]] = Counter()
+    kept = []
+    for c in chosen:
+        if not c.null and len(c.letters) == 1:
+            seen[c.letters] += 1
+            if seen[c.letters] > cap:
+                continue
+        kept.append(c)
+    return kept
 
 
 def _trim_nulls(chosen: list[Candidate], null: float) -> list[Candidate]:
