@@ -74,12 +74,12 @@ def test_icr_entity_weights_name_each_abnormality_falsely_in_proportion_to_its_t
     moving = [_track("pleural effusion", (N, P, P, P, P)), _track("pneumothorax", (P, P, N, N, N))]
     window = Window("p1", 0, (), (stable, *moving))
     prior = Priors(claims={"emergence": 5, "resolution": 5})
-    pools = [_false_pool(window, i, prior) for _ in range(40) for i in range(3)]
+    pools = [(*_false_pool(window, i, prior), None) for _ in range(40) for i in range(3)]
     true = Counter({"pleural effusion": 20, "pneumothorax": 20, "cardiomegaly": 2})
 
     def named(f: dict[str, float]) -> Counter:
         out: Counter = Counter()
-        for pool, weights in pools:
+        for pool, weights, _ in pools:
             scaled = [w * f.get(t.entity, 1.0) for (t, _), w in zip(pool, weights)]
             for (t, _), w in zip(pool, scaled):
                 out[t.entity] += w / sum(scaled)

@@ -38,8 +38,8 @@ when they equal the annotated ones, so correctness never depends on wording.
   different abnormality of the window (at least four complete, definite
   tracks): the focus abnormality's true trajectory (or a distractor of it, for
   E) and distractors of three others; the three are drawn among tracks like
-  the focus (naming a laterality exactly when it does, changing exactly when
-  it does; windows without three such are not asked) under weights fitted so
+  the focus (naming a laterality exactly when it does, and changing, as the
+  focus must be; windows without three such are not asked) under weights fitted so
   that each abnormality is shown falsely in proportion to how often it is the
   true option (`multi_other_weights`: the focus follows Table 10's mix, so
   others drawn uniformly made common abnormalities the answer more often),
@@ -232,7 +232,8 @@ def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
                   {q: dict(v) for q, v in pairs.items()}, dict(statements),
                   {e: dict(v) for e, v in multi.items()}, others, {e: dict(v) for e, v in shown_false.items()})
     icr = [(windows[c.window], c) for c in chosen if c.qtype == "icr_multi_abn"]
-    pools = [_false_pool(w, i, base) for w, c in icr for i in range(len(LETTERS)) if c.null or i != c.interval]
+    pools = [(*_false_pool(w, i, base), None if c.null else c.entity)
+             for w, c in icr for i in range(len(LETTERS)) if c.null or i != c.interval]
     true_icr = Counter(c.entity for _, c in icr if not c.null)
     return replace(base, icr_entity=icr_entity_weights(pools, true_icr))
 
@@ -358,10 +359,16 @@ def _multi_pool(window: Window, entity: str) -> list[Track]:
 
 
 def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """GTS multi-abnormality candidates: each definite track with three others like it (`_alike`)."""
+    """GTS multi-abnormality candidates: each definite, changing track with three others like it (`_alike`).
+
+    A track uniformly present or absent is not a focus: its three others would be uniform too (`_alike`), all
+    true courses "absent throughout" (or all "unchanged throughout"), so every false course differs from
+    that and the one option stating it is the answer (the audit read such items blind; the paper's
+    uniform-pattern cap, A.5.2, is a cap and allows none).
+    """
     definite = [t for t in window.tracks if t.definite]
     for t in definite:
-        if sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
+        if _pattern(t) != "mixed" or sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
             continue  # the other options' abnormalities are like the focus (see `_alike`)
         for null in (False, True):
             letters = (NULL_LETTER,) if null else LETTERS
@@ -397,25 +404,26 @@ def _false_pool(window: Window, interval: int, prior: Priors) -> tuple[list[tupl
     return pool, weights
 
 
-def icr_entity_weights(pools: Sequence[tuple[list[tuple[Track, str]], list[float]]], true: Counter[str],
-                       rounds: int = 60) -> dict[str, float]:
+def icr_entity_weights(pools: Sequence[tuple[list[tuple[Track, str]], list[float], str | None]],
+                       true: Counter[str], rounds: int = 60) -> dict[str, float]:
     """A factor per abnormality on the false-statement weights (`_false_pool`), fitted so that each
     abnormality is the subject of false statements in proportion to how often it is the true one.
 
     Without it, an abnormality present in many windows but rarely changing (and so rarely the true
     statement) was the subject of many false ones, and the abnormality named alone pointed to the answer
-    (`medtemporal audit` on ICR). ``pools`` are the false-statement pools of the selected items, ``true``
+    (`medtemporal audit` on ICR). ``pools`` are the false-statement pools of the selected items with the
+    abnormality of the item's true statement (weighed a fifth there, as `_false_statement` does), ``true``
     counts the abnormalities of their true statements.
     """
-    entities = sorted({t.entity for pool, _ in pools for t, _ in pool})
+    entities = sorted({t.entity for pool, _, _ in pools for t, _ in pool})
     if not entities or not true:
         return {e: 1.0 for e in entities}
     target = {e: max(true[e], 0.05) * len(pools) / sum(true.values()) for e in entities}
     f = {e: 1.0 for e in entities}
     for _ in range(rounds):
         expected: Counter[str] = Counter()
-        for pool, weights in pools:
-            scaled = [w * f[t.entity] for (t, _), w in zip(pool, weights)]
+        for pool, weights, used in pools:
+            scaled = [w * f[t.entity] * (0.2 if t.entity == used else 1.0) for (t, _), w in zip(pool, weights)]
             total = sum(scaled)
             for (t, _), w in zip(pool, scaled):
                 expected[t.entity] += w / total
