@@ -59,6 +59,24 @@ def test_phantom_build_is_balanced_complete_and_synthetic(cohort):
     assert m.counts["answer"] == dict(sorted(Counter(i.answer for i in bench.items).items()))
 
 
+def test_answer_letters_carry_no_prior_beyond_what_logic_fixes(cohort):
+    """Per qtype, the correct letters are uniform over those the data can give (issue #9: ``multiple_*_2``
+    answered D half the time because second events at C are rare; "always D" scored 52-63% blind)."""
+    _, bench_dir = cohort
+    by_qtype: dict[str, Counter] = {}
+    for item in load(bench_dir).items:
+        by_qtype.setdefault(item.subtype, Counter())[item.answer] += 1
+    for qtype, letters in by_qtype.items():
+        non_null = [n for x, n in letters.items() if x != "E"]
+        assert max(non_null) - min(non_null) <= 1, (qtype, letters)
+        assert letters["E"] <= 0.2 * sum(letters.values()) + 1, (qtype, letters)
+        if qtype.startswith("multiple_") and qtype.endswith("_2"):  # two events are two intervals apart
+            assert set(letters) == set("CDE"), (qtype, letters)
+            assert max(letters.values()) <= 0.4 * sum(letters.values()) + 1, (qtype, letters)
+        else:
+            assert set(letters) == set("ABCDE"), (qtype, letters)
+
+
 def test_phantom_labels_agree_with_the_ground_truth(cohort):
     phantom, bench_dir = cohort
     truth = truth_by_study(phantom.truth)

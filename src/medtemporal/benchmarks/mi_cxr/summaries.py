@@ -117,7 +117,7 @@ class Priors:
     claims: Mapping[str, int] = field(default_factory=dict)
     """Change types of the true ICR statements → count."""
     by_entity: Mapping[str, Mapping[tuple[str, ...], int]] = field(default_factory=dict)
-    """Abnormality → change sequences of its true GTS options → count."""
+    """Abnormality → change sequences of its true GTS single-abnormality options → count."""
     pairs: Mapping[str, Mapping[tuple[int, int], int]] = field(default_factory=dict)
     """TEL pair qtype → true visit pairs → count."""
     statements: Mapping[tuple[str, str, int], int] = field(default_factory=dict)
@@ -211,7 +211,8 @@ def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
         track = windows[c.window].track(c.entity)
         if c.qtype in ("single_entity_interval_summary", "multi_entity_interval_summary"):
             trajectories[track.changes] += 1
-            by_entity.setdefault(c.entity, Counter())[track.changes] += 1
+            if c.qtype == "single_entity_interval_summary":  # multi items' truths follow another distribution
+                by_entity.setdefault(c.entity, Counter())[track.changes] += 1
         elif c.qtype == "icr_multi_abn" and c.interval is not None:
             claims[track.changes[c.interval]] += 1
             statements[(c.entity, track.changes[c.interval], c.interval)] += 1
