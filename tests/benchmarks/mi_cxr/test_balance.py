@@ -108,3 +108,18 @@ def test_pool_order_is_seeded_and_keeps_few_uniform_candidates():
     order = fill(1)
     assert order == fill(1) != fill(2)
     assert len(order) == 55 and sum(i % 2 for i in order) == 5
+
+
+def test_claims_shown_by_every_item_are_levelled_like_fixed_letters():
+    """ICR-V offers the same four change statements in every item: if "new appearance" were the true one
+    most often, that option text alone would beat chance (27% blind on a phantom build before)."""
+    rng = random.Random(0)
+    claims = ["emergence"] * 60 + ["resolution"] * 40 + ["improvement"] * 25 + ["worsening"] * 20
+    cands = [Candidate("icr_variant", i, "x", False, ("A", "B", "C", "D"), "mixed", i, 0, c) for i, c in enumerate(claims)]
+    cands += [_cand(1000 + i, null=True) for i in range(40)]
+    rng.shuffle(cands)
+    chosen = select(cands, 100, Caps(null=0.2, abnormality=1.0))
+    counts = Counter(c.claim for c in chosen if not c.null)
+    assert set(counts) == {"emergence", "resolution", "improvement", "worsening"}
+    assert max(counts.values()) - min(counts.values()) <= 1
+    assert sum(c.null for c in chosen) <= 0.2 * len(chosen)

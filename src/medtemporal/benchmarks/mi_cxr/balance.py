@@ -24,7 +24,8 @@ random score (a shuffle that does not depend on how many candidates follow).
   interval options, ICR statements), letters are drawn round-robin so each
   letter is equally represented, and no letter ends more than one item ahead
   of the rarest one the data gives (`_level_letters`; nulls are then trimmed
-  back to their share).
+  back to their share); so are the claims of ICR-V's true options
+  (`Candidate.claim`), whose four statements every item shows.
 
 `assign_letters` then places the correct option of every selected item:
 fixed letters first, then items whose options may be shuffled, each taking
@@ -63,6 +64,19 @@ class Candidate:
     """Candidates sharing a key are alternatives of one question: at most one is selected."""
     interval: int | None = None
     """The interval (0-based) the question or its true statement concerns, where there is one."""
+    claim: str = ""
+    """What the correct option states where every item offers the same statements in shuffled order (ICR-V's
+    four change categories): balanced like a fixed letter, since the statement alone would otherwise point to
+    the answer. Empty where the options differ per item."""
+
+    @property
+    def group(self) -> tuple[str, ...] | None:
+        """The answer group that `select` keeps level: the fixed letter, else the claim; None for neither."""
+        if self.null:
+            return None
+        if len(self.letters) == 1:
+            return self.letters
+        return (self.claim,) if self.claim else None
 
     @property
     def uniform(self) -> bool:
@@ -185,8 +199,8 @@ def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list
     queues: dict[tuple[str, ...], list[Candidate]] = {}
     for c in candidates:
         if not c.null:
-            queues.setdefault(c.letters, []).append(c)
-    taken: Counter[tuple[str, ...]] = Counter(x.letters for x in chosen if not x.null)
+            queues.setdefault(c.group or c.letters, []).append(c)
+    taken: Counter[tuple[str, ...]] = Counter(x.group or x.letters for x in chosen if not x.null)
     heads = {k: 0 for k in queues}
     while len(chosen) < quota and heads:
         group = min(heads, key=lambda k: (taken[k], k))
@@ -201,7 +215,8 @@ def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list
 
 
 def _level_letters(chosen: list[Candidate]) -> list[Candidate]:
-    """Drop the last-admitted non-null candidates of any fixed letter beyond one more than the rarest one's.
+    """Drop the last-admitted non-null candidates of any fixed letter (or claim, `Candidate.group`) beyond one
+    more than the rarest one's.
 
     Where the data fixes the correct letter and some letters are rarer (a
     second emergence is at C only when the first is at A; most are at D),
@@ -211,16 +226,16 @@ def _level_letters(chosen: list[Candidate]) -> list[Candidate]:
     can never give (A and B for a second event) are not among the groups, so
     they cost nothing.
     """
-    groups = Counter(c.letters for c in chosen if not c.null and len(c.letters) == 1)
+    groups = Counter(c.group for c in chosen if c.group is not None)
     if len(groups) < 2:
         return chosen
     cap = min(groups.values()) + 1
     seen: Counter[tuple[str, ...]] = Counter()
     kept = []
     for c in chosen:
-        if not c.null and len(c.letters) == 1:
-            seen[c.letters] += 1
-            if seen[c.letters] > cap:
+        if c.group is not None:
+            seen[c.group] += 1
+            if seen[c.group] > cap:
                 continue
         kept.append(c)
     return kept

@@ -24,7 +24,9 @@ when they equal the annotated ones, so correctness never depends on wording.
   one of them, or, when the abnormality is unchanged or absent over the
   interval, none is and the answer is E. Its worsening and improvement
   statements say the abnormality was present before and after, so they never
-  overlap a new appearance or a resolution.
+  overlap a new appearance or a resolution. Since every item shows the same
+  four categories, the balancer keeps the true one's category level
+  (`Candidate.claim`), or "always new appearance" would beat chance.
 * ``single_entity_interval_summary`` (GTS) — four trajectory summaries of one
   abnormality. Distractors are other *consistent* trajectories (a presence
   sequence plus a change type for each present → present interval: the
@@ -335,7 +337,8 @@ def icr_variant_candidates(index: int, window: Window) -> Iterator[Candidate]:
                 continue
             null = change not in DIRECTIONAL
             letters = (NULL_LETTER,) if null else LETTERS
-            yield Candidate("icr_variant", index, t.entity, null, letters, _pattern(t), (index, t.entity, i), i)
+            yield Candidate("icr_variant", index, t.entity, null, letters, _pattern(t), (index, t.entity, i), i,
+                            "" if null else change)
 
 
 def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
