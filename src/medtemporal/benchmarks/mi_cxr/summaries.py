@@ -249,10 +249,13 @@ def inclusion(w: Sequence[float], k: int) -> list[float]:
     """
     if len(w) <= k:
         return [1.0] * len(w)
-    total = elementary(w, k)[k]
+    e = elementary(w, k)
     out = []
-    for i, x in enumerate(w):
-        out.append(x * elementary([y for j, y in enumerate(w) if j != i], k - 1)[k - 1] / total)
+    for x in w:
+        rest = 1.0  # e_j(w without x) = e_j(w) - x * e_{j-1}(w without x), up to j = k - 1
+        for j in range(1, k):
+            rest = e[j] - x * rest
+        out.append(x * rest / e[k])
     return out
 
 
