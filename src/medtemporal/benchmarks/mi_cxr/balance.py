@@ -24,7 +24,7 @@ random score (a shuffle that does not depend on how many candidates follow).
   interval options, ICR statements), letters are drawn round-robin so each
   letter is equally represented, and no letter ends more than one item ahead
   of the rarest one the data gives (`_level_letters`; nulls are then trimmed
-  back to their share); so are the claims of ICR-V's true options
+  back to their share, overall and per abnormality, `_spread_nulls`); so are the claims of ICR-V's true options
   (`Candidate.claim`), whose four statements every item shows.
 
 `assign_letters` then places the correct option of every selected item:
@@ -183,8 +183,8 @@ def select(
         _fill(candidates, quota, limit_null, chosen, admit)
         if len(chosen) >= quota:
             break
-    level = _level_letters(chosen)
-    return chosen if len(level) >= quota else _trim_nulls(level, caps.null)
+    spread = _spread_nulls(_level_letters(chosen), candidates, caps.null, cap, limit_uniform)
+    return chosen if spread == chosen else _trim_nulls(spread, caps.null)
 
 
 def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list[Candidate],
@@ -238,6 +238,49 @@ def _level_letters(chosen: list[Candidate]) -> list[Candidate]:
             if seen[c.group] > cap:
                 continue
         kept.append(c)
+    return kept
+
+
+def _spread_nulls(chosen: list[Candidate], candidates: list[Candidate], null: float, cap: int,
+                  limit_uniform: int) -> list[Candidate]:
+    """Keep each abnormality's null answers within a ``null`` share of its items, swapping the excess for
+    nulls of other abnormalities (in the candidates' random order) where the caps and keys allow.
+
+    Nulls are admitted before the abnormality mix fills the rest, so an abnormality whose events are rare
+    took its share mostly as nulls (on an 800-patient phantom build, "vascular congestion" questions were
+    answered E 57% of the time and "pleural effusion" ones 7%), and the abnormality the question names
+    told a blind reader when to answer E.
+    """
+    if null >= 1:
+        return chosen
+    non_null = Counter(c.entity for c in chosen if not c.null)
+    allowed = {e: max(1, math.ceil(n * null / (1 - null) - 1e-9)) for e, n in non_null.items()}
+    seen: Counter[str] = Counter()
+    kept = []
+    for c in chosen:
+        if c.null:
+            if seen[c.entity] >= allowed.get(c.entity, 1):
+                continue
+            seen[c.entity] += 1
+        kept.append(c)
+    missing = len(chosen) - len(kept)
+    if not missing:
+        return chosen
+    keys = {c.key for c in kept}
+    per_abn = Counter(c.entity for c in kept)
+    n_uniform = sum(c.uniform for c in kept)
+    for c in candidates:
+        if missing == 0:
+            break
+        if (not c.null or c.key in keys or seen[c.entity] >= allowed.get(c.entity, 1) or per_abn[c.entity] >= cap
+                or (c.uniform and n_uniform >= limit_uniform)):
+            continue
+        kept.append(c)
+        keys.add(c.key)
+        seen[c.entity] += 1
+        per_abn[c.entity] += 1
+        n_uniform += c.uniform
+        missing -= 1
     return kept
 
 
