@@ -31,17 +31,25 @@ def test_select_respects_null_abnormality_pattern_caps_and_keys():
     ]
     rng.shuffle(cands)
     chosen = select(cands, 100, Caps(null=0.2, abnormality=0.4, uniform_pattern=0.1))
-    assert len(chosen) == 100
-    assert sum(c.null for c in chosen) == 20
+    assert sum(not c.null for c in chosen) == 80
+    # nulls: 20 by the quota, fewer where an abnormality's share (a fifth of its items) or its cap binds
+    nulls = Counter(c.entity for c in chosen if c.null)
+    non_null = Counter(c.entity for c in chosen if not c.null)
+    assert 95 <= len(chosen) <= 100 and sum(nulls.values()) <= 20
+    assert all(nulls[e] <= -(-non_null[e] // 4) for e in nulls)
     assert max(Counter(c.entity for c in chosen).values()) <= 40
     assert sum(c.pattern != "mixed" for c in chosen) <= 10
-    assert len({c.key for c in chosen}) == 100
+    assert len({c.key for c in chosen}) == len(chosen)
 
 
 def test_select_draws_fixed_letters_round_robin_and_reports_shortfall():
+    """A rare fixed letter limits the others to one more than it (so the letter alone predicts nothing)."""
     cands = [_cand(i, letters=("A",)) for i in range(90)] + [_cand(100 + i, letters=("D",)) for i in range(10)]
     chosen = select(cands, 40, Caps(null=0.0, abnormality=1.0))
-    assert Counter(c.letters for c in chosen) == {("A",): 30, ("D",): 10}
+    assert Counter(c.letters for c in chosen) == {("A",): 11, ("D",): 10}
+    cands += [_cand(200 + i, null=True) for i in range(50)]
+    chosen = select(cands, 40, Caps(null=0.2, abnormality=1.0))
+    assert Counter(c.letters for c in chosen) == {("A",): 11, ("D",): 10, ("E",): 5}  # nulls back to a fifth
     assert len(select(cands[:5], 40, Caps(abnormality=1.0))) == 5
 
 
@@ -104,3 +112,32 @@ def test_pool_order_is_seeded_and_keeps_few_uniform_candidates():
     order = fill(1)
     assert order == fill(1) != fill(2)
     assert len(order) == 55 and sum(i % 2 for i in order) == 5
+
+
+def test_claims_shown_by_every_item_are_levelled_like_fixed_letters():
+    """ICR-V offers the same four change statements in every item: if "new appearance" were the true one
+    most often, that option text alone would beat chance (27% blind on a phantom build before)."""
+    rng = random.Random(0)
+    claims = ["emergence"] * 60 + ["resolution"] * 40 + ["improvement"] * 25 + ["worsening"] * 20
+    cands = [Candidate("icr_variant", i, "x", False, ("A", "B", "C", "D"), "mixed", i, 0, c) for i, c in enumerate(claims)]
+    cands += [_cand(1000 + i, null=True) for i in range(40)]
+    rng.shuffle(cands)
+    chosen = select(cands, 100, Caps(null=0.2, abnormality=1.0))
+    counts = Counter(c.claim for c in chosen if not c.null)
+    assert set(counts) == {"emergence", "resolution", "improvement", "worsening"}
+    assert max(counts.values()) - min(counts.values()) <= 1
+    assert sum(c.null for c in chosen) <= 0.2 * len(chosen)
+
+
+def test_nulls_are_spread_over_abnormalities_like_their_other_answers():
+    """Nulls of rarely changing abnormalities are plentiful: admitted first, they made that abnormality's
+    questions mostly E (57% on an 800-patient phantom build), and the name alone told when to answer E."""
+    rng = random.Random(2)
+    cands = [_cand(i, null=True, entity="rare" if i % 2 else "common") for i in range(400)]
+    cands += [_cand(1000 + i, entity="rare" if i % 10 == 0 else "common") for i in range(400)]
+    rng.shuffle(cands)
+    chosen = select(cands, 200, Caps(null=0.2, abnormality=1.0))
+    for entity in ("rare", "common"):
+        group = [c for c in chosen if c.entity == entity]
+        assert sum(c.null for c in group) <= -(-sum(not c.null for c in group) // 4), entity
+    assert len(chosen) == 200 and sum(c.null for c in chosen) == 40

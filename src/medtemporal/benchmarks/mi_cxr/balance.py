@@ -22,7 +22,10 @@ random score (a shuffle that does not depend on how many candidates follow).
   window and question) never both enter;
 * among non-null candidates whose correct letter is fixed by the data (the TEL
   interval options, ICR statements), letters are drawn round-robin so each
-  letter is equally represented.
+  letter is equally represented, and no letter ends more than one item ahead
+  of the rarest one the data gives (`_level_letters`; nulls are then trimmed
+  back to their share, overall and per abnormality, `_spread_nulls`); so are the claims of ICR-V's true options
+  (`Candidate.claim`), whose four statements every item shows.
 
 `assign_letters` then places the correct option of every selected item:
 fixed letters first, then items whose options may be shuffled, each taking
@@ -61,6 +64,19 @@ class Candidate:
     """Candidates sharing a key are alternatives of one question: at most one is selected."""
     interval: int | None = None
     """The interval (0-based) the question or its true statement concerns, where there is one."""
+    claim: str = ""
+    """What the correct option states where every item offers the same statements in shuffled order (ICR-V's
+    four change categories): balanced like a fixed letter, since the statement alone would otherwise point to
+    the answer. Empty where the options differ per item."""
+
+    @property
+    def group(self) -> tuple[str, ...] | None:
+        """The answer group that `select` keeps level: the fixed letter, else the claim; None for neither."""
+        if self.null:
+            return None
+        if len(self.letters) == 1:
+            return self.letters
+        return (self.claim,) if self.claim else None
 
     @property
     def uniform(self) -> bool:
@@ -166,8 +182,9 @@ def select(
 
         _fill(candidates, quota, limit_null, chosen, admit)
         if len(chosen) >= quota:
-            return chosen
-    return _trim_nulls(chosen, caps.null)
+            break
+    spread = _spread_nulls(_level_letters(chosen), candidates, caps.null, cap, limit_uniform)
+    return chosen if spread == chosen else _trim_nulls(spread, caps.null)
 
 
 def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list[Candidate],
@@ -182,8 +199,8 @@ def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list
     queues: dict[tuple[str, ...], list[Candidate]] = {}
     for c in candidates:
         if not c.null:
-            queues.setdefault(c.letters, []).append(c)
-    taken: Counter[tuple[str, ...]] = Counter(x.letters for x in chosen if not x.null)
+            queues.setdefault(c.group or c.letters, []).append(c)
+    taken: Counter[tuple[str, ...]] = Counter(x.group or x.letters for x in chosen if not x.null)
     heads = {k: 0 for k in queues}
     while len(chosen) < quota and heads:
         group = min(heads, key=lambda k: (taken[k], k))
@@ -195,6 +212,76 @@ def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list
             continue
         heads[group] = i + 1
         taken[group] += 1
+
+
+def _level_letters(chosen: list[Candidate]) -> list[Candidate]:
+    """Drop the last-admitted non-null candidates of any fixed letter (or claim, `Candidate.group`) beyond one
+    more than the rarest one's.
+
+    Where the data fixes the correct letter and some letters are rarer (a
+    second emergence is at C only when the first is at A; most are at D),
+    filling the quota round-robin would let the common letters run on once the
+    rare one is used up, and the letter alone would then predict the answer
+    (`medtemporal audit`: "always D" on ``multiple_*_2``). Letters the data
+    can never give (A and B for a second event) are not among the groups, so
+    they cost nothing.
+    """
+    groups = Counter(c.group for c in chosen if c.group is not None)
+    if len(groups) < 2:
+        return chosen
+    cap = min(groups.values()) + 1
+    seen: Counter[tuple[str, ...]] = Counter()
+    kept = []
+    for c in chosen:
+        if c.group is not None:
+            seen[c.group] += 1
+            if seen[c.group] > cap:
+                continue
+        kept.append(c)
+    return kept
+
+
+def _spread_nulls(chosen: list[Candidate], candidates: list[Candidate], null: float, cap: int,
+                  limit_uniform: int) -> list[Candidate]:
+    """Keep each abnormality's null answers within a ``null`` share of its items, swapping the excess for
+    nulls of other abnormalities (in the candidates' random order) where the caps and keys allow.
+
+    Nulls are admitted before the abnormality mix fills the rest, so an abnormality whose events are rare
+    took its share mostly as nulls (on an 800-patient phantom build, "vascular congestion" questions were
+    answered E 57% of the time and "pleural effusion" ones 7%), and the abnormality the question names
+    told a blind reader when to answer E.
+    """
+    if null >= 1:
+        return chosen
+    non_null = Counter(c.entity for c in chosen if not c.null)
+    allowed = {e: max(1, math.ceil(n * null / (1 - null) - 1e-9)) for e, n in non_null.items()}
+    seen: Counter[str] = Counter()
+    kept = []
+    for c in chosen:
+        if c.null:
+            if seen[c.entity] >= allowed.get(c.entity, 1):
+                continue
+            seen[c.entity] += 1
+        kept.append(c)
+    missing = len(chosen) - len(kept)
+    if not missing:
+        return chosen
+    keys = {c.key for c in kept}
+    per_abn = Counter(c.entity for c in kept)
+    n_uniform = sum(c.uniform for c in kept)
+    for c in candidates:
+        if missing == 0:
+            break
+        if (not c.null or c.key in keys or seen[c.entity] >= allowed.get(c.entity, 1) or per_abn[c.entity] >= cap
+                or (c.uniform and n_uniform >= limit_uniform)):
+            continue
+        kept.append(c)
+        keys.add(c.key)
+        seen[c.entity] += 1
+        per_abn[c.entity] += 1
+        n_uniform += c.uniform
+        missing -= 1
+    return kept
 
 
 def _trim_nulls(chosen: list[Candidate], null: float) -> list[Candidate]:

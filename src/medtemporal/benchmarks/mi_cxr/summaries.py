@@ -12,8 +12,10 @@ when they equal the annotated ones, so correctness never depends on wording.
   actually annotated; the others assert a flipped change (`FALSE_CLAIMS`:
   never "worsened" for a new finding nor "improved" for a resolved one, which
   a reader could call true). False claims are drawn in proportion to how often
-  each change is the true claim of a selected ICR item, so the claim alone
-  does not hint at the answer.
+  each change is the true claim of a selected ICR item, and their
+  abnormalities in proportion to how often each is the subject of the true
+  statement (`icr_entity_weights`), so neither the claim nor the abnormality
+  named hints at the answer.
   With none true the answer is E. Windows need at least two complete
   abnormalities.
 * ``icr_variant`` (ICR-V, appendix D) — the interval is named; options are
@@ -22,7 +24,9 @@ when they equal the annotated ones, so correctness never depends on wording.
   one of them, or, when the abnormality is unchanged or absent over the
   interval, none is and the answer is E. Its worsening and improvement
   statements say the abnormality was present before and after, so they never
-  overlap a new appearance or a resolution.
+  overlap a new appearance or a resolution. Since every item shows the same
+  four categories, the balancer keeps the true one's category level
+  (`Candidate.claim`), or "always new appearance" would beat chance.
 * ``single_entity_interval_summary`` (GTS) — four trajectory summaries of one
   abnormality. Distractors are other *consistent* trajectories (a presence
   sequence plus a change type for each present → present interval: the
@@ -35,25 +39,31 @@ when they equal the annotated ones, so correctness never depends on wording.
 * ``multi_entity_interval_summary`` (GTS) — four summaries, each of a
   different abnormality of the window (at least four complete, definite
   tracks): the focus abnormality's true trajectory (or a distractor of it, for
-  E) and distractors of three others, each drawn like the single form's;
-  the three are chosen uniformly among tracks like the focus (naming a
-  laterality exactly when it does, changing exactly when it does; windows
-  without three such are not asked), and distractor trajectories are drawn
-  under weights solved from the true options of this form, so neither how an
-  option names its abnormality nor the course it states marks the true one.
+  E) and distractors of three others; the three are drawn among tracks like
+  the focus (naming a laterality exactly when it does, and changing, as the
+  focus must be; windows without three such are not asked) under weights fitted so
+  that each abnormality is shown falsely in proportion to how often it is the
+  true option (`multi_other_weights`: the focus follows Table 10's mix, so
+  others drawn uniformly made common abnormalities the answer more often),
+  and each false trajectory is drawn under weights solved so that the
+  courses shown falsely are distributed like the true ones, given the truths
+  they must differ from (`Priors.multi_false_weights`). Neither how an option
+  names its abnormality nor the course it states marks the true one.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
 from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
+import numpy as np
+
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
-from medtemporal.benchmarks.mi_cxr.exchange import draw, solve_weights
+from medtemporal.benchmarks.mi_cxr.exchange import FLOOR, draw, elementary, solve_weights
 from medtemporal.benchmarks.mi_cxr.text import (
     GTS_MULTI_QUESTION,
     GTS_NULL,
@@ -109,24 +119,61 @@ class Priors:
     claims: Mapping[str, int] = field(default_factory=dict)
     """Change types of the true ICR statements → count."""
     by_entity: Mapping[str, Mapping[tuple[str, ...], int]] = field(default_factory=dict)
-    """Abnormality → change sequences of its true GTS options → count."""
+    """Abnormality → change sequences of its true GTS single-abnormality options → count."""
     pairs: Mapping[str, Mapping[tuple[int, int], int]] = field(default_factory=dict)
     """TEL pair qtype → true visit pairs → count."""
     statements: Mapping[tuple[str, str, int], int] = field(default_factory=dict)
     """(abnormality, change type, interval) of the true ICR statements → count."""
     multi: Mapping[str, Mapping[tuple[str, ...], int]] = field(default_factory=dict)
     """Abnormality → change sequences of its true options in GTS multi-abnormality items → count."""
+    others: Mapping[str, float] = field(default_factory=dict)
+    """Abnormality → weight with which it is drawn as one of the three other abnormalities of a GTS multi
+    item (`multi_other_weights`)."""
+    shown_false: Mapping[str, Mapping[tuple[str, ...], float]] = field(default_factory=dict)
+    """Abnormality → true change sequences of the tracks shown with a false trajectory in GTS multi items
+    (expected counts under ``others``)."""
+    icr_entity: Mapping[str, float] = field(default_factory=dict)
+    """Abnormality → factor on its weight as the subject of a false ICR statement (`icr_entity_weights`)."""
     _weights: dict[tuple[object, int], dict] = field(default_factory=dict, compare=False, repr=False)
 
-    def trajectory_weights(self, entity: str, k: int, multi: bool = False) -> dict[tuple[str, ...], float]:
-        """`exchange.solve_weights` for ``entity``'s true trajectories (of the multi-abnormality items with
-        ``multi``; plus one pseudo-count spread over all true trajectories, then over every consistent one),
-        for ``k`` distractors."""
-        key = (entity, k, multi)
+    def trajectory_weights(self, entity: str, k: int) -> dict[tuple[str, ...], float]:
+        """`exchange.solve_weights` for ``entity``'s true trajectories (plus one pseudo-count spread over
+        all true trajectories, then over every consistent one), for ``k`` distractors."""
+        key = (entity, k)
         if key not in self._weights:
-            counts = (self.multi if multi else self.by_entity).get(entity, {})
-            p = _smoothed(counts, self.trajectories, consistent_trajectories())
+            p = _smoothed(self.by_entity.get(entity, {}), self.trajectories, consistent_trajectories())
             self._weights[key] = solve_weights(p, k)
+        return self._weights[key]
+
+    def multi_false_weights(self, entity: str) -> dict[tuple[str, ...], float]:
+        """Weights ``q`` for the false trajectory of one ``entity`` option in a GTS multi item.
+
+        A false option of a track whose truth is ``t`` shows ``s != t`` with
+        probability ``q[s] / (1 - q[t])``; ``q`` is the fixed point making that
+        distribution, over the truths of the tracks shown falsely
+        (``shown_false``), proportional to how often ``s`` is a true option of
+        ``entity`` (``multi``): then a stated course says nothing about
+        whether its option is the true one.
+        """
+        key = ("multi_false", entity, 1)
+        if key not in self._weights:
+            universe = consistent_trajectories()
+            true = _smoothed(self.multi.get(entity, {}), self.trajectories, universe)
+            false = _smoothed(self.shown_false.get(entity, {}), self.trajectories, universe)
+            keys = sorted(true, key=repr)
+            p = np.array([true[t] for t in keys]) / sum(true.values())
+            d = np.array([false.get(t, 0.0) for t in keys]) / sum(false.values())
+            q = p.copy()
+            for _ in range(500):  # damped: where no q is exact (a course the truth of most tracks), the nearest
+                ratio = d / np.maximum(1 - q, 1e-9)
+                shown = q * np.maximum(ratio.sum() - ratio, 1e-12)
+                new = np.minimum(q * np.sqrt(p / (shown / shown.sum())), 0.95)
+                new /= new.sum()
+                if np.abs(new - q).max() < 1e-12:
+                    q = new
+                    break
+                q = new
+            self._weights[key] = {t: max(float(v), FLOOR) for t, v in zip(keys, q)}
         return self._weights[key]
 
     def pair_weights(self, qtype: str, pool: Sequence[tuple[int, int]], k: int) -> dict[tuple[int, int], float]:
@@ -166,15 +213,80 @@ def priors(chosen: Iterable[Candidate], windows: Sequence[Window]) -> Priors:
         track = windows[c.window].track(c.entity)
         if c.qtype in ("single_entity_interval_summary", "multi_entity_interval_summary"):
             trajectories[track.changes] += 1
-            by_entity.setdefault(c.entity, Counter())[track.changes] += 1
+            if c.qtype == "single_entity_interval_summary":  # multi items' truths follow another distribution
+                by_entity.setdefault(c.entity, Counter())[track.changes] += 1
         elif c.qtype == "icr_multi_abn" and c.interval is not None:
             claims[track.changes[c.interval]] += 1
             statements[(c.entity, track.changes[c.interval], c.interval)] += 1
         elif c.qtype in PAIR_QTYPES:
             pairs.setdefault(c.qtype, Counter())[target(c.qtype, track.present)] += 1  # type: ignore[index]
-    return Priors(dict(trajectories), dict(claims), {e: dict(v) for e, v in by_entity.items()},
+    multi_items = [(windows[c.window], c) for c in chosen if c.qtype == "multi_entity_interval_summary"]
+    others = multi_other_weights([(c.entity, c.null, tuple(t.entity for t in _multi_pool(w, c.entity)))
+                                  for w, c in multi_items])
+    shown_false: dict[str, Counter[tuple[str, ...]]] = {}
+    for w, c in multi_items:
+        pool = _multi_pool(w, c.entity)
+        chance = inclusion([others.get(t.entity, FLOOR) for t in pool], GTS_MULTI_OPTIONS - 1)
+        for t, pi in zip(pool, chance):
+            shown_false.setdefault(t.entity, Counter())[t.changes] += pi
+        if c.null:
+            shown_false.setdefault(c.entity, Counter())[w.track(c.entity).changes] += 1
+    base = Priors(dict(trajectories), dict(claims), {e: dict(v) for e, v in by_entity.items()},
                   {q: dict(v) for q, v in pairs.items()}, dict(statements),
-                  {e: dict(v) for e, v in multi.items()})
+                  {e: dict(v) for e, v in multi.items()}, others, {e: dict(v) for e, v in shown_false.items()})
+    icr = [(windows[c.window], c) for c in chosen if c.qtype == "icr_multi_abn"]
+    pools = [(*_false_pool(w, i, base), None if c.null else c.entity)
+             for w, c in icr for i in range(len(LETTERS)) if c.null or i != c.interval]
+    true_icr = Counter(c.entity for _, c in icr if not c.null)
+    return replace(base, icr_entity=icr_entity_weights(pools, true_icr))
+
+
+def inclusion(w: Sequence[float], k: int) -> list[float]:
+    """Probability that each value is among ``k`` drawn by `exchange.draw` under weights ``w``.
+
+    >>> [round(x, 3) for x in inclusion([1.0, 1.0, 2.0], 2)]
+    [0.6, 0.6, 0.8]
+    """
+    if len(w) <= k:
+        return [1.0] * len(w)
+    e = elementary(w, k)
+    out = []
+    for x in w:
+        rest = 1.0  # e_j(w without x) = e_j(w) - x * e_{j-1}(w without x), up to j = k - 1
+        for j in range(1, k):
+            rest = e[j] - x * rest
+        out.append(x * rest / e[k])
+    return out
+
+
+def multi_other_weights(items: Sequence[tuple[str, bool, tuple[str, ...]]], rounds: int = 60) -> dict[str, float]:
+    """Weights for drawing the three other abnormalities of GTS multi items, so that each abnormality is
+    shown falsely about as often, relative to how often it is the true option, as any other.
+
+    ``items`` are (focus, null, the abnormalities the others may be drawn from). The focus comes from the
+    balancer (Table 10's mix); drawn uniformly, the others would make a common focus abnormality the
+    true option more often than a rare one. The target for each abnormality is ``c * true - null_focus``
+    false showings (``c`` fixed by the totals); the weights are refitted to it for ``rounds`` rounds from the
+    exact inclusion probabilities (`inclusion`) of each distinct pool.
+    """
+    k = GTS_MULTI_OPTIONS - 1
+    pools = Counter(tuple(sorted(p)) for _, _, p in items)
+    true = Counter(e for e, null, _ in items if not null)
+    null_focus = Counter(e for e, null, _ in items if null)
+    entities = sorted({e for p in pools for e in p})
+    if not entities or not true:
+        return {e: 1.0 for e in entities}
+    shown = sum(min(len(p), k) * n for p, n in pools.items()) + sum(null_focus.values())
+    c = shown / sum(true.values())
+    target = {e: max(c * true[e] - null_focus[e], 0.05) for e in entities}
+    w = {e: 1.0 for e in entities}
+    for _ in range(rounds):
+        expected: Counter[str] = Counter()
+        for pool, n in pools.items():
+            for e, pi in zip(pool, inclusion([w[e] for e in pool], k)):
+                expected[e] += n * pi
+        w = {e: min(max(w[e] * (target[e] / max(expected[e], 1e-9)) ** 0.5, 1e-6), 1e6) for e in entities}
+    return w
 
 
 @cache
@@ -228,7 +340,8 @@ def icr_variant_candidates(index: int, window: Window) -> Iterator[Candidate]:
                 continue
             null = change not in DIRECTIONAL
             letters = (NULL_LETTER,) if null else LETTERS
-            yield Candidate("icr_variant", index, t.entity, null, letters, _pattern(t), (index, t.entity, i), i)
+            yield Candidate("icr_variant", index, t.entity, null, letters, _pattern(t), (index, t.entity, i), i,
+                            "" if null else change)
 
 
 def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
@@ -246,11 +359,23 @@ def _alike(a: Track, b: Track) -> bool:
     return bool(a.laterality) == bool(b.laterality) and (_pattern(a) == "mixed") == (_pattern(b) == "mixed")
 
 
+def _multi_pool(window: Window, entity: str) -> list[Track]:
+    """The tracks the three other options of a GTS multi item about ``entity`` are drawn from."""
+    focus = window.track(entity)
+    return [t for t in window.tracks if t.definite and t.entity != entity and _alike(t, focus)]
+
+
 def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """GTS multi-abnormality candidates: each definite track with three others like it (`_alike`)."""
+    """GTS multi-abnormality candidates: each definite, changing track with three others like it (`_alike`).
+
+    A track uniformly present or absent is not a focus: its three others would be uniform too (`_alike`), all
+    true courses "absent throughout" (or all "unchanged throughout"), so every false course differs from
+    that and the one option stating it is the answer (the audit read such items blind; the paper's
+    uniform-pattern cap, A.5.2, is a cap and allows none).
+    """
     definite = [t for t in window.tracks if t.definite]
     for t in definite:
-        if sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
+        if _pattern(t) != "mixed" or sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
             continue  # the other options' abnormalities are like the focus (see `_alike`)
         for null in (False, True):
             letters = (NULL_LETTER,) if null else LETTERS
@@ -260,15 +385,15 @@ def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- drafts
 
 
-def _false_statement(window: Window, interval: int, used: Counter[str], rng: random.Random, prior: Priors) -> dict:
-    """A definitely false statement about ``interval``, drawn so that it looks like a true one.
+def _false_pool(window: Window, interval: int, prior: Priors) -> tuple[list[tuple[Track, str]], list[float]]:
+    """Every (track, claim) a false ICR statement about ``interval`` may make, and its base weight.
 
     Every (abnormality, claim) the window allows (an abnormality present at some
     visit, so that it is named as a true statement's would be; a claim of
     `FALSE_CLAIMS` for its annotated change) is weighted by how often that
     abnormality and change are the true statement at this interval, plus a
     half pseudo-count spread by how often they are true at any interval and one
-    by the claim alone; abnormalities already used in the item weigh a fifth.
+    by the claim alone.
     """
     tracks = [t for t in window.tracks if t.pattern != "all_neg"] or list(window.tracks)
     at_any: Counter[tuple[str, str]] = Counter()
@@ -282,7 +407,43 @@ def _false_statement(window: Window, interval: int, used: Counter[str], rng: ran
             w = (prior.statements.get((t.entity, claim, interval), 0) + 0.5 * at_any[(t.entity, claim)] / total_any
                  + prior.claims.get(claim, 0) / total_claim + 1e-3)
             pool.append((t, claim))
-            weights.append(w * (0.2 ** used[t.entity]))
+            weights.append(w)
+    return pool, weights
+
+
+def icr_entity_weights(pools: Sequence[tuple[list[tuple[Track, str]], list[float], str | None]],
+                       true: Counter[str], rounds: int = 60) -> dict[str, float]:
+    """A factor per abnormality on the false-statement weights (`_false_pool`), fitted so that each
+    abnormality is the subject of false statements in proportion to how often it is the true one.
+
+    Without it, an abnormality present in many windows but rarely changing (and so rarely the true
+    statement) was the subject of many false ones, and the abnormality named alone pointed to the answer
+    (`medtemporal audit` on ICR). ``pools`` are the false-statement pools of the selected items with the
+    abnormality of the item's true statement (weighed a fifth there, as `_false_statement` does), ``true``
+    counts the abnormalities of their true statements.
+    """
+    entities = sorted({t.entity for pool, _, _ in pools for t, _ in pool})
+    if not entities or not true:
+        return {e: 1.0 for e in entities}
+    target = {e: max(true[e], 0.05) * len(pools) / sum(true.values()) for e in entities}
+    f = {e: 1.0 for e in entities}
+    for _ in range(rounds):
+        expected: Counter[str] = Counter()
+        for pool, weights, used in pools:
+            scaled = [w * f[t.entity] * (0.2 if t.entity == used else 1.0) for (t, _), w in zip(pool, weights)]
+            total = sum(scaled)
+            for (t, _), w in zip(pool, scaled):
+                expected[t.entity] += w / total
+        f = {e: min(max(f[e] * (target[e] / max(expected[e], 1e-9)) ** 0.5, 1e-6), 1e6) for e in entities}
+    return f
+
+
+def _false_statement(window: Window, interval: int, used: Counter[str], rng: random.Random, prior: Priors) -> dict:
+    """A definitely false statement about ``interval``, drawn so that it looks like a true one: from
+    `_false_pool` with each abnormality's `Priors.icr_entity` factor; abnormalities already used in the
+    item weigh a fifth."""
+    pool, weights = _false_pool(window, interval, prior)
+    weights = [w * prior.icr_entity.get(t.entity, 1.0) * (0.2 ** used[t.entity]) for (t, _), w in zip(pool, weights)]
     track, claim = rng.choices(pool, weights)[0]
     return {"interval": INTERVALS[interval], "abnormality": track.entity, "claim": claim,
             "actual": track.changes[interval]}
@@ -351,8 +512,9 @@ def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Rand
 def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Random, prior: Priors) -> Draft:
     """Four trajectories of four abnormalities; the focus one at ``letter`` true unless E."""
     focus = window.track(c.entity)
-    pool = [t for t in window.tracks if t.definite and t.entity != c.entity and _alike(t, focus)]
-    others = rng.sample(pool, len(LETTERS) - 1)  # uniformly: given the four, each is as likely the focus
+    pool = {t.entity: t for t in _multi_pool(window, c.entity)}
+    weights = {e: prior.others.get(e, 1.0) for e in pool}
+    others = [pool[e] for e in draw(weights, len(LETTERS) - 1, rng)]  # see `multi_other_weights`
     focus_letter = letter if letter != NULL_LETTER else rng.choice(LETTERS)
     claims: dict[str, tuple[Track, tuple[str, ...]]] = {}
     for x in LETTERS:
@@ -360,7 +522,7 @@ def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Rando
         if x == letter:
             seq = track.changes
         else:
-            seq = draw(prior.trajectory_weights(track.entity, 1, multi=True), 1, rng, exclude=[track.changes])[0]
+            seq = draw(prior.multi_false_weights(track.entity), 1, rng, exclude=[track.changes])[0]
         claims[x] = (track, seq)
     options = {x: trajectory(describe(t), seq) for x, (t, seq) in claims.items()}
     options[NULL_LETTER] = GTS_NULL

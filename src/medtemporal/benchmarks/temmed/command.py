@@ -139,7 +139,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     question_sources: Counter[str] = Counter()
     vqa_excluded: Counter[str] = Counter()
     if "vqa" in tasks:
-        drafts = select(vqa_candidates(test, patterns, vqa_excluded), args.vqa_items, random.Random(f"{args.seed}:vqa"))
+        drafts = select(vqa_candidates(test, patterns, vqa_excluded), args.vqa_items, random.Random(f"{args.seed}:vqa"),
+                        vqa_excluded)
         if args.vqa_model:
             prompt = PromptSet().text("temmed_vqa_rephrase")
             questions = rephrase(drafts, args.vqa_model, prompt, licence=licence,

@@ -38,7 +38,7 @@ from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.chexpert_plus import resolve_image
 
 BENCHMARK = "temmed"
-VERSION = "2"
+VERSION = "3"
 TASKS = ("vqa", "report", "image_pair")
 LETTERS = ("A", "B", "C")
 HISTORICAL_LABEL = "Last visit image:"

@@ -30,7 +30,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Sequence
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
@@ -72,51 +75,129 @@ class Draft:
     """The direction the question names (the statement's own for Yes)."""
 
 
-def select(candidates: Sequence[tuple[int, str, Statement]], n: int | None, rng: random.Random) -> list[Draft]:
-    """Pick ``n`` candidates (all when None), half (rounded down) answered No, and the direction each names.
+def _edges() -> list[tuple[str, str]]:
+    """The pairs of directions a No question may swap both ways (every `NO_ASK` pair is symmetric)."""
+    return sorted({tuple(sorted((s, t))) for s, ts in NO_ASK.items() for t in ts})  # type: ignore[misc]
 
-    Answers are dealt first (half No, shuffled); a Yes question names the
-    sentence's own direction, and each No question then names, of the
-    directions definitely false for its sentence (`NO_ASK`; those no Yes
-    question names only when there is no other), the one whose
-    questions most lack a No so far (overall, then about the same finding
-    word: the last word of `finding_phrase`), so that each named direction is
-    answered Yes about as often as No and the wording alone says little about
-    the answer (otherwise "remained unchanged" would mostly mean Yes). Ties are
-    broken by ``rng``.
+
+def plan_counts(available: Mapping[str, int], n: int | None) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """How many sentences of each direction to ask, and how many No questions go each way along each pair.
+
+    A No question about a sentence of direction ``s`` names a direction ``t``
+    of ``NO_ASK[s]``. Each named direction is answered Yes exactly as often as
+    No when, for every direction, the sentences kept equal the No questions
+    naming it plus those it sends elsewhere: the kept counts ``k`` must be the
+    degrees of a load ``e`` on the pairs of `_edges` (``k[s] = sum of e over
+    the pairs holding s``), each pair's load split into No questions one way
+    and the other. An integer program (`scipy.optimize.milp`) keeps the most
+    sentences that allows, first within each direction's proportional share
+    of ``n``, then beyond it up to ``n``; a direction over half the sentences
+    cannot all be kept (its No questions would outnumber the Yes questions of
+    the others).
+
+    Returns:
+        The kept count of each direction, and the load of each pair.
+
+    >>> plan_counts({"unchanged": 6, "improved": 2, "worsened": 2}, None)[0]
+    {'changed': 0, 'improved': 2, 'unchanged': 4, 'worsened': 2}
+    """
+    dirs = sorted(NO_ASK)
+    edges = _edges()
+    total = sum(available.get(d, 0) for d in dirs)
+    want = total if n is None else min(n, total)
+    share = {d: available.get(d, 0) for d in dirs}
+    if want < total:  # largest remainder over the available counts
+        exact = {d: want * share[d] / total for d in dirs}
+        share = {d: int(exact[d]) for d in dirs}
+        for d in sorted(dirs, key=lambda d: (-(exact[d] - share[d]), d))[: want - sum(share.values())]:
+            share[d] += 1
+    nv = len(edges) + len(dirs)
+    degree = np.zeros((len(dirs), nv))
+    for j, (a, b) in enumerate(edges):
+        degree[dirs.index(a), j] = degree[dirs.index(b), j] = 1
+    for i in range(len(dirs)):
+        degree[i, len(edges) + i] = -1
+    cost = np.r_[np.zeros(len(edges)), -np.ones(len(dirs))]
+    floor = np.zeros(len(dirs))
+    for upper in (share, {d: available.get(d, 0) for d in dirs}):
+        rows = [LinearConstraint(degree, 0, 0), LinearConstraint(np.r_[np.zeros(len(edges)), np.ones(len(dirs))], 0, want)]
+        lower = np.r_[np.zeros(len(edges)), floor]
+        upper_ = np.r_[np.full(len(edges), np.inf), [upper[d] for d in dirs]]
+        res = milp(cost, constraints=rows, integrality=np.ones(nv), bounds=Bounds(lower, upper_))
+        kept = np.rint(res.x[len(edges):]).astype(int)
+        floor = kept.astype(float)
+        if kept.sum() >= want:
+            break
+    load = {e: int(round(v)) for e, v in zip(edges, res.x[: len(edges)])}
+    return {d: int(k) for d, k in zip(dirs, kept)}, load
+
+
+def select(candidates: Sequence[tuple[int, str, Statement]], n: int | None, rng: random.Random,
+           exclusions: Counter[str] | None = None) -> list[Draft]:
+    """Pick up to ``n`` candidates (all when None), their answers and the direction each question names.
+
+    How many sentences of each direction are asked, and how many No questions
+    name each other direction, come from `plan_counts`, so that each named
+    direction (the subtype) is answered Yes exactly as often as No and half
+    the answers are No: the answer prior of a subtype is then 50%. (With the
+    answers dealt half and half at random, a direction over half the sentences
+    — "unchanged" on CheXpert Plus — left the No questions naming the others
+    in excess.) Every sentence is eligible and the ones asked are drawn at
+    random; sentences of a direction over its share are left out and counted
+    in ``exclusions`` (``vqa_direction_over_half``). Which sentence gets Yes
+    and which direction each No names is then chosen per finding word (the
+    last word of `finding_phrase`), each taking the answer whose questions
+    about that finding lack it most, so the finding named says little about
+    the answer either. Ties are broken by ``rng``.
 
     Args:
         candidates: (instance index, sentence, its statement with a direction), in build order.
         n: How many questions; None or more than there are takes all.
         rng: Seeded generator; the only source of randomness.
+        exclusions: Where to count sentences left out to keep the balance.
     """
     pool = list(candidates)
-    rng.shuffle(pool)
-    chosen = pool if n is None else pool[:n]
-    answers = ["No"] * (len(chosen) // 2) + ["Yes"] * (len(chosen) - len(chosen) // 2)
-    rng.shuffle(answers)
-    named: Counter[tuple[str, str, str]] = Counter()
-    heads = []
-    for (_, _, st), answer in zip(chosen, answers):
+    for _, _, st in pool:
         if st.direction not in NO_ASK:
             raise ValueError(f"VQA candidate {st.text!r} has no direction to ask about")
-        heads.append((finding_phrase(st).split() or [""])[-1])
-        if answer == "Yes":
-            named[("Yes", st.direction, "")] += 1
-            named[("Yes", st.direction, heads[-1])] += 1
+    rng.shuffle(pool)
+    kept, load = plan_counts(Counter(st.direction for _, _, st in pool), n)
+    taken: Counter[str] = Counter()
+    chosen = []
+    for c in pool:
+        if taken[c[2].direction] < kept[c[2].direction]:
+            taken[c[2].direction] += 1
+            chosen.append(c)
+    left = min(len(pool), len(pool) if n is None else n) - len(chosen)
+    if exclusions is not None and left:
+        exclusions["vqa_direction_over_half"] += left
+    quota: Counter[tuple[str, str]] = Counter()  # (sentence direction, named direction) → No questions left
+    for (a, b), e in load.items():
+        first = rng.random() < 0.5
+        quota[(a, b)] += e // 2 + (e % 2 if first else 0)
+        quota[(b, a)] += e // 2 + (e % 2 if not first else 0)
+    yes_left = Counter({d: kept[d] - sum(v for (s, _), v in quota.items() if s == d) for d in kept})
+    named: Counter[tuple[str, str, str]] = Counter()  # (answer, named direction, finding word)
     drafts = []
-    for (instance, sentence, st), answer, head in zip(chosen, answers, heads):
-        asked = st.direction
-        if answer == "No":  # the false direction whose questions most lack a No, overall then for this finding
+    for instance, sentence, st in chosen:
+        head = (finding_phrase(st).split() or [""])[-1]
+        own = st.direction
+        options = [("Yes", own)] if yes_left[own] > 0 else []
+        options += [("No", t) for t in NO_ASK[own] if quota[(own, t)] > 0]
 
-            def deficit(d: str) -> tuple[int, int]:
-                return (named[("Yes", d, "")] - named[("No", d, "")], named[("Yes", d, head)] - named[("No", d, head)])
+        def lack(option: tuple[str, str]) -> tuple[int, int]:  # how much the named direction lacks this answer
+            answer, d = option
+            other = "No" if answer == "Yes" else "Yes"
+            spare = yes_left[own] if answer == "Yes" else quota[(own, d)]
+            return (named[(other, d, head)] - named[(answer, d, head)], spare)
 
-            false = [d for d in NO_ASK[st.direction] if named[("Yes", d, "")]] or list(NO_ASK[st.direction])
-            best = max(deficit(d) for d in false)
-            asked = rng.choice([d for d in false if deficit(d) == best])
-            named[("No", asked, "")] += 1
-            named[("No", asked, head)] += 1
+        best = max(lack(o) for o in options)
+        answer, asked = rng.choice([o for o in options if lack(o) == best])
+        if answer == "Yes":
+            yes_left[own] -= 1
+        else:
+            quota[(own, asked)] -= 1
+        named[(answer, asked, head)] += 1
         drafts.append(Draft(instance, sentence, st, answer, asked))
     drafts.sort(key=lambda d: (d.instance, d.sentence, d.statement.text))
     return drafts
