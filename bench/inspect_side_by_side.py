@@ -128,15 +128,18 @@ def main() -> int:
         if done.returncode != 0:
             raise SystemExit(f"medtemporal run failed:\n{done.stdout}{done.stderr}")
         answered = sum(1 for _ in (root / "run" / "predictions.jsonl").open())
+        inflight = server.stats()["max_inflight"]
         print(f"MI-CXR phantom items {items}, latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}, "
               f"ideal {ideal:.2f} s; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
               f"on {os.cpu_count()} CPUs")
-        print(f"medtemporal: {ours:.2f} s whole process, {answered} predictions, wall/ideal {ours / ideal:.3f}")
+        print(f"medtemporal: {ours:.2f} s whole process, {answered} predictions, wall/ideal {ours / ideal:.3f}; "
+              f"server saw at most {inflight} in flight")
         if not has_inspect:
             print(f"inspect_ai is not importable by {args.inspect_python}: `pip install inspect_ai` there "
                   "(or pass --inspect-python) for the side-by-side; skipped")
             return 0
-        server.reset()
+        server.reset()  # counts and in-flight maximum; it also clears the latency, so set it again
+        server.configure(latency=args.latency)
         script = root / "inspect_task.py"
         script.write_text(INSPECT_TASK)
         theirs, done = timed([args.inspect_python, str(script), str(samples), server.base_url,
