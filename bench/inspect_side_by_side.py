@@ -62,7 +62,8 @@ for line in open(samples_path):
     content = [ContentImage(image=p["image"]) if "image" in p else ContentText(text=p["text"]) for p in row["parts"]]
     samples.append(Sample(id=row["id"], input=[ChatMessageUser(content=content)], target=row["target"]))
 logs = eval(Task(dataset=samples, solver=generate(), scorer=match()), model="openai/fake-vlm",
-            model_base_url=base_url, model_args={"responses_api": False}, max_connections=concurrency, max_samples=concurrency, temperature=0.0,
+            model_base_url=base_url, model_args={"responses_api": False}, max_connections=concurrency,
+            max_samples=concurrency, temperature=0.0,
             display="none", log_dir=log_dir)
 done = sum(1 for s in (logs[0].samples or []) if s.output and s.output.completion)
 print(json.dumps({"status": logs[0].status, "answered": done}))

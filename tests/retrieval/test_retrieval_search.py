@@ -78,7 +78,9 @@ def test_bad_k_and_shapes_fail_clearly() -> None:
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 64])
-def test_chunked_selection_equals_a_stable_sort_with_ties_across_chunks(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chunked_selection_equals_a_stable_sort_with_ties_across_chunks(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(search, "CHUNK", chunk)
     rng = np.random.default_rng(chunk)
     scores = rng.integers(0, 4, size=(40, 97)).astype(np.float32)  # ties everywhere, uneven last chunk
