@@ -78,3 +78,20 @@ def test_running_one_command_imports_only_its_module():
             "print('LOADED', 'medtemporal.cli._report' in sys.modules, 'matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("LOADED False False")
+
+
+def test_a_run_imports_no_report_audit_or_raw_data_libraries(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench_dir = Path(__file__).resolve().parents[1] / "bench"  # its synthetic family needs only numpy and PIL
+    code = (f"import sys; sys.path.insert(0, {str(bench_dir)!r}); import _synthetic; from pathlib import Path; "
+            f"bench = _synthetic.make_benchmark(Path({str(tmp_path)!r}), 2); from medtemporal.cli import main; "
+            f"code = main(['run', str(bench), '--model', 'baseline:random', '--out', {str(tmp_path / 'run')!r}, "
+            "'--no-score', '--no-progress', '--no-cache']); "
+            "heavy = ('sklearn', 'scipy.stats', 'pandas.core.frame', 'matplotlib'); "  # pandas itself is a lazy stub
+            "print('LOADED', code, *(m in sys.modules for m in heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "LOADED 0 False False False False"
+    assert len((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()) == 2

@@ -107,3 +107,22 @@ def test_multimodal_rag_needs_room_for_each_reference_pair():
     assert Direct().max_images(item) == 5
     assert RagText(k=3).max_images(item) == 5
     assert RagMultimodal(k=3).max_images(item) == 5 + 6 and RagMultimodal(k=5).max_images(item) == 15
+
+
+def test_the_aiohttp_transport_gives_the_same_predictions_and_is_recorded(server, tmp_path, recwarn):
+    server.reset()
+    bench = make_tiny_benchmark(tmp_path, n=4)
+    answers = {}
+    for name in ("httpx", "aiohttp"):
+        summary = run(bench, server.uri(), tmp_path / name, no_cache=True, progress=False,
+                      backend_options={"http_client": name})
+        assert summary.done == 4
+        rows = [json.loads(line) for line in (tmp_path / name / "predictions.jsonl").open()]
+        answers[name] = sorted((r["item_id"], r["request_hash"], r["raw_output"], r["error"]) for r in rows)
+        config = json.loads((tmp_path / name / "config.json").read_text())
+        assert config["model"]["settings"]["http_client"] == name
+    assert answers["aiohttp"] == answers["httpx"] and len(answers["httpx"]) == 4
+    assert sum(server.stats()["answered"].values()) == 8  # both transports reached the server
+    assert not [w for w in recwarn if "Unclosed" in str(w.message)]
+    with pytest.raises(InvalidInputError, match="http_client must be one of httpx, aiohttp"):
+        load(server.uri(), http_client="requests")

@@ -75,3 +75,26 @@ def test_bad_k_and_shapes_fail_clearly() -> None:
         top_k(keys, keys, 4)
     with pytest.raises(InvalidInputError, match="do not match"):
         top_k(np.ones((1, 2), dtype=np.float32), keys, 1)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_chunked_selection_equals_a_stable_sort_with_ties_across_chunks(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    scores = rng.integers(0, 4, size=(40, 97)).astype(np.float32)  # ties everywhere, uneven last chunk
+    scores[0] = 1.0  # a whole row tied
+    scores[1, [5, 50, 96]] = 9.0  # the best three in different chunks, the last in the short tail chunk
+    for k in (1, 3, 5, 97):
+        got_idx, got = search._best(scores, k)
+        want_idx, want = brute(scores, k)
+        assert (got_idx == want_idx).all() and (got == want).all()
+    assert search._best(scores, 3)[0][1].tolist() == [5, 50, 96]
+    assert search._best(scores, 4)[0][0].tolist() == [0, 1, 2, 3]
+
+
+def test_non_finite_vectors_fail_clearly() -> None:
+    keys = np.eye(3, dtype=np.float32)
+    with pytest.raises(InvalidInputError, match="not finite"):
+        top_k(np.array([[np.nan, 0, 0]], dtype=np.float32), keys, 1)

@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from medtemporal.report import load_runs
-from medtemporal.report.tables import headline
 from medtemporal.scoring import score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.judge import Judge
@@ -60,5 +58,8 @@ def run(args: argparse.Namespace) -> int:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
                   judge_options=options)
         print(f"wrote {path / 'scores.json'}")
+    from medtemporal.report import load_runs  # the report brings the audit (scikit-learn): not for `run`
+    from medtemporal.report.tables import headline
+
     print(headline(load_runs(args.runs, rescore=False)))
     return 0

@@ -30,11 +30,13 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 import numpy as np
-import pandas as pd
 
+from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError, require
 from medtemporal.provenance import licence_of
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
+
+pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
 
 LABELS: tuple[str, ...] = (
     "Medical material", "Arterial wall calcification", "Cardiomegaly", "Pericardial effusion",

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
+from medtemporal._lazy import lazy_module
 from medtemporal.sources.mimic_cxr import (
     FRONTAL_VIEWS,
     _check_jpg_root,
@@ -20,6 +19,8 @@ from medtemporal.sources.mimic_cxr import (
     image_path,
     read_image_metadata,
 )
+
+pd = lazy_module("pandas")  # only the build reads studies; a run that registers this family does not
 
 
 @dataclass(frozen=True)

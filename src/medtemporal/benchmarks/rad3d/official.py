@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import pandas as pd
-
+from medtemporal._lazy import lazy_module
 from medtemporal.benchmarks.rad3d.labels import (
     BENCHMARK,
     EXISTENCE_OPTIONS,
@@ -37,6 +36,8 @@ from medtemporal.benchmarks.rad3d.labels import (
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.ct_rate import parse_volume_name, volume_path
+
+pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
 
 HEADER = ("Task", "Subtask", "VolumeName", "Question", "Answer", "QuestionType", "AnswerChoice",
           "Choice A", "Choice B", "Choice C", "Choice D")
