@@ -25,6 +25,7 @@ checked.
 from __future__ import annotations
 
 import email.utils
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -152,9 +153,7 @@ class OpenAIBackend(Backend):
         self.http_client = http_client
         own = {}
         if http_client == "aiohttp":
-            try:
-                import aiohttp  # noqa: F401  (the SDK's transport needs it)
-            except ImportError:
+            if importlib.util.find_spec("aiohttp") is None:  # the SDK's transport needs it
                 raise InvalidInputError("http_client=aiohttp needs aiohttp: pip install aiohttp (or drop the option).")
             own = {"http_client": openai.DefaultAioHttpClient(timeout=timeout_s)}
         self._client = openai.AsyncOpenAI(
