@@ -64,7 +64,6 @@ Patient and study ids are written as in MIMIC-Ext-CXR-QBA (``p10000032``,
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -72,6 +71,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable
 
 import numpy as np
+import orjson
 from PIL import Image
 from tqdm import tqdm
 
@@ -203,6 +203,7 @@ def read_timelines(
     categories: Collection[str] = DISEASE_CATEGORIES,
     verify_images: bool = True,
     min_visits: int = 1,
+    with_reports: bool = True,
 ) -> tuple[list[Timeline], Counter[str]]:
     """Read patient timelines from MIMIC-CXR-JPG and MIMIC-Ext-CXR-QBA (rules in the module docstring).
 
@@ -214,6 +215,8 @@ def read_timelines(
         categories: ``obs_categories`` values that make an observation disease-relevant.
         verify_images: Check that each chosen frontal JPEG exists and is whole.
         min_visits: Leave out patients with fewer valid studies.
+        with_reports: Read each study's report into `Study.report` (else it stays empty: for builders that
+            do not use report text).
 
     Returns:
         Timelines sorted by patient id, and the exclusion counts.
@@ -234,13 +237,14 @@ def read_timelines(
     report_root = Path(reports) if reports is not None else jpg
     wanted = set(categories)
     built: dict[int, list[tuple[pd.Timestamp, Study]]] = defaultdict(list)
+    scene_root = str(qba_root)
     rows = tqdm(studies.itertuples(index=False), total=len(studies), desc="scene graphs", unit="study", disable=None)
     for row in rows:
         if not isinstance(row.frontal, str):
             excluded["study_lateral_only"] += 1
             continue
-        sg_file = qba_root / scene_graph_path(row.subject_id, row.study_id)
-        if not sg_file.is_file():
+        data = _read_bytes(f"{scene_root}/{scene_graph_path(row.subject_id, row.study_id)}")
+        if data is None:
             excluded["study_no_scene_graph"] += 1
             continue
         frontal = image_path(row.subject_id, row.study_id, row.frontal)
@@ -250,13 +254,15 @@ def read_timelines(
                 excluded[f"study_image_{state}"] += 1
                 continue
         try:
-            graph = json.loads(sg_file.read_text(encoding="utf-8"))
-            observations = list(graph["observations"].values())
+            if isinstance(data, OSError):
+                raise data
+            observations = list(orjson.loads(data)["observations"].values())
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             excluded["study_scene_graph_unreadable"] += 1
             continue
         findings = _findings(observations, wanted, threshold, excluded)
-        built[row.subject_id].append((row.dt, _study(row, views[row.study_id], frontal, findings, report_root)))
+        report = read_report(report_root / report_path(row.subject_id, row.study_id)) if with_reports else {}
+        built[row.subject_id].append((row.dt, _study(row, views[row.study_id], frontal, findings, report)))
 
     timelines = []
     for subject in sorted(set(studies["subject_id"])):
@@ -463,56 +469,78 @@ def _image_state(path: Path) -> str | None:
     return None
 
 
+def _read_bytes(path: str) -> bytes | OSError | None:
+    """A file's bytes; None when there is no such file, the error when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return exc
+
+
 def _findings(
     observations: Iterable[dict[str, Any]], categories: set[str], threshold: int, excluded: Counter[str]
 ) -> tuple[Finding, ...]:
     """Keep the certain, good-enough, disease-relevant observations of our entities and merge them per entity."""
-    kept: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    kept: dict[str, list[tuple[dict[str, Any], str, int | None]]] = {}
+    left_out = dict.fromkeys(("obs_not_disease_category", "obs_other_entity", "obs_uncertain", "obs_low_quality"), 0)
     for obs in observations:
-        cats = [c for c in obs.get("obs_categories") or [] if c in categories]
-        if not cats:
-            excluded["obs_not_disease_category"] += 1
+        category = next((c for c in obs.get("obs_categories") or [] if c in categories), None)
+        if category is None:
+            left_out["obs_not_disease_category"] += 1
             continue
-        names = [str(e).lower() for e in obs.get("obs_entities") or []]
+        names = (str(e).lower() for e in obs.get("obs_entities") or [])
         entity = next((ENTITY_ALIASES[e] for e in names if e in ENTITY_ALIASES), None)
         if entity is None:
-            excluded["obs_other_entity"] += 1
+            left_out["obs_other_entity"] += 1
             continue
         if str(obs.get("certainty", "")).lower() != "certain":
-            excluded["obs_uncertain"] += 1
+            left_out["obs_uncertain"] += 1
             continue
-        levels = [quality_level(v) for v in (obs.get("obs_quality") or {}).values()]
-        levels = [v for v in levels if v is not None]
-        if levels and min(levels) < threshold:
-            excluded["obs_low_quality"] += 1
+        lowest = None
+        for value in (obs.get("obs_quality") or {}).values():
+            level = value if type(value) is int else quality_level(value)
+            if level is not None and (lowest is None or level < lowest):
+                lowest = level
+        if lowest is not None and lowest < threshold:
+            left_out["obs_low_quality"] += 1
             continue
-        kept[entity].append({**obs, "_category": cats[0], "_quality": min(levels) if levels else None})
+        kept.setdefault(entity, []).append((obs, category, lowest))
+    for key, n in left_out.items():
+        if n:
+            excluded[key] += n
     return tuple(_merge(entity, kept[entity]) for entity in ENTITIES if entity in kept)
 
 
-def _merge(entity: str, obs: list[dict[str, Any]]) -> Finding:
-    positive = [o for o in obs if _is_positive(o)]
-    deciding = positive or obs
-    sides = {str(o.get("laterality") or "").lower() for o in deciding}
+def _merge(entity: str, kept: list[tuple[dict[str, Any], str, int | None]]) -> Finding:
+    """One finding from the kept ``(observation, category, quality level)`` triples of one entity."""
+    positive = [k for k in kept if _is_positive(k[0])]
+    deciding = positive or kept
+    obs = [o for o, _, _ in deciding]
+    sides = {str(o.get("laterality") or "").lower() for o in obs}
     if "bilateral" in sides or {"left", "right"} <= sides:
         laterality = "bilateral"
     else:
         laterality = next((s for s in ("left", "right") if s in sides), None)
-    words = [str(w).lower() for o in deciding for w in (o.get("modifiers") or {}).get("severity") or []]
+    words = [str(w).lower() for o in obs for w in (o.get("modifiers") or {}).get("severity") or []]
     severity = max(words, key=lambda w: SEVERITY_RANK.get(w, -1)) if words else None
-    changes = tuple(dict.fromkeys(str(c).lower() for o in deciding for c in o.get("changes") or []))
-    qualities = [o["_quality"] for o in deciding if o["_quality"] is not None]
-    return Finding(
-        entity=entity,
-        present=bool(positive),
-        certain=True,
-        laterality=laterality if positive else None,
-        severity=severity if positive else None,
-        changes=changes,
-        change_sentence=next((o["change_sentence"] for o in deciding if o.get("change_sentence")), None),
-        category=deciding[0]["_category"],
-        quality=float(min(qualities)) if qualities else None,
-    )
+    qualities = [q for _, _, q in deciding if q is not None]
+    fields = {
+        "entity": entity,
+        "present": bool(positive),
+        "certain": True,
+        "laterality": laterality if positive else None,
+        "severity": severity if positive else None,
+        "changes": tuple(dict.fromkeys(str(c).lower() for o in obs for c in o.get("changes") or [])),
+        "change_sentence": next((o["change_sentence"] for o in obs if o.get("change_sentence")), None),
+        "category": deciding[0][1],
+        "quality": float(min(qualities)) if qualities else None,
+    }
+    if fields["change_sentence"] is None or type(fields["change_sentence"]) is str:
+        return Finding.model_construct(**fields)  # every field has its declared type: skip validation
+    return Finding(**fields)
 
 
 def _is_positive(obs: dict[str, Any]) -> bool:
@@ -531,22 +559,23 @@ def _views_by_study(images: pd.DataFrame) -> dict[int, list[tuple[str, str]]]:
     return {int(ids[a]): list(zip(dicoms[a:b], views[a:b])) for a, b in zip(starts, ends)}
 
 
-def _study(
-    row: Any, views: list[tuple[str, str]], frontal: str, findings: tuple[Finding, ...], report_root: Path
-) -> Study:
+def _study(row: Any, views: list[tuple[str, str]], frontal: str, findings: tuple[Finding, ...],
+           report: dict[str, str]) -> Study:
     when = row.dt.isoformat(timespec="milliseconds")
+    order = int(row.order)
     refs = tuple(
-        ImageRef(path=image_path(row.subject_id, row.study_id, d), visit=int(row.order), timestamp=when, view=v or None)
+        ImageRef(path=image_path(row.subject_id, row.study_id, d), visit=order, timestamp=when, view=v or None)
         for d, v in views
     )
-    return Study(
+    # Every field is built above with its declared type, so validation is skipped (a MIMIC-scale read makes 228k).
+    return Study.model_construct(
         patient_id=f"p{row.subject_id}",
         study_id=f"s{row.study_id}",
         timestamp=when,
-        order=int(row.order),
+        order=order,
         images=refs,
         frontal=frontal,
-        report=read_report(report_root / report_path(row.subject_id, row.study_id)),
+        report=report,
         findings=findings,
     )
 
