@@ -233,11 +233,13 @@ def read_timelines(
     images = read_image_metadata(csv_path)
     views = _views_by_study(images)
     studies = _attach_qba(_studies(images, views), read_study_metadata(qba_root), excluded)
+    studies = _drop_short(studies, min_visits, excluded)
 
     report_root = Path(reports) if reports is not None else jpg
     wanted = set(categories)
     built: dict[int, list[tuple[pd.Timestamp, Study]]] = defaultdict(list)
     scene_root = str(qba_root)
+    memo: dict[tuple[Any, ...], Finding] = {}
     rows = tqdm(studies.itertuples(index=False), total=len(studies), desc="scene graphs", unit="study", disable=None)
     for row in rows:
         if not isinstance(row.frontal, str):
@@ -260,7 +262,7 @@ def read_timelines(
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             excluded["study_scene_graph_unreadable"] += 1
             continue
-        findings = _findings(observations, wanted, threshold, excluded)
+        findings = _findings(observations, wanted, threshold, excluded, memo)
         report = read_report(report_root / report_path(row.subject_id, row.study_id)) if with_reports else {}
         built[row.subject_id].append((row.dt, _study(row, views[row.study_id], frontal, findings, report)))
 
@@ -446,6 +448,21 @@ def _attach_qba(studies: pd.DataFrame, qba: pd.DataFrame, excluded: Counter[str]
     return ok.reset_index(drop=True)
 
 
+def _drop_short(studies: pd.DataFrame, min_visits: int, excluded: Counter[str]) -> pd.DataFrame:
+    """Leave out, before their scene graphs are read, the patients with fewer than ``min_visits`` studies that
+    have a frontal image (rule 6): they cannot reach ``min_visits`` valid studies."""
+    if min_visits <= 1:
+        return studies
+    frontal = studies["frontal"].map(lambda f: isinstance(f, str))
+    per_patient = frontal.groupby(studies["subject_id"]).transform("sum")
+    short = per_patient < min_visits
+    _count(excluded, "study_lateral_only", int((short & ~frontal).sum()))
+    counts = per_patient[short].groupby(studies.loc[short, "subject_id"]).first()
+    _count(excluded, "patient_no_valid_study", int((counts == 0).sum()))
+    _count(excluded, "patient_too_few_visits", int((counts > 0).sum()))
+    return studies[~short].reset_index(drop=True)
+
+
 def _count(counter: Counter[str], key: str, n: int) -> None:
     if n:
         counter[key] += n
@@ -481,9 +498,13 @@ def _read_bytes(path: str) -> bytes | OSError | None:
 
 
 def _findings(
-    observations: Iterable[dict[str, Any]], categories: set[str], threshold: int, excluded: Counter[str]
+    observations: Iterable[dict[str, Any]], categories: set[str], threshold: int, excluded: Counter[str],
+    memo: dict[tuple[Any, ...], Finding],
 ) -> tuple[Finding, ...]:
-    """Keep the certain, good-enough, disease-relevant observations of our entities and merge them per entity."""
+    """Keep the certain, good-enough, disease-relevant observations of our entities and merge them per entity.
+
+    Equal findings are one shared (frozen) `Finding` from ``memo``: a MIMIC-scale read has millions.
+    """
     kept: dict[str, list[tuple[dict[str, Any], str, int | None]]] = {}
     left_out = dict.fromkeys(("obs_not_disease_category", "obs_other_entity", "obs_uncertain", "obs_low_quality"), 0)
     for obs in observations:
@@ -511,10 +532,12 @@ def _findings(
     for key, n in left_out.items():
         if n:
             excluded[key] += n
-    return tuple(_merge(entity, kept[entity]) for entity in ENTITIES if entity in kept)
+    return tuple(_merge(entity, kept[entity], memo) for entity in ENTITIES if entity in kept)
 
 
-def _merge(entity: str, kept: list[tuple[dict[str, Any], str, int | None]]) -> Finding:
+def _merge(
+    entity: str, kept: list[tuple[dict[str, Any], str, int | None]], memo: dict[tuple[Any, ...], Finding]
+) -> Finding:
     """One finding from the kept ``(observation, category, quality level)`` triples of one entity."""
     positive = [k for k in kept if _is_positive(k[0])]
     deciding = positive or kept
@@ -527,20 +550,21 @@ def _merge(entity: str, kept: list[tuple[dict[str, Any], str, int | None]]) -> F
     words = [str(w).lower() for o in obs for w in (o.get("modifiers") or {}).get("severity") or []]
     severity = max(words, key=lambda w: SEVERITY_RANK.get(w, -1)) if words else None
     qualities = [q for _, _, q in deciding if q is not None]
-    fields = {
-        "entity": entity,
-        "present": bool(positive),
-        "certain": True,
-        "laterality": laterality if positive else None,
-        "severity": severity if positive else None,
-        "changes": tuple(dict.fromkeys(str(c).lower() for o in obs for c in o.get("changes") or [])),
-        "change_sentence": next((o["change_sentence"] for o in obs if o.get("change_sentence")), None),
-        "category": deciding[0][1],
-        "quality": float(min(qualities)) if qualities else None,
-    }
-    if fields["change_sentence"] is None or type(fields["change_sentence"]) is str:
-        return Finding.model_construct(**fields)  # every field has its declared type: skip validation
-    return Finding(**fields)
+    key = (
+        entity,
+        bool(positive),
+        laterality if positive else None,
+        severity if positive else None,
+        tuple(dict.fromkeys(str(c).lower() for o in obs for c in o.get("changes") or [])),
+        next((o["change_sentence"] for o in obs if o.get("change_sentence")), None),
+        deciding[0][1],
+        float(min(qualities)) if qualities else None,
+    )
+    found = memo.get(key)
+    if found is None:
+        names = ("entity", "present", "laterality", "severity", "changes", "change_sentence", "category", "quality")
+        found = memo[key] = Finding(certain=True, **dict(zip(names, key)))
+    return found
 
 
 def _is_positive(obs: dict[str, Any]) -> bool:
