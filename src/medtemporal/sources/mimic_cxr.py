@@ -64,11 +64,15 @@ Patient and study ids are written as in MIMIC-Ext-CXR-QBA (``p10000032``,
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import re
 from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Iterable
+from typing import Any, Collection, Iterable, Iterator
 
 import numpy as np
 import orjson
@@ -204,6 +208,7 @@ def read_timelines(
     verify_images: bool = True,
     min_visits: int = 1,
     with_reports: bool = True,
+    workers: int | None = None,
 ) -> tuple[list[Timeline], Counter[str]]:
     """Read patient timelines from MIMIC-CXR-JPG and MIMIC-Ext-CXR-QBA (rules in the module docstring).
 
@@ -217,6 +222,8 @@ def read_timelines(
         min_visits: Leave out patients with fewer valid studies.
         with_reports: Read each study's report into `Study.report` (else it stays empty: for builders that
             do not use report text).
+        workers: Processes that read the scene graphs; default: one per available CPU for a cohort of more
+            than `PARALLEL_FROM` studies, else one (this process). The result does not depend on it.
 
     Returns:
         Timelines sorted by patient id, and the exclusion counts.
@@ -235,36 +242,13 @@ def read_timelines(
     studies = _attach_qba(_studies(images, views), read_study_metadata(qba_root), excluded)
     studies = _drop_short(studies, min_visits, excluded)
 
-    report_root = Path(reports) if reports is not None else jpg
-    wanted = set(categories)
+    settings = _Settings(jpg, str(qba_root), Path(reports) if reports is not None else jpg, frozenset(categories),
+                         threshold, verify_images, with_reports)
     built: dict[int, list[tuple[pd.Timestamp, Study]]] = defaultdict(list)
-    scene_root = str(qba_root)
-    memo: dict[tuple[Any, ...], Finding] = {}
-    rows = tqdm(studies.itertuples(index=False), total=len(studies), desc="scene graphs", unit="study", disable=None)
-    for row in rows:
-        if not isinstance(row.frontal, str):
-            excluded["study_lateral_only"] += 1
-            continue
-        data = _read_bytes(f"{scene_root}/{scene_graph_path(row.subject_id, row.study_id)}")
-        if data is None:
-            excluded["study_no_scene_graph"] += 1
-            continue
-        frontal = image_path(row.subject_id, row.study_id, row.frontal)
-        if verify_images:
-            state = _image_state(jpg / frontal)
-            if state:
-                excluded[f"study_image_{state}"] += 1
-                continue
-        try:
-            if isinstance(data, OSError):
-                raise data
-            observations = list(orjson.loads(data)["observations"].values())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            excluded["study_scene_graph_unreadable"] += 1
-            continue
-        findings = _findings(observations, wanted, threshold, excluded, memo)
-        report = read_report(report_root / report_path(row.subject_id, row.study_id)) if with_reports else {}
-        built[row.subject_id].append((row.dt, _study(row, views[row.study_id], frontal, findings, report)))
+    for rows, counts in _read_all(studies, views, settings, workers):
+        for subject, dt, study in rows:
+            built[subject].append((dt, study))
+        excluded.update(counts)
 
     timelines = []
     for subject in sorted(set(studies["subject_id"])):
@@ -278,6 +262,82 @@ def read_timelines(
                 Timeline(patient_id=f"p{subject}", source="mimic-cxr", licence="credentialed", studies=tuple(visits))
             )
     return timelines, excluded
+
+
+PARALLEL_FROM = 20_000
+"""Studies from which `read_timelines` reads scene graphs in several processes by default."""
+_CHUNK = 4_000
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What reading one study needs besides its row (sent to worker processes)."""
+
+    jpg: Path
+    scene_root: str
+    report_root: Path
+    categories: frozenset[str]
+    threshold: int
+    verify_images: bool
+    with_reports: bool
+
+
+def _read_all(
+    studies: pd.DataFrame, views: dict[int, list[tuple[str, str]]], settings: _Settings, workers: int | None
+) -> Iterator[tuple[list[tuple[int, pd.Timestamp, Study]], Counter[str]]]:
+    """`_read_studies` over chunks of ``studies``, in order, in ``workers`` processes (see `read_timelines`)."""
+    if workers is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        workers = cpus if len(studies) > PARALLEL_FROM else 1
+    size = _CHUNK if workers > 1 else max(1, len(studies))
+    chunks = [studies.iloc[a : a + size] for a in range(0, len(studies), size)]
+    jobs = [(c, {sid: views[sid] for sid in c["study_id"].tolist()}, settings) for c in chunks]
+    bar = tqdm(total=len(studies), desc="scene graphs", unit="study", disable=None)
+    with bar, contextlib.ExitStack() as stack:
+        if workers > 1 and len(chunks) > 1:
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=min(workers, len(chunks))))
+            results = pool.map(_read_studies, *zip(*jobs))
+        else:
+            results = (_read_studies(*job) for job in jobs)
+        for chunk, result in zip(chunks, results):
+            bar.update(len(chunk))
+            yield result
+
+
+def _read_studies(
+    studies: pd.DataFrame, views: dict[int, list[tuple[str, str]]], settings: _Settings
+) -> tuple[list[tuple[int, pd.Timestamp, Study]], Counter[str]]:
+    """Read the scene graph (and report) of each study (rules 2-5); the studies kept and what was left out."""
+    excluded: Counter[str] = Counter()
+    memo: dict[tuple[Any, ...], Finding] = {}
+    out = []
+    for row in studies.itertuples(index=False):
+        if not isinstance(row.frontal, str):
+            excluded["study_lateral_only"] += 1
+            continue
+        data = _read_bytes(f"{settings.scene_root}/{scene_graph_path(row.subject_id, row.study_id)}")
+        if data is None:
+            excluded["study_no_scene_graph"] += 1
+            continue
+        frontal = image_path(row.subject_id, row.study_id, row.frontal)
+        if settings.verify_images:
+            state = _image_state(settings.jpg / frontal)
+            if state:
+                excluded[f"study_image_{state}"] += 1
+                continue
+        try:
+            if isinstance(data, OSError):
+                raise data
+            observations = list(orjson.loads(data)["observations"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            excluded["study_scene_graph_unreadable"] += 1
+            continue
+        findings = _findings(observations, settings.categories, settings.threshold, excluded, memo)
+        report = {}
+        if settings.with_reports:
+            report = read_report(settings.report_root / report_path(row.subject_id, row.study_id))
+        out.append((row.subject_id, row.dt, _study(row, views[row.study_id], frontal, findings, report)))
+    return out, excluded
 
 
 def _check_jpg_root(jpg: Path) -> Path:
@@ -498,7 +558,7 @@ def _read_bytes(path: str) -> bytes | OSError | None:
 
 
 def _findings(
-    observations: Iterable[dict[str, Any]], categories: set[str], threshold: int, excluded: Counter[str],
+    observations: Iterable[dict[str, Any]], categories: Collection[str], threshold: int, excluded: Counter[str],
     memo: dict[tuple[Any, ...], Finding],
 ) -> tuple[Finding, ...]:
     """Keep the certain, good-enough, disease-relevant observations of our entities and merge them per entity.
