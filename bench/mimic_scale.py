@@ -38,13 +38,32 @@ def default_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "medtemporal" / "bench"
 
 
+def _disk(root: Path) -> tuple[int, int]:
+    """Files under ``root`` and their bytes."""
+    files = size = 0
+    stack = [str(root)]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    files += 1
+                    size += entry.stat().st_size
+    return files, size
+
+
 def cohort(cache: Path, patients: int, seed: int) -> tuple[Path, float | None]:
     """The phantom cohort's folder under ``cache`` (written when absent) and the seconds writing took (None: reused)."""
     from medtemporal.phantoms.cxr import write_cxr_phantoms
-    from medtemporal.phantoms.marker import MANIFEST
+    from medtemporal.phantoms.marker import MANIFEST, stamp_path, verify_phantom
 
     out = cache / f"mimic-cxr-phantoms-{patients}-seed{seed}"
     if (out / MANIFEST).is_file():
+        if not stamp_path(out).is_file():  # written before the stamp existed: hash it once, outside the timing
+            t0 = time.perf_counter()
+            print(f"verifying the checksums of {out} once (no stamp): {verify_phantom(out)}, "
+                  f"{time.perf_counter() - t0:.0f} s")
         return out, None
     if out.exists():  # an interrupted earlier write: start again
         import shutil
@@ -121,7 +140,9 @@ def main() -> None:
     root, write_s = cohort(args.cache, args.patients, args.seed)
     studies = sum(1 for _ in (root / "phantom_truth.jsonl").open())
     made = "reused" if write_s is None else f"written in {write_s:.0f} s"
-    print(f"phantom cohort {root}: {args.patients:,} patients, {studies:,} studies, no images ({made})")
+    files, size = _disk(root)
+    print(f"phantom cohort {root}: {args.patients:,} patients, {studies:,} studies, no images ({made}; "
+          f"{files:,} files, {size / 1e9:.2f} GB)")
     load0 = os.getloadavg()
     total, phases = build(root, args.out or args.cache / f"mi-cxr-{args.patients}", args.audit)
     load1 = os.getloadavg()

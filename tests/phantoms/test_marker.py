@@ -82,7 +82,7 @@ def test_a_matching_stamp_spares_the_hashing_but_not_an_edit(phantom, tmp_path, 
     import medtemporal.phantoms.marker as marker
 
     root = _copy(phantom, tmp_path)  # a copy: new status-change times, so the copied stamp is stale
-    assert verify_phantom(root) and (root / marker.STAMP).is_file()
+    assert verify_phantom(root) and marker.stamp_path(root).is_file()
     hashed: list[str] = []
     real_sha = marker.sha256_file
     monkeypatch.setattr(marker, "sha256_file", lambda p: hashed.append(str(p)) or real_sha(p))

@@ -11,10 +11,10 @@ phantom ones, an edited file) is ``credentialed``. Builders of every family
 call `licence_of` with the roots they read.
 
 Hashing every file again on each build would take minutes for a MIMIC-scale
-cohort (456,000 files, about 6 GB), so a successful check leaves a stamp,
-``phantom_manifest.verified``: a digest of the manifest and of every listed
-file's path, size, modification and status-change times, and when it was
-written. While the stamp matches, only files changed within `RECENT_S` of it
+cohort (456,000 files, about 6 GB), so a successful check leaves a stamp in the user's cache
+(`stamp_path`, outside the data folder, which stays byte-identical for a
+seed): a digest of the manifest and of every listed file's path, size,
+modification and status-change times, and when it was written. While the stamp matches, only files changed within `RECENT_S` of it
 are hashed again (as git does for racily clean files: file times have a
 coarse clock); any other change (an edit, a copy, a touched file) makes the
 stamp stale, and the next check hashes everything and writes it anew.
@@ -46,21 +46,32 @@ from medtemporal.schema import Licence
 
 MANIFEST = "phantom_manifest.json"
 """Written by every phantom generator at the root of what it wrote."""
-STAMP = "phantom_manifest.verified"
-"""Written beside the manifest by a successful check (see the module docstring); not listed in it."""
 FORMAT = 1
 RECENT_S = 2.0
 """Files whose times are this close to the stamp's (or later) are hashed again even when the stamp matches."""
 
 
+def _tree(root: Path) -> list[tuple[str, int, int]]:
+    """Every file under ``root`` (the manifest excepted), sorted: its POSIX path relative to
+    ``root``, its size and the later of its modification and status-change times (ns)."""
+    out: list[tuple[str, int, int]] = []
+    stack = [(str(root), "")]
+    while stack:
+        folder, rel = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, f"{rel}{entry.name}/"))
+                elif rel or entry.name != MANIFEST:
+                    st = entry.stat()
+                    out.append((rel + entry.name, st.st_size, max(st.st_mtime_ns, st.st_ctime_ns)))
+    out.sort()
+    return out
+
+
 def _files(root: Path) -> list[str]:
     """Every file under ``root`` (the manifest excepted) as a sorted POSIX path relative to it."""
-    out = []
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        rel = Path(folder).relative_to(root)
-        out += [(rel / n).as_posix() for n in names if not (folder == str(root) and n in (MANIFEST, STAMP))]
-    return sorted(out)
+    return [rel for rel, _, _ in _tree(root)]
 
 
 def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Path:
@@ -84,7 +95,7 @@ def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Pat
     tmp = root / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(path)
-    _write_stamp(root, sorted(files), path.read_bytes())
+    _write_stamp(root, path.read_bytes())
     return path
 
 
@@ -102,55 +113,63 @@ def verify_phantom(root: str | Path) -> bool:
     files = body.get("files") if isinstance(body, dict) else None
     if not isinstance(files, dict) or not files or body.get("format") != FORMAT:
         return False
+    tree = _tree(root)
     listed = sorted(files)
-    if listed != _files(root):
+    if listed != [rel for rel, _, _ in tree]:
         return False
     if not all(isinstance(sha, str) for sha in files.values()):
         return False
-    recent = _stamped_recent(root, listed, raw)
+    recent = _stamped_recent(root, tree, raw)
     if recent is not None:
         return all(sha256_file(root / rel) == files[rel] for rel in recent)
     if not all(sha256_file(root / rel) == sha for rel, sha in files.items()):
         return False
-    _write_stamp(root, listed, raw)
+    _write_stamp(root, raw)
     return True
 
 
-def _stat_digest(root: Path, listed: list[str], manifest: bytes) -> tuple[str, list[tuple[str, int]]]:
-    """The digest of the manifest and of each listed file's path, size and times; each file's latest time."""
+def _digest(tree: list[tuple[str, int, int]], manifest: bytes) -> str:
+    """A digest of the manifest and of each file's path, size and latest time."""
     digest = hashlib.sha256(manifest)
-    latest = []
-    base = str(root)
-    for rel in listed:
-        st = os.stat(os.path.join(base, rel))
-        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\n".encode())
-        latest.append((rel, max(st.st_mtime_ns, st.st_ctime_ns)))
-    return digest.hexdigest(), latest
+    digest.update("\n".join(f"{rel}\0{size}\0{t}" for rel, size, t in tree).encode())
+    return digest.hexdigest()
 
 
-def _write_stamp(root: Path, listed: list[str], manifest: bytes) -> None:
-    """Record that ``root`` verified now; a folder that cannot be written keeps no stamp."""
+def stamp_path(root: str | Path) -> Path:
+    """Where the stamp of the phantom folder ``root`` is kept: ``$MEDTEMPORAL_PHANTOM_STAMPS``, else
+    ``$XDG_CACHE_HOME/medtemporal/phantom-stamps`` (``~/.cache`` by default), one file per folder."""
+    folder = os.environ.get("MEDTEMPORAL_PHANTOM_STAMPS") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "medtemporal" / "phantom-stamps"
+    key = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:32]
+    return Path(folder) / f"{key}.json"
+
+
+def _write_stamp(root: Path, manifest: bytes) -> None:
+    """Record that ``root`` verified now; where the cache cannot be written no stamp is kept."""
     written = time.time_ns()
-    digest, _ = _stat_digest(root, listed, manifest)
+    digest = _digest(_tree(root), manifest)
+    path = stamp_path(root)
     try:
-        (root / STAMP).write_text(json.dumps({"digest": digest, "written_ns": written}) + "\n", encoding="utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"digest": digest, "written_ns": written}) + "\n", encoding="utf-8")
+        tmp.replace(path)
     except OSError:
         pass
 
 
-def _stamped_recent(root: Path, listed: list[str], manifest: bytes) -> list[str] | None:
+def _stamped_recent(root: Path, tree: list[tuple[str, int, int]], manifest: bytes) -> list[str] | None:
     """The files to hash again when the stamp matches (those changed near or after it), else None."""
     try:
-        stamp = json.loads((root / STAMP).read_bytes())
+        stamp = json.loads(stamp_path(root).read_bytes())
         written = int(stamp["written_ns"])
         digest = str(stamp["digest"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    now_digest, latest = _stat_digest(root, listed, manifest)
-    if now_digest != digest:
+    if _digest(tree, manifest) != digest:
         return None
     margin = written - int(RECENT_S * 1e9)
-    return [rel for rel, t in latest if t >= margin]
+    return [rel for rel, _, t in tree if t >= margin]
 
 
 def _manifest_folder(path: str | Path) -> Path | None:
