@@ -88,6 +88,7 @@ def timed(spent: dict[str, float], targets: list[tuple[Any, str, str]]) -> Itera
                 return _f(*args, **kwargs)
             finally:
                 spent[_l] += time.perf_counter() - t0
+                print(f"  [{time.strftime('%H:%M:%S')}] {_l}: {spent[_l]:.1f} s", flush=True)
 
         saved.append((module, name, original))
         setattr(module, name, wrapper)

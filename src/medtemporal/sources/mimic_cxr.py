@@ -50,7 +50,16 @@ Rules, each exclusion counted in the returned `Counter` under the key named:
    ``unchanged``); quality the lowest level (0 = D ... 5 = A++).
 6. With ``min_visits`` above 1, patients with fewer valid studies are left out
    (``patient_too_few_visits``); patients with none are counted as
-   ``patient_no_valid_study``.
+   ``patient_no_valid_study``. Patients with fewer than ``min_visits`` studies
+   that pass rule 1 and have a frontal image cannot reach it and are left out
+   before their scene graphs are read, so their observation- and scene-graph
+   exclusions are not counted (a MIMIC-scale build skips ~44 % of the reading).
+
+Speed (a MIMIC-scale read has 228,000 scene graphs): scene graphs are parsed
+with ``orjson``; equal findings are one shared object; reports are read only
+``with_reports`` (MI-CXR uses none); above `PARALLEL_FROM` studies the scene
+graphs are read in one process per CPU, in chunks whose results are merged in
+order, so the result is the same as in one process.
 
 Not verified against the released files (the documentation gives no more):
 the unit of ``timestamp_since_first`` (handled unit-free), the quality
