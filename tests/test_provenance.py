@@ -1,6 +1,7 @@
 """The phantom licence comes from a checksum manifest that must verify, never from a file anyone can drop."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -75,3 +76,21 @@ def test_the_manifest_is_written_by_any_generator_and_is_deterministic(tmp_path)
         write_phantom_manifest(tmp_path / name, "test", seed=1)
     assert (tmp_path / "a" / MANIFEST).read_bytes() == (tmp_path / "b" / MANIFEST).read_bytes()
     assert licence_of(tmp_path / "a" / "sub" / "x.txt") == "synthetic"
+
+
+def test_a_matching_stamp_spares_the_hashing_but_not_an_edit(phantom, tmp_path, monkeypatch):
+    import medtemporal.phantoms.marker as marker
+
+    root = _copy(phantom, tmp_path)  # a copy: new status-change times, so the copied stamp is stale
+    assert verify_phantom(root) and marker.stamp_path(root).is_file()
+    hashed: list[str] = []
+    real_sha = marker.sha256_file
+    monkeypatch.setattr(marker, "sha256_file", lambda p: hashed.append(str(p)) or real_sha(p))
+    monkeypatch.setattr(marker, "RECENT_S", -60.0)  # treat every file as older than the stamp
+    assert verify_phantom(root) and hashed == []
+    report = next((root / "mimic-cxr-jpg" / "files").rglob("*.txt"))
+    st = report.stat()
+    report.write_bytes(report.read_bytes().replace(b"FINDINGS", b"FINDINGX"))  # same size, times restored
+    os.utime(report, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert not verify_phantom(root)  # the status-change time moved: the stamp is stale, everything is hashed
+    assert len(hashed) > 1

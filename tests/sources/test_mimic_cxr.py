@@ -87,6 +87,7 @@ def test_min_visits_and_categories_are_applied(cxr_phantoms, read):
     timelines, _ = read
     five, excluded = read_timelines(cxr_phantoms.mimic_cxr_jpg, cxr_phantoms.qba, min_visits=5)
     assert all(len(t.studies) >= 5 for t in five)
+    assert five == [t for t in timelines if len(t.studies) >= 5]  # short patients dropped before reading: same result
     assert excluded["patient_too_few_visits"] == sum(len(t.studies) < 5 for t in timelines) > 0
     _, with_devices = read_timelines(cxr_phantoms.mimic_cxr_jpg, cxr_phantoms.qba, categories=("ANATOMICAL_FINDING", "DEVICE"))
     assert "obs_not_disease_category" not in with_devices and with_devices["obs_other_entity"] > 0
@@ -157,3 +158,15 @@ def test_study_time_parses_the_released_format():
     got = parse_study_datetime(pd.Series(["21800506", "21800506", "2180x506"]), pd.Series(["84530.031", "213014.5", "1"]))
     assert str(got[0]) == "2180-05-06 08:45:30.031000" and str(got[1]) == "2180-05-06 21:30:14.500000"
     assert pd.isna(got[2])
+
+
+def test_worker_processes_and_skipped_reports_change_nothing_but_the_report_text(cxr_phantoms, read, monkeypatch):
+    import medtemporal.sources.mimic_cxr as source
+
+    monkeypatch.setattr(source, "_CHUNK", 7)  # several chunks from a tiny cohort
+    timelines, excluded = read
+    parallel, parallel_excluded = read_timelines(cxr_phantoms.mimic_cxr_jpg, cxr_phantoms.qba, workers=2)
+    assert parallel == timelines and list(parallel_excluded.items()) == list(excluded.items())
+    bare, _ = read_timelines(cxr_phantoms.mimic_cxr_jpg, cxr_phantoms.qba, with_reports=False)
+    assert any(s.report for t in timelines for s in t.studies) and not any(s.report for t in bare for s in t.studies)
+    assert [[s.model_copy(update={"report": {}}) for s in t.studies] for t in timelines] == [list(t.studies) for t in bare]

@@ -58,8 +58,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="MIMIC-Ext-CXR-QBA root (holds scene_data/ and metadata/study_metadata.parquet)")
     src.add_argument("--official", type=Path, metavar="FILE",
                      help="import the released micxr_test.jsonl instead of building (needs only --mimic-cxr-jpg)")
-    src.add_argument("--reports", type=Path, metavar="DIR",
-                     help="root of the MIMIC-CXR reports (files/.../sSTUDY.txt); default: --mimic-cxr-jpg")
     src.add_argument("--min-quality", default="B", metavar="GRADE",
                      help="lowest QBA observation quality kept, D ... A++ (default %(default)s)")
     src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
@@ -169,8 +167,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     from medtemporal.sources.mimic_cxr import read_timelines
 
     timelines, read_exclusions = read_timelines(
-        jpg, qba, reports=args.reports, min_quality=args.min_quality, verify_images=args.verify_images,
-        min_visits=WINDOW,
+        jpg, qba, min_quality=args.min_quality, verify_images=args.verify_images, min_visits=WINDOW,
+        with_reports=False,  # questions and options come from the scene graphs; no report text is used
     )
     licence = licence_of(jpg, qba)
     text_model = None

@@ -166,6 +166,14 @@ def _contiguous(studies: Sequence[Study]) -> bool:
     return all(b == a + 1 for a, b in zip(orders, orders[1:]))  # type: ignore[operator]
 
 
+def _by_entity(study: Study) -> dict[str, Finding]:
+    """``Study.finding`` as a dict: entity → its first finding."""
+    out: dict[str, Finding] = {}
+    for f in study.findings:
+        out.setdefault(f.entity, f)
+    return out
+
+
 def windows(
     timelines: Iterable[Timeline],
     exclusions: Counter[str],
@@ -185,6 +193,7 @@ def windows(
         if len(studies) < size:
             exclusions["timeline_too_short"] += 1
             continue
+        by_entity = [_by_entity(s) for s in studies]  # each study is in up to `size` windows: look up once
         for start in range(len(studies) - size + 1):
             chunk = studies[start : start + size]
             if not _contiguous(chunk):
@@ -194,8 +203,9 @@ def windows(
                 exclusions["window_missing_frontal"] += 1
                 continue
             tracks = []
+            lookups = by_entity[start : start + size]
             for entity in entities:
-                found = [s.finding(entity) for s in chunk]
+                found = [f.get(entity) for f in lookups]
                 if all(f is None for f in found):
                     exclusions["pair_not_annotated"] += 1
                 elif any(f is None for f in found):
