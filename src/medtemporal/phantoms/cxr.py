@@ -62,15 +62,8 @@ from medtemporal.phantoms.trajectory import (
     change_of,
     simulate_patient,
 )
-from medtemporal.sources.mimic_cxr import (
-    METADATA_COLUMNS,
-    METADATA_CSV,
-    QUALITY_GRADES,
-    STUDY_METADATA,
-    image_path,
-    report_path,
-    scene_graph_path,
-)
+from medtemporal.sources.mimic_cxr import METADATA_COLUMNS, METADATA_CSV, image_path, report_path
+from medtemporal.sources.mimic_qba import QUALITY_GRADES, STUDY_METADATA, scene_graph_path
 
 JPG_DIR, QBA_DIR, TRUTH_FILE = "mimic-cxr-jpg", "mimic-ext-cxr-qba", "phantom_truth.jsonl"
 PROFILES = ("longitudinal", "mimic")

@@ -27,7 +27,7 @@ from typing import Mapping
 
 import numpy as np
 
-from medtemporal.sources.mimic_cxr import ENTITIES
+from medtemporal.sources.mimic_qba import ENTITIES
 
 SIDES: Mapping[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
     "pleural effusion": (("right", "left", "bilateral"), (0.4, 0.3, 0.3)),

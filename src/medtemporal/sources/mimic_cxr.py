@@ -37,7 +37,7 @@ Rules, each exclusion counted in the returned `Counter` under the key named:
    lateral-only, scene graph present, image, scene graph readable.
 4. Observations are kept when one of their ``obs_categories`` is in
    ``categories`` (else ``obs_not_disease_category``), one of their
-   ``obs_entities`` maps to our names through `ENTITY_ALIASES` (else
+   ``obs_entities`` maps to our names through `mimic_qba.ENTITY_ALIASES` (else
    ``obs_other_entity``), ``certainty`` is ``certain`` (else ``obs_uncertain``),
    and every ``obs_quality`` level reaches ``min_quality`` (else
    ``obs_low_quality``), checked in this order.
@@ -74,14 +74,13 @@ Patient and study ids are written as in MIMIC-Ext-CXR-QBA (``p10000032``,
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Iterable, Iterator
+from typing import Any, Collection, Iterator
 
 import numpy as np
 import orjson
@@ -91,6 +90,14 @@ from tqdm import tqdm
 from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
+from medtemporal.sources.mimic_qba import (
+    DISEASE_CATEGORIES,
+    QUALITY_GRADES,
+    findings_of,
+    read_study_metadata,
+    scene_graph_path,
+)
+from medtemporal.sources.mimic_qba import check_root as check_qba_root
 
 pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
 
@@ -113,67 +120,10 @@ METADATA_COLUMNS: tuple[str, ...] = (
 _NEEDED = ("dicom_id", "subject_id", "study_id", "ViewPosition", "StudyDate", "StudyTime")
 _TEXT_COLUMNS = ("dicom_id", "ViewPosition", "StudyDate", "StudyTime")
 
-STUDY_METADATA = "metadata/study_metadata"
-"""QBA study metadata, as ``.parquet`` and ``.csv.gz``."""
-STUDY_METADATA_COLUMNS: tuple[str, ...] = ("patient_id", "study_id", "timestamp_since_first", "timespan_since_prev")
-"""QBA study-metadata columns the reader needs."""
 
 FRONTAL_VIEWS: tuple[str, ...] = ("PA", "AP")
 """``ViewPosition`` values of frontal images, in order of preference."""
 
-QUALITY_GRADES: tuple[str, ...] = ("D", "C", "B", "A", "A+", "A++")
-"""QBA quality grades; a grade's index is its level (larger = better)."""
-
-DISEASE_CATEGORIES: tuple[str, ...] = ("ANATOMICAL_FINDING", "DISEASE")
-"""Default ``obs_categories`` kept (disease-relevant ones, not devices or technique)."""
-
-ENTITIES: tuple[str, ...] = (
-    "pleural effusion",
-    "pneumothorax",
-    "cardiomegaly",
-    "pulmonary edema",
-    "sub-diaphragmatic air",
-    "consolidation",
-    "vascular congestion",
-    "elevated hemidiaphragm",
-    "lung opacity",
-    "atelectasis",
-    "bony structures intact",
-    "normal cardiac silhouette",
-)
-"""Our canonical entity names: the abnormalities of the MI-CXR paper's Table 10, in its order (by frequency)."""
-
-ENTITY_ALIASES: dict[str, str] = {
-    "pleural effusion": "pleural effusion",
-    "effusion": "pleural effusion",
-    "pneumothorax": "pneumothorax",
-    "cardiomegaly": "cardiomegaly",
-    "enlarged cardiac silhouette": "cardiomegaly",
-    "pulmonary edema": "pulmonary edema",
-    "edema": "pulmonary edema",
-    "sub-diaphragmatic air": "sub-diaphragmatic air",
-    "subdiaphragmatic air": "sub-diaphragmatic air",
-    "free air under the diaphragm": "sub-diaphragmatic air",
-    "pneumoperitoneum": "sub-diaphragmatic air",
-    "consolidation": "consolidation",
-    "vascular congestion": "vascular congestion",
-    "pulmonary vascular congestion": "vascular congestion",
-    "elevated hemidiaphragm": "elevated hemidiaphragm",
-    "hemidiaphragm elevation": "elevated hemidiaphragm",
-    "lung opacity": "lung opacity",
-    "opacity": "lung opacity",
-    "atelectasis": "atelectasis",
-    "bony structures intact": "bony structures intact",
-    "intact bony structures": "bony structures intact",
-    "normal cardiac silhouette": "normal cardiac silhouette",
-}
-"""QBA ``obs_entities`` names (lower case) → our canonical names (`ENTITIES`)."""
-
-SEVERITY_RANK: dict[str, int] = {
-    "trace": 0, "minimal": 0, "tiny": 0, "small": 1, "mild": 1, "moderate": 2,
-    "large": 3, "severe": 3, "extensive": 3, "massive": 4,
-}
-"""Severity words of ``modifiers.severity`` (lower case) → rank; a finding keeps its strongest word."""
 _SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Z &/()-]*?):")
 
 
@@ -191,20 +141,6 @@ def image_path(subject: int | str, study: int | str, dicom_id: str) -> str:
 def report_path(subject: int | str, study: int | str) -> str:
     """The path of a report relative to the reports root."""
     return f"files/{subject_folder(subject)}/s{str(study).lstrip('s')}.txt"
-
-
-def scene_graph_path(subject: int | str, study: int | str) -> str:
-    """The path of a scene graph relative to the MIMIC-Ext-CXR-QBA root."""
-    return f"scene_data/{subject_folder(subject)}/s{str(study).lstrip('s')}.scene_graph.json"
-
-
-def quality_level(value: Any) -> int | None:
-    """A QBA quality value (level 0-5 or grade letter) as a level, or None when unknown."""
-    if isinstance(value, str):
-        return QUALITY_GRADES.index(value) if value in QUALITY_GRADES else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return int(value) if math.isfinite(value) else None
 
 
 def read_timelines(
@@ -244,7 +180,7 @@ def read_timelines(
     if min_visits < 1:
         raise InvalidInputError(f"min_visits must be at least 1 (got {min_visits}).")
     csv_path = _check_jpg_root(jpg)
-    _check_qba_root(qba_root)
+    check_qba_root(qba_root)
     excluded: Counter[str] = Counter()
     images = read_image_metadata(csv_path)
     views = _views_by_study(images)
@@ -341,7 +277,7 @@ def _read_studies(
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             excluded["study_scene_graph_unreadable"] += 1
             continue
-        findings = _findings(observations, settings.categories, settings.threshold, excluded, memo)
+        findings = findings_of(observations, settings.categories, settings.threshold, excluded, memo)
         report = {}
         if settings.with_reports:
             report = read_report(settings.report_root / report_path(row.subject_id, row.study_id))
@@ -359,18 +295,6 @@ def _check_jpg_root(jpg: Path) -> Path:
         if (jpg / name).is_file():
             return jpg / name
     raise InvalidInputError(f"{jpg} has no {METADATA_CSV}; put the metadata file of the MIMIC-CXR-JPG release there.")
-
-
-def _check_qba_root(qba: Path) -> None:
-    hint = "pass the MIMIC-Ext-CXR-QBA root that holds scene_data/ and metadata/"
-    if not qba.is_dir():
-        raise InvalidInputError(f"The MIMIC-Ext-CXR-QBA folder {qba} does not exist; {hint}.")
-    if not (qba / "scene_data").is_dir():
-        if (qba / "scene_data.zip").is_file():
-            raise InvalidInputError(
-                f"{qba} has scene_data.zip but no scene_data/ folder; unzip it there (unzip scene_data.zip -d {qba})."
-            )
-        raise InvalidInputError(f"{qba} has no scene_data/ folder; {hint}.")
 
 
 def read_image_metadata(path: str | Path) -> pd.DataFrame:
@@ -418,62 +342,6 @@ def parse_study_datetime(dates: pd.Series, times: pd.Series) -> pd.Series:
     whole = np.floor(t)
     seconds = (whole // 10000) * 3600 + (whole // 100 % 100) * 60 + whole % 100 + (t - whole)
     return day + pd.to_timedelta(seconds, unit="s").dt.round("us")
-
-
-def read_study_metadata(qba: str | Path) -> pd.DataFrame:
-    """QBA study metadata with integer ``subject_id``/``study_id`` and numeric ``tsf``/``tsp`` columns."""
-    qba = Path(qba)
-    parquet, csv = qba / f"{STUDY_METADATA}.parquet", qba / f"{STUDY_METADATA}.csv.gz"
-    if parquet.is_file():
-        from pyarrow import ArrowException
-
-        try:
-            df = pd.read_parquet(parquet)
-        except (OSError, ValueError, ArrowException) as exc:  # pyarrow's errors for damaged files
-            raise InvalidInputError(
-                f"{parquet} cannot be read as Parquet ({type(exc).__name__}); "
-                f"re-download it, or delete it to use {csv.name}."
-            ) from None
-        source = parquet
-    elif csv.is_file():
-        try:
-            df = pd.read_csv(csv, dtype={"patient_id": str, "study_id": str})
-        except (OSError, ValueError, EOFError) as exc:
-            raise InvalidInputError(f"{csv} cannot be read as CSV ({exc}); re-download it.") from None
-        source = csv
-    else:
-        raise InvalidInputError(
-            f"{qba / 'metadata'} has neither study_metadata.parquet nor study_metadata.csv.gz; "
-            "pass the MIMIC-Ext-CXR-QBA root."
-        )
-    for column in STUDY_METADATA_COLUMNS:
-        if column not in df.columns:
-            raise InvalidInputError(
-                f"{source} has no column `{column}`; use the study metadata of the MIMIC-Ext-CXR-QBA release."
-            )
-    try:
-        out = pd.DataFrame({
-            "subject_id": df["patient_id"].astype(str).str.lstrip("p").astype("int64"),
-            "study_id": df["study_id"].astype(str).str.lstrip("s").astype("int64"),
-            "tsf": _as_number(df["timestamp_since_first"]),
-            "tsp": _as_number(df["timespan_since_prev"]),
-        })
-    except ValueError as exc:
-        raise InvalidInputError(
-            f"{source} has a malformed id ({exc}); ids must look like p10000032 and s50414267."
-        ) from None
-    return out
-
-
-def _as_number(col: pd.Series) -> pd.Series:
-    if pd.api.types.is_timedelta64_dtype(col):
-        return col.dt.total_seconds()
-    if pd.api.types.is_numeric_dtype(col):
-        return col.astype(float)
-    as_td = pd.to_timedelta(col, errors="coerce")
-    if as_td.notna().sum() >= col.notna().sum():
-        return as_td.dt.total_seconds()
-    return pd.to_numeric(col, errors="coerce")
 
 
 def _studies(images: pd.DataFrame, views: dict[int, list[tuple[str, str]]]) -> pd.DataFrame:
@@ -564,82 +432,6 @@ def _read_bytes(path: str) -> bytes | OSError | None:
         return None
     except OSError as exc:
         return exc
-
-
-def _findings(
-    observations: Iterable[dict[str, Any]], categories: Collection[str], threshold: int, excluded: Counter[str],
-    memo: dict[tuple[Any, ...], Finding],
-) -> tuple[Finding, ...]:
-    """Keep the certain, good-enough, disease-relevant observations of our entities and merge them per entity.
-
-    Equal findings are one shared (frozen) `Finding` from ``memo``: a MIMIC-scale read has millions.
-    """
-    kept: dict[str, list[tuple[dict[str, Any], str, int | None]]] = {}
-    left_out = dict.fromkeys(("obs_not_disease_category", "obs_other_entity", "obs_uncertain", "obs_low_quality"), 0)
-    for obs in observations:
-        category = next((c for c in obs.get("obs_categories") or [] if c in categories), None)
-        if category is None:
-            left_out["obs_not_disease_category"] += 1
-            continue
-        names = (str(e).lower() for e in obs.get("obs_entities") or [])
-        entity = next((ENTITY_ALIASES[e] for e in names if e in ENTITY_ALIASES), None)
-        if entity is None:
-            left_out["obs_other_entity"] += 1
-            continue
-        if str(obs.get("certainty", "")).lower() != "certain":
-            left_out["obs_uncertain"] += 1
-            continue
-        lowest = None
-        for value in (obs.get("obs_quality") or {}).values():
-            level = value if type(value) is int else quality_level(value)
-            if level is not None and (lowest is None or level < lowest):
-                lowest = level
-        if lowest is not None and lowest < threshold:
-            left_out["obs_low_quality"] += 1
-            continue
-        kept.setdefault(entity, []).append((obs, category, lowest))
-    for key, n in left_out.items():
-        if n:
-            excluded[key] += n
-    return tuple(_merge(entity, kept[entity], memo) for entity in ENTITIES if entity in kept)
-
-
-def _merge(
-    entity: str, kept: list[tuple[dict[str, Any], str, int | None]], memo: dict[tuple[Any, ...], Finding]
-) -> Finding:
-    """One finding from the kept ``(observation, category, quality level)`` triples of one entity."""
-    positive = [k for k in kept if _is_positive(k[0])]
-    deciding = positive or kept
-    obs = [o for o, _, _ in deciding]
-    sides = {str(o.get("laterality") or "").lower() for o in obs}
-    if "bilateral" in sides or {"left", "right"} <= sides:
-        laterality = "bilateral"
-    else:
-        laterality = next((s for s in ("left", "right") if s in sides), None)
-    words = [str(w).lower() for o in obs for w in (o.get("modifiers") or {}).get("severity") or []]
-    severity = max(words, key=lambda w: SEVERITY_RANK.get(w, -1)) if words else None
-    qualities = [q for _, _, q in deciding if q is not None]
-    key = (
-        entity,
-        bool(positive),
-        laterality if positive else None,
-        severity if positive else None,
-        tuple(dict.fromkeys(str(c).lower() for o in obs for c in o.get("changes") or [])),
-        next((o["change_sentence"] for o in obs if o.get("change_sentence")), None),
-        deciding[0][1],
-        float(min(qualities)) if qualities else None,
-    )
-    found = memo.get(key)
-    if found is None:
-        names = ("entity", "present", "laterality", "severity", "changes", "change_sentence", "category", "quality")
-        found = memo[key] = Finding(certain=True, **dict(zip(names, key)))
-    return found
-
-
-def _is_positive(obs: dict[str, Any]) -> bool:
-    if "positiveness" in obs:
-        return str(obs["positiveness"]).lower() == "pos"
-    return str(obs.get("probability", "")).lower() == "positive"
 
 
 def _views_by_study(images: pd.DataFrame) -> dict[int, list[tuple[str, str]]]:

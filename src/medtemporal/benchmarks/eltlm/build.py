@@ -34,7 +34,7 @@ import numpy as np
 
 from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
 from medtemporal.schema import ImageRef, Item, Study, Timeline
-from medtemporal.sources.mimic_cxr import SEVERITY_RANK
+from medtemporal.sources.mimic_qba import SEVERITY_RANK
 
 MIN_REPORT_WORDS = 10
 """Appendix C: reports with fewer than 10 words are excluded."""

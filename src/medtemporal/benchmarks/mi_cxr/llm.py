@@ -53,7 +53,7 @@ from medtemporal.benchmarks.mi_cxr.windows import (
 )
 from medtemporal.prompts import PromptSet
 from medtemporal.runner.cache import ResponseCache
-from medtemporal.sources.mimic_cxr import ENTITIES
+from medtemporal.sources.mimic_qba import ENTITIES
 
 PROMPTS = (
     "micxr_interval_summary_correct",

@@ -41,7 +41,7 @@ from medtemporal.benchmarks.mi_cxr.text import Draft
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW, Window, windows
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item, Timeline
-from medtemporal.sources.mimic_cxr import ENTITIES
+from medtemporal.sources.mimic_qba import ENTITIES
 
 BENCHMARK = "mi-cxr"
 VERSION = "1.2.0"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from medtemporal.schema import Finding, Study, Timeline
-from medtemporal.sources.mimic_cxr import ENTITIES, SEVERITY_RANK
+from medtemporal.sources.mimic_qba import ENTITIES, SEVERITY_RANK
 
 WINDOW = 5
 """Visits per window (T1..T5)."""
