@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Pool, assign_letters, quotas, select
+from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Pool, assign_letters, null_share, quotas, select
 from medtemporal.benchmarks.mi_cxr.pipeline import PAPER_QUOTAS, PAPER_TOTAL
 
 
@@ -49,7 +49,8 @@ def test_select_draws_fixed_letters_round_robin_and_reports_shortfall():
     assert Counter(c.letters for c in chosen) == {("A",): 11, ("D",): 10}
     cands += [_cand(200 + i, null=True) for i in range(50)]
     chosen = select(cands, 40, Caps(null=0.2, abnormality=1.0))
-    assert Counter(c.letters for c in chosen) == {("A",): 11, ("D",): 10, ("E",): 5}  # nulls back to a fifth
+    # two letters can answer, so E keeps a third (one letter's share): 10 beside 21, trimmed from the quota's 13
+    assert Counter(c.letters for c in chosen) == {("A",): 11, ("D",): 10, ("E",): 10}
     assert len(select(cands[:5], 40, Caps(abnormality=1.0))) == 5
 
 
@@ -80,6 +81,41 @@ def test_a_filled_quota_keeps_the_quota_based_null_cap():
     cands = [_cand(i, null=i % 2 == 0) for i in range(400)]
     chosen = select(cands, 94, Caps(null=0.2, abnormality=1.0))
     assert len(chosen) == 94 and sum(c.null for c in chosen) == round(94 * 0.2)
+
+
+@pytest.mark.parametrize(("null", "k", "share"), [(0.2, 4, 0.2), (0.2, 3, 0.25), (0.2, 2, 1 / 3), (0.2, 1, 0.5),
+                                                  (0.2, 0, 0.2), (0.1, 2, 2 / 11), (0.0, 2, 0.0), (1.0, 2, 1.0)])
+def test_null_share_keeps_e_at_one_letters_share(null, k, share):
+    """With the default cap, E answers 1/(k+1) when k letters can; a set cap keeps E's ratio to one letter."""
+    assert null_share(null, k) == pytest.approx(share)
+    if 0 < k < 4 and 0 < null < 1:  # E over one letter's share, as with four letters
+        assert share / ((1 - share) / k) == pytest.approx(null / ((1 - null) / 4))
+
+
+def test_two_letter_types_give_e_a_third_and_four_letter_types_a_fifth():
+    """`multiple_*_2`: answers only C, D or E; each takes a third, so no letter beats 1/3 blind."""
+    rng = random.Random(5)
+    two = [_cand(i, letters=(rng.choice("CD"),)) for i in range(300)] + [_cand(1000 + i, null=True) for i in range(300)]
+    rng.shuffle(two)
+    chosen = select(two, 90, Caps(abnormality=1.0))
+    assert Counter(c.letters[0] for c in chosen) == {"C": 30, "D": 30, "E": 30}
+    four = [_cand(i, letters=("ABCD"[i % 4],)) for i in range(300)] + [_cand(1000 + i, null=True) for i in range(300)]
+    rng.shuffle(four)
+    chosen = select(four, 90, Caps(abnormality=1.0))
+    assert Counter(c.letters[0] for c in chosen)["E"] == round(90 * 0.2)
+    # a cap set by the user scales the same way: 0.1 over four letters is 2/11 over two
+    assert Counter(c.null for c in select(two, 110, Caps(null=0.1, abnormality=1.0)))[True] == 20
+
+
+def test_assign_letters_does_not_depend_on_the_null_items():
+    """Nulls added to one type (a larger null share) leave every other item's letter where it was."""
+    import dataclasses
+
+    free = [dataclasses.replace(_cand(i), qtype="summary") for i in range(60)]
+    nulls = [dataclasses.replace(_cand(100 + i, null=True), qtype="second") for i in range(30)]
+    without = assign_letters(free + nulls[:10], random.Random(1))
+    with_more = assign_letters(nulls[:5] + free + nulls, random.Random(1))
+    assert with_more[5:65] == without[:60] and set(with_more[:5] + with_more[65:]) == {"E"}
 
 
 def test_assign_letters_balances_over_fixed_and_free_items():

@@ -9,7 +9,11 @@ random score (a shuffle that does not depend on how many candidates follow).
   (so that nulls, admitted first, cannot take every question of a small
   cohort), and, when the candidates cannot fill the quota, no more than
   a ``null`` share of the items chosen (the default, 0.2, is one option in
-  five, which is what keeps the five letters uniform);
+  five, which is what keeps the five letters uniform). ``Caps.null`` is the
+  cap of a type whose answers can take all four letters A–D; where the
+  candidates can take only ``k`` of them (``multiple_*_2``: C and D), the cap
+  is scaled so that E keeps its ratio to one letter's share (`null_share`:
+  1/(k+1) for the default, a third for ``_2``);
 * abnormality mix (§3.2: "abnormality types are sampled to match their
   overall frequency distribution") — each abnormality first gets at most its
   Table 10 share of the quota, rounded up; only if the candidates cannot
@@ -43,6 +47,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping
 
 NULL_LETTER = "E"
+OPTION_LETTERS = ("A", "B", "C", "D")
+"""The non-null answer letters of every question."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +150,25 @@ def quotas(total: int, weights: Mapping[str, int]) -> dict[str, int]:
     return out
 
 
+def null_share(null: float, k: int) -> float:
+    """The null cap of a question type whose answers can take ``k`` of the four letters A–D.
+
+    ``null`` is the cap where all four can answer. With ``k`` letters each
+    non-null letter's share is ``(1 - share) / k``; keeping E's ratio to it
+    as for four letters, ``null / ((1 - null) / 4)``, gives
+    ``null / (null + (1 - null) * k / 4)``: 1/(k+1) for the default 0.2, so
+    E answers as often as each letter the data can give and "always the
+    commonest letter" scores 1/(k+1), the lowest the question allows.
+    ``k`` of 0 or 4 and more leave ``null`` as given.
+
+    >>> round(null_share(0.2, 2), 4), null_share(0.2, 4), round(null_share(0.1, 2), 4)
+    (0.3333, 0.2, 0.1818)
+    """
+    if not 0 < k < len(OPTION_LETTERS) or null <= 0:
+        return null
+    return null / (null + (1 - null) * k / len(OPTION_LETTERS))
+
+
 def select(
     candidates: Iterable[Candidate], quota: int, caps: Caps, mix: Mapping[str, float] | None = None
 ) -> list[Candidate]:
@@ -155,10 +180,12 @@ def select(
     share of the quota, rounded up; if that leaves the quota unfilled, the
     per-abnormality cap alone applies to the rest. If the quota is still
     unfilled, nulls beyond a ``caps.null`` share of the chosen items are
-    dropped again (`_trim_nulls`).
+    dropped again (`_trim_nulls`). The null cap is ``caps.null`` scaled to the
+    letters the non-null candidates can take (`null_share`).
     """
     candidates = list(candidates)
-    limit_null = round(min(quota, len({c.key for c in candidates})) * caps.null)
+    null = null_share(caps.null, len({x for c in candidates if not c.null for x in c.letters}))
+    limit_null = round(min(quota, len({c.key for c in candidates})) * null)
     cap = max(1, math.floor(quota * caps.abnormality))
     limit_uniform = math.floor(quota * caps.uniform_pattern)
     chosen: list[Candidate] = []
@@ -183,8 +210,8 @@ def select(
         _fill(candidates, quota, limit_null, chosen, admit)
         if len(chosen) >= quota:
             break
-    spread = _spread_nulls(_level_letters(chosen), candidates, caps.null, cap, limit_uniform)
-    return chosen if spread == chosen else _trim_nulls(spread, caps.null)
+    spread = _spread_nulls(_level_letters(chosen), candidates, null, cap, limit_uniform)
+    return chosen if spread == chosen else _trim_nulls(spread, null)
 
 
 def _fill(candidates: list[Candidate], quota: int, limit_null: int, chosen: list[Candidate],
@@ -312,18 +339,17 @@ def assign_letters(selected: list[Candidate], rng: random.Random) -> list[str]:
     Candidates whose letter the data fixes take it; each of the others takes the
     letter its question type has used least so far (ties: the letter used least
     over the whole benchmark, then ``rng``), so a per-type answer prior gives no
-    edge where the options may be shuffled.
+    edge where the options may be shuffled. Null items take no part in the
+    random order, so how many there are never moves another item's letter.
     """
     overall: Counter[str] = Counter()
     per_type: dict[str, Counter[str]] = {}
     letters = [NULL_LETTER] * len(selected)
-    order = list(range(len(selected)))
+    order = [i for i, c in enumerate(selected) if not c.null]
     rng.shuffle(order)
     order.sort(key=lambda i: len(selected[i].letters))
     for i in order:
         c = selected[i]
-        if c.null:
-            continue
         mine = per_type.setdefault(c.qtype, Counter())
         rank = {x: (mine[x], overall[x]) for x in c.letters}
         least = min(rank.values())

@@ -68,7 +68,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rules.add_argument("--quota", action="append", default=[], metavar="QTYPE=N",
                        help=f"override one qtype's quota (repeatable); qtypes: {', '.join(QTYPES)}")
     rules.add_argument("--null-cap", type=float, default=Caps.null, metavar="F",
-                       help="largest share of a qtype's items answered by the null option E (default %(default)s)")
+                       help="largest share of a qtype's items answered by the null option E where the answers can "
+                       "take all four letters; where only k can, E keeps its ratio to one letter "
+                       "(1/(k+1) with the default %(default)s)")
     rules.add_argument("--abnormality-cap", type=float, default=Caps.abnormality, metavar="F",
                        help="largest share of a qtype's items about one abnormality (default %(default)s)")
     rules.add_argument("--uniform-pattern-cap", type=float, default=Caps.uniform_pattern, metavar="F",

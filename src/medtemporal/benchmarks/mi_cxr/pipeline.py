@@ -44,7 +44,7 @@ from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.mimic_qba import ENTITIES
 
 BENCHMARK = "mi-cxr"
-VERSION = "1.2.0"
+VERSION = "1.2.1"
 
 PAPER_QUOTAS: dict[str, int] = {
     "single_emergence": 500,
