@@ -5,7 +5,7 @@ import json
 import pytest
 
 from medtemporal.cli import main
-from medtemporal.scoring.compare import ComparisonWarning, compare_runs, mcnemar_exact
+from medtemporal.scoring.compare import ComparisonWarning, compare_runs, mcnemar_exact, setting_differences
 
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
@@ -64,6 +64,15 @@ def test_different_items_and_settings_are_warned_about(tmp_path, items):
     text = " ".join(str(w.message) for w in caught)
     assert "60 answered only in A and 0 only in B" in text and "generation.temperature" in text
     assert result.common == 60 and result.row("overall", "accuracy").n == 60
+
+
+def test_nested_settings_differ_key_by_key():
+    a = {"protocol": {"name": "stagewise", "templates": {"mcq_direct": "7a92", "stagewise_decide": "4517"}},
+         "generation": {"temperature": 0.0}}
+    b = {"protocol": {"name": "direct", "templates": {"mcq_direct": "7a92"}}, "generation": {"temperature": 0.0}}
+    assert setting_differences(a, b) == {
+        "protocol.name": ("stagewise", "direct"), "protocol.templates.stagewise_decide": ("4517", None)}
+    assert setting_differences(a, a) == {}
 
 
 def test_mcnemar_exact_matches_the_binomial_definition():

@@ -113,7 +113,7 @@ def _get(config: dict[str, Any], path: tuple[str, ...]) -> Any:
 
 
 def setting_differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """Dotted setting → (A, B) for each of `SETTINGS_COMPARED` that differs (generation field by field)."""
+    """Dotted setting → (A, B) for each of `SETTINGS_COMPARED` that differs (mappings key by key)."""
     out: dict[str, tuple[Any, Any]] = {}
     for path in SETTINGS_COMPARED:
         va, vb = _get(a, path), _get(b, path)
@@ -121,13 +121,17 @@ def setting_differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple
             va, vb = va or 1, vb or 1
         if path == ("generation",):
             va, vb = va or {}, vb or {}
-        if isinstance(va, dict) and isinstance(vb, dict) and path == ("generation",):
-            for key in sorted(va.keys() | vb.keys()):
-                if va.get(key) != vb.get(key):
-                    out[f"generation.{key}"] = (va.get(key), vb.get(key))
-        elif va != vb:
-            out[".".join(path)] = (va, vb)
+        _differences(".".join(path), va, vb, out)
     return out
+
+
+def _differences(name: str, va: Any, vb: Any, out: dict[str, tuple[Any, Any]]) -> None:
+    """Add ``name`` → (A, B) to ``out`` when they differ; two mappings are compared key by key."""
+    if isinstance(va, dict) and isinstance(vb, dict):
+        for key in sorted(va.keys() | vb.keys()):
+            _differences(f"{name}.{key}", va.get(key), vb.get(key), out)
+    elif va != vb:
+        out[name] = (va, vb)
 
 
 def _answered(run: RunOutcomes) -> dict[str, list[Outcome]]:
@@ -197,6 +201,12 @@ def paired_bootstrap(
     return diff, float(low), float(high)
 
 
+def _shown(value: Any, width: int = 60) -> str:
+    """A setting's value as JSON, cut to ``width`` characters with an ellipsis."""
+    text = json.dumps(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value from the discordant counts (1 when there are none)."""
     if a_only + b_only == 0:
@@ -225,7 +235,7 @@ def compare_runs(
             f"the runs cover different items: {result.only_a} answered only in A and {result.only_b} only in B; "
             f"only the {len(common)} common items are compared")
     if result.differs:
-        shown = "; ".join(f"{k}: {json.dumps(va)[:60]} vs {json.dumps(vb)[:60]}" for k, (va, vb) in result.differs.items())
+        shown = "; ".join(f"{k}: {_shown(va)} vs {_shown(vb)}" for k, (va, vb) in result.differs.items())
         result.warnings.append(f"the runs differ in settings ({shown})")
     for text in result.warnings:
         warnings.warn(text, ComparisonWarning, stacklevel=2)
