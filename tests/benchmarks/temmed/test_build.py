@@ -55,16 +55,14 @@ def test_every_change_sentence_can_become_a_question(temmed_data: Path, tmp_path
     asked = Counter((i.meta["instance"], i.meta["sentence"]) for i in bench.items if i.task == "vqa")
     every = Counter((r.meta["instance"], s) for r in reports for s in sentences(r.reference))
     excluded = bench.manifest.exclusions.get("vqa_sentence_without_direction", 0)
-    over_half = bench.manifest.exclusions.get("vqa_direction_over_half", 0)
-    assert sum(every.values()) - sum(asked.values()) == excluded + over_half
+    unbalanced = bench.manifest.exclusions.get("vqa_left_out_for_balance", 0)
+    assert sum(every.values()) - sum(asked.values()) == excluded + unbalanced
     assert excluded <= 0.02 * sum(every.values())
-    # a direction over half the sentences is asked of exactly half the questions (so each named change can be
-    # answered Yes as often as No), and no sentence more is left out
-    directions = Counter(i.meta["direction"] for i in bench.items if i.task == "vqa")
-    assert 2 * max(directions.values()) <= sum(directions.values())
-    assert over_half == 0 or 2 * max(directions.values()) == sum(directions.values())
-    named = Counter((i.subtype, i.answer) for i in bench.items if i.task == "vqa")
-    assert all(named[(s, "Yes")] == named[(s, "No")] for s, _ in named)
+    # each named change is answered Yes exactly as often as No, about each finding named
+    vqa = [i for i in bench.items if i.task == "vqa"]
+    named = Counter((i.subtype, i.meta["finding"], i.answer) for i in vqa)
+    assert all(named[(s, k, "Yes")] == named[(s, k, "No")] for s, k, _ in named)
+    assert {i.subtype for i in vqa} >= {"vqa_improved", "vqa_unchanged", "vqa_worsened"}
 
 
 def test_instances_pair_the_most_recent_prior_frontal_with_the_current_one(temmed_bench: Path, temmed_data: Path) -> None:

@@ -32,13 +32,13 @@ from medtemporal.benchmarks.temmed.text import (
     pathology_patterns,
     sentences,
 )
-from medtemporal.benchmarks.temmed.vqa import Draft, sentence_statement
+from medtemporal.benchmarks.temmed.vqa import Draft, balance_key, sentence_statement
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.chexpert_plus import resolve_image
 
 BENCHMARK = "temmed"
-VERSION = "3"
+VERSION = "4"
 TASKS = ("vqa", "report", "image_pair")
 LETTERS = ("A", "B", "C")
 HISTORICAL_LABEL = "Last visit image:"
@@ -201,7 +201,8 @@ def vqa_items(test: Sequence[Instance], drafts: Sequence[Draft], questions: Sequ
     for draft, (question, source) in zip(drafts, questions, strict=True):
         inst = test[draft.instance]
         meta = {**base_meta(inst, draft.instance), "sentence": draft.sentence, "statement": draft.statement.text,
-                "direction": draft.statement.direction, "asked": draft.asked, "question_source": source,
+                "direction": draft.statement.direction, "asked": draft.asked,
+                "finding": balance_key(draft.statement), "question_source": source,
                 **extra.get(draft.instance, {})}
         items.append(Item.create(benchmark=BENCHMARK, task="vqa", subtype=f"vqa_{draft.asked}",
                                  images=pair_images(inst), question=question, answer_type="yesno",
