@@ -106,7 +106,7 @@ def test_pool_order_is_seeded_and_keeps_few_uniform_candidates():
     def fill(seed: int) -> list[int]:
         pool = Pool(random.Random(seed), uniform_keep=5)
         for i in range(100):
-            pool.add(_cand(i, pattern="all_neg" if i % 2 else "mixed"))
+            pool.add(dataclasses.astuple(_cand(i, pattern="all_neg" if i % 2 else "mixed")))
         return [c.window for c in pool.ordered()]
 
     order = fill(1)

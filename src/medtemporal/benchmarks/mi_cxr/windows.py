@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
 from medtemporal.schema import Finding, Study, Timeline
@@ -58,7 +59,10 @@ _CHANGE_WORDS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Track:
-    """One abnormality over one window: presence at each visit, change type of each interval."""
+    """One abnormality over one window: presence at each visit, change type of each interval.
+
+    The derived properties are computed once per track (the builder asks them of millions of candidates).
+    """
 
     entity: str
     present: tuple[bool, ...]
@@ -71,7 +75,7 @@ class Track:
         """``pos``/``neg`` per visit, as the paper writes certainty patterns."""
         return ["pos" if p else "neg" for p in self.present]
 
-    @property
+    @cached_property
     def pattern(self) -> str:
         """``all_pos``, ``all_neg`` or ``mixed`` (the certainty-pattern class of A.5.2)."""
         if all(self.present):
@@ -80,10 +84,15 @@ class Track:
             return "all_neg"
         return "mixed"
 
-    @property
+    @cached_property
     def definite(self) -> bool:
         """True when every interval has a change type a summary may state."""
         return all(c in DEFINITE for c in self.changes)
+
+    @cached_property
+    def directional(self) -> bool:
+        """True when some interval has a change type with a direction (`DIRECTIONAL`)."""
+        return any(c in DIRECTIONAL for c in self.changes)
 
 
 @dataclass(frozen=True)
