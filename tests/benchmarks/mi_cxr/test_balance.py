@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -93,7 +94,6 @@ def test_assign_letters_balances_over_fixed_and_free_items():
 
 
 def test_free_items_are_balanced_within_their_own_question_type():
-    import dataclasses
 
     fixed = [dataclasses.replace(_cand(i, letters=("A", "B")), qtype="first_of_two") for i in range(40)]
     free = [dataclasses.replace(_cand(100 + i), qtype="summary") for i in range(80)]

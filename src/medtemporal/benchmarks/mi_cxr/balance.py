@@ -45,9 +45,13 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 NULL_LETTER = "E"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Candidate:
-    """A question that could be asked of one window, before its text exists."""
+    """A question that could be asked of one window, before its text exists.
+
+    Treated as immutable, but not a frozen dataclass: those take about seven times longer to build, and a
+    MIMIC-scale build keeps millions of candidates.
+    """
 
     qtype: str
     window: int
