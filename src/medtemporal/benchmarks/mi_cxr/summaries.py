@@ -320,10 +320,11 @@ def icr_candidates(index: int, window: Window) -> Iterator[Fields]:
     if len(window.tracks) < MIN_ICR_ABNORMALITIES:
         return
     for t in window.tracks:
+        pattern = _pattern(t)
         for i, change in enumerate(t.changes):
             if change in DIRECTIONAL:
-                yield ("icr_multi_abn", index, t.entity, False, (LETTERS[i],), _pattern(t), index, i)
-        yield ("icr_multi_abn", index, t.entity, True, (NULL_LETTER,), _pattern(t), index)
+                yield ("icr_multi_abn", index, t.entity, False, (LETTERS[i],), pattern, index, i)
+        yield ("icr_multi_abn", index, t.entity, True, (NULL_LETTER,), pattern, index)
 
 
 def icr_variant_candidates(index: int, window: Window) -> Iterator[Fields]:
@@ -335,12 +336,13 @@ def icr_variant_candidates(index: int, window: Window) -> Iterator[Fields]:
     for t in window.tracks:
         if t.pattern == "all_neg":
             continue
+        pattern = _pattern(t)
         for i, change in enumerate(t.changes):
             if change == PERSISTENT:
                 continue
             null = change not in DIRECTIONAL
             letters = (NULL_LETTER,) if null else LETTERS
-            yield ("icr_variant", index, t.entity, null, letters, _pattern(t), (index, t.entity, i), i,
+            yield ("icr_variant", index, t.entity, null, letters, pattern, (index, t.entity, i), i,
                    "" if null else change)
 
 
@@ -348,9 +350,9 @@ def gts_single_candidates(index: int, window: Window) -> Iterator[Fields]:
     """GTS single-abnormality candidates' fields: each definite track, as a true and as a null question."""
     for t in window.tracks:
         if t.definite:
-            key = (index, t.entity)
-            yield ("single_entity_interval_summary", index, t.entity, False, LETTERS, _pattern(t), key)
-            yield ("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), _pattern(t), key)
+            key, pattern = (index, t.entity), _pattern(t)
+            yield ("single_entity_interval_summary", index, t.entity, False, LETTERS, pattern, key)
+            yield ("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), pattern, key)
 
 
 def _alike(a: Track, b: Track) -> bool:
@@ -375,12 +377,13 @@ def gts_multi_candidates(index: int, window: Window) -> Iterator[Fields]:
     uniform-pattern cap, A.5.2, is a cap and allows none).
     """
     definite = [t for t in window.tracks if t.definite]
+    if len(definite) < GTS_MULTI_OPTIONS:
+        return  # no track has three others like it
     for t in definite:
         if _pattern(t) != "mixed" or sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
             continue  # the other options' abnormalities are like the focus (see `_alike`)
-        for null in (False, True):
-            letters = (NULL_LETTER,) if null else LETTERS
-            yield ("multi_entity_interval_summary", index, t.entity, null, letters, _pattern(t), index)
+        yield ("multi_entity_interval_summary", index, t.entity, False, LETTERS, "mixed", index)
+        yield ("multi_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), "mixed", index)
 
 
 # ---------------------------------------------------------------- drafts
