@@ -169,22 +169,30 @@ def findings_of(
 ) -> tuple[Finding, ...]:
     """Keep the certain, good-enough, disease-relevant observations of our entities and merge them per entity.
 
-    Equal findings are one shared (frozen) `Finding` from ``memo``: a MIMIC-scale read has millions.
+    Equal findings are one shared (frozen) `Finding` from ``memo``: a MIMIC-scale read has millions. The
+    checks run in the order of the exclusion they count (category, entity, certainty, quality), each with
+    plain loops: this is the inner loop of a MIMIC-scale read.
     """
     kept: dict[str, list[tuple[dict[str, Any], str, int | None]]] = {}
-    left_out = dict.fromkeys(("obs_not_disease_category", "obs_other_entity", "obs_uncertain", "obs_low_quality"), 0)
+    other_category = other_entity = uncertain = low_quality = 0
+    aliases = ENTITY_ALIASES
     for obs in observations:
-        category = next((c for c in obs.get("obs_categories") or [] if c in categories), None)
-        if category is None:
-            left_out["obs_not_disease_category"] += 1
+        for category in obs.get("obs_categories") or ():
+            if category in categories:
+                break
+        else:
+            other_category += 1
             continue
-        names = (str(e).lower() for e in obs.get("obs_entities") or [])
-        entity = next((ENTITY_ALIASES[e] for e in names if e in ENTITY_ALIASES), None)
-        if entity is None:
-            left_out["obs_other_entity"] += 1
+        for name in obs.get("obs_entities") or ():
+            entity = aliases.get(str(name).lower())
+            if entity is not None:
+                break
+        else:
+            other_entity += 1
             continue
-        if str(obs.get("certainty", "")).lower() != "certain":
-            left_out["obs_uncertain"] += 1
+        certainty = obs.get("certainty", "")
+        if (certainty if type(certainty) is str else str(certainty)).lower() != "certain":
+            uncertain += 1
             continue
         lowest = None
         for value in (obs.get("obs_quality") or {}).values():
@@ -192,13 +200,20 @@ def findings_of(
             if level is not None and (lowest is None or level < lowest):
                 lowest = level
         if lowest is not None and lowest < threshold:
-            left_out["obs_low_quality"] += 1
+            low_quality += 1
             continue
-        kept.setdefault(entity, []).append((obs, category, lowest))
-    for key, n in left_out.items():
+        if entity in kept:
+            kept[entity].append((obs, category, lowest))
+        else:
+            kept[entity] = [(obs, category, lowest)]
+    for key, n in (("obs_not_disease_category", other_category), ("obs_other_entity", other_entity),
+                   ("obs_uncertain", uncertain), ("obs_low_quality", low_quality)):
         if n:
             excluded[key] += n
     return tuple(_merge(entity, kept[entity], memo) for entity in ENTITIES if entity in kept)
+
+
+_FINDING_FIELDS = ("entity", "present", "laterality", "severity", "changes", "change_sentence", "category", "quality")
 
 
 def _merge(
@@ -207,13 +222,22 @@ def _merge(
     """One finding from the kept ``(observation, category, quality level)`` triples of one entity."""
     positive = [k for k in kept if _is_positive(k[0])]
     deciding = positive or kept
-    obs = [o for o, _, _ in deciding]
-    sides = {str(o.get("laterality") or "").lower() for o in obs}
-    if "bilateral" in sides or {"left", "right"} <= sides:
+    sides = set()
+    words = []
+    changes: dict[str, None] = {}
+    sentence = None
+    for o, _, _ in deciding:
+        sides.add(str(o.get("laterality") or "").lower())
+        for w in (o.get("modifiers") or {}).get("severity") or ():
+            words.append(str(w).lower())
+        for c in o.get("changes") or ():
+            changes[str(c).lower()] = None
+        if sentence is None and o.get("change_sentence"):
+            sentence = o["change_sentence"]
+    if "bilateral" in sides or ("left" in sides and "right" in sides):
         laterality = "bilateral"
     else:
-        laterality = next((s for s in ("left", "right") if s in sides), None)
-    words = [str(w).lower() for o in obs for w in (o.get("modifiers") or {}).get("severity") or []]
+        laterality = "left" if "left" in sides else "right" if "right" in sides else None
     severity = max(words, key=lambda w: SEVERITY_RANK.get(w, -1)) if words else None
     qualities = [q for _, _, q in deciding if q is not None]
     key = (
@@ -221,15 +245,14 @@ def _merge(
         bool(positive),
         laterality if positive else None,
         severity if positive else None,
-        tuple(dict.fromkeys(str(c).lower() for o in obs for c in o.get("changes") or [])),
-        next((o["change_sentence"] for o in obs if o.get("change_sentence")), None),
+        tuple(changes),
+        sentence,
         deciding[0][1],
         float(min(qualities)) if qualities else None,
     )
     found = memo.get(key)
     if found is None:
-        names = ("entity", "present", "laterality", "severity", "changes", "change_sentence", "category", "quality")
-        found = memo[key] = Finding(certain=True, **dict(zip(names, key)))
+        found = memo[key] = Finding(certain=True, **dict(zip(_FINDING_FIELDS, key)))
     return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -129,7 +130,6 @@ def test_assign_letters_balances_over_fixed_and_free_items():
 
 
 def test_free_items_are_balanced_within_their_own_question_type():
-    import dataclasses
 
     fixed = [dataclasses.replace(_cand(i, letters=("A", "B")), qtype="first_of_two") for i in range(40)]
     free = [dataclasses.replace(_cand(100 + i), qtype="summary") for i in range(80)]
@@ -142,7 +142,7 @@ def test_pool_order_is_seeded_and_keeps_few_uniform_candidates():
     def fill(seed: int) -> list[int]:
         pool = Pool(random.Random(seed), uniform_keep=5)
         for i in range(100):
-            pool.add(_cand(i, pattern="all_neg" if i % 2 else "mixed"))
+            pool.add(dataclasses.astuple(_cand(i, pattern="all_neg" if i % 2 else "mixed")))
         return [c.window for c in pool.ordered()]
 
     order = fill(1)

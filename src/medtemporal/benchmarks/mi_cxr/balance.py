@@ -44,16 +44,20 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 NULL_LETTER = "E"
 OPTION_LETTERS = ("A", "B", "C", "D")
 """The non-null answer letters of every question."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Candidate:
-    """A question that could be asked of one window, before its text exists."""
+    """A question that could be asked of one window, before its text exists.
+
+    Treated as immutable, but not a frozen dataclass: those take about seven times longer to build, and a
+    MIMIC-scale build keeps millions of candidates.
+    """
 
     qtype: str
     window: int
@@ -90,6 +94,11 @@ class Candidate:
         return self.pattern != "mixed"
 
 
+Fields = tuple[Any, ...]
+"""A `Candidate`'s fields in order (trailing defaults may be left out): what the candidate makers yield, so
+that a `Pool` builds only the candidates it keeps (at MIMIC scale, a few percent of millions)."""
+
+
 @dataclass(frozen=True)
 class Caps:
     """The balancing caps, as fractions of a question type's quota."""
@@ -110,26 +119,27 @@ class Pool:
 
     rng: random.Random
     uniform_keep: int
-    _mixed: list[tuple[float, int, Candidate]] = field(default_factory=list)
-    _uniform: list[tuple[float, int, Candidate]] = field(default_factory=list)
+    _mixed: list[tuple[float, int, Fields]] = field(default_factory=list)
+    _uniform: list[tuple[float, int, Fields]] = field(default_factory=list)
     seen: int = 0
     """Candidates added (kept or not); also each candidate's tie-breaking number."""
 
-    def add(self, candidate: Candidate) -> None:
-        """Score ``candidate`` and keep it (a uniform-pattern one only while among the best scored)."""
-        entry = (self.rng.random(), self.seen, candidate)
-        self.seen += 1
-        if not candidate.uniform:
-            self._mixed.append(entry)
+    def add(self, fields: Fields) -> None:
+        """Score the candidate of ``fields`` and keep it (a uniform-pattern one only while among the best
+        scored)."""
+        score, n = self.rng.random(), self.seen
+        self.seen = n + 1
+        if fields[5] == "mixed":  # Candidate.pattern
+            self._mixed.append((score, n, fields))
         elif len(self._uniform) < self.uniform_keep:
-            heapq.heappush(self._uniform, (-entry[0], entry[1], candidate))
-        elif -self._uniform[0][0] > entry[0]:
-            heapq.heapreplace(self._uniform, (-entry[0], entry[1], candidate))
+            heapq.heappush(self._uniform, (-score, n, fields))
+        elif -self._uniform[0][0] > score:
+            heapq.heapreplace(self._uniform, (-score, n, fields))
 
     def ordered(self) -> list[Candidate]:
         """Kept candidates, shuffled by score."""
-        uniform = [(-s, n, c) for s, n, c in self._uniform]
-        return [c for _, _, c in sorted(self._mixed + uniform, key=lambda e: (e[0], e[1]))]
+        uniform = [(-s, n, f) for s, n, f in self._uniform]
+        return [Candidate(*f) for _, _, f in sorted(self._mixed + uniform)]  # (score, number) are unique
 
 
 def quotas(total: int, weights: Mapping[str, int]) -> dict[str, int]:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from tqdm import tqdm
 
-from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Pool, assign_letters, quotas, select
+from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Fields, Pool, assign_letters, quotas, select
 from medtemporal.benchmarks.mi_cxr.llm import TextModel
 from medtemporal.benchmarks.mi_cxr.summaries import (
     Priors,
@@ -142,7 +142,7 @@ class MiCxrConfig:
         }
 
 
-_CANDIDATES: dict[str, Callable[[int, Window], Iterator[Candidate]]] = {
+_CANDIDATES: dict[str, Callable[[int, Window], Iterator[Fields]]] = {
     **{q: partial(tel_candidates, q) for q in TEL_QTYPES},
     "icr_multi_abn": icr_candidates,
     "single_entity_interval_summary": gts_single_candidates,
@@ -185,10 +185,11 @@ def plan(
     pools = {
         q: Pool(random.Random(f"{config.seed}:pool:{q}"), max(1000, 20 * n)) for q, n in targets.items()
     }
+    makers = [(_CANDIDATES[q], pool.add) for q, pool in pools.items()]
     for index, window in enumerate(_progress(found, "candidates")):
-        for q, pool in pools.items():
-            for c in _CANDIDATES[q](index, window):
-                pool.add(c)
+        for make, add in makers:
+            for fields in make(index, window):
+                add(fields)
     chosen: list[Candidate] = []
     for q, n in targets.items():
         mix = {e: float(PAPER_MIX[e]) for e in config.entities if e in PAPER_MIX} if config.match_mix else None

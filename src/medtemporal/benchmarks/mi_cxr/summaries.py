@@ -62,7 +62,7 @@ from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
+from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate, Fields
 from medtemporal.benchmarks.mi_cxr.exchange import FLOOR, draw, elementary, solve_weights
 from medtemporal.benchmarks.mi_cxr.text import (
     GTS_MULTI_QUESTION,
@@ -312,22 +312,23 @@ def consistent_trajectories() -> tuple[tuple[str, ...], ...]:
 def _pattern(track: Track) -> str:
     """The certainty-pattern class for balancing: an all-present track whose severity changes is
     ``mixed`` here, since statements and summaries about it are not trivial."""
-    return "mixed" if any(c in DIRECTIONAL for c in track.changes) else track.pattern
+    return "mixed" if track.directional else track.pattern
 
 
-def icr_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """ICR candidates: one per (abnormality, interval) with a directional change, and nulls."""
+def icr_candidates(index: int, window: Window) -> Iterator[Fields]:
+    """ICR candidates' fields: one per (abnormality, interval) with a directional change, and nulls."""
     if len(window.tracks) < MIN_ICR_ABNORMALITIES:
         return
     for t in window.tracks:
+        pattern = _pattern(t)
         for i, change in enumerate(t.changes):
             if change in DIRECTIONAL:
-                yield Candidate("icr_multi_abn", index, t.entity, False, (LETTERS[i],), _pattern(t), index, i)
-        yield Candidate("icr_multi_abn", index, t.entity, True, (NULL_LETTER,), _pattern(t), index)
+                yield ("icr_multi_abn", index, t.entity, False, (LETTERS[i],), pattern, index, i)
+        yield ("icr_multi_abn", index, t.entity, True, (NULL_LETTER,), pattern, index)
 
 
-def icr_variant_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """ICR-V candidates: one per (abnormality, interval) whose change is stated definitely.
+def icr_variant_candidates(index: int, window: Window) -> Iterator[Fields]:
+    """ICR-V candidates' fields: one per (abnormality, interval) whose change is stated definitely.
 
     Abnormalities absent throughout the window are not asked about: their
     statements would lack the laterality the others carry, giving E away.
@@ -335,22 +336,23 @@ def icr_variant_candidates(index: int, window: Window) -> Iterator[Candidate]:
     for t in window.tracks:
         if t.pattern == "all_neg":
             continue
+        pattern = _pattern(t)
         for i, change in enumerate(t.changes):
             if change == PERSISTENT:
                 continue
             null = change not in DIRECTIONAL
             letters = (NULL_LETTER,) if null else LETTERS
-            yield Candidate("icr_variant", index, t.entity, null, letters, _pattern(t), (index, t.entity, i), i,
-                            "" if null else change)
+            yield ("icr_variant", index, t.entity, null, letters, pattern, (index, t.entity, i), i,
+                   "" if null else change)
 
 
-def gts_single_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """GTS single-abnormality candidates: each definite track, as a true and as a null question."""
+def gts_single_candidates(index: int, window: Window) -> Iterator[Fields]:
+    """GTS single-abnormality candidates' fields: each definite track, as a true and as a null question."""
     for t in window.tracks:
         if t.definite:
-            key = (index, t.entity)
-            yield Candidate("single_entity_interval_summary", index, t.entity, False, LETTERS, _pattern(t), key)
-            yield Candidate("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), _pattern(t), key)
+            key, pattern = (index, t.entity), _pattern(t)
+            yield ("single_entity_interval_summary", index, t.entity, False, LETTERS, pattern, key)
+            yield ("single_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), pattern, key)
 
 
 def _alike(a: Track, b: Track) -> bool:
@@ -365,8 +367,9 @@ def _multi_pool(window: Window, entity: str) -> list[Track]:
     return [t for t in window.tracks if t.definite and t.entity != entity and _alike(t, focus)]
 
 
-def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
-    """GTS multi-abnormality candidates: each definite, changing track with three others like it (`_alike`).
+def gts_multi_candidates(index: int, window: Window) -> Iterator[Fields]:
+    """GTS multi-abnormality candidates' fields: each definite, changing track with three others like it
+    (`_alike`).
 
     A track uniformly present or absent is not a focus: its three others would be uniform too (`_alike`), all
     true courses "absent throughout" (or all "unchanged throughout"), so every false course differs from
@@ -374,12 +377,13 @@ def gts_multi_candidates(index: int, window: Window) -> Iterator[Candidate]:
     uniform-pattern cap, A.5.2, is a cap and allows none).
     """
     definite = [t for t in window.tracks if t.definite]
+    if len(definite) < GTS_MULTI_OPTIONS:
+        return  # no track has three others like it
     for t in definite:
         if _pattern(t) != "mixed" or sum(_alike(o, t) for o in definite) < GTS_MULTI_OPTIONS:
             continue  # the other options' abnormalities are like the focus (see `_alike`)
-        for null in (False, True):
-            letters = (NULL_LETTER,) if null else LETTERS
-            yield Candidate("multi_entity_interval_summary", index, t.entity, null, letters, _pattern(t), index)
+        yield ("multi_entity_interval_summary", index, t.entity, False, LETTERS, "mixed", index)
+        yield ("multi_entity_interval_summary", index, t.entity, True, (NULL_LETTER,), "mixed", index)
 
 
 # ---------------------------------------------------------------- drafts

@@ -33,10 +33,11 @@ A.8.2). How each qtype reads them:
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from itertools import combinations
 from typing import Iterator, Mapping, Sequence
 
-from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
+from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Fields
 from medtemporal.benchmarks.mi_cxr.exchange import draw
 from medtemporal.benchmarks.mi_cxr.text import INTERVALS, LETTERS, TEL, Draft, pair
 from medtemporal.benchmarks.mi_cxr.windows import Track, Window
@@ -87,6 +88,12 @@ def target(qtype: str, present: Sequence[bool]) -> object:
     >>> target("resolution_to_emergence", [True, False, False, True, True])
     (2, 4)
     """
+    return _target(qtype, tuple(present))
+
+
+@lru_cache(maxsize=None)
+def _target(qtype: str, present: tuple[bool, ...]) -> object:
+    """`target`, once per qtype and presence sequence (a window track has one of 32)."""
     if qtype in PAIR_QTYPES:
         e, r = emergences(present), resolutions(present)
         found = sequences(e, r) if qtype == "emergence_to_resolution" else sequences(r, e)
@@ -99,21 +106,27 @@ def target(qtype: str, present: Sequence[bool]) -> object:
     return events[1] if len(events) >= 2 else None
 
 
-def tel_candidates(qtype: str, index: int, window: Window) -> Iterator[Candidate]:
-    """Every TEL candidate of ``qtype`` in window number ``index`` (one per abnormality)."""
+def tel_candidates(qtype: str, index: int, window: Window) -> Iterator[Fields]:
+    """The fields of every TEL candidate of ``qtype`` in window number ``index`` (one per abnormality)."""
     for track in window.tracks:
-        answer = target(qtype, track.present)
-        if answer is _INELIGIBLE:
-            continue
-        if answer is None:
-            letters: tuple[str, ...] = (NULL_LETTER,)
-        elif qtype in PAIR_QTYPES:
-            letters = LETTERS
-        else:
-            letters = (LETTERS[answer],)  # type: ignore[index]
-        yield Candidate(
-            qtype, index, track.entity, answer is None, letters, track.pattern, (index, track.entity)
-        )
+        letters = _letters(qtype, track.present)
+        if letters is not None:
+            yield (qtype, index, track.entity, letters == _NULL, letters, track.pattern, (index, track.entity))
+
+
+_NULL: tuple[str, ...] = (NULL_LETTER,)
+
+
+@lru_cache(maxsize=None)
+def _letters(qtype: str, present: tuple[bool, ...]) -> tuple[str, ...] | None:
+    """The letters the correct option of ``qtype`` may take for ``present`` (`_NULL` for the null answer),
+    None when the window is not asked this question."""
+    answer = _target(qtype, present)
+    if answer is _INELIGIBLE:
+        return None
+    if answer is None:
+        return _NULL
+    return LETTERS if qtype in PAIR_QTYPES else (LETTERS[answer],)  # type: ignore[index]
 
 
 def tel_draft(

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Iterator, Sequence
 
 from medtemporal.schema import Finding, Study, Timeline
@@ -58,32 +59,34 @@ _CHANGE_WORDS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Track:
-    """One abnormality over one window: presence at each visit, change type of each interval."""
+    """One abnormality over one window: presence at each visit, change type of each interval.
+
+    ``pattern``, ``definite`` and ``directional`` follow from these and are set once, at construction (the
+    builder asks them of millions of candidates).
+    """
 
     entity: str
     present: tuple[bool, ...]
     changes: tuple[str, ...]
     laterality: str | None = None
     """The most frequent laterality among the present visits (ties: first seen), if any."""
+    pattern: str = field(init=False, repr=False, compare=False)
+    """``all_pos``, ``all_neg`` or ``mixed`` (the certainty-pattern class of A.5.2)."""
+    definite: bool = field(init=False, repr=False, compare=False)
+    """True when every interval has a change type a summary may state."""
+    directional: bool = field(init=False, repr=False, compare=False)
+    """True when some interval has a change type with a direction (`DIRECTIONAL`)."""
+
+    def __post_init__(self) -> None:
+        pattern = "all_pos" if all(self.present) else "mixed" if any(self.present) else "all_neg"
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "definite", all(c in DEFINITE for c in self.changes))
+        object.__setattr__(self, "directional", any(c in DIRECTIONAL for c in self.changes))
 
     @property
     def states(self) -> list[str]:
         """``pos``/``neg`` per visit, as the paper writes certainty patterns."""
         return ["pos" if p else "neg" for p in self.present]
-
-    @property
-    def pattern(self) -> str:
-        """``all_pos``, ``all_neg`` or ``mixed`` (the certainty-pattern class of A.5.2)."""
-        if all(self.present):
-            return "all_pos"
-        if not any(self.present):
-            return "all_neg"
-        return "mixed"
-
-    @property
-    def definite(self) -> bool:
-        """True when every interval has a change type a summary may state."""
-        return all(c in DEFINITE for c in self.changes)
 
 
 @dataclass(frozen=True)
@@ -127,8 +130,9 @@ def interval_change(before: Finding, after: Finding) -> str:
     return by_severity or PERSISTENT
 
 
+@lru_cache(maxsize=4096)
 def change_word(word: str) -> str | None:
-    """The change type an annotated change word names, or None."""
+    """The change type an annotated change word names, or None (remembered: QBA uses few words)."""
     key = re.sub(r"[\s_-]+", " ", word.strip().lower())
     return _CHANGE_WORDS.get(key)
 
@@ -141,16 +145,33 @@ def _severity_change(before: str | None, after: str | None) -> str | None:
 
 
 def _laterality(findings: Sequence[Finding]) -> str | None:
-    counts = Counter(f.laterality for f in findings if f.present and f.laterality)
+    counts: dict[str, int] = {}
+    for f in findings:
+        if f.present and f.laterality:
+            counts[f.laterality] = counts.get(f.laterality, 0) + 1
     if not counts:
         return None
     best = max(counts.values())
-    return next(f.laterality for f in findings if f.present and counts.get(f.laterality) == best)
+    return next(side for side, n in counts.items() if n == best)  # first seen: dicts keep insertion order
 
 
-def make_track(entity: str, findings: Sequence[Finding]) -> Track:
-    """The track of ``entity`` from its five certain findings, in visit order."""
-    changes = tuple(interval_change(a, b) for a, b in zip(findings, findings[1:]))
+def make_track(entity: str, findings: Sequence[Finding],
+               memo: dict[tuple[int, int], tuple[Finding, Finding, str]] | None = None) -> Track:
+    """The track of ``entity`` from its five certain findings, in visit order.
+
+    ``memo`` remembers `interval_change` per pair of finding objects (by identity, holding both so that no id
+    is reused while it lives): the reader shares equal findings, so most pairs recur.
+    """
+    if memo is None:
+        changes = tuple(interval_change(a, b) for a, b in zip(findings, findings[1:]))
+    else:
+        steps = []
+        for a, b in zip(findings, findings[1:]):
+            hit = memo.get((id(a), id(b)))
+            if hit is None:
+                hit = memo[(id(a), id(b))] = (a, b, interval_change(a, b))
+            steps.append(hit[2])
+        changes = tuple(steps)
     return Track(
         entity=entity,
         present=tuple(f.present for f in findings),
@@ -188,12 +209,14 @@ def windows(
     ``pair_uncertain_state``, ``pair_other_entity`` (an entity outside ``entities``).
     """
     wanted = set(entities)
+    memo: dict[tuple[int, int], tuple[Finding, Finding, str]] = {}
     for timeline in timelines:
         studies = timeline.studies
         if len(studies) < size:
             exclusions["timeline_too_short"] += 1
             continue
         by_entity = [_by_entity(s) for s in studies]  # each study is in up to `size` windows: look up once
+        others = [set(f) - wanted for f in by_entity]
         for start in range(len(studies) - size + 1):
             chunk = studies[start : start + size]
             if not _contiguous(chunk):
@@ -213,10 +236,9 @@ def windows(
                 elif any(not f.certain for f in found):  # type: ignore[union-attr]
                     exclusions["pair_uncertain_state"] += 1
                 else:
-                    tracks.append(make_track(entity, found))  # type: ignore[arg-type]
-            ignored = {f.entity for s in chunk for f in s.findings} - wanted
-            if ignored:
-                exclusions["pair_other_entity"] += len(ignored)
+                    tracks.append(make_track(entity, found, memo))  # type: ignore[arg-type]
+            if any(others[start : start + size]):
+                exclusions["pair_other_entity"] += len(set().union(*others[start : start + size]))
             if not tracks:
                 exclusions["window_no_complete_abnormality"] += 1
                 continue
