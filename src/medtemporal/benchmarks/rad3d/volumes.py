@@ -115,6 +115,10 @@ def _resize(slice_: np.ndarray, size: int) -> Image.Image:
     return Image.fromarray((slice_ * 255).round().astype(np.uint8)).resize((size, size), Image.Resampling.BILINEAR)
 
 
+PNG_LEVEL = 1
+"""zlib level of the cached PNGs: lossless either way; level 1 writes a slice about 3 × faster than PIL's 6."""
+
+
 def prepare(path: Path, mode: str = "slices", slices: int = 32, window: tuple[float, float] = (-1000.0, 1000.0),
             size: int = 256, root: Path | None = None, cache: Path | None = None) -> list[Path]:
     """The files a model is shown for volume ``path`` (PNG slices, one montage PNG, or one ``.npy``), cached.
@@ -144,11 +148,11 @@ def prepare(path: Path, mode: str = "slices", slices: int = 32, window: tuple[fl
                 for k, s in enumerate(stack):
                     sheet.paste(_resize(s, size), ((k % cols) * size, (k // cols) * size))
                 names = ["montage.png"]
-                sheet.save(folder / names[0])
+                sheet.save(folder / names[0], compress_level=PNG_LEVEL)
             else:
                 names = [f"slice_{k:03d}.png" for k in range(len(stack))]
                 for name, s in zip(names, stack):
-                    _resize(s, size).save(folder / name)
+                    _resize(s, size).save(folder / name, compress_level=PNG_LEVEL)
             tmp = folder / "done.json.tmp"
             tmp.write_text(json.dumps({"files": names, **settings, "source": path.name}))
             tmp.replace(done)
