@@ -34,7 +34,7 @@ import sys
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Sequence
+from typing import Any, Callable, Coroutine, Iterator, Literal, Sequence, TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -47,6 +47,8 @@ from medtemporal.runner.cache import ResponseCache, default_cache_path, request_
 from medtemporal.runner.retry import RetryPolicy, call_with_retries
 from medtemporal.schema import Item, Record, content_hash, dumps, iter_jsonl
 from medtemporal.scoring.metrics import Answer
+
+R = TypeVar("R", bound=Record)
 
 JUDGEMENTS = "judgements.jsonl"
 SYSTEM_PROMPT = "llm_judge_system"
@@ -249,16 +251,24 @@ def judge_answers(
             result.from_file += 1
         else:
             pending.append((kind, item, text))
-    if pending:
-        cache = None if no_cache or not backend.cacheable else ResponseCache(cache_path or default_cache_path())
-        try:
-            asyncio.run(_ask_all(backend, judge, prompts, pending, result, path, cache, progress))
-        finally:
-            if cache is not None:
-                cache.close()
-    else:
-        asyncio.run(backend.aclose())
+    ask_pending(backend, bool(pending), no_cache, cache_path,
+                lambda cache: _ask_all(backend, judge, prompts, pending, result, path, cache, progress))
     return result
+
+
+def ask_pending(backend: Backend, anything: bool, no_cache: bool, cache_path: str | Path | None,
+                ask: Callable[[ResponseCache | None], Coroutine[Any, Any, None]]) -> None:
+    """Run ``ask(cache)`` with the response cache open (none with ``no_cache`` or an uncacheable backend),
+    or, when there is nothing to ask, just close the backend."""
+    if not anything:
+        asyncio.run(backend.aclose())
+        return
+    cache = None if no_cache or not backend.cacheable else ResponseCache(cache_path or default_cache_path())
+    try:
+        asyncio.run(ask(cache))
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 def _done(path: Path, judge_id: str) -> dict[tuple[str, str, str], Judgement]:
@@ -266,14 +276,19 @@ def _done(path: Path, judge_id: str) -> dict[tuple[str, str, str], Judgement]:
 
     A last line cut short by a kill (no final newline) is removed first, so the pass resumes cleanly.
     """
+    return {(j.kind, j.item_id, j.answer_sha): j for j in settled(path, Judgement, judge_id)}
+
+
+def settled(path: Path, record: type[R], judge_id: str) -> Iterator[R]:
+    """The records of ``judge_id`` in the JSON-lines file ``path`` whose status is not ``error`` (those are
+    asked again); a last line cut short by a kill (no final newline) is removed first."""
     if not path.is_file():
-        return {}
+        return
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         with path.open("r+b") as fh:
             fh.truncate(data.rfind(b"\n") + 1)
-    return {(j.kind, j.item_id, j.answer_sha): j for j in iter_jsonl(path, Judgement)
-            if j.judge == judge_id and j.status != "error"}
+    yield from (r for r in iter_jsonl(path, record) if r.judge == judge_id and r.status != "error")
 
 
 def request_for(item: Item, answer: str, judge: Judge, prompts: PromptSet) -> Request:
@@ -284,35 +299,49 @@ def request_for(item: Item, answer: str, judge: Judge, prompts: PromptSet) -> Re
                     Message("user", (TextPart(user),))), judge.config)
 
 
-async def _ask_all(backend: Backend, judge: Judge, prompts: PromptSet, pending: list[tuple[Kind, Item, str]],
-                   result: JudgePass, path: Path, cache: ResponseCache | None, progress: bool) -> None:
+async def ask_all(backend: Backend, judge: Judge, requests: Sequence[Request], cache: ResponseCache | None,
+                  record: Callable[[int, str | None, str | None, str], None], *, desc: str, unit: str,
+                  progress: bool) -> None:
+    """Ask the judge every request (the cache first, then the backend with the judge's retries and
+    concurrency) and hand each reply to ``record(index, text, error, source)`` as it comes, ``source``
+    being ``from_cache``, ``asked`` or ``errors``; the backend is closed at the end."""
     gate = asyncio.Semaphore(max(1, backend.concurrency))
     policy = RetryPolicy(max_attempts=judge.attempts, timeout_s=judge.timeout_s)
     timeout = policy.timeout_s if backend.endpoint else None
     ident = backend.identity()
-    bar = tqdm(total=len(pending), desc="judging", unit="verdict", disable=not (progress and sys.stderr.isatty()))
+    bar = tqdm(total=len(requests), desc=desc, unit=unit, disable=not (progress and sys.stderr.isatty()))
+
+    async def one(k: int, request: Request) -> None:
+        key = request_key(ident, request)
+        response = cache.get(key) if cache is not None else None
+        source, error = "from_cache", None
+        if response is None:
+            try:
+                response = await call_with_retries(lambda: backend.generate(request), policy,
+                                                   timeout_s=timeout, slot=gate)
+                source = "asked"
+                if cache is not None:
+                    cache.put(key, response)
+            except BackendError as exc:
+                source, error = "errors", str(exc)
+        record(k, response.text if response is not None else None, error, source)
+        bar.update()
+
+    try:
+        await asyncio.gather(*(one(k, r) for k, r in enumerate(requests)))
+    finally:
+        bar.close()
+        await backend.aclose()
+
+
+async def _ask_all(backend: Backend, judge: Judge, prompts: PromptSet, pending: list[tuple[Kind, Item, str]],
+                   result: JudgePass, path: Path, cache: ResponseCache | None, progress: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as log:
 
-        async def one(kind: Kind, item: Item, text: str) -> None:
-            request = request_for(item, text, judge, prompts)
-            key = request_key(ident, request)
-            response = cache.get(key) if cache is not None else None
-            raw, error = None, None
-            if response is not None:
-                result.from_cache += 1
-            else:
-                try:
-                    response = await call_with_retries(lambda: backend.generate(request), policy,
-                                                       timeout_s=timeout, slot=gate)
-                    result.asked += 1
-                    if cache is not None:
-                        cache.put(key, response)
-                except BackendError as exc:
-                    error = str(exc)
-                    result.errors += 1
-            if response is not None:
-                raw = response.text
+        def record(k: int, raw: str | None, error: str | None, source: str) -> None:
+            kind, item, text = pending[k]
+            setattr(result, source, getattr(result, source) + 1)
             parsed = parse_verdict(raw) if error is None else None
             status: Status = "error" if error else ("ok" if parsed else "unparseable")
             line = Judgement(judge=result.judge_id, item_id=item.id, kind=kind, answer_sha=_answer_sha(text), raw=raw,
@@ -321,13 +350,9 @@ async def _ask_all(backend: Backend, judge: Judge, prompts: PromptSet, pending: 
             log.write(dumps(line) + "\n")
             log.flush()
             result.verdicts[(kind, item.id)] = Verdict(line.accuracy, line.completeness, status)
-            bar.update()
 
-        try:
-            await asyncio.gather(*(one(*p) for p in pending))
-        finally:
-            bar.close()
-            await backend.aclose()
+        requests = [request_for(item, text, judge, prompts) for _, item, text in pending]
+        await ask_all(backend, judge, requests, cache, record, desc="judging", unit="verdict", progress=progress)
 
 
 _VERDICTS: ContextVar[dict[str, Verdict] | None] = ContextVar("judge_verdicts", default=None)

@@ -21,24 +21,19 @@ report. ``micxr-scripted-judge:errors`` stands in for a model judge offline
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
-import sys
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from tqdm import tqdm
-
-from medtemporal.backends.base import Backend, BackendError, Message, Request, RequestError, Response, TextPart
+from medtemporal.backends.base import Backend, Message, Request, RequestError, Response, TextPart
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.errors import InvalidInputError, UnknownNameError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
-from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
-from medtemporal.runner.retry import RetryPolicy, call_with_retries
+from medtemporal.runner.cache import ResponseCache
 from medtemporal.schema import Item, Record, content_hash, dumps, iter_jsonl
-from medtemporal.scoring.judge import Judge
+from medtemporal.scoring.judge import Judge, ask_all, ask_pending, settled
 from medtemporal.scoring.metrics import is_correct
 from medtemporal.scoring.runs import load_outcomes
 
@@ -140,15 +135,8 @@ def judge_errors(run_dir: str | Path, judge: Judge, *, prompts: PromptSet | None
                 continue
             describe = next((c.get("output") for c in (p.calls if p else ()) if c.get("stage") == "describe"), None)
             pending.append((o.item, r, sha, request_for(o.item, output, describe, judge, prompts, o.answer)))
-    if pending:
-        cache = None if no_cache or not backend.cacheable else ResponseCache(cache_path or default_cache_path())
-        try:
-            asyncio.run(_ask_all(backend, judge, judge_id, pending, path, cache, counts, progress))
-        finally:
-            if cache is not None:
-                cache.close()
-    else:
-        asyncio.run(backend.aclose())
+    ask_pending(backend, bool(pending), no_cache, cache_path,
+                lambda cache: _ask_all(backend, judge, judge_id, pending, path, cache, counts, progress))
     labels = stored_labels(run_dir, judge_id)
     return {"id": judge_id, **ident, "counts": {
         **counts, "labelled": sum(v is not None for v in labels.values()),
@@ -157,54 +145,24 @@ def judge_errors(run_dir: str | Path, judge: Judge, *, prompts: PromptSet | None
 
 def _done(path: Path, judge_id: str) -> set[tuple[str, int, str]]:
     """(item, repeat, output hash) already settled by ``judge_id``; a line cut short by a kill is removed first."""
-    if not path.is_file():
-        return set()
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with path.open("r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
-    return {(j.item_id, j.repeat, j.output_sha) for j in iter_jsonl(path, ErrorJudgement)
-            if j.judge == judge_id and j.status != "error"}
+    return {(j.item_id, j.repeat, j.output_sha) for j in settled(path, ErrorJudgement, judge_id)}
 
 
 async def _ask_all(backend: Backend, judge: Judge, judge_id: str, pending: list[tuple[Item, int, str, Request]],
                    path: Path, cache: ResponseCache | None, counts: dict[str, int], progress: bool) -> None:
-    gate = asyncio.Semaphore(max(1, backend.concurrency))
-    policy = RetryPolicy(max_attempts=judge.attempts, timeout_s=judge.timeout_s)
-    timeout = policy.timeout_s if backend.endpoint else None
-    ident = backend.identity()
-    bar = tqdm(total=len(pending), desc="error types", unit="label", disable=not (progress and sys.stderr.isatty()))
     with path.open("a", encoding="utf-8") as log:
 
-        async def one(item: Item, repeat: int, sha: str, request: Request) -> None:
-            key = request_key(ident, request)
-            response = cache.get(key) if cache is not None else None
-            error = None
-            if response is not None:
-                counts["from_cache"] += 1
-            else:
-                try:
-                    response = await call_with_retries(lambda: backend.generate(request), policy,
-                                                       timeout_s=timeout, slot=gate)
-                    counts["asked"] += 1
-                    if cache is not None:
-                        cache.put(key, response)
-                except BackendError as exc:
-                    error = str(exc)
-                    counts["errors"] += 1
-            raw = response.text if response is not None else None
+        def record(k: int, raw: str | None, error: str | None, source: str) -> None:
+            item, repeat, sha, _ = pending[k]
+            counts[source] += 1
             label = parse_error_type(raw) if error is None else None
             line = ErrorJudgement(judge=judge_id, item_id=item.id, repeat=repeat, output_sha=sha, raw=raw, label=label,
                                   status="error" if error else ("ok" if label else "unparseable"), error=error)
             log.write(dumps(line) + "\n")
             log.flush()
-            bar.update()
 
-        try:
-            await asyncio.gather(*(one(*p) for p in pending))
-        finally:
-            bar.close()
-            await backend.aclose()
+        await ask_all(backend, judge, [p[3] for p in pending], cache, record, desc="error types", unit="label",
+                      progress=progress)
 
 
 def stored_labels(run_dir: str | Path, judge_id: str | None = None) -> dict[tuple[str, int], str | None]:
