@@ -58,7 +58,7 @@ def _disk(root: Path) -> tuple[int, int]:
 def cohort(cache: Path, patients: int, seed: int) -> tuple[Path, float | None]:
     """The phantom cohort's folder under ``cache`` (written when absent) and the seconds writing took (None: reused)."""
     from medtemporal.phantoms.cxr import write_cxr_phantoms
-    from medtemporal.phantoms.marker import MANIFEST, stamp_path, verify_phantom
+    from medtemporal.provenance import MANIFEST, stamp_path, verify_phantom
 
     out = cache / f"mimic-cxr-phantoms-{patients}-seed{seed}"
     if (out / MANIFEST).is_file():

@@ -79,14 +79,14 @@ def test_the_manifest_is_written_by_any_generator_and_is_deterministic(tmp_path)
 
 
 def test_a_matching_stamp_spares_the_hashing_but_not_an_edit(phantom, tmp_path, monkeypatch):
-    import medtemporal.phantoms.marker as marker
+    import medtemporal.provenance as provenance
 
     root = _copy(phantom, tmp_path)  # a copy: new status-change times, so the copied stamp is stale
-    assert verify_phantom(root) and marker.stamp_path(root).is_file()
+    assert verify_phantom(root) and provenance.stamp_path(root).is_file()
     hashed: list[str] = []
-    real_sha = marker.sha256_file
-    monkeypatch.setattr(marker, "sha256_file", lambda p: hashed.append(str(p)) or real_sha(p))
-    monkeypatch.setattr(marker, "RECENT_S", -60.0)  # treat every file as older than the stamp
+    real_sha = provenance.sha256_file
+    monkeypatch.setattr(provenance, "sha256_file", lambda p: hashed.append(str(p)) or real_sha(p))
+    monkeypatch.setattr(provenance, "RECENT_S", -60.0)  # treat every file as older than the stamp
     assert verify_phantom(root) and hashed == []
     report = next((root / "mimic-cxr-jpg" / "files").rglob("*.txt"))
     st = report.stat()

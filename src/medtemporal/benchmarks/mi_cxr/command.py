@@ -13,7 +13,7 @@ Two ways in, one command:
 
 The manifest licence is ``credentialed`` for real data and ``synthetic`` only
 for phantoms whose checksum manifest verifies
-(`medtemporal.phantoms.marker.licence_of`: ``medtemporal phantoms cxr`` writes
+(`medtemporal.provenance.licence_of`: ``medtemporal phantoms cxr`` writes
 ``phantom_manifest.json`` beside ``mimic-cxr-jpg/`` and ``mimic-ext-cxr-qba/``).
 """
 
