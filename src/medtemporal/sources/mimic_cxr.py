@@ -87,6 +87,7 @@ import orjson
 from PIL import Image
 from tqdm import tqdm
 
+from medtemporal._gc import paused_gc
 from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
@@ -190,22 +191,21 @@ def read_timelines(
     settings = _Settings(jpg, str(qba_root), Path(reports) if reports is not None else jpg, frozenset(categories),
                          threshold, verify_images, with_reports)
     built: dict[int, list[tuple[pd.Timestamp, Study]]] = defaultdict(list)
-    for rows, counts in _read_all(studies, views, settings, workers):
-        for subject, dt, study in rows:
-            built[subject].append((dt, study))
-        excluded.update(counts)
-
     timelines = []
-    for subject in sorted(set(studies["subject_id"])):
-        visits = [s for _, s in sorted(built.get(subject, []), key=lambda p: p[0])]
-        if not visits:
-            excluded["patient_no_valid_study"] += 1
-        elif len(visits) < min_visits:
-            excluded["patient_too_few_visits"] += 1
-        else:
-            timelines.append(
-                Timeline(patient_id=f"p{subject}", source="mimic-cxr", licence="credentialed", studies=tuple(visits))
-            )
+    with paused_gc():  # hundreds of thousands of studies and findings
+        for rows, counts in _read_all(studies, views, settings, workers):
+            for subject, dt, study in rows:
+                built[subject].append((dt, study))
+            excluded.update(counts)
+        for subject in sorted(set(studies["subject_id"])):
+            visits = [s for _, s in sorted(built.get(subject, []), key=lambda p: p[0])]
+            if not visits:
+                excluded["patient_no_valid_study"] += 1
+            elif len(visits) < min_visits:
+                excluded["patient_too_few_visits"] += 1
+            else:
+                timelines.append(Timeline(patient_id=f"p{subject}", source="mimic-cxr", licence="credentialed",
+                                          studies=tuple(visits)))
     return timelines, excluded
 
 
@@ -253,6 +253,13 @@ def _read_studies(
     studies: pd.DataFrame, views: dict[int, list[tuple[str, str]]], settings: _Settings
 ) -> tuple[list[tuple[int, pd.Timestamp, Study]], Counter[str]]:
     """Read the scene graph (and report) of each study (rules 2-5); the studies kept and what was left out."""
+    with paused_gc():  # a worker's chunk: thousands of parsed scene graphs, studies and findings
+        return _read_chunk(studies, views, settings)
+
+
+def _read_chunk(
+    studies: pd.DataFrame, views: dict[int, list[tuple[str, str]]], settings: _Settings
+) -> tuple[list[tuple[int, pd.Timestamp, Study]], Counter[str]]:
     excluded: Counter[str] = Counter()
     memo: dict[tuple[Any, ...], Finding] = {}
     out = []

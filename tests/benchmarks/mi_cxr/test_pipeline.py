@@ -10,9 +10,9 @@ from helpers.micxr import CHANGE_TYPE, check_labels
 
 from medtemporal.benchmark import ITEMS, Manifest, save
 from medtemporal.benchmarks.mi_cxr.balance import Caps, null_share
-from medtemporal.benchmarks.mi_cxr.pipeline import PAPER_QUOTAS, MiCxrConfig, build_items
+from medtemporal.benchmarks.mi_cxr.pipeline import PAPER_QUOTAS, MiCxrConfig, build_items, plan
 from medtemporal.benchmarks.mi_cxr.text import describe, trajectory
-from medtemporal.benchmarks.mi_cxr.windows import Track
+from medtemporal.benchmarks.mi_cxr.windows import Track, make_track, windows
 from medtemporal.phantoms.trajectory import PatientTruth, change_of
 from medtemporal.schema import Item
 
@@ -41,6 +41,21 @@ def test_same_timelines_and_seed_give_byte_identical_items(timelines, tmp_path):
     other = save(tmp_path / "c", build_items(cohort, MiCxrConfig(seed=1, max_items=600, icr_variant=True))[0], manifest)
     assert (first / ITEMS).read_bytes() == (second / ITEMS).read_bytes()
     assert (first / ITEMS).read_bytes() != (other / ITEMS).read_bytes()
+
+
+def test_pools_filled_in_worker_processes_select_the_same_candidates(timelines):
+    config = MiCxrConfig(max_items=600, icr_variant=True)
+    one, two = Counter(), Counter()
+    found, chosen, letters = plan(timelines[:150], config, one, workers=1)
+    assert plan(timelines[:150], config, two, workers=2)[1:] == (chosen, letters)
+    assert list(two.items()) == list(one.items()) and len(chosen) > 500
+
+
+def test_shared_tracks_are_those_of_each_windows_own_findings(timelines):
+    for window in windows(timelines[:60], Counter()):
+        for track in window.tracks:
+            findings = [s.finding(track.entity) for s in window.studies]
+            assert track == make_track(track.entity, findings)
 
 
 def test_2000_items_have_uniform_letters_and_every_qtype(built):

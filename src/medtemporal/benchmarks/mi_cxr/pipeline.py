@@ -12,15 +12,19 @@ names the seed and what is being chosen; nothing iterates over a set).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import random
 import sys
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from tqdm import tqdm
 
+from medtemporal._gc import paused_gc
 from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Fields, Pool, assign_letters, quotas, select
 from medtemporal.benchmarks.mi_cxr.llm import TextModel
 from medtemporal.benchmarks.mi_cxr.summaries import (
@@ -175,26 +179,66 @@ def _progress(iterable: Iterable[Any], desc: str, total: int | None = None) -> I
     return tqdm(iterable, desc=desc, total=total, unit="", disable=not sys.stderr.isatty(), leave=False)
 
 
+PARALLEL_FROM = 20_000
+"""Windows from which `plan` fills the question types' pools in one process per CPU by default."""
+
+_WINDOWS: list[Window] = []
+"""The windows a forked `plan` worker reads (inherited from its parent, never pickled)."""
+
+
+def _share_windows(found: list[Window]) -> None:
+    global _WINDOWS
+    _WINDOWS = found
+
+
+def _pick(qtype: str, quota: int, config: MiCxrConfig) -> tuple[list[Candidate], int]:
+    """The candidates of ``qtype`` that `select` keeps from `_WINDOWS`, and how many there were.
+
+    A type's pool draws its scores from its own seeded stream, in window order, so the types can be filled
+    in any order or process with the same result.
+    """
+    pool = Pool(random.Random(f"{config.seed}:pool:{qtype}"), max(1000, 20 * quota))
+    make, add = _CANDIDATES[qtype], pool.add
+    for index, window in enumerate(_WINDOWS):
+        for fields in make(index, window):
+            add(fields)
+    mix = {e: float(PAPER_MIX[e]) for e in config.entities if e in PAPER_MIX} if config.match_mix else None
+    return select(pool.ordered(), quota, config.caps, None if qtype in UNMIXED else mix), pool.seen
+
+
+def _pick_all(found: list[Window], targets: dict[str, int], config: MiCxrConfig,
+              workers: int | None) -> list[tuple[list[Candidate], int]]:
+    """`_pick` of each type in ``targets`` (in that order), in ``workers`` forked processes (default: one per
+    CPU from `PARALLEL_FROM` windows, where the platform forks; else this process)."""
+    if workers is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        workers = cpus if len(found) >= PARALLEL_FROM else 1
+    jobs = [(q, n, config) for q, n in targets.items()]
+    if workers < 2 or len(jobs) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        _share_windows(found)
+        try:
+            return [_pick(*job) for job in _progress(jobs, "question types")]
+        finally:
+            _share_windows([])
+    context = multiprocessing.get_context("fork")  # workers inherit the windows instead of unpickling them
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_share_windows,
+                             initargs=(found,)) as executor:
+        return list(_progress(executor.map(_pick, *zip(*jobs)), "question types", len(jobs)))
+
+
 def plan(
-    timelines: Iterable[Timeline], config: MiCxrConfig, exclusions: Counter[str]
+    timelines: Iterable[Timeline], config: MiCxrConfig, exclusions: Counter[str], workers: int | None = None
 ) -> tuple[list[Window], list[Candidate], list[str]]:
-    """Windows (by patient, then start), the selected candidates (in output order) and their correct letters."""
+    """Windows (by patient, then start), the selected candidates (in output order) and their correct letters.
+
+    ``workers``: processes that fill the question types' pools (`_pick_all`); the result does not depend on it.
+    """
     timelines = sorted(timelines, key=lambda t: t.patient_id)
     found = list(windows(_progress(timelines, "windows"), exclusions, config.entities))
     targets = config.resolved_quotas()
-    pools = {
-        q: Pool(random.Random(f"{config.seed}:pool:{q}"), max(1000, 20 * n)) for q, n in targets.items()
-    }
-    makers = [(_CANDIDATES[q], pool.add) for q, pool in pools.items()]
-    for index, window in enumerate(_progress(found, "candidates")):
-        for make, add in makers:
-            for fields in make(index, window):
-                add(fields)
     chosen: list[Candidate] = []
-    for q, n in targets.items():
-        mix = {e: float(PAPER_MIX[e]) for e in config.entities if e in PAPER_MIX} if config.match_mix else None
-        picked = select(pools[q].ordered(), n, config.caps, None if q in UNMIXED else mix)
-        exclusions[f"candidates_not_selected:{q}"] += pools[q].seen - len(picked)
+    for (q, n), (picked, seen) in zip(targets.items(), _pick_all(found, targets, config, workers)):
+        exclusions[f"candidates_not_selected:{q}"] += seen - len(picked)
         if len(picked) < n:
             exclusions[f"quota_shortfall:{q}"] += n - len(picked)
         chosen.extend(picked)
@@ -260,12 +304,13 @@ def build_items(
     where its output passes the checks of `mi_cxr_llm`.
     """
     exclusions: Counter[str] = Counter()
-    found, chosen, letters = plan(timelines, config, exclusions)
-    prior = priors(chosen, found)
-    drafts = [
-        draft(c, found[c.window], letter, config.seed, prior)
-        for c, letter in _progress(zip(chosen, letters), "items", len(chosen))
-    ]
+    with paused_gc():  # millions of windows and candidates at MIMIC scale
+        found, chosen, letters = plan(timelines, config, exclusions)
+        prior = priors(chosen, found)
+        drafts = [
+            draft(c, found[c.window], letter, config.seed, prior)
+            for c, letter in _progress(zip(chosen, letters), "items", len(chosen))
+        ]
     texts = text_model.reword(chosen, found, drafts, exclusions) if text_model else [(d, "template") for d in drafts]
     items = [make_item(c, found[c.window], d, source) for c, (d, source) in zip(chosen, texts)]
     return items, exclusions

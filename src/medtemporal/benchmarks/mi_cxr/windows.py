@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from medtemporal.schema import Finding, Study, Timeline
 from medtemporal.sources.mimic_qba import ENTITIES, SEVERITY_RANK
@@ -155,27 +155,12 @@ def _laterality(findings: Sequence[Finding]) -> str | None:
     return next(side for side, n in counts.items() if n == best)  # first seen: dicts keep insertion order
 
 
-def make_track(entity: str, findings: Sequence[Finding],
-               memo: dict[tuple[int, int], tuple[Finding, Finding, str]] | None = None) -> Track:
-    """The track of ``entity`` from its five certain findings, in visit order.
-
-    ``memo`` remembers `interval_change` per pair of finding objects (by identity, holding both so that no id
-    is reused while it lives): the reader shares equal findings, so most pairs recur.
-    """
-    if memo is None:
-        changes = tuple(interval_change(a, b) for a, b in zip(findings, findings[1:]))
-    else:
-        steps = []
-        for a, b in zip(findings, findings[1:]):
-            hit = memo.get((id(a), id(b)))
-            if hit is None:
-                hit = memo[(id(a), id(b))] = (a, b, interval_change(a, b))
-            steps.append(hit[2])
-        changes = tuple(steps)
+def make_track(entity: str, findings: Sequence[Finding]) -> Track:
+    """The track of ``entity`` from its five certain findings, in visit order."""
     return Track(
         entity=entity,
         present=tuple(f.present for f in findings),
-        changes=changes,
+        changes=tuple(interval_change(a, b) for a, b in zip(findings, findings[1:])),
         laterality=_laterality(findings),
     )
 
@@ -187,11 +172,15 @@ def _contiguous(studies: Sequence[Study]) -> bool:
     return all(b == a + 1 for a, b in zip(orders, orders[1:]))  # type: ignore[operator]
 
 
-def _by_entity(study: Study) -> dict[str, Finding]:
-    """``Study.finding`` as a dict: entity → its first finding."""
-    out: dict[str, Finding] = {}
+def _by_entity(study: Study, kinds: dict[tuple[Any, ...], int]) -> dict[str, tuple[Finding, int]]:
+    """Each entity's first finding in ``study``, with its kind: a number (kept in ``kinds``) shared by every
+    finding with the same entity, presence, certainty, laterality, severity and change words, which are all
+    that a `Track` reads."""
+    out: dict[str, tuple[Finding, int]] = {}
     for f in study.findings:
-        out.setdefault(f.entity, f)
+        if f.entity not in out:
+            key = (f.entity, f.present, f.certain, f.laterality, f.severity, f.changes)
+            out[f.entity] = (f, kinds.setdefault(key, len(kinds)))
     return out
 
 
@@ -209,13 +198,16 @@ def windows(
     ``pair_uncertain_state``, ``pair_other_entity`` (an entity outside ``entities``).
     """
     wanted = set(entities)
-    memo: dict[tuple[int, int], tuple[Finding, Finding, str]] = {}
+    # A few thousand distinct tracks recur in hundreds of thousands of windows (at MIMIC scale): one (immutable)
+    # `Track` per sequence of finding kinds.
+    kinds: dict[tuple[Any, ...], int] = {}
+    memo: dict[tuple[int, ...], Track] = {}
     for timeline in timelines:
         studies = timeline.studies
         if len(studies) < size:
             exclusions["timeline_too_short"] += 1
             continue
-        by_entity = [_by_entity(s) for s in studies]  # each study is in up to `size` windows: look up once
+        by_entity = [_by_entity(s, kinds) for s in studies]  # each study is in up to `size` windows: look up once
         others = [set(f) - wanted for f in by_entity]
         for start in range(len(studies) - size + 1):
             chunk = studies[start : start + size]
@@ -233,10 +225,14 @@ def windows(
                     exclusions["pair_not_annotated"] += 1
                 elif any(f is None for f in found):
                     exclusions["pair_missing_state"] += 1
-                elif any(not f.certain for f in found):  # type: ignore[union-attr]
+                elif any(not f[0].certain for f in found):  # type: ignore[index]
                     exclusions["pair_uncertain_state"] += 1
                 else:
-                    tracks.append(make_track(entity, found, memo))  # type: ignore[arg-type]
+                    key = tuple(k for _, k in found)  # type: ignore[misc]
+                    track = memo.get(key)
+                    if track is None:
+                        track = memo[key] = make_track(entity, [f for f, _ in found])  # type: ignore[misc]
+                    tracks.append(track)
             if any(others[start : start + size]):
                 exclusions["pair_other_entity"] += len(set().union(*others[start : start + size]))
             if not tracks:

@@ -15,13 +15,13 @@ Correct answers of closed tasks come from labels only. The same timelines and se
 
 from __future__ import annotations
 
-import gc
 import random
 from collections import Counter
 from typing import Callable, Sequence
 
 from tqdm import tqdm
 
+from medtemporal._gc import paused_gc
 from medtemporal.benchmarks.rad3d.labels import (
     BENCHMARK,
     EXISTENCE_OPTIONS,
@@ -120,9 +120,7 @@ def build_items(timelines: Sequence[Timeline], tasks: Sequence[str], seed: int,
     """Items of ``tasks`` in task order (1–6), and the counts of what could not be asked."""
     by_task: dict[str, list[Item]] = {t: [] for t in ("task1", "task2", "task3", "task4", "task5", "task6")}
     skipped: Counter[str] = Counter()
-    collecting = gc.isenabled()
-    gc.disable()  # tens of thousands of acyclic records: cyclic collections would rescan them all for nothing
-    try:
+    with paused_gc():  # tens of thousands of records
         for t in tqdm(timelines, desc="3d-rad", unit="patient", disable=None, leave=False):
             if "task4" in tasks:
                 got = existence_items(t, seed)
@@ -137,8 +135,5 @@ def build_items(timelines: Sequence[Timeline], tasks: Sequence[str], seed: int,
             if {"task1", "task2", "task3"} & set(tasks):
                 for item in open_items(t, questions):
                     by_task[item.task].append(item)
-    finally:
-        if collecting:
-            gc.enable()
     items = [i for task in by_task if task in tasks for i in by_task[task]]
     return items, {k: v for k, v in sorted(skipped.items()) if v}
