@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from medtemporal.phantoms.cxr import write_cxr_phantoms
-from medtemporal.provenance import MANIFEST, licence_of, verify_phantom, write_phantom_manifest
+from medtemporal.provenance import MANIFEST, licence_in_background, licence_of, verify_phantom, write_phantom_manifest
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,13 @@ def test_anything_that_does_not_verify_is_credentialed(phantom, tmp_path, tamper
     else:
         (root / MANIFEST).write_bytes(b"\x00\xff not json")
     assert licence_of(root / "mimic-cxr-jpg", root / "mimic-ext-cxr-qba") == "credentialed"
+
+
+def test_the_check_run_in_another_process_gives_the_same_licence(phantom, tmp_path):
+    edited = _copy(phantom, tmp_path)
+    (edited / "phantom_truth.jsonl").write_text("edited\n")
+    checks = [licence_in_background(root / "mimic-cxr-jpg", root / "mimic-ext-cxr-qba") for root in (phantom, edited)]
+    assert [check.result(timeout=120) for check in checks] == ["synthetic", "credentialed"]
 
 
 def test_real_data_beside_a_phantom_manifest_or_without_one_is_credentialed(phantom, tmp_path):

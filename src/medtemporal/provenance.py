@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,15 @@ def licence_of(*paths: str | Path) -> Licence:
     if not paths or None in folders:
         return "credentialed"
     return "synthetic" if all(verify_phantom(f) for f in folders if f is not None) else "credentialed"
+
+
+def licence_in_background(*paths: str | Path) -> Future[Licence]:
+    """`licence_of` in another process, for a builder to read its data meanwhile.
+
+    At MIMIC scale the check stats ~450,000 files (about 6 s of one core), and a reader leaves a core idle
+    while it prepares its tables; a thread would contend with it for the interpreter instead.
+    """
+    executor = ProcessPoolExecutor(1)
+    future = executor.submit(licence_of, *paths)
+    executor.shutdown(wait=False)  # the submitted check still runs to the end
+    return future

@@ -18,7 +18,7 @@ from medtemporal.benchmarks.eltlm.official import BENCHMARK, read_official
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of
+from medtemporal.provenance import licence_in_background, licence_of
 from medtemporal.schema import Item
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
 
@@ -90,11 +90,12 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
             "Building ELTLM needs --mimic-cxr-jpg and --qba (or --official test.json to import the release)."
         )
     jpg, qba = args.mimic_cxr_jpg.resolve(), args.qba.resolve()
+    licence_check = licence_in_background(jpg, qba)
     timelines, excluded = read_timelines(jpg, qba, reports=args.reports, min_quality=args.min_quality,
                                          verify_images=args.verify_images, min_visits=2)
     items, more = build_items(timelines, args.seed)
     excluded.update(more)
-    licence = licence_of(jpg, qba)
+    licence = licence_check.result()
     questions: dict[str, object] = {"questions": "templates"}
     if args.question_model:
         from medtemporal.benchmarks.eltlm.llm import PROMPT, prompt_sha256, word_questions

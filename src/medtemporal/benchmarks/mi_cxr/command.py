@@ -39,7 +39,7 @@ from medtemporal.benchmarks.mi_cxr.official import check_image_root, read_offici
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of
+from medtemporal.provenance import licence_in_background, licence_of
 from medtemporal.schema import Item
 
 SOURCE_FILES = {
@@ -168,11 +168,12 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     qba = _require_dir(args.qba, "--qba", "MIMIC-Ext-CXR-QBA root")
     from medtemporal.sources.mimic_cxr import read_timelines
 
+    licence_check = licence_in_background(jpg, qba)
     timelines, read_exclusions = read_timelines(
         jpg, qba, min_quality=args.min_quality, verify_images=args.verify_images, min_visits=WINDOW,
         with_reports=False,  # questions and options come from the scene graphs; no report text is used
     )
-    licence = licence_of(jpg, qba)
+    licence = licence_check.result()
     text_model = None
     settings: dict[str, Any] = {"text": "template"}
     if args.text_model:
