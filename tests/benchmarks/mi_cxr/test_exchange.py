@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from medtemporal.benchmarks.mi_cxr.exchange import draw, solve_weights
+from medtemporal.benchmarks.mi_cxr.exchange import Sampler, draw, solve_weights
 from medtemporal.benchmarks.mi_cxr.pipeline import abnormality_mix
 from medtemporal.schema import Item
 
@@ -23,6 +23,19 @@ def test_truth_is_uniform_within_option_sets_even_for_skewed_truths() -> None:
         picked_truth[t] += 1
     for value in p:  # how often a shown value is the truth: 1/4 for every value
         assert abs(picked_truth[value] / shown[value] - 0.25) < 0.02
+
+
+def test_a_reused_sampler_draws_what_a_table_over_the_kept_keys_draws() -> None:
+    rng = random.Random(3)
+    w = {f"t{i:03d}": rng.random() for i in range(300)} | {"zero": 0.0}
+    for k in (1, 3, 4):
+        sampler = Sampler(w, k)
+        for seed in range(40):
+            exclude = rng.sample(sorted(w), rng.choice([0, 1, 2, 5]))
+            kept = {t: v for t, v in w.items() if t not in exclude}
+            got = sampler.draw(random.Random(seed), exclude)
+            assert got == Sampler(kept, k).draw(random.Random(seed)) == draw(w, k, random.Random(seed), exclude)
+            assert len(set(got)) == k and not set(got) & {*exclude, "zero"}
 
 
 def test_abnormality_mix_reports_target_and_achieved_shares() -> None:

@@ -23,7 +23,7 @@ answers must carry no shortcut; `medtemporal audit` measures it). A null item
 from __future__ import annotations
 
 import random
-from typing import Hashable, Mapping, Sequence, TypeVar
+from typing import Generic, Hashable, Mapping, Sequence, TypeVar
 
 T = TypeVar("T", bound=Hashable)
 CLIP = 0.95
@@ -80,30 +80,62 @@ def solve_weights(p: Mapping[T, float], k: int, iterations: int = 300) -> dict[T
     return dict(zip(keys, w))
 
 
+class Sampler(Generic[T]):
+    """`draw` from fixed weights, with the key order and the table of ``e_j`` of every key suffix made once.
+
+    A draw that excludes keys recomputes only the rows up to the last excluded key; the rows after it are
+    the same floats either way, so the draws are those of `draw`.
+    """
+
+    def __init__(self, w: Mapping[T, float], k: int) -> None:
+        self.w, self.k = w, k
+        self.keys = [t for t in sorted(w, key=repr) if w[t] > 0]
+        self.position = {t: i for i, t in enumerate(self.keys)}
+        self.rows = _suffix_rows(self.keys, w, k, [[1.0] + [0.0] * k])
+
+    def draw(self, rng: random.Random, exclude: Sequence[T] = ()) -> list[T]:
+        """``k`` distinct keys (none in ``exclude``), a set drawn with probability ∝ the product of weights."""
+        w, k = self.w, self.k
+        hits = [self.position[t] for t in set(exclude) if t in self.position]
+        if hits:
+            last = max(hits)
+            out = set(exclude)
+            head = [t for t in self.keys[: last + 1] if t not in out]
+            keys = head + self.keys[last + 1 :]
+            rows = _suffix_rows(head, w, k, self.rows[last + 1 :])
+        else:
+            keys, rows = self.keys, self.rows
+        if len(keys) < k:
+            raise ValueError(f"cannot draw {k} distractors from {len(keys)} values")
+        # sequential conditional Poisson sampling in the fixed key order
+        chosen: list[T] = []
+        need = k
+        for i, t in enumerate(keys):
+            if need == 0:
+                break
+            if rng.random() < w[t] * rows[i + 1][need - 1] / rows[i][need]:
+                chosen.append(t)
+                need -= 1
+        rng.shuffle(chosen)
+        return chosen
+
+
+def _suffix_rows(keys: Sequence[T], w: Mapping[T, float], k: int, tail: list[list[float]]) -> list[list[float]]:
+    """``[e_0 … e_k]`` of ``keys[i:]`` plus the keys whose rows ``tail`` holds (``tail[0]`` the first of
+    them; ``[[1, 0, …]]`` for none), for each ``i``, followed by ``tail``."""
+    rows = [[0.0] * (k + 1) for _ in keys] + tail
+    for i in range(len(keys) - 1, -1, -1):
+        x, row, after = w[keys[i]], rows[i], rows[i + 1]
+        row[0] = 1.0
+        for j in range(1, k + 1):
+            row[j] = after[j] + x * after[j - 1]
+    return rows
+
+
 def draw(w: Mapping[T, float], k: int, rng: random.Random, exclude: Sequence[T] = ()) -> list[T]:
     """``k`` distinct keys of ``w`` (none in ``exclude``), a set drawn with probability ∝ the product of weights.
 
-    Sequential conditional Poisson sampling in a fixed key order; the result is shuffled.
+    Sequential conditional Poisson sampling in a fixed key order; the result is shuffled. Drawing often
+    from the same weights: `Sampler`.
     """
-    keys = [t for t in sorted(w, key=repr) if t not in set(exclude) and w[t] > 0]
-    if len(keys) < k:
-        raise ValueError(f"cannot draw {k} distractors from {len(keys)} values")
-    # suffix[i][j] = e_j of keys[i:]
-    suffix = [[0.0] * (k + 1) for _ in range(len(keys) + 1)]
-    suffix[len(keys)][0] = 1.0
-    for i in range(len(keys) - 1, -1, -1):
-        x = w[keys[i]]
-        suffix[i][0] = 1.0
-        for j in range(1, k + 1):
-            suffix[i][j] = suffix[i + 1][j] + x * suffix[i + 1][j - 1]
-    out: list[T] = []
-    need = k
-    for i, t in enumerate(keys):
-        if need == 0:
-            break
-        take = w[t] * suffix[i + 1][need - 1] / suffix[i][need]
-        if rng.random() < take:
-            out.append(t)
-            need -= 1
-    rng.shuffle(out)
-    return out
+    return Sampler(w, k).draw(rng, exclude)

@@ -58,12 +58,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
-from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate, Fields
-from medtemporal.benchmarks.mi_cxr.exchange import FLOOR, draw, elementary, solve_weights
+from medtemporal.benchmarks.mi_cxr.exchange import FLOOR, Sampler, draw, elementary, solve_weights
 from medtemporal.benchmarks.mi_cxr.text import (
     GTS_MULTI_QUESTION,
     GTS_NULL,
@@ -135,6 +135,14 @@ class Priors:
     icr_entity: Mapping[str, float] = field(default_factory=dict)
     """Abnormality → factor on its weight as the subject of a false ICR statement (`icr_entity_weights`)."""
     _weights: dict[tuple[object, int], dict] = field(default_factory=dict, compare=False, repr=False)
+    _samplers: dict[tuple[int, int], Sampler] = field(default_factory=dict, compare=False, repr=False)
+
+    def sampler(self, w: Mapping[Any, float], k: int) -> Sampler:
+        """The `exchange.Sampler` of ``w`` (weights this object returned, which it keeps) for ``k`` draws."""
+        hit = self._samplers.get((id(w), k))
+        if hit is None or hit.w is not w:
+            hit = self._samplers[(id(w), k)] = Sampler(w, k)
+        return hit
 
     def trajectory_weights(self, entity: str, k: int) -> dict[tuple[str, ...], float]:
         """`exchange.solve_weights` for ``entity``'s true trajectories (plus one pseudo-count spread over
@@ -504,7 +512,7 @@ def gts_single_draft(c: Candidate, window: Window, letter: str, rng: random.Rand
     track = window.track(c.entity)
     truth = track.changes
     shown = len(LETTERS) - (letter != NULL_LETTER)
-    wrong = draw(prior.trajectory_weights(c.entity, len(LETTERS) - 1), shown, rng, exclude=[truth])
+    wrong = prior.sampler(prior.trajectory_weights(c.entity, len(LETTERS) - 1), shown).draw(rng, exclude=[truth])
     claims = {x: (truth if x == letter else wrong.pop()) for x in LETTERS}
     desc = describe(track)
     options = {x: trajectory(desc, seq) for x, seq in claims.items()}
@@ -526,7 +534,7 @@ def gts_multi_draft(c: Candidate, window: Window, letter: str, rng: random.Rando
         if x == letter:
             seq = track.changes
         else:
-            seq = draw(prior.multi_false_weights(track.entity), 1, rng, exclude=[track.changes])[0]
+            seq = prior.sampler(prior.multi_false_weights(track.entity), 1).draw(rng, exclude=[track.changes])[0]
         claims[x] = (track, seq)
     options = {x: trajectory(describe(t), seq) for x, (t, seq) in claims.items()}
     options[NULL_LETTER] = GTS_NULL
