@@ -59,7 +59,8 @@ Speed (a MIMIC-scale read has 228,000 scene graphs): scene graphs are parsed
 with ``orjson``; equal findings are one shared object; reports are read only
 ``with_reports`` (MI-CXR uses none); above `PARALLEL_FROM` studies the scene
 graphs are read in one process per CPU, in chunks whose results are merged in
-order, so the result is the same as in one process.
+order, so the result is the same as in one process; cyclic garbage collection
+is paused while the studies are built.
 
 Not verified against the released files (the documentation gives no more):
 the unit of ``timestamp_since_first`` (handled unit-free), the quality
