@@ -20,7 +20,7 @@ from typing import Any
 
 from medtemporal.backends import load as load_backend
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, RequestError, Response, TextPart
-from medtemporal.backends.images import DEFAULT_MAX_PIXELS, is_hashed
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, hash_is_cheap
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.benchmark import spec
 from medtemporal.errors import BackendError, InvalidInputError
@@ -162,9 +162,9 @@ class _Runner:
         ``sample`` is the repeat index that keys the cache when repeats are distinct samples
         (`medtemporal.runner.repeats.sample_index`).
         """
-        if all(is_hashed(path) for path in request.image_paths):
+        if all(hash_is_cheap(path) for path in request.image_paths):
             key = request_key(self.identity, request, sample)
-        else:  # a new image: read and hash it off the event loop, which keeps serving requests in flight
+        else:  # a new large image: read and hash it off the event loop, which keeps serving requests in flight
             key = await asyncio.to_thread(request_key, self.identity, request, sample)
         calls.request_hash = key
         calls.last = request
