@@ -65,14 +65,10 @@ def hash_is_cheap(path: Path) -> bool:
     """True when `file_sha256` of ``path`` may run on the event loop: its digest is known, the file is at most
     `INLINE_BYTES`, or it is missing (which fails at once)."""
     try:
-        stamp = _stamp(path)
+        size = _stamp(path)[1]
     except RequestError:
         return True
-    if stamp[1] <= INLINE_BYTES:
-        return True
-    with _digest_lock:
-        hit = _digests.get(str(path))
-    return hit is not None and hit[:2] == stamp
+    return size <= INLINE_BYTES or is_hashed(path)
 
 
 def file_sha256(path: Path) -> str:
