@@ -328,8 +328,8 @@ def _check_images(items: list[Item], root: Path) -> None:
         raise InvalidInputError(
             f"The image root {root} does not exist; pass --image-root pointing at your copy of the images."
         )
-    base = os.fspath(root)
-    missing = sorted(p for p in paths if not os.path.isfile(os.path.join(base, p)))  # no Path per image: 1,000s
+    base = os.fspath(root)  # joined as strings: no Path object per image
+    missing = sorted(p for p in paths if not os.path.isfile(os.path.join(base, p)))
     if missing:
         raise InvalidInputError(
             f"{len(missing)} of {len(paths)} images are missing under {root} (first: {missing[0]}); "

@@ -4,7 +4,8 @@ Each line goes to the operating system with one ``write`` the moment its
 answer arrives, so it survives the process being killed; a background
 thread then ``fsync``s the file, at most every `SYNC_INTERVAL_S` (all the
 lines written meanwhile at once), so it survives a power cut too, without
-the run waiting on the disk or waking that thread for every line. A run killed at any moment leaves at most one partial last line; `PredictionLog.resume`
+the run waiting on the disk or waking that thread for every line. A run
+killed at any moment leaves at most one partial last line; `PredictionLog.resume`
 cuts it off, keeps every answered item, and drops lines recording errors so
 those items are tried again. A lock file stops two processes from writing
 one run folder at once.
