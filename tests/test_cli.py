@@ -90,8 +90,8 @@ def test_a_run_imports_no_report_audit_or_raw_data_libraries(tmp_path):
             f"bench = _synthetic.make_benchmark(Path({str(tmp_path)!r}), 2); from medtemporal.cli import main; "
             f"code = main(['run', str(bench), '--model', 'baseline:random', '--out', {str(tmp_path / 'run')!r}, "
             "'--no-score', '--no-progress', '--no-cache']); "
-            "heavy = ('sklearn', 'scipy.stats', 'pandas.core.frame', 'matplotlib'); "  # pandas itself is a lazy stub
+            "heavy = ('sklearn', 'scipy.stats', 'scipy.optimize', 'pandas.core.frame', 'matplotlib'); "  # pandas itself is a lazy stub
             "print('LOADED', code, *(m in sys.modules for m in heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "LOADED 0 False False False False"
+    assert out.strip().splitlines()[-1] == "LOADED 0 False False False False False"
     assert len((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()) == 2

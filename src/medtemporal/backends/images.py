@@ -3,7 +3,9 @@
 Each file is hashed once per process and encoded (or decoded) once per run
 (results are kept by path, modification time and size), however many items
 show it; a five-visit window slides by one visit, so each image is shown up
-to five times.
+to five times. Files of at most `INLINE_BYTES` are hashed and encoded where
+they are asked for: handing such a file to a worker thread costs more than
+the work itself; larger ones go to a worker thread, off the event loop.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from medtemporal.checksums import sha256_file
 
 DEFAULT_MAX_PIXELS = 1024 * 1024
 """Default bound on width × height of an image sent to a model (about 1024 × 1024)."""
+
+INLINE_BYTES = 16 * 1024
+"""Files up to this size are hashed and encoded on the event loop (well under a millisecond each)."""
 
 V = TypeVar("V")
 _Key = tuple[str, int, int]
@@ -54,6 +59,16 @@ def is_hashed(path: Path) -> bool:
     with _digest_lock:
         hit = _digests.get(str(path))
     return hit is not None and hit[:2] == stamp
+
+
+def hash_is_cheap(path: Path) -> bool:
+    """True when `file_sha256` of ``path`` may run on the event loop: its digest is known, the file is at most
+    `INLINE_BYTES`, or it is missing (which fails at once)."""
+    try:
+        size = _stamp(path)[1]
+    except RequestError:
+        return True
+    return size <= INLINE_BYTES or is_hashed(path)
 
 
 def file_sha256(path: Path) -> str:
@@ -193,12 +208,15 @@ class ImageCache(Generic[V]):
         return value if value is not None else self._make(path, key)
 
     async def aget(self, path: Path) -> V:
-        """The value of ``path``, made in a worker thread the first time (cancelling a caller never cancels that)."""
+        """The value of ``path``, made the first time: here for a file of at most `INLINE_BYTES`, else in a worker
+        thread (cancelling a caller never cancels that)."""
         key = (str(path), *_stamp(path))
         value = self._cached(key)
         if value is not None:
             return value
         making = self._pending.get(key)
+        if making is None and key[2] <= INLINE_BYTES:
+            return self._make(path, key)
         if making is None:
             making = asyncio.ensure_future(asyncio.to_thread(self._make, path, key))
             self._pending[key] = making

@@ -14,18 +14,21 @@ from every error message, as are credentials in the base URL. The client's own
 retries are off: the runner retries, honouring ``Retry-After``. A reply with
 empty or null content is a failed attempt (retried, never cached); the reply's
 ``finish_reason`` is kept, so a length-cut answer is counted as truncated.
-``http_client="aiohttp"`` (``--option http_client=aiohttp``; needs ``aiohttp``)
-makes the client send through the SDK's own aiohttp transport
-(``openai.DefaultAioHttpClient``), which costs about 40 % less CPU per request
-than its default httpx pool at 32 requests in flight (`bench/harness_efficiency.py`).
+The client sends through the SDK's own aiohttp transport
+(``openai.DefaultAioHttpClient``) by default, which costs about 40 % less CPU
+per request than the SDK's default httpx pool at 32 requests in flight
+(`bench/harness_efficiency.py`); ``--option http_client=httpx`` picks the
+httpx pool, which is also the fallback where ``aiohttp`` is not installed.
 `OpenAIBackend.pin` makes every connection go to addresses the data-use guard
-checked.
+checked (through httpx).
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import importlib.util
+import json
 import os
 import time
 from collections.abc import Sequence
@@ -53,6 +56,15 @@ HTTP_CLIENTS = ("httpx", "aiohttp")
 """The openai SDK's HTTP transports a backend may send through."""
 
 
+def default_http_client(base_url: str) -> str:
+    """``aiohttp`` where it is installed (it is a dependency), else ``httpx``; also ``httpx`` for a base URL with
+    credentials in it (aiohttp refuses them beside the client's ``Authorization`` header)."""
+    parts = urlsplit(base_url)
+    if parts.username is not None or parts.password is not None:
+        return "httpx"
+    return "aiohttp" if importlib.util.find_spec("aiohttp") is not None else "httpx"
+
+
 def retry_after(headers: Any) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
     if headers is None:
@@ -75,6 +87,16 @@ def retry_after(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _field(data: Any, name: str) -> Any:
+    """``data[name]`` when ``data`` is a JSON object, else None (a reply's missing or odd parts read as absent)."""
+    return data.get(name) if isinstance(data, dict) else None
+
+
+def _count(value: Any) -> int | None:
+    """A token count as the reply gave it, None unless it is a whole number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 _OWN_FIELDS = frozenset({"model", "messages", "temperature", "max_tokens", "max_completion_tokens", "seed", "top_p"})
@@ -112,8 +134,9 @@ class OpenAIBackend(Backend):
         max_tokens_param: ``max_tokens`` (compatible servers) or ``max_completion_tokens`` (OpenAI API).
         extra_body: server-specific request fields merged into every request body (vLLM's ``top_k``,
             ``repetition_penalty``, ``chat_template_kwargs`` ...); part of the model's identity.
-        http_client: ``httpx`` (the SDK's default) or ``aiohttp`` (the SDK's aiohttp transport, less CPU
-            per request; environment proxies honoured as by httpx). A pinned backend (`pin`) uses httpx.
+        http_client: ``aiohttp`` (the SDK's aiohttp transport: less CPU per request; environment proxies honoured
+            as by httpx) or ``httpx`` (the SDK's own default pool); None: ``aiohttp`` where it is installed, else
+            ``httpx`` (see `default_http_client`). A pinned backend (`pin`) uses httpx.
     """
 
     def __init__(
@@ -129,14 +152,11 @@ class OpenAIBackend(Backend):
         max_images: int | None = None,
         max_tokens_param: str = "max_tokens",
         extra_body: dict[str, Any] | None = None,
-        http_client: str = "httpx",
+        http_client: str | None = None,
     ) -> None:
         super().__init__(uri=redact(uri), max_images=max_images, concurrency=concurrency)
         import openai
-        from openai.types.chat import ChatCompletion
-
         self._openai = openai
-        self._completion_type = ChatCompletion
         self.base_url = base_url.rstrip("/")
         self.shown_url = redact(self.base_url)
         """The base URL as shown and recorded: credentials hidden."""
@@ -148,6 +168,8 @@ class OpenAIBackend(Backend):
         self.images = data_urls(max_pixels)
         """Data URLs of the images sent, each encoded once."""
         self._secret = api_key
+        if http_client is None:
+            http_client = default_http_client(base_url)
         if http_client not in HTTP_CLIENTS:
             raise InvalidInputError(f"http_client must be one of {', '.join(HTTP_CLIENTS)}, not {http_client!r}.")
         self.http_client = http_client
@@ -244,28 +266,33 @@ class OpenAIBackend(Backend):
         try:
             # The body is plain JSON already: the client's `post` sends it with the same auth, connection
             # pool and errors as `chat.completions.create`, without that method re-walking every content
-            # part against its typed-dict unions (about 1.4 ms of CPU per five-image request).
-            completion = await self._client.post("/chat/completions", body=params, cast_to=self._completion_type)
+            # part against its typed-dict unions (about 1.4 ms of CPU per five-image request). The reply
+            # comes back as the decoded JSON (``cast_to=object``): building a `ChatCompletion` model of it
+            # costs about 0.2 ms more, for the five fields read below.
+            completion = await self._client.post("/chat/completions", body=params, cast_to=object)
+            if isinstance(completion, str):  # a JSON body the server labelled otherwise, as the typed path reads it
+                completion = json.loads(completion)
         except (self._openai.OpenAIError, ValueError) as exc:
             raise self._classify(exc) from None
-        # The client builds the reply without validating it, so a field the server left out is simply absent.
-        choices = getattr(completion, "choices", None)
-        message = getattr(choices[0], "message", None) if choices else None
-        if message is None:
+        choices = _field(completion, "choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = _field(first, "message")
+        if not isinstance(message, dict):
             raise RetryableError(f"{self.shown_url} answered without a message.", reason="bad_response")
-        finish = getattr(choices[0], "finish_reason", None)
-        content = getattr(message, "content", None)
+        finish = _field(first, "finish_reason")
+        content = message.get("content")
         if not isinstance(content, str) or not content.strip():
             what = "null content" if content is None else "empty content"
             raise RetryableError(
                 f"{self.shown_url} answered with {what} (finish_reason {finish!r}).", reason="empty_reply"
             )
-        usage = getattr(completion, "usage", None)
+        usage = _field(completion, "usage")
+        model = _field(completion, "model")
         return Response(
             text=content,
-            input_tokens=getattr(usage, "prompt_tokens", None),
-            output_tokens=getattr(usage, "completion_tokens", None),
-            model=getattr(completion, "model", None),
+            input_tokens=_count(_field(usage, "prompt_tokens")),
+            output_tokens=_count(_field(usage, "completion_tokens")),
+            model=model if isinstance(model, str) else None,
             finish_reason=finish if isinstance(finish, str) else None,
         )
 
@@ -273,9 +300,9 @@ class OpenAIBackend(Backend):
         """The client's exception as a `RetryableError` or `RequestError`, key scrubbed."""
         o = self._openai
         detail = self._redact(str(exc))[:300]
-        if isinstance(exc, o.APITimeoutError):
+        if isinstance(exc, o.APITimeoutError) and not (self.http_client == "aiohttp" and _dropped(exc)):
             return RetryableError(f"{self.shown_url} did not answer in time.", reason="timeout")
-        if isinstance(exc, o.APIConnectionError):
+        if isinstance(exc, o.APIConnectionError):  # APITimeoutError is one: here a dropped connection
             return RetryableError(f"Connection to {self.shown_url} failed ({detail}).", reason="connection")
         if isinstance(exc, o.APIStatusError):
             status = exc.status_code
@@ -300,6 +327,19 @@ class OpenAIBackend(Backend):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _dropped(exc: BaseException) -> bool:
+    """True when ``exc`` comes from an aiohttp connection error that is not a timeout (a connection dropped or
+    refused): the SDK's aiohttp transport reports every aiohttp connection error as httpx's ``ConnectTimeout``."""
+    import aiohttp
+
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientConnectionError):
+            return not isinstance(cause, (TimeoutError, asyncio.TimeoutError))
+        cause = cause.__cause__
+    return False
 
 
 def _api_key(api_key_env: str | None, base_url: str) -> str:
@@ -333,7 +373,7 @@ def load_openai(
     concurrency: int = 8,
     max_images: int | None = None,
     extra_body: dict[str, Any] | None = None,
-    http_client: str = "httpx",
+    http_client: str | None = None,
 ) -> OpenAIBackend:
     """``openai:MODEL`` at ``OPENAI_BASE_URL`` (else the OpenAI API), or ``openai+http(s)://HOST:PORT/PATH:MODEL``.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import random
 import time
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from typing import Any
 
 from medtemporal.backends import load as load_backend
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, RequestError, Response, TextPart
-from medtemporal.backends.images import DEFAULT_MAX_PIXELS, is_hashed
+from medtemporal.backends.images import DEFAULT_MAX_PIXELS, hash_is_cheap
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.benchmark import spec
 from medtemporal.errors import BackendError, InvalidInputError
@@ -162,9 +163,9 @@ class _Runner:
         ``sample`` is the repeat index that keys the cache when repeats are distinct samples
         (`medtemporal.runner.repeats.sample_index`).
         """
-        if all(is_hashed(path) for path in request.image_paths):
+        if all(hash_is_cheap(path) for path in request.image_paths):
             key = request_key(self.identity, request, sample)
-        else:  # a new image: read and hash it off the event loop, which keeps serving requests in flight
+        else:  # a new large image: read and hash it off the event loop, which keeps serving requests in flight
             key = await asyncio.to_thread(request_key, self.identity, request, sample)
         calls.request_hash = key
         calls.last = request
@@ -327,7 +328,8 @@ def _check_images(items: list[Item], root: Path) -> None:
         raise InvalidInputError(
             f"The image root {root} does not exist; pass --image-root pointing at your copy of the images."
         )
-    missing = sorted(p for p in paths if not (root / p).is_file())
+    base = os.fspath(root)  # joined as strings: no Path object per image
+    missing = sorted(p for p in paths if not os.path.isfile(os.path.join(base, p)))
     if missing:
         raise InvalidInputError(
             f"{len(missing)} of {len(paths)} images are missing under {root} (first: {missing[0]}); "

@@ -2,9 +2,10 @@
 
 Each line goes to the operating system with one ``write`` the moment its
 answer arrives, so it survives the process being killed; a background
-thread then ``fsync``s the file (several lines at once when they come
-quickly), so it survives a power cut too, without the run waiting on the
-disk. A run killed at any moment leaves at most one partial last line; `PredictionLog.resume`
+thread then ``fsync``s the file, at most every `SYNC_INTERVAL_S` (all the
+lines written meanwhile at once), so it survives a power cut too, without
+the run waiting on the disk or waking that thread for every line. A run
+killed at any moment leaves at most one partial last line; `PredictionLog.resume`
 cuts it off, keeps every answered item, and drops lines recording errors so
 those items are tried again. A lock file stops two processes from writing
 one run folder at once.
@@ -23,6 +24,8 @@ from medtemporal.schema import Prediction, describe_validation_error, dumps
 
 PREDICTIONS = "predictions.jsonl"
 LOCK = ".lock"
+SYNC_INTERVAL_S = 0.1
+"""Least time between two fsyncs of the predictions file while a run writes it."""
 
 
 try:
@@ -80,6 +83,8 @@ class PredictionLog:
         self._fd: int | None = None
         self._dirty = threading.Event()
         self._closing = False
+        self._closed = threading.Event()
+        """Set by `close`: cuts the syncer's pause between fsyncs short."""
         self._syncer: threading.Thread | None = None
 
     def resume(self) -> dict[tuple[str, int], Prediction]:
@@ -127,10 +132,11 @@ class PredictionLog:
         return kept
 
     def append(self, prediction: Prediction) -> None:
-        """Write one line with one ``write`` (the OS has it on return) and have it fsync'd right away."""
+        """Write one line with one ``write`` (the OS has it on return); it is fsync'd within `SYNC_INTERVAL_S`."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             self._closing = False
+            self._closed = threading.Event()
             self._syncer = threading.Thread(target=self._sync, args=(self._fd,), name="predictions-fsync", daemon=True)
             self._syncer.start()
         data = (dumps(prediction) + "\n").encode("utf-8")
@@ -138,20 +144,24 @@ class PredictionLog:
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
-        self._dirty.set()
+        if not self._dirty.is_set():  # setting it takes a lock and may wake the syncer: once per fsync is enough
+            self._dirty.set()
 
     def _sync(self, fd: int) -> None:
-        """Fsync ``fd`` whenever lines were written since the last fsync, until `close`."""
+        """Fsync ``fd`` whenever lines were written since the last fsync (at most every `SYNC_INTERVAL_S`),
+        until `close`."""
         while not self._closing:
             self._dirty.wait()
             self._dirty.clear()
             os.fsync(fd)
+            self._closed.wait(SYNC_INTERVAL_S)
 
     def close(self) -> None:
         """Stop the fsync thread, fsync once more and close the file."""
         if self._fd is None:
             return
         self._closing = True
+        self._closed.set()
         self._dirty.set()
         if self._syncer is not None:
             self._syncer.join()

@@ -33,7 +33,6 @@ from string import Template
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
@@ -109,6 +108,8 @@ def plan_cells(
     >>> sum(y.values()), sum(x.values())  # the lone improvement balances one Yes question, no more
     (1, 1)
     """
+    from scipy.optimize import Bounds, LinearConstraint, milp  # here: importing scipy.optimize takes 0.5 s
+
     cells = sorted(c for c, v in available.items() if v > 0)
     keys = sorted({k for _, k in cells})
     ys = cells
