@@ -96,11 +96,11 @@ class Sampler(Generic[T]):
     def draw(self, rng: random.Random, exclude: Sequence[T] = ()) -> list[T]:
         """``k`` distinct keys (none in ``exclude``), a set drawn with probability ∝ the product of weights."""
         w, k = self.w, self.k
-        hits = [self.position[t] for t in set(exclude) if t in self.position]
+        excluded = set(exclude)
+        hits = [self.position[t] for t in excluded if t in self.position]
         if hits:
             last = max(hits)
-            out = set(exclude)
-            head = [t for t in self.keys[: last + 1] if t not in out]
+            head = [t for t in self.keys[: last + 1] if t not in excluded]
             keys = head + self.keys[last + 1 :]
             rows = _suffix_rows(head, w, k, self.rows[last + 1 :])
         else:
