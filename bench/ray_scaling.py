@@ -33,7 +33,7 @@ def main() -> None:
     args = p.parse_args()
     import ray
 
-    from medtemporal.runner.ray_pool import RayPool
+    from medtemporal.backends.ray_pool import RayPool
 
     ray.init(num_cpus=max(args.replicas), include_dashboard=False, log_to_driver=False)
     rates = {}

@@ -20,7 +20,7 @@ def test_evaluate_a_uri_returns_scores_as_a_dataframe(tmp_path):
     overall = result.scores.set_index(["group", "metric"]).loc[("overall", "accuracy")]
     assert overall["value"] == 1 / 3 and overall["n"] == 3  # the tiny answers are A, B, C
     assert result.summary.done == 3 and len(result.predictions) == 3
-    assert result.config["model"]["uri"] == "baseline:constant-A"
+    assert result.config.model.uri == "baseline:constant-A"
     assert "accuracy 0.333" in repr(result)
     again = mt.evaluate(mt.load_benchmark(bench), "baseline:constant-A", out=tmp_path / "run")  # resumes
     assert again.summary.skipped_existing == 3 and again.scores.equals(result.scores)

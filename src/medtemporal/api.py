@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from medtemporal.backends.base import Backend
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
+from medtemporal.runs import PREDICTIONS, RunConfig, RunFolder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,15 +61,15 @@ class EvalResult:
         if self._predictions is None:
             import pandas as pd
 
-            path = self.run_dir / "predictions.jsonl"
+            path = self.run_dir / PREDICTIONS
             lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
             self._predictions = pd.DataFrame([json.loads(line) for line in lines if line.strip()])
         return self._predictions
 
     @property
-    def config(self) -> dict[str, Any]:
+    def config(self) -> RunConfig:
         """The run's ``config.json``."""
-        return json.loads((self.run_dir / "config.json").read_text(encoding="utf-8"))
+        return RunFolder(self.run_dir).config()
 
     def __repr__(self) -> str:
         overall = self.scores[self.scores["group"] == "overall"] if len(self.scores) else self.scores
@@ -112,10 +113,11 @@ def _evaluation_loop() -> asyncio.AbstractEventLoop:
 
 
 async def _run(
-    benchmark: str | Path | Benchmark, model: str | Backend, out: str | Path | None, protocol: str, options: Any
+    benchmark: str | Path | Benchmark, model: str | Backend, out: str | Path | None, options: dict[str, Any]
 ) -> EvalResult:
     """The evaluation itself, on medtemporal's loop."""
-    from medtemporal.runner import arun
+    from medtemporal.benchmark import spec
+    from medtemporal.runner import RunOptions, arun
 
     path = benchmark.path if isinstance(benchmark, Benchmark) else Path(benchmark)
     if not isinstance(model, (str, Backend)):
@@ -123,10 +125,24 @@ async def _run(
             f"model must be a model URI or a loaded backend, not {type(model).__name__}; "
             "pass e.g. 'hf:/models/MedGemma-4b-it' or medtemporal.load_backend(...)."
         )
-    run_dir = Path(out) if out is not None else default_out(path, model, protocol)
     options.setdefault("progress", False)
-    summary = await arun(path, model, run_dir, protocol=protocol, **options)
-    return EvalResult(run_dir, summary, _scores_frame(run_dir))
+    run_options = RunOptions.of(None, options)
+    if out is None:
+        family = benchmark.manifest.benchmark if isinstance(benchmark, Benchmark) else _family(path)
+        protocol = run_options.protocol or (spec(family).default_protocol if family else "direct")
+        out = default_out(path, model, protocol)
+    summary = await arun(path, model, out, run_options)
+    return EvalResult(Path(out), summary, _scores_frame(Path(out)))
+
+
+def _family(path: Path) -> str | None:
+    """The family named by a benchmark folder's manifest (None when unreadable: the run says why)."""
+    from medtemporal.benchmark import MANIFEST
+
+    try:
+        return str(json.loads((path / MANIFEST).read_text(encoding="utf-8"))["benchmark"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 async def aevaluate(
@@ -134,11 +150,10 @@ async def aevaluate(
     model: str | Backend,
     *,
     out: str | Path | None = None,
-    protocol: str = "direct",
     **options: Any,
 ) -> EvalResult:
     """Coroutine form of `evaluate` (``await mt.aevaluate(...)`` in a notebook cell)."""
-    work = asyncio.run_coroutine_threadsafe(_run(benchmark, model, out, protocol, options), _evaluation_loop())
+    work = asyncio.run_coroutine_threadsafe(_run(benchmark, model, out, options), _evaluation_loop())
     return await asyncio.wrap_future(work)
 
 
@@ -147,19 +162,20 @@ def evaluate(
     model: str | Backend,
     *,
     out: str | Path | None = None,
-    protocol: str = "direct",
     **options: Any,
 ) -> EvalResult:
     """Run ``model`` on ``benchmark``, score it, and return an `EvalResult` (``.scores`` is a DataFrame).
+
+    The run goes through the same path as ``medtemporal run``: the family's protocol and generation
+    settings (the paper's) apply unless an option overrides them.
 
     Args:
         benchmark: a benchmark folder, or a `Benchmark` from `medtemporal.load_benchmark`.
         model: a model URI (``openai+http://…:NAME``, ``hf:PATH``, ``baseline:random`` …) or a loaded
             backend (``medtemporal.load_backend(uri, **options)``), which is reused and left open.
         out: run folder (default ``runs/<benchmark>--<model>--<protocol>``); the same call resumes it.
-        protocol: protocol name (``direct``, ``stagewise``, ``rag-multimodal`` …).
-        **options: any keyword option of `medtemporal.runner.arun` (``limit``, ``config``, ``concurrency``,
-            ``backend_options``, ``protocol_options``, ``tasks``, ``no_cache`` …).
+        **options: any field of `medtemporal.runner.RunOptions` (``protocol``, ``limit``, ``config``,
+            ``concurrency``, ``backend_options``, ``protocol_options``, ``tasks``, ``no_cache`` …).
 
     Works inside a running event loop (Jupyter): the run goes on medtemporal's own loop (a daemon
     thread) and this call blocks until it is done.
@@ -169,5 +185,5 @@ def evaluate(
         >>> result = mt.evaluate("bench/", "baseline:random", limit=50)       # doctest: +SKIP
         >>> result.scores.loc[result.scores.group == "overall", ["metric", "value"]]  # doctest: +SKIP
     """
-    work = asyncio.run_coroutine_threadsafe(_run(benchmark, model, out, protocol, options), _evaluation_loop())
+    work = asyncio.run_coroutine_threadsafe(_run(benchmark, model, out, options), _evaluation_loop())
     return work.result()

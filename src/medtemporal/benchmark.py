@@ -173,6 +173,19 @@ class DemoSection:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """Another scoring of a family's runs, reported beside the main one (lm-eval's named filters; the
+    papers' "as released" rules): the tasks it covers with the extraction rule of each, and metrics where
+    they differ from the family's."""
+
+    extractors: Mapping[str, str]
+    """Task → registered extraction rule."""
+    description: str
+    metrics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Task → metric names (default: the family's, `BenchmarkSpec.metrics`)."""
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec:
     """What the rest of medtemporal needs to know about one benchmark family.
 
@@ -215,7 +228,12 @@ class BenchmarkSpec:
     ``medtemporal score --judge`` in place of the open-answer rubric (e.g. MI-CXR's error types); None: the rubric."""
     generation: Mapping[str, Any] = field(default_factory=dict)
     """Generation settings the paper used (``temperature``, ``max_tokens`` …; None for "the provider's default"):
-    `medtemporal run` uses them unless the user overrides them."""
+    every run uses them unless the user overrides them (`medtemporal.runner.options.RunOptions.resolve`)."""
+    judge_rubric: Any = None
+    """The rubric ``medtemporal score --judge`` applies to open answers (`medtemporal.scoring.judge.Rubric`,
+    e.g. ELTLM's two binary criteria); None: the family has no judged metric (unless `judge_pass`)."""
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+    """Name → another scoring of runs written into ``scores.json`` beside the main one (``"as released"``)."""
 
     @staticmethod
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:

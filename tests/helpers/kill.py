@@ -20,7 +20,8 @@ from helpers.fake_openai import TEST_API_KEY, FakeOpenAI
 from helpers.tiny import make_tiny_benchmark
 
 from medtemporal.benchmark import load
-from medtemporal.runner import RetryPolicy, run
+from medtemporal.backends.session import RetryPolicy
+from medtemporal.runner import run
 
 TESTS = str(Path(__file__).resolve().parents[1])
 CHILD = (

@@ -26,7 +26,8 @@ from helpers.tiny import make_tiny_benchmark  # noqa: E402
 
 from medtemporal.backends.uri import is_local_endpoint  # noqa: E402
 from medtemporal.errors import InvalidInputError  # noqa: E402
-from medtemporal.runner import RetryPolicy, run  # noqa: E402
+from medtemporal.backends.session import RetryPolicy  # noqa: E402
+from medtemporal.runner import run  # noqa: E402
 
 
 class Sink(socketserver.ThreadingTCPServer):

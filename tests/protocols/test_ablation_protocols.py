@@ -12,6 +12,7 @@ from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.caption_then_reason import CaptionThenReason
 from medtemporal.protocols.shuffled_timestamps import ShuffledTimestamps, parse_dates, shuffled_order
+from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.runner import run
 
 
@@ -74,7 +75,7 @@ def test_a_separate_captioner_is_called_through_its_own_backend(bench, tmp_path,
     requests, generate = recording()
     solver = CaptionThenReason(captioner="baseline:constant-Clear lungs.")
     for side in solver.side_models():
-        side.open(item.benchmark, "synthetic", allow_remote_data=False)
+        side.bind(ModelSession.open(side.uri, use=DataUse(item.benchmark, "synthetic")))
     solution = asyncio.run(solver.solve(item, bench.image_root, generate, GenerateConfig()))
     assert len(requests) == 1 and "Image 1: Clear lungs." in requests[0].messages[0].parts[0].text
     assert solution.calls[0]["output"] == "Clear lungs."
@@ -128,6 +129,6 @@ def test_a_remote_captioner_is_refused_for_credentialed_data_before_any_call(ben
     solver = CaptionThenReason(captioner="openai+http://203.0.113.7:8000/v1:captioner")
     (side,) = solver.side_models()
     with pytest.raises(InvalidInputError, match="203.0.113.7"):
-        side.open(bench.items[0].benchmark, "credentialed", allow_remote_data=False)
+        side.bind(ModelSession.open(side.uri, use=DataUse(bench.items[0].benchmark, "credentialed")))
     with pytest.raises(InvalidInputError, match="not opened"):
         asyncio.run(side.generate(None, None))

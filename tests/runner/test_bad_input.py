@@ -8,7 +8,8 @@ from helpers.tiny import make_tiny_benchmark
 
 from medtemporal.benchmark import ITEMS, MANIFEST
 from medtemporal.cli import main
-from medtemporal.runner import ResponseCache, run
+from medtemporal.backends.cache import ResponseCache
+from medtemporal.runner import run
 
 
 def _one_error(capsys, *needles):

@@ -11,7 +11,7 @@ from medtemporal.backends.base import (
     Response,
     TextPart,
 )
-from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
+from medtemporal.backends.cache import ResponseCache, default_cache_path, request_key
 
 IDENTITY = {"uri": "openai+http://127.0.0.1:1/v1:m", "max_pixels": 100}
 

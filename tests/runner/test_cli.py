@@ -3,7 +3,7 @@ import json
 from helpers.tiny import make_tiny_benchmark
 
 from medtemporal.cli import main
-from medtemporal.runner.store import RunLock
+from medtemporal.runs import WriterLock as RunLock
 
 
 def test_run_command_runs_resumes_and_reports(tmp_path, capsys):

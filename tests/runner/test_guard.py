@@ -11,7 +11,9 @@ from medtemporal.backends.pinning import PinnedTransport, proxy_for
 from medtemporal.backends.uri import is_local_address
 from medtemporal.cli import main
 from medtemporal.errors import BackendError, InvalidInputError
-from medtemporal.runner import RetryPolicy, check_data_use, guard_backend, run
+from medtemporal.backends.guard import check_data_use, guard_backend
+from medtemporal.backends.session import RetryPolicy
+from medtemporal.runner import run
 
 
 def test_credentialed_data_is_refused_for_remote_endpoints_in_one_sentence():

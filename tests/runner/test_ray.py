@@ -55,7 +55,7 @@ def one_process(bench, tiny_model, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pool(cluster, tiny_model):
-    from medtemporal.runner.ray_pool import RayPool
+    from medtemporal.backends.ray_pool import RayPool
 
     pool = RayPool(f"hf:{tiny_model}", HF, replicas=2)
     yield pool
@@ -109,7 +109,7 @@ def test_run_with_ray_from_a_uri_records_its_settings(cluster, bench, tmp_path):
 
 
 def test_ray_options_are_checked(cluster, tmp_path):
-    from medtemporal.runner.ray_pool import RayPool
+    from medtemporal.backends.ray_pool import RayPool
 
     with pytest.raises(InvalidInputError, match="5 replicas of 1 CPU each need 5 CPU, but the Ray cluster has 4"):
         RayPool("baseline:random", replicas=5)

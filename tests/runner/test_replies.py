@@ -8,7 +8,9 @@ from helpers.tiny import make_tiny_benchmark
 from medtemporal.backends.base import Response
 from medtemporal.benchmark import load
 from medtemporal.report import write_report
-from medtemporal.runner import ResponseCache, RetryPolicy, run
+from medtemporal.backends.cache import ResponseCache
+from medtemporal.backends.session import RetryPolicy
+from medtemporal.runner import run
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=2)
 

@@ -6,7 +6,7 @@ import pytest
 
 from medtemporal.backends.base import RequestError, Response, RetryableError
 from medtemporal.errors import InvalidInputError
-from medtemporal.runner.retry import RetryPolicy, call_with_retries
+from medtemporal.backends.retry import RetryPolicy, call_with_retries
 
 
 def test_backoff_doubles_with_jitter_up_to_the_cap_and_honours_retry_after():

@@ -8,8 +8,9 @@ from helpers.tiny import make_tiny_benchmark
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
-from medtemporal.runner import RetryPolicy, run
-from medtemporal.runner.cache import request_key
+from medtemporal.backends.session import RetryPolicy
+from medtemporal.runner import run
+from medtemporal.backends.cache import request_key
 
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05, timeout_s=0.5)
 
@@ -145,7 +146,8 @@ def test_run_folder_records_what_ran(fake, tmp_path):
     assert set(cfg) >= {"benchmark", "model", "protocol", "generation", "allow_remote_data", "medtemporal_version",
                         "git_revision", "started_at", "finished_at", "packages"}
     assert cfg["benchmark"] == {"path": str(bench.path), "name": "tiny", "version": "1",
-                                "manifest_sha256": bench.manifest_hash, "licence": "synthetic"}
+                                "manifest_sha256": bench.manifest_hash, "items_sha256": bench.manifest.items_sha256,
+                                "licence": "synthetic"}
     assert cfg["model"]["uri"] == fake.uri("org/model:tag") and cfg["model"]["served"] == ["fake-vlm"]
     assert cfg["model"]["identity"]["max_pixels"] == 4096 and cfg["model"]["identity"]["model"] == "org/model:tag"
     assert cfg["protocol"]["name"] == "direct" and list(cfg["protocol"]["templates"]) == ["mcq_direct"]

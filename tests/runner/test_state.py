@@ -38,7 +38,7 @@ def test_a_run_refuses_to_resume_once_its_benchmark_items_changed(tmp_path):
     bench = make_tiny_benchmark(tmp_path, n=4)
     run(bench, "baseline:random", tmp_path / "run", limit=2, progress=False)
     make_tiny_benchmark(tmp_path, n=5)  # a complete rebuild with other items
-    with pytest.raises(InvalidInputError, match="another benchmark.manifest_sha256"):
+    with pytest.raises(InvalidInputError, match="another build of the benchmark"):
         run(bench, "baseline:random", tmp_path / "run", progress=False)
     assert len((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()) == 2
 

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from medtemporal.cli import main
+from medtemporal.runs import RunConfig
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs, mcnemar_exact, setting_differences
 
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
@@ -67,9 +68,11 @@ def test_different_items_and_settings_are_warned_about(tmp_path, items):
 
 
 def test_nested_settings_differ_key_by_key():
-    a = {"protocol": {"name": "stagewise", "templates": {"mcq_direct": "7a92", "stagewise_decide": "4517"}},
-         "generation": {"temperature": 0.0}}
-    b = {"protocol": {"name": "direct", "templates": {"mcq_direct": "7a92"}}, "generation": {"temperature": 0.0}}
+    a = RunConfig(benchmark="b", protocol={"name": "stagewise", "templates": {"mcq_direct": "7a92",
+                                                                              "stagewise_decide": "4517"}},
+                  generation={"temperature": 0.0})
+    b = RunConfig(benchmark="b", protocol={"name": "direct", "templates": {"mcq_direct": "7a92"}},
+                  generation={"temperature": 0.0})
     assert setting_differences(a, b) == {
         "protocol.name": ("stagewise", "direct"), "protocol.templates.stagewise_decide": ("4517", None)}
     assert setting_differences(a, a) == {}

@@ -18,9 +18,10 @@ from helpers.fake_openai import FakeOpenAI
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.runner.retry import RetryPolicy
+from medtemporal.backends.retry import RetryPolicy
 from medtemporal.scoring import read_scores, score_run
-from medtemporal.scoring.judge import JUDGEMENTS, Judge
+from medtemporal.runs import JUDGEMENTS
+from medtemporal.scoring.judge import Judge
 
 TESTS = str(Path(__file__).resolve().parents[1])
 CHILD = f"import sys; sys.path.insert(0, {TESTS!r}); from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"

@@ -1,6 +1,6 @@
 """Connections pinned to checked addresses, and the proxy the environment would have used.
 
-The data-use guard (`medtemporal.runner.guard`) resolves an endpoint's host
+The data-use guard (`medtemporal.backends.guard`) resolves an endpoint's host
 once and checks every address. `PinnedTransport` then makes the HTTP client
 connect only to those addresses for the whole run, whatever the name
 resolves to later (DNS rebinding), and refuses any other host (a redirect).

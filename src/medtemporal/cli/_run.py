@@ -5,18 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
-from medtemporal.cli._score import add_judge_arguments, judge_from_args
+from medtemporal.backends.session import RetryPolicy
+from medtemporal.cli._score import add_judge_arguments, judge_from_args, print_scores
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.runner import RetryPolicy, run
+from medtemporal.runner import RunOptions, run
 from medtemporal.scoring import score_run
-
-if TYPE_CHECKING:
-    from medtemporal.benchmark import BenchmarkSpec
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -96,72 +94,44 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
     return out
 
 
-def _spec_of(benchmark: Path) -> BenchmarkSpec | None:
-    """The spec of the benchmark folder's family, None when unknown (the run itself names what is wrong)."""
-    from medtemporal.benchmark import MANIFEST, spec
-    from medtemporal.errors import MedTemporalError
-
-    try:
-        return spec(json.loads((Path(benchmark) / MANIFEST).read_text(encoding="utf-8"))["benchmark"])
-    except (OSError, ValueError, KeyError, TypeError, MedTemporalError):
-        return None
-
-
-def paper_generation(benchmark: Path) -> dict[str, Any]:
-    """The generation settings of the benchmark's paper (`BenchmarkSpec.generation`), {} when unknown."""
-    found = _spec_of(benchmark)
-    return dict(found.generation) if found is not None else {}
-
-
-def default_protocol(benchmark: Path) -> str:
-    """The protocol of the benchmark's family when the user names none (`BenchmarkSpec.default_protocol`)."""
-    found = _spec_of(benchmark)
-    return found.default_protocol if found is not None else "direct"
-
-
 def main(args: argparse.Namespace) -> int:
     """Run (or resume) and print the summary; exit status 1 when items failed or the run stopped early."""
-    paper = paper_generation(args.benchmark)
-    config = GenerateConfig(
-        temperature=args.temperature if args.temperature is not None else paper.get("temperature", 0.0),
-        max_tokens=(args.max_tokens or None) if args.max_tokens is not None
-        else paper.get("max_tokens", GenerateConfig.max_tokens),
-        seed=args.seed,
-        top_p=args.top_p,
-        system_prompt=args.system_prompt,
-    )
-    options = {k: _value(v) for k, v in parse_pairs(args.option, "--option").items()}
-    summary = run(
-        args.benchmark,
-        args.model,
-        args.out,
-        protocol=args.protocol or default_protocol(args.benchmark),
-        config=config,
-        concurrency=args.concurrency,
+    generation: dict[str, Any] = {"seed": args.seed, "top_p": args.top_p, "system_prompt": args.system_prompt}
+    generation = {k: v for k, v in generation.items() if v is not None}
+    if args.temperature is not None:
+        generation["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        generation["max_tokens"] = args.max_tokens or None  # 0: no cap
+    options = RunOptions(
+        protocol=args.protocol,
+        protocol_options={k: _value(v) for k, v in parse_pairs(args.protocol_option, "--protocol-option").items()},
+        config=generation,
+        tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
         limit=args.limit,
-        no_cache=args.no_cache,
-        allow_remote_data=args.allow_remote_data,
+        repeats=args.repeats,
+        concurrency=args.concurrency,
         max_errors=args.max_errors,
         image_root=args.image_root,
         prompts=PromptSet(parse_pairs(args.prompt, "--prompt")),
         max_pixels=args.max_pixels,
         cache_path=args.cache,
+        no_cache=args.no_cache,
         progress=not args.no_progress,
         api_key_env=args.api_key_env,
         retry=RetryPolicy(max_attempts=args.attempts, timeout_s=args.timeout),
-        backend_options=options,
+        backend_options={k: _value(v) for k, v in parse_pairs(args.option, "--option").items()},
         score=not args.no_score and not args.judge,
-        protocol_options={k: _value(v) for k, v in parse_pairs(args.protocol_option, "--protocol-option").items()},
-        tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
-        repeats=args.repeats,
+        allow_remote_data=args.allow_remote_data,
         ray=args.ray,
         replicas=args.replicas,
     )
+    summary = run(args.benchmark, args.model, args.out, options)
     judge, judge_options = judge_from_args(args)
     if judge is not None and not args.no_score and summary.stopped is None:
         score_run(args.out, judge=judge, judge_options=judge_options)
         summary.scored = True
     print(summary)
     if summary.scored:
-        print(f"scores: {args.out / 'scores.json'}; see them with `medtemporal report {args.out}`")
+        print(f"scores: {args.out / 'scores.json'}; the report: `medtemporal report {args.out}`")
+        print_scores([args.out])
     return 1 if summary.stopped or summary.n_errors else 0

@@ -7,14 +7,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from medtemporal.benchmark import MANIFEST
 from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.report.tables import fmt_score, markdown_table
-from medtemporal.runner.config import CONFIG, read_config
-from medtemporal.runner.store import PREDICTIONS, RunLock
-from medtemporal.scoring.runs import SCORES, needs_scoring, read_scores
+from medtemporal.runs import CONFIG, PREDICTIONS, SCORES, RunConfig, RunFolder
+from medtemporal.scoring.runs import needs_scoring, read_scores
 
 MAX_DEPTH = 4
 
@@ -74,11 +72,10 @@ def _tally(path: Path) -> tuple[int, int]:
     return answered, len(last) - answered
 
 
-def _total(config: dict[str, Any]) -> int | None:
+def _total(config: RunConfig) -> int | None:
     """Items in the run: those of its ``tasks`` in the benchmark's manifest (if still there), at most ``limit``."""
-    bench = config.get("benchmark", {})
-    manifest = Path(str(bench.get("path", ""))) / MANIFEST
-    limit, tasks = config.get("limit"), config.get("tasks")
+    manifest = Path(config.benchmark.path) / MANIFEST
+    limit, tasks = config.limit, config.tasks
     try:
         counts = json.loads(manifest.read_text(encoding="utf-8"))["counts"]["task"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -110,29 +107,30 @@ def _headline(folder: Path) -> str:
 
 def describe(folder: Path) -> RunRow:
     """What `runs list` shows about one run folder."""
-    config: dict[str, Any] = {}
+    run = RunFolder(folder)
+    config: RunConfig | None = None
     damaged = False
     try:
-        config = read_config(folder) or {}
+        config = run.read_config()
     except InvalidInputError:  # listed all the same, with what can still be read
         damaged = True
     answered, errors = _tally(folder / PREDICTIONS)
-    if RunLock.held(folder):
+    if run.being_written():
         status = "running"
     elif damaged:
         status = f"unreadable {CONFIG}"
-    elif config.get("finished_at"):
+    elif config is not None and config.finished_at:
         status = "finished"
     else:
         status = "unfinished"
     return RunRow(
         path=folder,
-        model=str(config.get("model", {}).get("uri", "?")),
-        protocol=str(config.get("protocol", {}).get("name", "?")),
-        benchmark=str(config.get("benchmark", {}).get("name", "?")),
+        model=str(config.model.uri if config else "?"),
+        protocol=str(config.protocol.name if config else "?"),
+        benchmark=str(config.benchmark.name if config else "?"),
         answered=answered,
         errors=errors,
-        total=_total(config),
+        total=_total(config) if config else None,
         status=status,
         scores=_headline(folder),
     )

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from medtemporal.scoring import score_run
+from medtemporal.scoring import read_scores, score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.judge import Judge
 
@@ -18,6 +18,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help=f"interval level (default {CONFIDENCE})")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--allow-rebuilt-benchmark", action="store_true",
+                   help="score against a benchmark rebuilt since the run (its new items; recorded in scores.json)")
     add_judge_arguments(p)
     p.set_defaults(func=run)
 
@@ -31,6 +33,8 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-max-tokens", type=int, default=Judge.max_tokens, help="judge output token bound")
     g.add_argument("--judge-concurrency", type=int, help="judge calls in flight (default: the backend's)")
     g.add_argument("--judge-attempts", type=int, default=Judge.attempts, help="tries per judge call")
+    g.add_argument("--judge-timeout", type=float, default=Judge.timeout_s,
+                   help=f"seconds per judge call to a remote endpoint (default {Judge.timeout_s:g})")
     if not any(a.dest == "allow_remote_data" for a in p._actions):
         g.add_argument("--allow-remote-data", action="store_true",
                        help="allow credentialed text to go to a non-local judge endpoint")
@@ -45,21 +49,38 @@ def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, A
     if not args.judge:
         return None, {}
     judge = Judge(args.judge, temperature=args.judge_temperature, max_tokens=args.judge_max_tokens,
-                  concurrency=args.judge_concurrency, attempts=args.judge_attempts)
+                  concurrency=args.judge_concurrency, attempts=args.judge_attempts, timeout_s=args.judge_timeout)
     options = {"no_cache": args.no_cache, "cache_path": args.cache, "allow_remote_data": args.allow_remote_data,
                "progress": not getattr(args, "no_progress", False)}
     return judge, options
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score each run, then print the per-family table of the first metric."""
+    """Score each run, then print the per-family table; exit status 1 when judge calls failed."""
     judge, options = judge_from_args(args)
+    failed = 0
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
-                  judge_options=options)
+                  judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark)
         print(f"wrote {path / 'scores.json'}")
+        failed += judge_failures(path)
+    print_scores(args.runs)
+    return 1 if failed else 0
+
+
+def judge_failures(run_dir: Path) -> int:
+    """Judge calls of the run's last judge pass that failed, said in one sentence on stdout (0 when none)."""
+    block = read_scores(run_dir).judge or {}
+    failed = int((block.get("counts") or {}).get("failed_calls") or (block.get("counts") or {}).get("errors") or 0)
+    if failed:
+        print(f"{run_dir}: {failed} judge calls failed ({block.get('error_example') or 'see judgements'}); "
+              "their items are left out of the judge metrics until the same command is run again.")
+    return failed
+
+
+def print_scores(run_dirs: list[Path]) -> None:
+    """The headline table of the runs' scores."""
     from medtemporal.report import load_runs  # the report brings the audit (scikit-learn): not for `run`
     from medtemporal.report.tables import headline
 
-    print(headline(load_runs(args.runs, rescore=False)))
-    return 0
+    print(headline(load_runs(run_dirs, rescore=False)))

@@ -28,6 +28,7 @@ from medtemporal import __version__
 from medtemporal.benchmark import Benchmark
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
+from medtemporal.runs import PREDICTIONS, BenchmarkRef, ModelRef, ProtocolRef, RunConfig, RunFolder
 from medtemporal.schema import Prediction, content_hash, write_jsonl
 
 TOOLS = ("vlmevalkit", "lmms-eval")
@@ -135,7 +136,7 @@ def import_predictions(bench: Benchmark, source: str | Path, out: str | Path, *,
         InvalidInputError: unknown tool, unreadable source, a folder that already holds predictions,
             or a source none of whose rows match the benchmark's items.
     """
-    from medtemporal.runner.config import now, package_versions, write_config
+    from medtemporal.runner.config import now, package_versions
     from medtemporal.scoring import extract, score_run
 
     source, out = Path(source), Path(out)
@@ -143,7 +144,7 @@ def import_predictions(bench: Benchmark, source: str | Path, out: str | Path, *,
         raise InvalidInputError(f"Unknown tool {tool!r}; import from one of {', '.join(TOOLS)}.")
     if not source.is_file():
         raise InvalidInputError(f"{source} does not exist; pass the result file {tool} wrote.")
-    if (out / "predictions.jsonl").exists():
+    if (out / PREDICTIONS).exists():
         raise InvalidInputError(f"{out} already holds predictions; import into a new --out folder.")
     rows = _vlmevalkit_rows(source, bench) if tool == "vlmevalkit" else _lmms_rows(source, bench)
     items = {item.id: item for item in bench.items}
@@ -166,20 +167,18 @@ def import_predictions(bench: Benchmark, source: str | Path, out: str | Path, *,
         raise InvalidInputError(
             f"No row of {source} matches an item of {bench.path}; pass the benchmark that was exported to {tool}."
         )
-    out.mkdir(parents=True, exist_ok=True)
     m = bench.manifest
-    config = {
-        "benchmark": {"path": str(bench.path), "name": m.benchmark, "version": m.version,
-                      "manifest_sha256": bench.manifest_hash, "licence": m.licence},
-        "model": {"uri": uri, "identity": {"uri": uri}, "settings": {}, "served": []},
-        "protocol": {"name": protocol, "options": {}, "templates": {}},
-        "generation": None,
-        "imported_from": {"tool": tool, "path": str(source.resolve()), "sha256": sha256_file(source)},
-        "tasks": None, "limit": None, "allow_remote_data": False, "medtemporal_version": __version__,
-        "started_at": now(), "finished_at": now(), "packages": package_versions(),
-    }
-    write_config(out, config)
-    ordered = [latest[item.id] for item in bench.items if item.id in latest]
-    write_jsonl(out / "predictions.jsonl", ordered)
+    folder = RunFolder(out)
+    config = RunConfig(
+        benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
+                               manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
+        model=ModelRef(uri=uri, identity={"uri": uri}),
+        protocol=ProtocolRef(name=protocol),
+        imported_from={"tool": tool, "path": str(source.resolve()), "sha256": sha256_file(source)},
+        medtemporal_version=__version__, started_at=now(), finished_at=now(), packages=package_versions(),
+    )
+    with folder.writer():
+        folder.write_config(config)
+        write_jsonl(folder.file(PREDICTIONS), [latest[item.id] for item in bench.items if item.id in latest])
     score_run(out)
-    return ImportSummary(out, len(ordered), unknown, duplicates)
+    return ImportSummary(out, len(latest), unknown, duplicates)

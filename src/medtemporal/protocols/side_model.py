@@ -1,15 +1,14 @@
 """A second model a protocol calls besides the run's (a captioner, a date writer).
 
-Named by URI and opened by the runner with `open`, which puts it through the
-same data-use guard as the run's model; its calls go through retries and the
-shared response cache. Without a URI, the run's own ``generate`` is used.
+Named by URI; the runner opens it as a `medtemporal.backends.session.ModelSession` for the run's data
+(guarded, cached and retried like the run's own model) and `bind`\\s it here. Without a URI, the run's
+own ``generate`` is used.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from medtemporal.backends.base import Backend, Request, Response
+from medtemporal.backends.base import Request, Response
+from medtemporal.backends.session import ModelSession
 from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.base import Generate
 
@@ -19,40 +18,23 @@ class SideModel:
 
     def __init__(self, uri: str | None) -> None:
         self.uri = uri
-        self._backend: Backend | None = None
-        self._cache: Any = None
+        self._session: ModelSession | None = None
 
-    def open(self, benchmark: str, licence: str, allow_remote_data: bool) -> None:
-        """Load the side model once, refusing (or pinning) it as the data-use guard does the run's model."""
-        if self.uri is None or self._backend is not None:
-            return
-        from medtemporal.backends import load
-        from medtemporal.runner.cache import ResponseCache, default_cache_path
-        from medtemporal.runner.guard import guard_backend
-
-        backend = load(self.uri)
-        guard_backend(backend, benchmark, licence, allow_remote_data)
-        self._backend = backend
-        self._cache = ResponseCache(default_cache_path()) if backend.cacheable else None
+    def bind(self, session: ModelSession) -> None:
+        """Use ``session`` for this side model's calls (the runner opens it for the run's data)."""
+        self._session = session
 
     async def generate(self, request: Request, run_generate: Generate) -> Response:
         """The response of the side model to ``request`` (cached, retried)."""
         if self.uri is None:
             return await run_generate(request)
-        from medtemporal.runner.cache import request_key
-        from medtemporal.runner.retry import RetryPolicy, call_with_retries
+        if self._session is None:
+            raise InvalidInputError(f"The side model {self.uri} was not opened; run the protocol with "
+                                    "`medtemporal run`, which opens it with the benchmark's data-use rules.")
+        return await self._session.generate(request)
 
-        if self._backend is None:
-            raise InvalidInputError(f"The side model {self.uri} was not opened; open it with the benchmark's licence "
-                                    "first (`medtemporal run` does).")
-        backend = self._backend
-        key = request_key(backend.identity(), request)
-        cached = self._cache.get(key) if self._cache is not None else None
-        if cached is not None:
-            return cached
-        policy = RetryPolicy()
-        response = await call_with_retries(lambda: backend.generate(request), policy,
-                                           timeout_s=policy.timeout_s if backend.endpoint else None)
-        if self._cache is not None:
-            self._cache.put(key, response)
-        return response
+    async def aclose(self) -> None:
+        """Close the side model's session."""
+        if self._session is not None:
+            await self._session.aclose()
+            self._session = None

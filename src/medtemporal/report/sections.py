@@ -14,7 +14,7 @@ import markdown as markdown_lib
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.tables import DASH, ReportRun, fmt, is_percent, protocol_label
-from medtemporal.schema import read_json_object
+from medtemporal.runs import BenchmarkRef, RunConfig, RunFolder
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 
 
@@ -25,10 +25,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def run_config(run: ReportRun) -> dict[str, Any]:
-    """The run's ``config.json`` (empty when it has none)."""
-    path = run.path / "config.json"
-    return read_json_object(path, "restore it") if path.is_file() else {}
+def run_config(run: ReportRun) -> RunConfig | None:
+    """The run's config (None when it has none)."""
+    return RunFolder(run.path).read_config()
 
 
 def _short(value: Any, width: int = 90) -> str:
@@ -44,18 +43,16 @@ def settings_section(runs: Sequence[ReportRun]) -> str:
     selection, versions and dates (from each run's ``config.json``)."""
     columns = []
     for run in runs:
-        c = run_config(run)
-        model, gen = c.get("model") or {}, c.get("generation") or {}
-        model = model if isinstance(model, dict) else {"identity": model}
-        packages = c.get("packages") or {}
+        c = run_config(run) or RunConfig(benchmark=BenchmarkRef(path=str(run.path)))
+        model, gen, packages = c.model, c.generation, c.packages
         columns.append([
-            _short(model.get("identity")), _short(model.get("served")), _short(gen.get("temperature")),
+            _short(model.identity), _short(model.served), _short(gen.get("temperature")),
             _short(gen.get("max_tokens")), _short(gen.get("seed")), _short(gen.get("top_p")),
-            _short(gen.get("system_prompt")), str(c.get("repeats") or 1), protocol_label(run.scores),
-            _short(c.get("tasks")), _short(c.get("limit")),
-            f"{c.get('medtemporal_version', DASH)} ({c.get('git_revision') or 'no git'})",
+            _short(gen.get("system_prompt")), str(c.repeats), protocol_label(run.scores),
+            _short(c.tasks), _short(c.limit),
+            f"{c.medtemporal_version or DASH} ({c.git_revision or 'no git'})",
             _short(", ".join(f"{k} {v}" for k, v in sorted(packages.items()) if k != "medtemporal"), 120),
-            _short(c.get("started_at")), _short(c.get("finished_at")),
+            _short(c.started_at), _short(c.finished_at),
         ])
     names = ["Model identity", "Served as", "Temperature", "Max tokens", "Seed", "Top-p", "System prompt",
              "Repeats", "Protocol", "Tasks", "Limit", "medtemporal", "Packages", "Started", "Finished"]

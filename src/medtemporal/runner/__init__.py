@@ -7,18 +7,6 @@ runs/r1: 2000 answered, 0 already done, 0 failed, 0 pending of 2000 items in 3.1
 """
 
 from medtemporal.runner._run import RunSummary, arun, run
-from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
-from medtemporal.runner.guard import check_data_use, guard_backend
-from medtemporal.runner.retry import RetryPolicy
+from medtemporal.runner.options import RunOptions
 
-__all__ = [
-    "ResponseCache",
-    "RetryPolicy",
-    "RunSummary",
-    "arun",
-    "check_data_use",
-    "default_cache_path",
-    "guard_backend",
-    "request_key",
-    "run",
-]
+__all__ = ["RunOptions", "RunSummary", "arun", "run"]

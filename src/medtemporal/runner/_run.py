@@ -10,34 +10,29 @@ already answered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import os
-import random
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends import load as load_backend
-from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, RequestError, Response, TextPart
-from medtemporal.backends.images import DEFAULT_MAX_PIXELS, hash_is_cheap
-from medtemporal.benchmark import load as load_benchmark
+from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response, TextPart
+from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import spec
+from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Solver
 from medtemporal.registry import lookup
-from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
-from medtemporal.runner.config import build_config, check_resumable, now, read_config, write_config
-from medtemporal.runner.guard import guard_backend
+from medtemporal.runner.config import build_config, now
+from medtemporal.runner.options import RunOptions
 from medtemporal.runner.progress import Progress
-from medtemporal.runner.repeats import check_repeats, repeat_config, sample_index
-from medtemporal.runner.retry import RetryPolicy, call_with_retries
-from medtemporal.runner.store import PredictionLog, RunLock
+from medtemporal.runner.repeats import repeat_config, sample_index
+from medtemporal.runs import AppendLog, RunFolder
 from medtemporal.schema import Item, Prediction
 from medtemporal.scoring import extract, score_run
-
 
 BROKEN_STREAK = 25
 """At least this many failed items in a row stop a run (more with high concurrency)."""
@@ -126,80 +121,39 @@ class _Runner:
 
     def __init__(
         self,
-        backend: Backend,
+        session: ModelSession,
         solver: Solver,
         config: GenerateConfig,
         image_root: Path,
-        cache: ResponseCache | None,
-        log: PredictionLog,
+        log: AppendLog[Prediction],
         summary: RunSummary,
-        retry: RetryPolicy,
         concurrency: int,
         max_errors: int | None,
     ) -> None:
-        self.backend = backend
-        self.identity = backend.identity()
+        self.session = session
         self.solver = solver
         self.config = config
         self.image_root = image_root
-        self.cache = cache
         self.log = log
         self.summary = summary
-        self.retry = retry
         self.concurrency = concurrency
         self.max_errors = max_errors
         self.broken_after = max(BROKEN_STREAK, 2 * concurrency)
         """Failed items in a row that stop the run: a dead endpoint is not worth a weekend of retries."""
         self.streak = 0
-        self.semaphore = asyncio.Semaphore(concurrency)
-        self.timeout_s = retry.timeout_s if backend.endpoint is not None else None
-        self.served: set[str] = set()
-        self.rng = random.Random()
         self.tasks: list[asyncio.Task[None]] = []
 
     async def generate(self, request: Request, calls: _ItemCalls, sample: int = 0) -> Response:
-        """The ``generate`` a protocol gets: image check, cache, retries, timeout, accounting.
+        """The ``generate`` a protocol gets: the session's call (image limit, cache, retries) and accounting.
 
         ``sample`` is the repeat index that keys the cache when repeats are distinct samples
         (`medtemporal.runner.repeats.sample_index`).
         """
-        if all(hash_is_cheap(path) for path in request.image_paths):
-            key = request_key(self.identity, request, sample)
-        else:  # a new large image: read and hash it off the event loop, which keeps serving requests in flight
-            key = await asyncio.to_thread(request_key, self.identity, request, sample)
-        calls.request_hash = key
         calls.last = request
-        limit = self.backend.max_images
-        if limit is not None and request.n_images > limit:
-            raise RequestError(
-                f"The request has {request.n_images} images but {self.backend.uri} takes at most {limit}; "
-                "use a backend that takes more (e.g. max_images) or a protocol that sends fewer.",
-                reason="too_many_images",
-            )
-        cached = self.cache.get(key) if self.cache is not None else None
-        if cached is not None:
-            self.summary.cache_hits += 1
-            self._account(cached, calls)
-            return cached
-
-        await self.backend.prepare(request)
-
-        async def attempt() -> Response:
-            self.summary.requests += 1
-            return await self.backend.generate(request)
-
-        response = await call_with_retries(
-            attempt, self.retry, timeout_s=self.timeout_s, rng=self.rng, slot=self.semaphore
-        )
-        if self.cache is not None:
-            self.cache.put(key, response)
-        self._account(response, calls)
-        return response
-
-    def _account(self, response: Response, calls: _ItemCalls) -> None:
-        if response.model:
-            self.served.add(response.model)
-        calls.add(response)
+        calls.request_hash = await self.session.key(request, sample)
+        reply = await self.session.ask(request, key=calls.request_hash)
+        calls.add(reply.response)
+        return reply.response
 
     async def answer(self, item: Item, repeat: int = 0) -> Prediction:
         """Run the protocol on ``item`` for repeat ``repeat``; a backend failure becomes an error prediction."""
@@ -210,7 +164,7 @@ class _Runner:
         async def generate(request: Request) -> Response:
             return await self.generate(request, calls, sample)
 
-        common: dict[str, Any] = {"item_id": item.id, "model": self.backend.uri, "protocol": self.solver.name,
+        common: dict[str, Any] = {"item_id": item.id, "model": self.session.uri, "protocol": self.solver.name,
                                   "repeat": repeat}
         try:
             solution = await self.solver.solve(item, self.image_root, generate, repeat_config(self.config, repeat))
@@ -365,28 +319,8 @@ async def arun(
     benchmark: str | Path,
     model: str | Backend,
     out: str | Path,
-    *,
-    protocol: str = "direct",
-    config: GenerateConfig = GenerateConfig(),
-    concurrency: int | None = None,
-    limit: int | None = None,
-    no_cache: bool = False,
-    allow_remote_data: bool = False,
-    max_errors: int | None = None,
-    image_root: str | Path | None = None,
-    prompts: PromptSet | None = None,
-    max_pixels: int | None = DEFAULT_MAX_PIXELS,
-    cache_path: str | Path | None = None,
-    progress: bool = True,
-    api_key_env: str | None = None,
-    retry: RetryPolicy = RetryPolicy(),
-    backend_options: dict[str, Any] | None = None,
-    score: bool = True,
-    protocol_options: dict[str, Any] | None = None,
-    tasks: Sequence[str] | None = None,
-    repeats: int = 1,
-    ray: str | bool | None = None,
-    replicas: int | None = None,
+    options: RunOptions | None = None,
+    **overrides: Any,
 ) -> RunSummary:
     """Run ``model`` on every item of ``benchmark`` into run folder ``out``; resume if it holds this run.
 
@@ -395,30 +329,9 @@ async def arun(
         model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...),
             or a loaded `Backend`, which the run uses as it is and leaves open for the caller.
         out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
-        protocol: registered protocol name.
-        protocol_options: keyword options of the protocol (``k``, ``retriever`` for RAG).
-        tasks: run only the items of these tasks (families).
-        config: generation settings (temperature 0 by default).
-        concurrency: requests in flight at once (default: the backend's).
-        limit: run only the first ``limit`` items.
-        no_cache: neither read nor write the response cache.
-        allow_remote_data: allow credentialed data to go to a non-local endpoint.
-        max_errors: stop once more items than this have failed.
-        image_root: where the images are (default: the manifest's image root).
-        prompts: prompt templates (default: the built-in ones).
-        max_pixels: bound on width × height of images sent to the model.
-        cache_path: response cache file (default: `default_cache_path`).
-        progress: show a progress bar (only ever on a terminal, never in CI).
-        api_key_env: environment variable holding the API key (default ``OPENAI_API_KEY``).
-        retry: attempts, backoff and per-request timeout.
-        backend_options: extra options for the backend factory (``dtype``, ``device``, ``max_images`` ...).
-        score: write ``scores.json`` when the run completes.
-        repeats: answers per item, each its own sample (`medtemporal.runner.repeats`); a folder's run
-            may be resumed with more repeats than before.
-        ray: run model replicas on a Ray cluster (`medtemporal.runner.ray_pool`): True or ``"local"`` for a
-            local cluster, else the cluster's address; ``num_gpus`` / ``num_cpus`` in ``backend_options``
-            are each replica's resources.
-        replicas: how many replicas with ``ray`` (default: one per GPU, else 1).
+        options: how to run (`RunOptions`); the paper's protocol and generation settings fill what it leaves
+            unset (`RunOptions.resolve`).
+        **overrides: fields of `RunOptions` given as keywords (``limit=50``, ``config={"temperature": 0.7}``).
 
     Returns:
         A `RunSummary`: counts answered / already done / failed by reason, wall time.
@@ -431,99 +344,75 @@ async def arun(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
-    if concurrency is not None and concurrency < 1:
-        raise InvalidInputError(f"--concurrency must be at least 1, not {concurrency}.")
-    if max_errors is not None and max_errors < 0:
-        raise InvalidInputError(f"--max-errors must be zero or more, not {max_errors}.")
-    if replicas is not None and not ray:
-        raise InvalidInputError("--replicas applies to runs on Ray; add --ray (alone for a local cluster).")
-    if max_pixels is not None and max_pixels < 0:
-        raise InvalidInputError(f"--max-pixels must be zero (no bound) or more, not {max_pixels}.")
-    check_repeats(repeats)
     bench = load_benchmark(benchmark)
-    items = bench.select(tasks, limit)
-    prompts = prompts or PromptSet()
-    solver = _solver(protocol, prompts, protocol_options or {})
-    templates = _templates(solver, items, prompts)
-    owned = not isinstance(model, Backend)
-    if owned:
-        images_needed = max((solver.max_images(item) for item in items), default=0)
-        options = dict(max_pixels=max_pixels, api_key_env=api_key_env, timeout_s=retry.timeout_s,
-                       images_needed=images_needed, **(backend_options or {}))
-        if ray:
-            from medtemporal.runner.ray_pool import RayPool
-
-            address = None if ray is True or ray == "local" else str(ray)
-            resources = {k: options.pop(k) for k in ("num_gpus", "num_cpus") if k in options}
-            backend = RayPool(model, options, address=address, replicas=replicas, **resources)
-        else:
-            backend = load_backend(model, **options)
-    elif backend_options or ray:
-        raise InvalidInputError("backend_options and ray apply to a model URI; pass the URI, or set them when you "
-                                "build the backend object (e.g. medtemporal.runner.ray_pool.RayPool).")
-    else:
-        backend = model
-    cache = log = lock = None
-    try:
+    opts = RunOptions.of(options, overrides).resolve(spec(bench.manifest.benchmark))
+    items = bench.select(opts.tasks, opts.limit)
+    solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
+    templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
+    use = DataUse(bench.manifest.benchmark, bench.manifest.licence, opts.allow_remote_data)
+    policy = {"retry": opts.retry, "cache_path": opts.cache_path, "no_cache": opts.no_cache}
+    backend_options = dict(opts.backend_options)
+    if not isinstance(model, Backend):
+        backend_options = dict(max_pixels=opts.max_pixels, api_key_env=opts.api_key_env,
+                               timeout_s=opts.retry.timeout_s,
+                               images_needed=max((solver.max_images(item) for item in items), default=0),
+                               **backend_options)
+    session = ModelSession.open(model, use=use, options=backend_options, ray=opts.ray, replicas=opts.replicas,
+                                concurrency=opts.concurrency, **policy)
+    folder = RunFolder(out)
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(session.aclose)
+        backend = session.backend
         solver.check_backend(backend)
-        guard_backend(backend, bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
         for side in solver.side_models():
-            side.open(bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
-        root = Path(image_root) if image_root is not None else bench.image_root
+            if side.uri is not None:
+                side.bind(ModelSession.open(side.uri, use=use, **policy))
+                stack.push_async_callback(side.aclose)
+        root = Path(opts.image_root) if opts.image_root is not None else bench.image_root
         _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
         backend.fit_answers({i.id: i.answer for i in items})
         backend.fit_items(items)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InvalidInputError(f"--out {out} cannot be created ({exc.strerror}); pass a folder you can write.") from None
-        lock = RunLock(out)
+        stack.enter_context(folder.writer())
         cfg = build_config(
-            bench, backend, solver.name, templates, config, allow_remote_data, limit,
-            protocol_options=getattr(solver, "settings", None) or protocol_options, tasks=tasks, repeats=repeats,
+            bench, backend, solver.name, templates, opts.generation, opts.allow_remote_data, opts.limit,
+            protocol_options=getattr(solver, "settings", None) or dict(opts.protocol_options), tasks=opts.tasks,
+            repeats=opts.repeats,
         )
-        old = read_config(out)
-        if old is not None and PredictionLog.has_predictions(out):  # an empty folder may take new settings
-            check_resumable(out, old, cfg)
-            cfg["started_at"] = old.get("started_at", cfg["started_at"])
-            cfg["model"]["served"] = old.get("model", {}).get("served", [])
-        log = PredictionLog(out)
-        answered = log.resume()
-        todo = [(item, r) for r in range(repeats) for item in items if (item.id, r) not in answered]
-        write_config(out, cfg)
-        total = len(items) * repeats
-        summary = RunSummary(out, total, skipped_existing=total - len(todo), repeats=repeats)
-        if not no_cache and backend.cacheable:
-            cache = ResponseCache(cache_path if cache_path is not None else default_cache_path())
-        runner = _Runner(
-            backend, solver, config, root, cache, log, summary, retry, concurrency or backend.concurrency, max_errors
-        )
-        bar = Progress(total, summary.skipped_existing, backend.uri, enabled=progress)
+        folder.check_resumable(cfg)
+        old = folder.read_config() if folder.has_predictions() else None
+        if old is not None:
+            cfg.started_at = old.started_at or cfg.started_at
+            cfg.model.served = list(old.model.served)
+        log = folder.predictions()
+        stack.callback(log.close)
+        answered = log.resume(key=lambda p: (p.item_id, p.repeat), keep=lambda p: p.error is None)
+        todo = [(item, r) for r in range(opts.repeats) for item in items if (item.id, r) not in answered]
+        folder.write_config(cfg)
+        total = len(items) * opts.repeats
+        summary = RunSummary(out, total, skipped_existing=total - len(todo), repeats=opts.repeats)
+        runner = _Runner(session, solver, opts.generation, root, log, summary, session.concurrency, opts.max_errors)
+        bar = Progress(total, summary.skipped_existing, backend.uri, enabled=opts.progress)
         try:
             await runner.run(todo, bar)
             if summary.stopped is None:
-                cfg["finished_at"] = now()
+                cfg.finished_at = now()
         finally:
             bar.close()
-            cfg["model"]["served"] = sorted(set(cfg["model"]["served"]) | runner.served)
-            write_config(out, cfg)
-        if score and summary.stopped is None:
-            score_run(out)
-            summary.scored = True
-    finally:
-        if owned:
-            await backend.aclose()
-        for resource in (cache, log, lock):
-            if resource is not None:
-                resource.close()
+            summary.requests, summary.cache_hits = session.calls, session.cache_hits
+            cfg.model.served = sorted(set(cfg.model.served) | session.served)
+            folder.write_config(cfg)
+    if opts.score and summary.stopped is None:  # the folder's writer lock is released: scoring takes it
+        score_run(out)
+        summary.scored = True
     summary.wall_s = time.perf_counter() - start
     return summary
 
 
-def run(benchmark: str | Path, model: str, out: str | Path, **options: Any) -> RunSummary:
+def run(benchmark: str | Path, model: str | Backend, out: str | Path, options: RunOptions | None = None,
+        **overrides: Any) -> RunSummary:
     """Run ``model`` on ``benchmark`` into run folder ``out``, resuming if it holds this run.
 
-    Takes the same keyword options as `arun`, which is the coroutine form.
+    Takes the same options as `arun`, which is the coroutine form.
     """
-    return asyncio.run(arun(benchmark, model, out, **options))
+    return asyncio.run(arun(benchmark, model, out, options, **overrides))

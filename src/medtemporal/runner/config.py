@@ -1,20 +1,11 @@
-"""``config.json`` of a run: everything needed to know, and redo, what ran.
+"""The config of a run starting now: a `medtemporal.runs.RunConfig` with the versions that shape results.
 
-Keys: ``benchmark`` (path, name, version, manifest sha256, licence),
-``model`` (URI, identity, load settings such as device map or tensor parallelism, server-reported names), ``protocol`` (name,
-options, and the hash of every prompt template it may use), ``generation``
-(the `GenerateConfig`), ``tasks`` and ``limit`` (which items),
-``repeats`` (answers per item; not part of the resume identity, so a run may
-grow more repeats), ``allow_remote_data``, ``medtemporal_version``, ``git_revision``,
-``started_at``, ``finished_at`` and ``packages``. Never an API key: backends
-keep keys to themselves. `RESUME_KEYS` say what a resumed run must share.
+The folder's owner (`medtemporal.runs.RunFolder`) writes and reads it; this module only fills it in.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -25,22 +16,9 @@ from typing import Any
 import medtemporal
 from medtemporal.backends.base import Backend, GenerateConfig
 from medtemporal.benchmark import Benchmark
-from medtemporal.errors import InvalidInputError
-from medtemporal.schema import read_json_object
+from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig
 
-CONFIG = "config.json"
 PACKAGES = ("medtemporal", "openai", "torch", "transformers", "vllm", "numpy", "pillow", "pydantic")
-
-RESUME_KEYS = (
-    ("benchmark", "manifest_sha256"),
-    ("model", "uri"),
-    ("model", "identity"),
-    ("protocol", "name"),
-    ("protocol", "options"),
-    ("protocol", "templates"),
-    ("generation",),
-)
-"""What must match for a run folder to be resumed rather than refused."""
 
 
 def now() -> str:
@@ -87,73 +65,22 @@ def build_config(
     protocol_options: dict[str, Any] | None = None,
     tasks: Sequence[str] | None = None,
     repeats: int = 1,
-) -> dict[str, Any]:
+) -> RunConfig:
     """The config of a run starting now (``finished_at`` None)."""
     m = bench.manifest
-    return {
-        "benchmark": {
-            "path": str(bench.path),
-            "name": m.benchmark,
-            "version": m.version,
-            "manifest_sha256": bench.manifest_hash,
-            "licence": m.licence,
-        },
-        "model": {"uri": backend.uri, "identity": backend.identity(), "settings": backend.settings(), "served": []},
-        "protocol": {
-            "name": protocol,
-            "options": dict(sorted((protocol_options or {}).items())),
-            "templates": dict(sorted(templates.items())),
-        },
-        "generation": asdict(generation),
-        "tasks": sorted(tasks) if tasks else None,
-        "limit": limit,
-        "repeats": repeats,
-        "allow_remote_data": allow_remote_data,
-        "medtemporal_version": medtemporal.__version__,
-        "git_revision": git_revision(),
-        "started_at": now(),
-        "finished_at": None,
-        "packages": package_versions(),
-    }
-
-
-def _get(config: dict[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = config
-    for key in path:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def read_config(folder: Path) -> dict[str, Any] | None:
-    """The config of an existing run folder, or None when there is none."""
-    path = folder / CONFIG
-    if not path.is_file():
-        return None
-    return read_json_object(path, "restore it or run into a new --out folder")
-
-
-def check_resumable(folder: Path, old: dict[str, Any], new: dict[str, Any]) -> None:
-    """Refuse to add predictions to a folder that holds a run of something else.
-
-    Raises:
-        InvalidInputError: naming the first setting that differs.
-    """
-    for path in RESUME_KEYS:
-        before, after = _get(old, path), _get(new, path)
-        if before != after:
-            name = ".".join(path)
-            raise InvalidInputError(
-                f"{folder} holds a run with another {name} ({json.dumps(before)[:120]} there, "
-                f"{json.dumps(after)[:120]} now); run the same command as before to resume, "
-                "or choose a new --out folder."
-            )
-
-
-def write_config(folder: Path, config: dict[str, Any]) -> None:
-    """Write ``config.json`` atomically."""
-    tmp = folder / (CONFIG + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(folder / CONFIG)
+    return RunConfig(
+        benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
+                               manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
+        model=ModelRef(uri=backend.uri, identity=backend.identity(), settings=backend.settings()),
+        protocol=ProtocolRef(name=protocol, options=dict(sorted((protocol_options or {}).items())),
+                             templates=dict(sorted(templates.items()))),
+        generation=asdict(generation),
+        tasks=sorted(tasks) if tasks else None,
+        limit=limit,
+        repeats=repeats,
+        allow_remote_data=allow_remote_data,
+        medtemporal_version=medtemporal.__version__,
+        git_revision=git_revision(),
+        started_at=now(),
+        packages=package_versions(),
+    )

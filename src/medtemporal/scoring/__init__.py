@@ -4,9 +4,9 @@ Importing this package registers the built-in extraction rules (kind
 ``extractor``: ``letter``, ``yesno``, ``ordering``, ``text``, ``raw_text``; a family's
 released rules live in its package) and metrics (kind ``metric``:
 ``accuracy``, ``yesno_macro_f1``, ``pairwise_accuracy``, and the report-generation ``bleu_1``,
-``rouge_l``, ``meteor``, ``report_avg``, ``bertscore_f1``; the LLM judge's ``judge_accuracy``,
-``judge_completeness`` and ``judge_unparseable_rate``, `medtemporal.scoring.judge`). New rules and
-metrics register themselves the same way, in their own modules imported here.
+``rouge_l``, ``meteor``, ``report_avg``, ``bertscore_f1``; the judge engine's ``judge_unparseable_rate``,
+`medtemporal.scoring.judge`). A family's own rules and metrics (its judge rubric's included) register
+themselves the same way in its package.
 """
 
 from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
@@ -15,7 +15,7 @@ from medtemporal.scoring.extraction import Extraction, extract, normalise, rule_
 from medtemporal.scoring import ordering, text_metrics  # noqa: F401  (ordering rule and metrics; report metrics)
 from medtemporal.scoring.metrics import Metric, chance_level, is_correct, metric
 from medtemporal.scoring.runs import RunScores, needs_scoring, read_scores, score_run
-from medtemporal.scoring import judge, judge_baseline  # noqa: E402,F401  (LLM judge metrics, scripted judge; after runs)
+from medtemporal.scoring import judge  # noqa: E402,F401  (the judge engine's metric; after runs)
 
 __all__ = [
     "Estimate",

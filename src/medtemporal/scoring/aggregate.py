@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -40,6 +40,9 @@ class Outcome:
     status: Status
     output: str | None = None
     """The raw output the answer was extracted from (None when missing); metrics with ``reads_output`` read it."""
+    verdict: Any = None
+    """The LLM judge's verdict of the answer (`medtemporal.scoring.judge.Verdict`) when a judge scored the run;
+    metrics registered with ``needs_judge`` read it."""
 
 
 class Column(Record):
@@ -147,7 +150,7 @@ def score_outcomes(
         applies[name] = np.isin(task_of, [t.task for t in tasks if name in metrics_for_task(t.task)])
         idx = np.flatnonzero(applies[name])
         scored = m.per_sample([items[i] for i in idx], [outcomes[i].answer for i in idx],
-                              [outcomes[i].output for i in idx])
+                              [outcomes[i].output for i in idx], [outcomes[i].verdict for i in idx])
         full = np.zeros((len(items), *scored.shape[1:]))
         full[idx] = scored
         values[name] = full

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats as scipy_stats
 
+from medtemporal.runs import RunConfig
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
@@ -112,16 +113,12 @@ def _get(config: dict[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def setting_differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+def setting_differences(a: RunConfig, b: RunConfig) -> dict[str, tuple[Any, Any]]:
     """Dotted setting → (A, B) for each of `SETTINGS_COMPARED` that differs (mappings key by key)."""
     out: dict[str, tuple[Any, Any]] = {}
+    plain_a, plain_b = a.model_dump(mode="json"), b.model_dump(mode="json")
     for path in SETTINGS_COMPARED:
-        va, vb = _get(a, path), _get(b, path)
-        if path == ("repeats",):
-            va, vb = va or 1, vb or 1
-        if path == ("generation",):
-            va, vb = va or {}, vb or {}
-        _differences(".".join(path), va, vb, out)
+        _differences(".".join(path), _get(plain_a, path), _get(plain_b, path), out)
     return out
 
 

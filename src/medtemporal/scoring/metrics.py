@@ -71,10 +71,18 @@ class Metric:
     """Scored from ``(items, answers, outputs)``: the raw outputs too (e.g. a rationale beside an ordering)."""
     settings: Callable[[], dict[str, Any]] | None = None
     """The options the metric is computed with as resolved now (encoder, weights), recorded in ``scores.json``."""
+    needs_judge: bool = False
+    """Scored from ``(items, answers, verdicts)``: the LLM judge's verdicts (`medtemporal.scoring.judge`)."""
 
-    def per_sample(self, items: Sequence[Item], answers: Sequence[Any], outputs: Sequence[str | None]) -> np.ndarray:
-        """Per-sample statistics as a float array, passing the raw outputs to metrics that read them."""
-        args: list[Sequence[Any]] = [items, answers, outputs] if self.reads_output else [items, answers]
+    def per_sample(self, items: Sequence[Item], answers: Sequence[Any], outputs: Sequence[str | None],
+                   verdicts: Sequence[Any] = ()) -> np.ndarray:
+        """Per-sample statistics as a float array, passing the raw outputs or the judge's verdicts to the
+        metrics that read them."""
+        args: list[Sequence[Any]] = [items, answers]
+        if self.reads_output:
+            args.append(outputs)
+        if self.needs_judge:
+            args.append(verdicts)
         return np.asarray(self.score(*args), dtype=float)
 
     def summary(self) -> dict[str, Any]:
@@ -122,6 +130,7 @@ def metric(name: str) -> Metric:
         description=str(info.get("description", "")),
         reads_output=bool(info.get("reads_output", False)),
         settings=info.get("settings"),
+        needs_judge=bool(info.get("needs_judge", False)),
     )
 
 

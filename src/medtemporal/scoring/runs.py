@@ -13,17 +13,18 @@ import math
 from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
 from medtemporal import __version__
-from medtemporal.benchmark import Benchmark, BenchmarkSpec, load, spec
+from medtemporal.benchmark import Benchmark, BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup
-from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error, iter_jsonl, read_json_object
+from medtemporal.runs import SCORES, RunConfig, RunFolder
+from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error
 from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_outcomes
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
@@ -32,10 +33,6 @@ from medtemporal.scoring.repeats import repeat_summary
 
 if TYPE_CHECKING:
     from medtemporal.scoring.judge import Judge
-
-CONFIG = "config.json"
-PREDICTIONS = "predictions.jsonl"
-SCORES = "scores.json"
 
 
 class RunScores(Record):
@@ -60,6 +57,9 @@ class RunScores(Record):
     repeats: dict[str, Any] | None = None
     """For runs with ``--repeats`` above 1: `medtemporal.scoring.repeats.repeat_summary` (each repeat's
     value with mean and sd, and per-item consistency); None for a single repeat."""
+    variants: dict[str, dict[str, Any]] | None = None
+    """Other scorings of the run beside the main one (`BenchmarkSpec.variants`, e.g. ``"as released"``):
+    name → description, extraction rule per task and scores."""
 
     def score(self, group: str, metric: str) -> Score | None:
         """The score of ``metric`` over ``group``, if computed."""
@@ -68,9 +68,9 @@ class RunScores(Record):
 
 def score_run(
     run_dir: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0,
-    judge: Judge | None = None, judge_options: dict[str, Any] | None = None,
+    judge: Judge | None = None, judge_options: dict[str, Any] | None = None, allow_rebuilt: bool = False,
 ) -> list[Score]:
-    """Score the predictions of a run folder and write its ``scores.json``.
+    """Score the predictions of a run folder and write its ``scores.json``, holding the folder's writer lock.
 
     Only the items the run selected (its recorded ``tasks`` and ``limit``) are
     scored. The last prediction line of an item (per repeat) wins. With ``repeats`` above 1 in
@@ -79,85 +79,120 @@ def score_run(
     values and the items' consistency. Items without one, or whose last
     line has no output (an error), are missing; outputs without a valid answer
     are invalid; both count as wrong. An answer stored under another rule id
-    than the current rule's is extracted again from ``raw_output``.
+    than the current rule's is extracted again from ``raw_output``. The family's
+    other scorings (`BenchmarkSpec.variants`, e.g. 3D-RAD's release rule) are scored beside, labelled.
 
     Args:
         run_dir: Folder with ``config.json`` (``benchmark.path``) and ``predictions.jsonl``.
         resamples: Bootstrap replicates per score.
         confidence: Confidence level of the intervals.
         seed: Bootstrap seed.
-        judge: The LLM judge of open answers; without one, metrics that need a judge are left out.
+        judge: The LLM judge: the family's rubric (`BenchmarkSpec.judge_rubric`) or judge pass
+            (`BenchmarkSpec.judge_pass`); without one, metrics that need a judge are left out.
         judge_options: Keyword options of `medtemporal.scoring.judge.judge_answers` (cache, remote data, progress).
+        allow_rebuilt: Score against a benchmark rebuilt since the run (recorded in ``scores.json``).
 
     Returns:
         The scores written.
+
+    Raises:
+        InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark.
     """
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InvalidInputError(f"The bootstrap resamples (--resamples) must be a whole number of 1 or more, not {resamples}.")
     if not (math.isfinite(confidence) and 0 < confidence < 1):
         raise InvalidInputError(f"The interval level (--confidence) must be between 0 and 1, e.g. 0.95, not {confidence}.")
-    run_dir = Path(run_dir)
-    loaded = load_outcomes(run_dir, judged=judge is not None)
-    config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
-    metrics_for, subtype_groups, repeats = loaded.metrics_for, loaded.subtype_groups, len(by_repeat)
-    outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
-    latest, lines = loaded.latest, loaded.lines
-    counts = {"items": len(items), "prediction_lines": lines, "superseded": lines - len(latest),
-              "unknown_items": len({i for i, _ in latest} - {i.id for i in items}), **_sum_counts(loaded.tallies)}
-    if repeats > 1:
-        counts["repeats"] = repeats
-    judged = None
-    verdicts: dict[str, Any] = {}
-    family_judge = spec(bench.manifest.benchmark).judge_pass if judge is not None else None
-    judge_block = None
-    if family_judge is not None:
-        judge_block = family_judge(run_dir, judge, {"licence": bench.manifest.licence, **(judge_options or {})})
-    elif judge is not None:
-        from medtemporal.scoring.judge import judge_answers
-
+    folder = RunFolder(run_dir)
+    folder.config()  # one sentence when the folder is not a run, before any lock file is made
+    with folder.writer():
+        loaded = _load_outcomes(folder, judge is not None, allow_rebuilt)
+        config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
+        family = spec(bench.manifest.benchmark)
+        repeats = len(by_repeat)
+        latest, lines = loaded.latest, loaded.lines
+        counts = {"items": len(items), "prediction_lines": lines, "superseded": lines - len(latest),
+                  "unknown_items": len({i for i, _ in latest} - {i.id for i in items}), **_sum_counts(loaded.tallies)}
         if repeats > 1:
-            raise InvalidInputError(f"{run_dir} has {repeats} repeats; the LLM judge scores runs of one repeat only, "
-                                    "so score it without --judge or judge a run made without --repeats.")
-        answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in outcomes}
-        judged = judge_answers(run_dir, items, answers, judge, licence=bench.manifest.licence, **(judge_options or {}))
-        verdicts = {item_id: v for (kind, item_id), v in judged.verdicts.items() if kind == "answer"}
-        judge_block = judged.summary()
-    with _verdicts_in_scope(verdicts if judge is not None else None):
-        scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
-                                seed=seed, overall_tasks=loaded.overall_tasks)
-    first = next(iter(latest.values()), None)
-    result = RunScores(
-        run={
-            "model": _name(config.get("model")) or (first.model if first else None),
-            "protocol": _name(config.get("protocol")) or (first.protocol if first else None),
-            "protocol_options": _options(config.get("protocol")),
+            counts["repeats"] = repeats
+        judge_block = None
+        if judge is not None:
+            options = {"licence": bench.manifest.licence, **(judge_options or {})}
+            if family.judge_pass is not None:
+                judge_block = family.judge_pass(folder, judge, options)
+            elif family.judge_rubric is not None:
+                from medtemporal.scoring.judge import judge_answers
+
+                if repeats > 1:
+                    raise InvalidInputError(f"{folder.path} has {repeats} repeats; the LLM judge scores runs of one "
+                                            "repeat only, so score it without --judge or judge a run made without "
+                                            "--repeats.")
+                answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in by_repeat[0]}
+                judged = judge_answers(folder, items, answers, judge, family.judge_rubric, **options)
+                by_repeat = [[replace(o, verdict=judged.verdict(o.item.id)) for o in by_repeat[0]]]
+                judge_block = judged.summary()
+            else:
+                raise InvalidInputError(f"The benchmark {bench.manifest.benchmark!r} has no metric an LLM judge "
+                                        "decides; score it without --judge.")
+        outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
+        scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
+                                confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks)
+        variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
+                    for name, variant in family.variants.items()}
+        first = next(iter(latest.values()), None)
+        run = {
+            "model": config.model.uri or (first.model if first else None),
+            "protocol": config.protocol.name or (first.protocol if first else None),
+            "protocol_options": dict(config.protocol.options),
             "benchmark": bench.manifest.benchmark,
             "benchmark_version": bench.manifest.version,
             "benchmark_path": str(bench.path),
             "items_sha256": bench.manifest.items_sha256,
-        },
-        scores=scores,
-        counts=counts,
-        layout=layout(items, subtype_groups),
-        metrics={name: metric(name).summary() for name in dict.fromkeys(s.metric for s in scores)},
-        bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
-                   "resamples": resamples, "confidence": confidence, "seed": seed},
-        scored_with=f"medtemporal {__version__}",
-        judge=judge_block,
-        repeats=repeat_summary(by_repeat, metrics_for, subtype_groups, loaded.overall_tasks) if repeats > 1 else None,
-    )
-    tmp = run_dir / (SCORES + ".tmp")
-    tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    tmp.replace(run_dir / SCORES)
+        }
+        if allow_rebuilt and (config.benchmark.items_sha256 or bench.manifest.items_sha256) != bench.manifest.items_sha256:
+            run["allow_rebuilt_benchmark"] = True
+        result = RunScores(
+            run=run,
+            scores=scores,
+            counts=counts,
+            layout=layout(items, loaded.subtype_groups),
+            metrics={name: metric(name).summary() for name in dict.fromkeys(s.metric for s in scores)},
+            bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
+                       "resamples": resamples, "confidence": confidence, "seed": seed},
+            scored_with=f"medtemporal {__version__}",
+            judge=judge_block,
+            repeats=repeat_summary(by_repeat, loaded.metrics_for, loaded.subtype_groups, loaded.overall_tasks)
+            if repeats > 1 else None,
+            variants=variants or None,
+        )
+        folder.write_scores(result.model_dump(mode="python"))
     return scores
+
+
+def _variant(variant: Variant, loaded: RunOutcomes, **bootstrap: Any) -> dict[str, Any]:
+    """The scores of one other scoring of the run (`BenchmarkSpec.variants`): the tasks it covers, each answer
+    extracted again with the variant's rule, scored with its metrics."""
+    outcomes = []
+    for outcomes_r in loaded.by_repeat:
+        for o in outcomes_r:
+            rule = variant.extractors.get(o.item.task)
+            if rule is None:
+                continue
+            answer = None if o.output is None else extract(o.item, o.output, rule).answer
+            status = "missing" if o.output is None else ("answered" if answer is not None else "invalid")
+            outcomes.append(Outcome(o.item, answer, status, o.output))
+    default = loaded.metrics_for
+    scores = score_outcomes(outcomes, lambda task: variant.metrics.get(task) or default(task),
+                            loaded.subtype_groups, overall_tasks=loaded.overall_tasks, **bootstrap) if outcomes else []
+    return {"description": variant.description,
+            "rules": {task: rule_id(rule) for task, rule in sorted(variant.extractors.items())},
+            "scores": [s.model_dump(mode="python") for s in scores]}
 
 
 @dataclass
 class RunOutcomes:
     """A run folder read for scoring: its config, benchmark, selected items and one outcome list per repeat."""
 
-    config: dict[str, Any]
+    config: RunConfig
     bench: Benchmark
     items: list[Item]
     by_repeat: list[list[Outcome]]
@@ -199,25 +234,19 @@ def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
     key = (str(Path(run_dir).resolve()), judged)
     if shared is not None and key in shared:
         return shared[key]
-    loaded = _load_outcomes(Path(run_dir), judged)
+    loaded = _load_outcomes(RunFolder(run_dir), judged)
     if shared is not None:
         shared[key] = loaded
     return loaded
 
 
-def _load_outcomes(run_dir: Path, judged: bool) -> RunOutcomes:
-    config = _read_config(run_dir)
-    bench = load(_benchmark_path(run_dir, config))
-    items = bench.select(config.get("tasks"), config.get("limit"))
-    if not (run_dir / PREDICTIONS).is_file():
-        raise InvalidInputError(f"{run_dir} has no {PREDICTIONS}; run `medtemporal run` into it first.")
-    latest: dict[tuple[str, int], Prediction] = {}
-    lines = 0
-    for prediction in iter_jsonl(run_dir / PREDICTIONS, Prediction):
-        latest[(prediction.item_id, prediction.repeat)] = prediction
-        lines += 1
+def _load_outcomes(folder: RunFolder, judged: bool, allow_rebuilt: bool = False) -> RunOutcomes:
+    config = folder.config()
+    bench = folder.benchmark(config, allow_rebuilt=allow_rebuilt)
+    items = bench.select(config.tasks, config.limit)
+    latest, lines = folder.latest_predictions()
     by_repeat, tallies = [], []
-    for r in range(_repeats(config)):
+    for r in range(config.repeats):
         outcomes_r, counts_r = _outcomes(items, {i: p for (i, rr), p in latest.items() if rr == r})
         by_repeat.append(outcomes_r)
         tallies.append(counts_r)
@@ -229,22 +258,18 @@ def _load_outcomes(run_dir: Path, judged: bool) -> RunOutcomes:
 
 def read_scores(run_dir: str | Path) -> RunScores:
     """The ``scores.json`` of a run folder, with one clear sentence if it is missing or malformed."""
-    path = Path(run_dir) / SCORES
-    if not path.is_file():
-        raise InvalidInputError(f"{path} does not exist; score the run with `medtemporal score {run_dir}`.")
+    folder = RunFolder(run_dir)
+    text = folder.scores_text()
     try:
-        return RunScores.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        return RunScores.model_validate(json.loads(text))
     except (ValueError, ValidationError) as exc:
         reason = describe_validation_error(exc) if isinstance(exc, ValidationError) else "not valid JSON"
-        raise InvalidInputError(f"{path}: {reason}; score the run again with `medtemporal score`.") from None
+        raise InvalidInputError(f"{folder.file(SCORES)}: {reason}; score the run again with `medtemporal score`.") from None
 
 
 def needs_scoring(run_dir: str | Path) -> bool:
     """True when ``scores.json`` is missing or older than ``predictions.jsonl``."""
-    scores, predictions = Path(run_dir) / SCORES, Path(run_dir) / PREDICTIONS
-    if not scores.is_file():
-        return True
-    return predictions.is_file() and predictions.stat().st_mtime_ns > scores.stat().st_mtime_ns
+    return RunFolder(run_dir).needs_scoring()
 
 
 def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Outcome], dict[str, Any]]:
@@ -278,13 +303,6 @@ def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Ou
                       "rules": dict(sorted(rules.items()))}
 
 
-def _repeats(config: dict[str, Any]) -> int:
-    """The run's ``repeats`` (1 when not recorded)."""
-    value = config.get("repeats") or 1
-    if not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"config.json has repeats={value!r}; it must be a whole number of at least 1.")
-    return value
-
 
 def _sum_counts(tallies: list[dict[str, Any]]) -> dict[str, Any]:
     """The counts of several repeats added up (numbers summed, mappings such as ``rules`` merged)."""
@@ -317,54 +335,5 @@ def _metrics_for(
     return metrics_for
 
 
-@contextmanager
-def _verdicts_in_scope(verdicts: dict[str, Any] | None) -> Iterator[None]:
-    """The judge's verdicts visible to the judge metrics while scoring (nothing when no judge)."""
-    if verdicts is None:
-        yield
-        return
-    from medtemporal.scoring.judge import use_verdicts
-
-    with use_verdicts(verdicts):
-        yield
 
 
-def _read_config(run_dir: Path) -> dict[str, Any]:
-    """The run's ``config.json``, with one clear sentence if it is missing or malformed."""
-    path = run_dir / CONFIG
-    if not path.is_file():
-        raise InvalidInputError(
-            f"{run_dir} is not a run folder (no {CONFIG}); pass the folder `medtemporal run` wrote."
-        )
-    return read_json_object(path, "restore it or re-run into a new folder")
-
-
-def _benchmark_path(run_dir: Path, config: dict[str, Any]) -> Path:
-    """``benchmark.path`` of the config; a relative path is tried from the run folder, then the current one."""
-    bench = config.get("benchmark")
-    raw = bench.get("path") if isinstance(bench, dict) else bench
-    if not isinstance(raw, str) or not raw:
-        raise InvalidInputError(f"{run_dir / CONFIG} has no benchmark.path; re-run with `medtemporal run`.")
-    path = Path(raw)
-    if path.is_absolute():
-        return path
-    for candidate in (run_dir / path, Path.cwd() / path):
-        if candidate.is_dir():
-            return candidate
-    raise InvalidInputError(
-        f"The benchmark folder {raw} named in {run_dir / CONFIG} does not exist; "
-        "restore it or fix benchmark.path."
-    )
-
-
-def _name(value: Any) -> str | None:
-    """A model or protocol name from a config value (a string, or a mapping with a name)."""
-    if isinstance(value, dict):
-        value = value.get("uri") or value.get("name") or value.get("id")
-    return str(value) if value else None
-
-
-def _options(protocol: Any) -> dict[str, Any]:
-    """The protocol options recorded in a config's ``protocol`` value (none for a bare name)."""
-    options = protocol.get("options") if isinstance(protocol, dict) else None
-    return dict(options) if isinstance(options, dict) else {}

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-
-from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_of
 from medtemporal.schema import ImageRef, Study, Timeline
 
-pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 CSV_NAME = "df_chexpert_plus_240401.csv"
 COLUMNS: tuple[str, ...] = (
@@ -47,6 +48,7 @@ def find_csv(root: str | Path) -> Path:
 
 def read_csv(path: str | Path) -> pd.DataFrame:
     """Read the CSV as strings (missing values as ""), checking its 27 columns and their order."""
+    import pandas as pd
     path = Path(path)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -27,16 +27,17 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 
-from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError, require
 from medtemporal.provenance import licence_of
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
 
-pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 LABELS: tuple[str, ...] = (
     "Medical material", "Arterial wall calcification", "Cardiomegaly", "Pericardial effusion",
@@ -96,6 +97,7 @@ def metadata_file(root: Path, split: str = "valid") -> Path:
 
 
 def _read(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
+    import pandas as pd
     if not path.is_file():
         raise InvalidInputError(f"{path} does not exist; the CT-RATE root must hold the {what}.")
     try:

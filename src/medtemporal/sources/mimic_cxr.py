@@ -81,7 +81,7 @@ from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Iterator
+from typing import TYPE_CHECKING, Any, Collection, Iterator
 
 import numpy as np
 import orjson
@@ -89,7 +89,6 @@ from PIL import Image
 from tqdm import tqdm
 
 from medtemporal._gc import paused_gc
-from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
 from medtemporal.sources.mimic_qba import (
@@ -101,7 +100,9 @@ from medtemporal.sources.mimic_qba import (
 )
 from medtemporal.sources.mimic_qba import check_root as check_qba_root
 
-pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 METADATA_CSV = "mimic-cxr-2.0.0-metadata.csv.gz"
 METADATA_COLUMNS: tuple[str, ...] = (
@@ -311,6 +312,7 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
     Raises:
         InvalidInputError: A needed column is missing or a value cannot be parsed.
     """
+    import pandas as pd
     path = Path(path)
     try:
         header = pd.read_csv(path, nrows=0).columns
@@ -345,6 +347,7 @@ def parse_study_datetime(dates: pd.Series, times: pd.Series) -> pd.Series:
     >>> parse_study_datetime(pd.Series(["21800506"]), pd.Series(["84530.031"]))[0]
     Timestamp('2180-05-06 08:45:30.031000')
     """
+    import pandas as pd
     day = pd.to_datetime(dates, format="%Y%m%d", errors="coerce")
     t = pd.to_numeric(times, errors="coerce")
     whole = np.floor(t)
@@ -357,6 +360,7 @@ def _studies(images: pd.DataFrame, views: dict[int, list[tuple[str, str]]]) -> p
 
     The frontal is the first of the study's `_views_by_study` pairs when that one is frontal.
     """
+    import pandas as pd
     studies = images.groupby("study_id", sort=False).agg(subject_id=("subject_id", "first"), dt=("dt", "min"))
     studies = studies.reset_index()
     firsts = (views[s][0] for s in studies["study_id"].tolist())
@@ -368,6 +372,7 @@ def _studies(images: pd.DataFrame, views: dict[int, list[tuple[str, str]]]) -> p
 
 def _attach_qba(studies: pd.DataFrame, qba: pd.DataFrame, excluded: Counter[str]) -> pd.DataFrame:
     """Keep studies with QBA metadata, a time and an unambiguous, agreeing order."""
+    import pandas as pd
     q = qba.sort_values(["subject_id", "tsf"], kind="stable").copy()
     diff = q.groupby("subject_id")["tsf"].diff()
     tol = 1e-3 * np.maximum(diff.abs(), q["tsp"].abs()).fillna(0) + 1e-6

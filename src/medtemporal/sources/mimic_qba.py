@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Any, Collection, Iterable
+from typing import TYPE_CHECKING, Any, Collection, Iterable
 
-from medtemporal._lazy import lazy_module
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Finding
 
-pd = lazy_module("pandas")  # only the readers need it
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 STUDY_METADATA = "metadata/study_metadata"
 """QBA study metadata, as ``.parquet`` and ``.csv.gz``."""
@@ -109,6 +110,7 @@ def check_root(qba: Path) -> None:
 
 def read_study_metadata(qba: str | Path) -> pd.DataFrame:
     """QBA study metadata with integer ``subject_id``/``study_id`` and numeric ``tsf``/``tsp`` columns."""
+    import pandas as pd
     qba = Path(qba)
     parquet, csv = qba / f"{STUDY_METADATA}.parquet", qba / f"{STUDY_METADATA}.csv.gz"
     if parquet.is_file():
@@ -153,6 +155,7 @@ def read_study_metadata(qba: str | Path) -> pd.DataFrame:
 
 
 def _as_number(col: pd.Series) -> pd.Series:
+    import pandas as pd
     if pd.api.types.is_timedelta64_dtype(col):
         return col.dt.total_seconds()
     if pd.api.types.is_numeric_dtype(col):

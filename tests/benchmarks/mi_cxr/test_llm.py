@@ -13,7 +13,7 @@ from medtemporal.benchmarks.mi_cxr.pipeline import MiCxrConfig, build_items
 from medtemporal.benchmarks.mi_cxr.llm import REWORDED, TextModel, check_text, open_text_model
 from medtemporal.benchmarks.mi_cxr.windows import Track
 from medtemporal.errors import InvalidInputError
-from medtemporal.runner.cache import ResponseCache
+from medtemporal.backends.cache import ResponseCache
 
 CONFIG = MiCxrConfig(max_items=250, icr_variant=True, icr_variant_items=60)
 _VARIANT = {"Resolution": "has cleared", "New Appearance": "is newly seen", "Marked Improvement": "is markedly improved",

@@ -12,12 +12,13 @@ scored by ROUGE-L F1 and an LLM judge's binary Accuracy and Completeness
   (appendix C selection; templated questions of both types).
 * `command` — ``medtemporal build eltlm`` options and manifest.
 * `metrics` — ROUGE-L F1 (``rouge_l_f1``) with its settings.
+* `rubric` — the LLM judge's rubric (appendix A, Table 3), its strict parser, the metrics
+  ``judge_accuracy`` / ``judge_completeness`` and the offline ``scripted-judge:overlap``.
 * `report` — the main table (Table 2 layout), the sequence-length figure
   (Fig. 3) and ablation deltas with paired, patient-clustered CIs.
 * The answering prompt is ``prompts/eltlm_direct.txt`` (Table 7, general MLLMs).
 
-Shared parts it uses: the LLM judge (`medtemporal.scoring.judge`, appendix A)
-and the ablation protocols ``shuffled-timestamps`` (§4.3.2) and
+Shared parts it uses: the judge engine (`medtemporal.scoring.judge`) and the ablation protocols ``shuffled-timestamps`` (§4.3.2) and
 ``caption-then-reason`` (§4.3.3) in `medtemporal.protocols`.
 """
 
@@ -28,6 +29,7 @@ from pathlib import Path
 from medtemporal.benchmark import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
+from medtemporal.benchmarks.eltlm.rubric import RUBRIC
 from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.eltlm.build import LENGTHS
 from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
@@ -71,4 +73,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     subtype_groups={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS},
     report=_report,
     demo=demo,
+    judge_rubric=RUBRIC,
 ))

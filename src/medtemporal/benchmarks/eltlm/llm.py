@@ -7,7 +7,7 @@ reference answer is never the model's: a rule decided it (`build`). A worded
 question is kept only when it is one line ending in "?", at most
 `MAX_WORDS` words, names the abnormality (reasoning), and quotes no sentence
 of the reference; otherwise the template question stays (counted as
-``question_model_rejected``). Calls go through `medtemporal.benchmarks.llm_calls`
+``question_model_rejected``). Calls go through a model session (`medtemporal.backends.session.complete`)
 (credentialed-data guard, response cache: a rebuild asks nothing again).
 """
 
@@ -21,9 +21,8 @@ from typing import Sequence
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.benchmarks.eltlm.build import NUMBER_WORDS, sentences
 from medtemporal.benchmarks.eltlm.official import BENCHMARK
-from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
+from medtemporal.backends.session import DataUse, complete
 from medtemporal.prompts import PromptSet
-from medtemporal.runner.cache import ResponseCache, default_cache_path
 from medtemporal.schema import Item
 
 PROMPT = "eltlm_question_wording"
@@ -64,13 +63,8 @@ def word_questions(
 ) -> tuple[list[Item], Counter[str]]:
     """``items`` with model-worded questions where acceptable, and counts of kept and rejected wordings."""
     prompts = prompts or PromptSet()
-    backend = open_backend(uri, BENCHMARK, licence, allow_remote_data)
-    cache = ResponseCache(cache_path or default_cache_path()) if backend.cacheable else None
-    try:
-        texts = generate_texts(backend, [request_for(i, prompts, seed) for i in items], cache, desc="questions")
-    finally:
-        if cache is not None:
-            cache.close()
+    texts = complete(uri, [request_for(i, prompts, seed) for i in items], use=DataUse(BENCHMARK, licence, allow_remote_data),
+                     cache_path=cache_path, desc="questions")
     counts: Counter[str] = Counter()
     out = []
     for item, text in zip(items, texts, strict=True):

@@ -20,16 +20,14 @@ from typing import Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import load
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
-from medtemporal.schema import Prediction, iter_jsonl
 from medtemporal.scoring.ci import cluster_bootstrap
-from medtemporal.scoring.extraction import extract
-from medtemporal.scoring.judge import JUDGEMENTS, Judgement
-from medtemporal.scoring.runs import PREDICTIONS, _benchmark_path, _read_config
+from medtemporal.runs import JUDGEMENTS, RunFolder
+from medtemporal.scoring.judge import Judgement
+from medtemporal.scoring.runs import load_outcomes
 
 TASKS = (("perception", "Perception"), ("reasoning", "Reasoning"))
 MAIN = (("rouge_l_f1", "ROUGE-L"), ("judge_accuracy", "Accuracy"), ("judge_completeness", "Completeness"))
@@ -115,28 +113,20 @@ class ItemValues:
 
 
 def item_values(run: ReportRun) -> ItemValues:
-    """ROUGE-L from the latest predictions and judge verdicts of the run's judge, per item."""
-    config = _read_config(run.path)
-    bench = load(_benchmark_path(run.path, config))
-    items = {i.id: i for i in bench.select(config.get("tasks"), config.get("limit"))}
-    latest: dict[str, Prediction] = {}
-    if (run.path / PREDICTIONS).is_file():
-        latest = {p.item_id: p for p in iter_jsonl(run.path / PREDICTIONS, Prediction)}
-    rouge = {}
-    for item_id, item in items.items():
-        p = latest.get(item_id)
-        answer = extract(item, p.raw_output).answer if p is not None and p.raw_output is not None else None
-        rouge[item_id] = rouge_l_f1_of(item.reference or str(item.answer), answer if isinstance(answer, str) else None)
-    values = {"rouge_l_f1": rouge}
+    """ROUGE-L of the run's final answers and the verdicts of the run's judge, per item."""
+    outcomes = load_outcomes(run.path).by_repeat[0]
+    values = {"rouge_l_f1": {o.item.id: rouge_l_f1_of(o.item.reference or str(o.item.answer),
+                                                      o.answer if isinstance(o.answer, str) else None)
+                             for o in outcomes}}
     judge = run.scores.judge
-    if judge and (run.path / JUDGEMENTS).is_file():
-        verdicts = {j.item_id: j for j in iter_jsonl(run.path / JUDGEMENTS, Judgement)
+    if judge:
+        verdicts = {j.item_id: j for j in RunFolder(run.path).log(JUDGEMENTS, Judgement).records()
                     if j.judge == judge["id"] and j.kind == "answer" and j.status == "ok"}
-        for metric, field in (("judge_accuracy", "accuracy"), ("judge_completeness", "completeness")):
-            values[metric] = {i: float(getattr(verdicts[i], field)) if i in verdicts else 0.0
-                              for i in items if i in verdicts or latest.get(i) is None or
-                              latest[i].raw_output is None}
-    return ItemValues(values, {i: item.cluster for i, item in items.items()})
+        for metric, criterion in (("judge_accuracy", "accuracy"), ("judge_completeness", "completeness")):
+            values[metric] = {o.item.id: float((verdicts[o.item.id].scores or {}).get(criterion, 0))
+                              if o.item.id in verdicts else 0.0
+                              for o in outcomes if o.item.id in verdicts or o.status == "missing"}
+    return ItemValues(values, {o.item.id: o.item.cluster for o in outcomes})
 
 
 def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: int = 0) -> str:

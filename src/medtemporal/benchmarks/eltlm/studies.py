@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from medtemporal._lazy import lazy_module
 from medtemporal.sources.mimic_cxr import (
     FRONTAL_VIEWS,
     _check_jpg_root,
@@ -20,7 +20,9 @@ from medtemporal.sources.mimic_cxr import (
     read_image_metadata,
 )
 
-pd = lazy_module("pandas")  # only the build reads studies; a run that registers this family does not
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ def read_studies(mimic_cxr_jpg: str | Path) -> dict[str, StudyInfo]:
     Raises:
         InvalidInputError: the root or its metadata file is missing or malformed.
     """
+    import pandas as pd
     images = read_image_metadata(_check_jpg_root(Path(mimic_cxr_jpg)))
     views = _views_by_study(images)
     firsts = images.groupby("study_id", sort=False).agg(subject_id=("subject_id", "first"), dt=("dt", "min"))

@@ -31,6 +31,7 @@ import numpy as np
 
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
+from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
@@ -121,7 +122,8 @@ def source_statistics(bench_path: str | Path) -> str:
 
 
 def _temperature(run: ReportRun) -> float:
-    return float((run_config(run).get("generation") or {}).get("temperature") or 0.0)
+    config = run_config(run)
+    return float((config.generation.get("temperature") if config else None) or 0.0)
 
 
 def _mean_sd(run: ReportRun, group: str) -> str:
@@ -196,36 +198,6 @@ def temperature_pairs(runs: Sequence[ReportRun]) -> str | None:
                            "McNemar p (repeat 0)"], rows)
 
 
-CHANGE_WORDS = {
-    "emergence": r"\bnew(ly)?\b|\bappear|\bemerg|\bdevelop",
-    "resolution": r"\bresol|\bdisappear|\bclear(ed|s)?\b|\bno longer\b",
-    "worsening": r"\bworse|\bincreas|\bprogress|\benlarg",
-    "improvement": r"\bimprov|\bdecreas|\bsmaller\b|\breduc",
-    "unchanged": r"\bunchanged\b|\bstable\b|\bno (interval )?change\b|\bpersist|\bremains? absent\b",
-}
-"""Words of a stage-1 description that name a kind of change (matched case-insensitively)."""
-SAME = {"absent": "unchanged", "persistent": "unchanged"}
-"""Annotated changes that a description names with another kind ("remains absent" is no change)."""
-
-
-def _interval_texts(text: str, n: int = 5) -> list[str | None]:
-    """The text about each consecutive interval (``T1 → T2``, ``T1-T2``, ``T1 to T2``, ``between T1 and T2``)."""
-    marks = []
-    for i in range(1, n):
-        pattern = rf"T{i}\s*(→|->|–|-|to|and)\s*T{i + 1}\b"
-        match = re.search(pattern, text)
-        marks.append(match.start() if match else None)
-    found = sorted(m for m in marks if m is not None)
-    out: list[str | None] = []
-    for m in marks:
-        if m is None:
-            out.append(None)
-            continue
-        end = next((x for x in found if x > m), len(text))
-        out.append(text[m:end])
-    return out
-
-
 def description_check(run_dir: str | Path) -> dict[str, int]:
     """Stage-1 descriptions against the annotated interval changes of single-abnormality items.
 
@@ -243,7 +215,7 @@ def description_check(run_dir: str | Path) -> dict[str, int]:
             if not describe or not isinstance(changes, list) or o.item.subtype.startswith(("icr", "multi_entity")):
                 continue
             agree_all, decided_any = True, False
-            for text, change in zip(_interval_texts(describe, len(changes) + 1), changes):
+            for text, change in zip(interval_texts(describe, len(changes) + 1), changes):
                 tally["intervals"] += 1
                 kinds = {k for k, pattern in CHANGE_WORDS.items() if text and re.search(pattern, text, re.I)}
                 if len(kinds) != 1:

@@ -178,10 +178,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     settings: dict[str, Any] = {"text": "template"}
     if args.text_model:
         from medtemporal.benchmarks.mi_cxr.llm import open_text_model
-        from medtemporal.runner.cache import default_cache_path
 
-        cache = args.text_cache or default_cache_path()
-        text_model = open_text_model(args.text_model, cache, args.seed, licence, args.allow_remote_data)
+        text_model = open_text_model(args.text_model, args.text_cache, args.seed, licence, args.allow_remote_data)
         settings = {"text": "llm", "text_model": text_model.identity()}
     items, exclusions = build_items(timelines, config, text_model)
     exclusions.update(read_exclusions)

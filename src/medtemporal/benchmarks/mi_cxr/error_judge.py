@@ -5,8 +5,7 @@ that need reading the model's output (local interval misinterpretation,
 abstention, forced choice, temporal exclusivity, global integration; section 5,
 appendix F) come from the judge of `medtemporal.scoring.judge`: the same
 `Judge` settings (``medtemporal score RUN --judge URI`` and its options), the
-backend opened through the runner's data-use guard and pinned to the checked
-addresses, calls with retries and the response cache. The prompt is
+judge opened as a model session (guarded, cached and retried like every call). The prompt is
 ``micxr_error_type`` (the task family, the question, choices, gold and chosen answers, the
 item's annotated interval changes, the stage-1 descriptions when the run is
 stage-wise, and the raw output); `parse_error_type` reads its one labelled
@@ -21,19 +20,22 @@ report. ``micxr-scripted-judge:errors`` stands in for a model judge offline
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from medtemporal.backends.base import Backend, Message, Request, RequestError, Response, TextPart
+from medtemporal.backends.session import DataUse, ModelSession, Reply
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
-from medtemporal.errors import InvalidInputError, UnknownNameError
+from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts
+from medtemporal.errors import BackendError, UnknownNameError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
-from medtemporal.runner.cache import ResponseCache
-from medtemporal.schema import Item, Record, content_hash, dumps, iter_jsonl
-from medtemporal.scoring.judge import Judge, ask_all, ask_pending, settled
+from medtemporal.runs import RunFolder
+from medtemporal.schema import Item, Record, content_hash
+from medtemporal.scoring.judge import Judge
 from medtemporal.scoring.metrics import is_correct
 from medtemporal.scoring.runs import load_outcomes
 
@@ -79,9 +81,9 @@ class ErrorJudgement(Record):
     error: str | None = None
 
 
-def identity(judge: Judge, backend: Backend, prompts: PromptSet) -> dict[str, Any]:
+def identity(judge: Judge, session: ModelSession, prompts: PromptSet) -> dict[str, Any]:
     """What decides a label: model, settings, the prompt's sha256 and the parser (recorded in ``scores.json``)."""
-    return {"uri": judge.uri, "backend": backend.identity(), "config": dict(judge.config.__dict__),
+    return {"uri": judge.uri, "backend": session.identity(), "config": dict(judge.config.__dict__),
             "prompts": [PROMPT], "prompt_sha256": hashlib.sha256(prompts.text(PROMPT).encode()).hexdigest(),
             "parser": "one 'Error type: <label>' line (medtemporal.benchmarks.mi_cxr.error_judge.parse_error_type)",
             "task": "MI-CXR error taxonomy (appendix G)"}
@@ -101,25 +103,23 @@ def request_for(item: Item, output: str | None, descriptions: str | None, judge:
     return Request((Message("user", (TextPart(text),)),), judge.config)
 
 
-def judge_errors(run_dir: str | Path, judge: Judge, *, prompts: PromptSet | None = None,
-                 cache_path: str | Path | None = None, no_cache: bool = False, allow_remote_data: bool = False,
+def judge_errors(folder: str | Path | RunFolder, judge: Judge, *, prompts: PromptSet | None = None,
+                 cache_path: Any = None, no_cache: bool = False, allow_remote_data: bool = False,
                  licence: str | None = None, progress: bool = True) -> dict[str, Any]:
-    """Label every wrong answer of a run (all repeats) with the judge; returns the ``judge`` block of ``scores.json``."""
-    from medtemporal.backends import load
-    from medtemporal.runner.guard import guard_backend
+    """Label every wrong answer of a run (all repeats) with the judge; returns the ``judge`` block of ``scores.json``.
 
+    The caller holds the folder's writer lock (``medtemporal score --judge`` does).
+    """
+    folder = RunFolder.of(folder)
     prompts = prompts or PromptSet()
-    loaded = load_outcomes(run_dir)
-    backend = load(judge.uri)
-    if judge.concurrency is not None:
-        if judge.concurrency < 1:
-            raise InvalidInputError(f"--judge-concurrency must be at least 1, not {judge.concurrency}.")
-        backend.concurrency = judge.concurrency
-    guard_backend(backend, loaded.bench.manifest.benchmark, licence or loaded.bench.manifest.licence, allow_remote_data)
-    ident = identity(judge, backend, prompts)
+    loaded = load_outcomes(folder.path)
+    use = DataUse(loaded.bench.manifest.benchmark, licence or loaded.bench.manifest.licence,  # type: ignore[arg-type]
+                  allow_remote_data)
+    session = judge.session(use, cache_path=cache_path, no_cache=no_cache)
+    ident = identity(judge, session, prompts)
     judge_id = content_hash(ident)
-    path = Path(run_dir) / FILE
-    done = _done(path, judge_id)
+    log = folder.log(FILE, ErrorJudgement)
+    done = set(log.resume(key=lambda j: (j.judge, j.item_id, j.repeat, j.output_sha), keep=lambda j: j.status != "error"))
     pending: list[tuple[Item, int, str, Request]] = []
     counts = {"wrong": 0, "from_file": 0, "asked": 0, "from_cache": 0, "errors": 0}
     for r, outcomes in enumerate(loaded.by_repeat):
@@ -130,55 +130,48 @@ def judge_errors(run_dir: str | Path, judge: Judge, *, prompts: PromptSet | None
             p = loaded.latest.get((o.item.id, r))
             output = p.raw_output if p else None
             sha = hashlib.sha256((output or "").encode()).hexdigest()[:16]
-            if (o.item.id, r, sha) in done:
+            if (judge_id, o.item.id, r, sha) in done:
                 counts["from_file"] += 1
                 continue
             describe = next((c.get("output") for c in (p.calls if p else ()) if c.get("stage") == "describe"), None)
             pending.append((o.item, r, sha, request_for(o.item, output, describe, judge, prompts, o.answer)))
-    ask_pending(backend, bool(pending), no_cache, cache_path,
-                lambda cache: _ask_all(backend, judge, judge_id, pending, path, cache, counts, progress))
-    labels = stored_labels(run_dir, judge_id)
+
+    def record(k: int, reply: Reply | None, error: BackendError | None) -> None:
+        item, repeat, sha, _ = pending[k]
+        counts["errors" if error else ("from_cache" if reply is not None and reply.cached else "asked")] += 1
+        raw = reply.response.text if reply is not None else None
+        label = parse_error_type(raw) if error is None else None
+        log.append(ErrorJudgement(judge=judge_id, item_id=item.id, repeat=repeat, output_sha=sha, raw=raw, label=label,
+                                  status="error" if error else ("ok" if label else "unparseable"),
+                                  error=str(error) if error else None))
+
+    async def ask() -> None:
+        try:
+            if pending:
+                await session.ask_each([p[3] for p in pending], record, desc="error types", unit="label",
+                                       progress=progress)
+        finally:
+            log.close()
+            await session.aclose()
+
+    asyncio.run(ask())
+    labels = stored_labels(folder, judge_id)
     return {"id": judge_id, **ident, "counts": {
         **counts, "labelled": sum(v is not None for v in labels.values()),
         "unparseable": sum(v is None for v in labels.values())}}
 
 
-def _done(path: Path, judge_id: str) -> set[tuple[str, int, str]]:
-    """(item, repeat, output hash) already settled by ``judge_id``; a line cut short by a kill is removed first."""
-    return {(j.item_id, j.repeat, j.output_sha) for j in settled(path, ErrorJudgement, judge_id)}
-
-
-async def _ask_all(backend: Backend, judge: Judge, judge_id: str, pending: list[tuple[Item, int, str, Request]],
-                   path: Path, cache: ResponseCache | None, counts: dict[str, int], progress: bool) -> None:
-    with path.open("a", encoding="utf-8") as log:
-
-        def record(k: int, raw: str | None, error: str | None, source: str) -> None:
-            item, repeat, sha, _ = pending[k]
-            counts[source] += 1
-            label = parse_error_type(raw) if error is None else None
-            line = ErrorJudgement(judge=judge_id, item_id=item.id, repeat=repeat, output_sha=sha, raw=raw, label=label,
-                                  status="error" if error else ("ok" if label else "unparseable"), error=error)
-            log.write(dumps(line) + "\n")
-            log.flush()
-
-        await ask_all(backend, judge, [p[3] for p in pending], cache, record, desc="error types", unit="label",
-                      progress=progress)
-
-
-def stored_labels(run_dir: str | Path, judge_id: str | None = None) -> dict[tuple[str, int], str | None]:
+def stored_labels(folder: str | Path | RunFolder, judge_id: str | None = None) -> dict[tuple[str, int], str | None]:
     """(item id, repeat) → label (None: unparseable) of ``judge_id``, or of the judge that wrote last; errors left out."""
-    path = Path(run_dir) / FILE
-    if not path.is_file():
-        return {}
-    lines = [j for j in iter_jsonl(path, ErrorJudgement) if j.status != "error"]
+    lines = [j for j in RunFolder.of(folder).log(FILE, ErrorJudgement).records() if j.status != "error"]
     if judge_id is None and lines:
         judge_id = lines[-1].judge
     return {(j.item_id, j.repeat): j.label for j in lines if j.judge == judge_id}
 
 
-def judge_pass(run_dir: Path, judge: Judge, options: Mapping[str, Any]) -> dict[str, Any]:
+def judge_pass(folder: RunFolder, judge: Judge, options: Mapping[str, Any]) -> dict[str, Any]:
     """The spec's ``judge_pass`` hook: `judge_errors` with the ``score --judge`` options."""
-    return judge_errors(run_dir, judge, **options)
+    return judge_errors(folder, judge, **options)
 
 
 _BLOCK = re.compile(r"\[(?P<name>[A-Za-z' -]+)\]\n(?P<body>.*?)(?=\n\[[A-Za-z' -]+\]\n|\n\nAssign the ONE)", re.S)
@@ -187,7 +180,7 @@ _BLOCK = re.compile(r"\[(?P<name>[A-Za-z' -]+)\]\n(?P<body>.*?)(?=\n\[[A-Za-z' -
 class ScriptedErrorJudge(Backend):
     """Labels from the request's text by rules, in the judge's output format; a stand-in, not a judge of truth.
 
-    Local misinterpretation when a stage-1 description names a change kind (`analyses.CHANGE_WORDS`) other than the
+    Local misinterpretation when a stage-1 description names a change kind (`descriptions.CHANGE_WORDS`) other than the
     annotated one; otherwise abstention (chose the null option), forced choice (gold null, or an ICR statement),
     exclusivity (TEL) or global integration (GTS).
     """
@@ -198,15 +191,13 @@ class ScriptedErrorJudge(Backend):
         super().__init__(uri=uri, concurrency=16)
 
     async def generate(self, request: Request) -> Response:
-        from medtemporal.benchmarks.mi_cxr.analyses import CHANGE_WORDS, SAME, _interval_texts
-
         text = "\n".join(p.text for m in request.messages for p in m.parts if isinstance(p, TextPart))
         blocks = {m["name"]: m["body"].strip() for m in _BLOCK.finditer(text)}
         if "Model's Choice" not in blocks:
             raise RequestError(f"{self.uri} labels only requests written with the {PROMPT} prompt.",
                                reason="not_an_error_judge_request")
         annotated = re.findall(r"^T\d → T\d: (\w+)$", blocks.get("Annotated Interval Changes", ""), re.M)
-        described = _interval_texts(blocks.get("Model's Interval Descriptions", ""), len(annotated) + 1)
+        described = interval_texts(blocks.get("Model's Interval Descriptions", ""), len(annotated) + 1)
         for said, change in zip(described, annotated):
             kinds = {k for k, pattern in CHANGE_WORDS.items() if said and re.search(pattern, said, re.I)}
             if len(kinds) == 1 and kinds != {SAME.get(change, change)}:

@@ -24,7 +24,7 @@ lacks, visits T1…T5 mentioned in order, and for every directional change type
 a matching word exactly when the option asserts it. If any output of an item
 fails, the whole item keeps its template text (so the options of one item
 never mix styles) and ``llm_text_rejected:<qtype>`` is counted. Responses are
-kept in a `ResponseCache`, so a rebuild with the same model gives the same text.
+kept in the response cache (every call goes through a `ModelSession`), so a rebuild with the same model gives the same text.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from medtemporal.backends.base import Backend, GenerateConfig, Message, Request, TextPart
+from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
-from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
+from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmarks.mi_cxr.text import INTERVALS, LETTERS, Draft, describe, trajectory, variant_statement
 from medtemporal.benchmarks.mi_cxr.windows import (
     ABSENT,
@@ -52,7 +52,6 @@ from medtemporal.benchmarks.mi_cxr.windows import (
     Window,
 )
 from medtemporal.prompts import PromptSet
-from medtemporal.runner.cache import ResponseCache
 from medtemporal.sources.mimic_qba import ENTITIES
 
 PROMPTS = (
@@ -151,15 +150,14 @@ class _Job:
 class TextModel:
     """Rewords summary options with an LLM backend, caching every response."""
 
-    backend: Backend
-    cache: ResponseCache | None
+    session: ModelSession
     seed: int = 0
     prompts: PromptSet = field(default_factory=PromptSet)
     max_tokens: int = 512
 
     def identity(self) -> dict[str, Any]:
         """What wrote the text: backend identity and the hash of each prompt template."""
-        return {"model": self.backend.identity(), "prompts": {p: self.prompts.hash(p) for p in PROMPTS}}
+        return {"model": self.session.identity(), "prompts": {p: self.prompts.hash(p) for p in PROMPTS}}
 
     def _request(self, prompt: str, values: dict[str, Any]) -> Request:
         text = self.prompts.render(prompt, **values)
@@ -175,7 +173,7 @@ class TextModel:
         """
         jobs = [self._plan(i, c, found[c.window], d) for i, (c, d) in enumerate(zip(chosen, drafts)) if c.qtype in REWORDED]
         requests = [self._request(p, v) for job in jobs for p, v in job.calls]
-        answers = iter(generate_texts(self.backend, requests, self.cache, desc="option text") if requests else [])
+        answers = iter(self.session.complete(requests, desc="option text"))
         out = [(d, "template") for d in drafts]
         for job in jobs:
             c = chosen[job.index]
@@ -264,9 +262,8 @@ class TextModel:
 
 
 def open_text_model(
-    uri: str, cache_path: str | Path, seed: int, licence: str, allow_remote_data: bool
+    uri: str, cache_path: str | Path | None, seed: int, licence: str, allow_remote_data: bool
 ) -> TextModel:
     """The text model named by ``uri``, refusing to send credentialed annotations to a remote endpoint."""
-    backend = open_backend(uri, "mi-cxr", licence, allow_remote_data)
-    cache = ResponseCache(cache_path) if backend.cacheable else None
-    return TextModel(backend, cache, seed)
+    use = DataUse("mi-cxr", licence, allow_remote_data)  # type: ignore[arg-type]
+    return TextModel(ModelSession.open(uri, use=use, cache_path=cache_path), seed)

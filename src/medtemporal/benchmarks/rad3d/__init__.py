@@ -29,7 +29,7 @@ from medtemporal.benchmarks.rad3d import baselines, scoring, volumes  # noqa: F4
 from medtemporal.benchmarks.rad3d.command import add_arguments, build
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TASKS, VERSION
 from medtemporal.benchmarks.rad3d.official import write_official
-from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS
+from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS, RELEASED
 from medtemporal.registry import register
 
 DEMO_MODELS = ("baseline:constant-B", "baseline:constant-D", "rad3d:history", "baseline:random")
@@ -72,7 +72,8 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
     report=_report,
     exports={"3drad": export_official},
-    default_protocol="ct",
-    generation={"temperature": 0.0, "max_tokens": 256},  # the release: greedy, max_new_tokens 256 (eval_3DRAD.py 34-52)  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
+    variants={"as released": RELEASED},
+    default_protocol="ct",  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
+    generation={"temperature": 0.0, "max_tokens": 256},  # the release: greedy, max_new_tokens 256 (eval_3DRAD.py 34-52)
     demo=demo,
 ))

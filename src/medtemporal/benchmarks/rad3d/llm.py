@@ -10,7 +10,7 @@ and pairs scoring under 3 on any dimension or under 3 on average are dropped.
 The figures are images in the paper; our templates (``rad3d_qa_generate``,
 ``rad3d_qa_score``) follow this description, and their hashes go into the
 manifest. The model words questions and answers; it never labels a closed
-item. Responses are cached (`medtemporal.benchmarks.llm_calls`).
+item. Calls are cached and retried (`medtemporal.backends.session.complete`).
 """
 
 from __future__ import annotations
@@ -18,18 +18,16 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 from typing import Sequence
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
-from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
+from medtemporal.backends.session import DataUse, complete
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_SUBTASKS, TASKS
 from medtemporal.benchmarks.rad3d.reports import OpenQA
 from medtemporal.prompts import PromptSet
-from medtemporal.runner.cache import ResponseCache, default_cache_path
 
 DIMENSIONS = ("visual_verifiability", "specificity_clarity", "answer_appropriateness", "qa_alignment",
               "linguistic_quality")
@@ -110,20 +108,17 @@ def generate_open(reports: Sequence[tuple[str, str]], tasks: Sequence[str], uri:
             if text:
                 jobs.append((k, task, text))
     dropped: Counter[str] = Counter()
-    backend = open_backend(uri, BENCHMARK, licence, allow_remote_data)
-    with ResponseCache(cache_path or default_cache_path()) if backend.cacheable else nullcontext() as cache:
-        replies = generate_texts(backend, [_request(gen.substitute(
-            task=TASKS[t][2], subtasks=", ".join(OPEN_SUBTASKS[t]), instructions=INSTRUCTIONS[t], report=text).strip(), 1024)
-            for _, t, text in jobs], cache, desc="3D-RAD questions")
-        drafts = []
-        for (k, task, text), reply in zip(jobs, replies):
-            pairs = parse_pairs(reply, task)
-            dropped["qa_reply_without_pairs"] += not pairs
-            drafts += [(k, text, p) for p in pairs]
-        backend = open_backend(uri, BENCHMARK, licence, allow_remote_data)
-        ratings = generate_texts(backend, [_request(score.substitute(report=text, question=p.question,
-                                                                     answer=p.answer).strip(), 256)
-                                           for _, text, p in drafts], cache, desc="3D-RAD quality scores")
+    use = DataUse(BENCHMARK, licence, allow_remote_data)
+    replies = complete(uri, [_request(gen.substitute(
+        task=TASKS[t][2], subtasks=", ".join(OPEN_SUBTASKS[t]), instructions=INSTRUCTIONS[t], report=text).strip(), 1024)
+        for _, t, text in jobs], use=use, cache_path=cache_path, desc="3D-RAD questions")
+    drafts = []
+    for (k, task, text), reply in zip(jobs, replies):
+        pairs = parse_pairs(reply, task)
+        dropped["qa_reply_without_pairs"] += not pairs
+        drafts += [(k, text, p) for p in pairs]
+    ratings = complete(uri, [_request(score.substitute(report=text, question=p.question, answer=p.answer).strip(), 256)
+                             for _, text, p in drafts], use=use, cache_path=cache_path, desc="3D-RAD quality scores")
     kept: dict[int, list[OpenQA]] = {}
     for (k, _, pair), rating in zip(drafts, ratings):
         if keep(_json(rating, dict)):

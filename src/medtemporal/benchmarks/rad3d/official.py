@@ -18,9 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from medtemporal._lazy import lazy_module
 from medtemporal.benchmarks.rad3d.labels import (
     BENCHMARK,
     EXISTENCE_OPTIONS,
@@ -37,7 +36,9 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.ct_rate import parse_volume_name, volume_path
 
-pd = lazy_module("pandas")  # only the readers need it; a run that registers this family does not
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 HEADER = ("Task", "Subtask", "VolumeName", "Question", "Answer", "QuestionType", "AnswerChoice",
           "Choice A", "Choice B", "Choice C", "Choice D")
@@ -77,6 +78,7 @@ def csv_files(test: Path) -> list[tuple[str, str, Path]]:
 
 def read_csv(path: Path) -> pd.DataFrame:
     """One released CSV as strings, with its header checked."""
+    import pandas as pd
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as exc:
@@ -117,6 +119,7 @@ class VolumeMap:
 
 def read_volume_map(path: Path, root: Path | None) -> dict[str, str]:
     """A ``VolumeName,Path`` CSV (the authors' ``valid_path.csv`` layout): paths relative to ``root``."""
+    import pandas as pd
     df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.is_file() else None
     if df is None or not {"VolumeName", "Path"} <= set(df.columns):
         raise InvalidInputError(f"--volume-map {path} must be a CSV with columns VolumeName and Path.")
@@ -207,6 +210,7 @@ def write_official(items: Sequence[Item], out: Path) -> int:
 
     Volume names are the released ones for imported items, else the CT-RATE names.
     """
+    import pandas as pd
     groups: dict[tuple[str, str], list[dict[str, str]]] = {}
     for item in items:
         folder = TASKS[item.task][1]

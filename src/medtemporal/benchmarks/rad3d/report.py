@@ -8,22 +8,20 @@
 - Open tasks (paper Table 5): BLEU-1, ROUGE-1, METEOR and BERTScore × 100 per task, macro over subtasks.
 
 Runs of baselines (``baseline:*``, ``rad3d:*``) are marked as reference rows: several published
-model scores sit at their level (FACTS §1.1). Values come from ``scores.json`` and
-``scores_released.json`` (`scoring.released_scores`, computed here when missing or stale).
+model scores sit at their level (FACTS §1.1). Values come from ``scores.json``: the strict scores and the
+variant "as released" that ``medtemporal score`` writes beside them (`scoring.RELEASED`).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
 from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS, EXISTENCE_ORDER, LETTERS_BH, OPEN_SUBTASKS, OPEN_TASKS, TASKS
-from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, RELEASED_SCORES, macro, released_scores
+from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, macro
 from medtemporal.report import load_runs
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Score
-from medtemporal.scoring.runs import PREDICTIONS
 
 TABLES = "3d-rad_tables.md"
 OPEN_LABELS = {"rad3d_bleu_1": "BLEU", "rad3d_rouge_1": "ROUGE-1", "rad3d_meteor": "METEOR", "bertscore_f1": "BERTScore"}
@@ -42,11 +40,9 @@ def _fmt(value: float | None) -> str:
 
 
 def _released(run: ReportRun) -> list[Score]:
-    path = run.path / RELEASED_SCORES
-    preds = run.path / PREDICTIONS
-    if not path.is_file() or (preds.is_file() and preds.stat().st_mtime_ns > path.stat().st_mtime_ns):
-        return released_scores(run.path)
-    return [Score.model_validate(s) for s in json.loads(path.read_text(encoding="utf-8"))["scores"]]
+    """The run's scores under the release's rule (empty for a run scored before variants were written)."""
+    variant = (run.scores.variants or {}).get("as released") or {}
+    return [Score.model_validate(s) for s in variant.get("scores", ())]
 
 
 def _label(run: ReportRun) -> str:

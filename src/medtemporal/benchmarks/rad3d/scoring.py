@@ -4,7 +4,8 @@ Closed tasks (4–6) are extracted with the shared strict ``letter`` rule (one
 valid letter, else invalid). The release (``M3D/Bench/eval/eval_3DRAD.py``
 line 123) counts an output right when the case-sensitive substring
 ``"<gold letter>."`` occurs anywhere in it; rule ``rad3d_released`` reproduces
-that, and `released_scores` scores a run with it so reports show both.
+that, and ``medtemporal score`` scores every run with it too, as the variant "as released"
+(`RELEASED`), so reports show both.
 
 Open tasks (1–3) are scored as ``evaluate_result.py`` lines 25–63 and 89–112
 do, through the libraries: corpus BLEU-1 (``rad3d_bleu_1``; HF ``bleu`` with
@@ -24,25 +25,19 @@ reference's length still counts): the release drops it (``eval_3DRAD.py`` lines 
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import load
+from medtemporal.benchmark import Variant
+from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS
 from medtemporal.registry import register
-from medtemporal.schema import Item, Prediction, Score, iter_jsonl
-from medtemporal.scoring.aggregate import Outcome, score_outcomes
+from medtemporal.schema import Item, Score
 from medtemporal.scoring.metrics import Answer
 from medtemporal.scoring.nltk_data import require_nltk_data
-from medtemporal.scoring.runs import PREDICTIONS, _benchmark_path, _read_config
-
-RELEASED_SCORES = "scores_released.json"
-
 
 @register("extractor", "rad3d_released", version="1", answer_types=("choice",),
           description="3D-RAD as released: right when the case-sensitive substring '<gold>.' occurs anywhere")
@@ -139,34 +134,12 @@ def meteor(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
 
 OPEN_METRICS = ("rad3d_bleu_1", "rad3d_rouge_1", "rad3d_meteor", "bertscore_f1")
 CLOSED_METRICS = ("accuracy",)
-
-
-def released_scores(run_dir: str | Path, *, resamples: int = 1000, seed: int = 0) -> list[Score]:
-    """Accuracy of a run's closed-task items under the released ``"X."`` rule; written to ``scores_released.json``.
-
-    Missing predictions are wrong and counted as missing; outputs with no ``"X."`` at all are invalid.
-    """
-    run_dir = Path(run_dir)
-    config = _read_config(run_dir)
-    bench = load(_benchmark_path(run_dir, config))
-    items = [i for i in bench.select(config.get("tasks"), config.get("limit")) if i.answer_type == "choice"]
-    latest: dict[str, Prediction] = {}
-    if (run_dir / PREDICTIONS).is_file():
-        latest = {p.item_id: p for p in iter_jsonl(run_dir / PREDICTIONS, Prediction)}
-    outcomes = []
-    for item in items:
-        p = latest.get(item.id)
-        if p is None or p.raw_output is None:
-            outcomes.append(Outcome(item, None, "missing"))
-            continue
-        answer = released(item, p.raw_output)
-        outcomes.append(Outcome(item, answer, "answered" if answer is not None else "invalid"))
-    scores = score_outcomes(outcomes, lambda task: CLOSED_METRICS, resamples=resamples, seed=seed) if outcomes else []
-    tmp = run_dir / (RELEASED_SCORES + ".tmp")
-    tmp.write_text(json.dumps({"rule": "rad3d_released@1", "scores": [s.model_dump(mode="json") for s in scores]},
-                              indent=2) + "\n")
-    tmp.replace(run_dir / RELEASED_SCORES)
-    return scores
+RELEASED = Variant(
+    extractors={t: "rad3d_released" for t in CLOSED_TASKS},
+    description="as released: a closed answer is right when the output contains \"<gold>.\" (case-sensitive "
+                "substring anywhere, M3D/Bench/eval/eval_3DRAD.py line 123)",
+)
+"""The release's closed-task rule, scored by ``medtemporal score`` beside the strict one (``scores.json`` variants)."""
 
 
 def macro(scores: Sequence[Score], metric: str, subtypes: Sequence[str]) -> float | None:

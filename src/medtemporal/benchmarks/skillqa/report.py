@@ -28,13 +28,11 @@ from typing import Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import load
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
-from medtemporal.schema import Item, Prediction, iter_jsonl
-from medtemporal.scoring.extraction import extract
-from medtemporal.scoring.runs import PREDICTIONS
+from medtemporal.schema import Item
+from medtemporal.scoring.runs import load_outcomes
 
 GROUPS = ("CPR", "AED", "BMV", "4 frames", "6 frames")
 """Breakdown columns, declared as merged subtypes of task ``ordering`` (see the package's spec)."""
@@ -88,20 +86,8 @@ def breakdown(runs: Sequence[ReportRun], columns: Sequence[str]) -> str:
 
 def _answers(run: ReportRun) -> list[tuple[Item, list[str] | None]]:
     """(item, extracted order or None) for every item the run answered."""
-    bench = load(run.scores.run["benchmark_path"])
-    by_id = {i.id: i for i in bench.items}
-    latest: dict[str, Prediction] = {}
-    path = run.path / PREDICTIONS
-    if path.is_file():
-        for p in iter_jsonl(path, Prediction):
-            latest[p.item_id] = p
-    out = []
-    for item_id, p in latest.items():
-        item = by_id.get(item_id)
-        if item is not None and p.raw_output is not None:
-            answer = extract(item, p.raw_output).answer
-            out.append((item, answer if isinstance(answer, list) else None))
-    return out
+    return [(o.item, o.answer if isinstance(o.answer, list) else None)
+            for o in load_outcomes(run.path).by_repeat[0] if o.output is not None]
 
 
 def position_bias(runs: Sequence[ReportRun], answers: Sequence[list[tuple[Item, list[str] | None]]]) -> str:

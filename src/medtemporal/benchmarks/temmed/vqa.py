@@ -26,7 +26,6 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -35,9 +34,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
-from medtemporal.benchmarks.llm_calls import generate_texts, open_backend
+from medtemporal.backends.session import DataUse, complete
 from medtemporal.benchmarks.temmed.text import CHANGE_RE, NEGATION, Statement, direction_of
-from medtemporal.runner.cache import ResponseCache, default_cache_path
 
 VERBS = {"improved": "improved", "worsened": "worsened", "unchanged": "remained unchanged", "changed": "changed"}
 """Direction → the verb phrase a question names it with."""
@@ -265,7 +263,6 @@ def rephrase(
         allow_remote_data: The user's explicit permission to send credentialed text off this network.
         cache_path: Response cache file (default: the shared one).
     """
-    backend = open_backend(uri, "temmed", licence, allow_remote_data)
     template = Template(prompt)
     config = GenerateConfig(temperature=0.0, max_tokens=128)
     requests = [
@@ -273,8 +270,8 @@ def rephrase(
                 config)
         for d in drafts
     ]
-    with ResponseCache(cache_path or default_cache_path()) if backend.cacheable else nullcontext() as cache:
-        texts = generate_texts(backend, requests, cache, desc="VQA questions")
+    texts = complete(uri, requests, use=DataUse("temmed", licence, allow_remote_data),  # type: ignore[arg-type]
+                     cache_path=cache_path, desc="VQA questions")
     out = []
     for draft, text in zip(drafts, texts):
         question = parse_question(text)

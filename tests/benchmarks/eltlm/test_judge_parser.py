@@ -2,7 +2,7 @@
 
 import pytest
 
-from medtemporal.scoring.judge import parse_verdict
+from medtemporal.benchmarks.eltlm.rubric import parse_verdict
 
 READ = [
     ("Accuracy: 1\nCompleteness: 1", (1, 1)),

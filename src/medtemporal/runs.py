@@ -1,0 +1,466 @@
+"""The one owner of a run folder: file names, the typed ``config.json``, append-only logs, the writer lock,
+and the check that the benchmark is still the one the run answered.
+
+A run folder holds::
+
+    config.json           RunConfig: benchmark (path, hashes, licence), model, protocol, generation, selection
+    predictions.jsonl     one Prediction per answer, appended as it arrives (AppendLog)
+    judgements.jsonl      judge verdicts, appended likewise (the family's judge may add its own log)
+    scores.json           written by `medtemporal score` only
+    .lock                 the writer lock: one writing command at a time
+
+Every command that writes into a run folder (``run``, ``score``, ``score --judge``, ``report`` when it
+scores) holds `RunFolder.writer` while it writes; a second one is refused in one sentence. Readers (the
+report, ``runs list``, ``compare``) read through `RunFolder` too, so file names, the config's shape and the
+benchmark check live here alone.
+
+>>> folder = RunFolder("runs/r1")                                  # doctest: +SKIP
+>>> with folder.writer():                                          # doctest: +SKIP
+...     folder.write_scores({"scores": []})                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from medtemporal.benchmark import Benchmark, load
+from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Prediction, Record, describe_validation_error, dumps, iter_jsonl
+
+CONFIG = "config.json"
+PREDICTIONS = "predictions.jsonl"
+JUDGEMENTS = "judgements.jsonl"
+SCORES = "scores.json"
+LOCK = ".lock"
+SYNC_INTERVAL_S = 0.1
+"""Least time between two fsyncs of an append-only log while a command writes it."""
+
+R = TypeVar("R", bound=Record)
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; one writer per folder is then up to the user
+    fcntl = None  # type: ignore[assignment]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class BenchmarkRef(_Part):
+    """The benchmark a run answered."""
+
+    path: str
+    name: str | None = None
+    version: str | None = None
+    manifest_sha256: str | None = None
+    items_sha256: str | None = None
+    """The items' checksum at run start: `RunFolder.benchmark` refuses a benchmark rebuilt since."""
+    licence: str | None = None
+
+
+class ModelRef(_Part):
+    """The model that answered."""
+
+    uri: str | None = None
+    identity: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    served: list[str] = Field(default_factory=list)
+    """Model names the server reported."""
+
+
+class ProtocolRef(_Part):
+    """How items became model calls."""
+
+    name: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    templates: dict[str, str] = Field(default_factory=dict)
+    """Prompt template name → sha256 of the text used."""
+
+
+class RunConfig(_Part):
+    """``config.json``: everything needed to know, and redo, what ran. Never an API key.
+
+    Unknown keys are kept (a newer medtemporal may add some), so a folder round-trips.
+    """
+
+    benchmark: BenchmarkRef
+    model: ModelRef = Field(default_factory=ModelRef)
+    protocol: ProtocolRef = Field(default_factory=ProtocolRef)
+    generation: dict[str, Any] = Field(default_factory=dict)
+    tasks: list[str] | None = None
+    limit: int | None = None
+    limit_per_task: int | None = None
+    repeats: int = Field(default=1, ge=1)
+    """Answers per item; not part of the resume identity, so a run may grow more repeats."""
+    allow_remote_data: bool = False
+    medtemporal_version: str | None = None
+    git_revision: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    packages: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("benchmark", "model", "protocol", mode="before")
+    @classmethod
+    def _named(cls, value: Any, info: Any) -> Any:
+        """A bare string, as folders and hand-written configs may hold, is the path, URI or name."""
+        key = {"benchmark": "path", "model": "uri", "protocol": "name"}[info.field_name]
+        return {key: value} if isinstance(value, str) else value
+
+    @field_validator("generation", mode="before")
+    @classmethod
+    def _generation(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("repeats", mode="before")
+    @classmethod
+    def _repeats(cls, value: Any) -> Any:
+        return 1 if value is None else value
+
+    def resume_identity(self) -> dict[str, Any]:
+        """What must match for a folder to be resumed rather than refused (named in the refusal)."""
+        return {
+            "benchmark items": self.benchmark.items_sha256 or self.benchmark.manifest_sha256,
+            "model.uri": self.model.uri,
+            "model.identity": self.model.identity,
+            "protocol.name": self.protocol.name,
+            "protocol.options": self.protocol.options,
+            "protocol.templates": self.protocol.templates,
+            "generation": self.generation,
+        }
+
+
+class WriterLock:
+    """An exclusive lock on a run folder, released on close or when the process dies (POSIX ``flock``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self._fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        if fcntl is None:
+            return
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise InvalidInputError(
+                f"Another medtemporal process is writing {folder}; wait for it to finish or use another folder."
+            ) from None
+
+    def close(self) -> None:
+        """Release the lock."""
+        os.close(self._fd)  # closing the descriptor releases the lock
+
+    def __enter__(self) -> WriterLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AppendLog(Generic[R]):
+    """An append-only JSON Lines file of ``record`` lines: predictions, judgements.
+
+    Each line goes to the operating system with one ``write`` the moment it is appended, so it survives
+    the process being killed; a background thread ``fsync``s the file at most every `SYNC_INTERVAL_S`, so
+    it survives a power cut too, without the writer waiting on the disk. A command killed at any moment
+    leaves at most one partial last line, which `resume` cuts off.
+    """
+
+    def __init__(self, path: Path, record: type[R]) -> None:
+        self.path = path
+        self.record = record
+        self._fd: int | None = None
+        self._dirty = threading.Event()
+        self._closing = False
+        self._closed = threading.Event()
+        self._syncer: threading.Thread | None = None
+
+    def resume(self, key: Callable[[R], Hashable], keep: Callable[[R], bool] = lambda r: True) -> dict[Any, R]:
+        """Repair the file after a crash and return its kept records by ``key`` (the last line of a key wins).
+
+        A partial last line is cut off; records for which ``keep`` is False (failed attempts, asked again)
+        and superseded ones are dropped; the file is rewritten atomically when anything was removed.
+
+        Raises:
+            InvalidInputError: a complete line is not a record.
+        """
+        if not self.path.is_file():
+            return {}
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        kept: dict[Any, R] = {}
+        dropped = 0
+        for lineno, line in enumerate(data[:end].splitlines(), 1):
+            if not line.strip():
+                dropped += 1
+                continue
+            try:
+                record = self.record.model_validate_json(line)
+            except ValidationError as exc:
+                raise InvalidInputError(
+                    f"{self.path}, line {lineno}: {describe_validation_error(exc)}; remove that line to resume."
+                ) from None
+            k = key(record)
+            if not keep(record):
+                dropped += 1
+                kept.pop(k, None)
+                continue
+            if k in kept:
+                dropped += 1
+            kept[k] = record
+        if dropped or end != len(data):
+            tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+            try:
+                with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+                    fh.writelines(dumps(r) + "\n" for r in kept.values())
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                tmp.replace(self.path)
+            finally:
+                tmp.unlink(missing_ok=True)
+        return kept
+
+    def records(self) -> Iterator[R]:
+        """Every complete line as a record, in file order (nothing when the file does not exist)."""
+        if self.path.is_file():
+            yield from iter_jsonl(self.path, self.record)
+
+    def append(self, record: R) -> None:
+        """Write one line with one ``write`` (the OS has it on return); it is fsync'd within `SYNC_INTERVAL_S`."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._closing = False
+            self._closed = threading.Event()
+            self._syncer = threading.Thread(target=self._sync, args=(self._fd,), name="log-fsync", daemon=True)
+            self._syncer.start()
+        view = memoryview((dumps(record) + "\n").encode("utf-8"))
+        while view:
+            view = view[os.write(self._fd, view):]
+        if not self._dirty.is_set():  # setting it takes a lock and may wake the syncer: once per fsync is enough
+            self._dirty.set()
+
+    def _sync(self, fd: int) -> None:
+        while not self._closing:
+            self._dirty.wait()
+            self._dirty.clear()
+            os.fsync(fd)
+            self._closed.wait(SYNC_INTERVAL_S)
+
+    def close(self) -> None:
+        """Stop the fsync thread, fsync once more and close the file."""
+        if self._fd is None:
+            return
+        self._closing = True
+        self._closed.set()
+        self._dirty.set()
+        if self._syncer is not None:
+            self._syncer.join()
+        os.fsync(self._fd)
+        os.close(self._fd)
+        self._fd = None
+
+
+class RunFolder:
+    """A run folder and everything in it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @classmethod
+    def of(cls, folder: str | Path | RunFolder) -> RunFolder:
+        """``folder`` as a `RunFolder`."""
+        return folder if isinstance(folder, RunFolder) else cls(folder)
+
+    def file(self, name: str) -> Path:
+        """The path of a file of the folder (a family's own log, e.g. ``error_judgements.jsonl``)."""
+        return self.path / name
+
+    # config.json -----------------------------------------------------------------------------------------
+    def has_config(self) -> bool:
+        return (self.path / CONFIG).is_file()
+
+    def read_config(self) -> RunConfig | None:
+        """The config, or None when the folder has none.
+
+        Raises:
+            InvalidInputError: the file is not a run config.
+        """
+        path = self.path / CONFIG
+        if not path.is_file():
+            return None
+        try:
+            return RunConfig.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            raise InvalidInputError(
+                f"{path}: {describe_validation_error(exc)}; restore it or re-run into a new folder."
+            ) from None
+
+    def config(self) -> RunConfig:
+        """The config of a run folder, with one sentence when the folder is not one."""
+        config = self.read_config()
+        if config is None:
+            raise InvalidInputError(
+                f"{self.path} is not a run folder (no {CONFIG}); pass the folder `medtemporal run` wrote."
+            )
+        return config
+
+    def write_config(self, config: RunConfig) -> None:
+        """Write ``config.json`` atomically."""
+        self._write_atomic(CONFIG, json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+
+    def check_resumable(self, new: RunConfig) -> None:
+        """Refuse to add to a folder that holds a run of something else, naming the first setting that differs.
+
+        An empty folder (no predictions yet) may take new settings.
+        """
+        old = self.read_config()
+        if old is None or not self.has_predictions():
+            return
+        before, after = old.resume_identity(), new.resume_identity()
+        for name in before:
+            if before[name] != after[name]:
+                was, now = json.dumps(before[name])[:120], json.dumps(after[name])[:120]
+                if name == "benchmark items":
+                    raise InvalidInputError(
+                        f"{self.path} holds a run of another build of the benchmark (items sha256 {was} there, "
+                        f"{now} now); run into a new --out folder, or rebuild the benchmark as it was."
+                    )
+                raise InvalidInputError(
+                    f"{self.path} holds a run with another {name} ({was} there, {now} now); run the same command "
+                    "as before to resume, or choose a new --out folder."
+                )
+
+    # lock ------------------------------------------------------------------------------------------------
+    def writer(self) -> WriterLock:
+        """Take the folder's writer lock (a context manager), creating the folder.
+
+        Raises:
+            InvalidInputError: another process holds it, or the folder cannot be created.
+        """
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(
+                f"The run folder {self.path} cannot be created ({exc.strerror}); pass a folder you can write."
+            ) from None
+        return WriterLock(self.path)
+
+    def being_written(self) -> bool:
+        """True when a process holds the writer lock."""
+        lock = self.path / LOCK
+        if fcntl is None or not lock.is_file():
+            return False
+        fd = os.open(lock, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # refused while a writer holds it exclusively
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    # predictions and judgements ----------------------------------------------------------------------------
+    def predictions(self) -> AppendLog[Prediction]:
+        """The predictions log (append with `AppendLog.append`; `resume_predictions` first)."""
+        return AppendLog(self.path / PREDICTIONS, Prediction)
+
+    def has_predictions(self) -> bool:
+        path = self.path / PREDICTIONS
+        return path.is_file() and path.stat().st_size > 0
+
+    def latest_predictions(self) -> tuple[dict[tuple[str, int], Prediction], int]:
+        """The last prediction line of each (item id, repeat), and the number of lines read."""
+        if not (self.path / PREDICTIONS).is_file():
+            raise InvalidInputError(f"{self.path} has no {PREDICTIONS}; run `medtemporal run` into it first.")
+        latest: dict[tuple[str, int], Prediction] = {}
+        lines = 0
+        for prediction in self.predictions().records():
+            latest[(prediction.item_id, prediction.repeat)] = prediction
+            lines += 1
+        return latest, lines
+
+    def log(self, name: str, record: type[R]) -> AppendLog[R]:
+        """The append-only log ``name`` of ``record`` lines (``judgements.jsonl`` and families' own)."""
+        return AppendLog(self.path / name, record)
+
+    # the benchmark -----------------------------------------------------------------------------------------
+    def benchmark_path(self, config: RunConfig | None = None) -> Path:
+        """The benchmark folder the config names; a relative path is tried from the run folder, then here."""
+        raw = (config or self.config()).benchmark.path
+        path = Path(raw)
+        if path.is_absolute():
+            return path
+        for candidate in (self.path / path, Path.cwd() / path):
+            if candidate.is_dir():
+                return candidate
+        raise InvalidInputError(
+            f"The benchmark folder {raw} named in {self.path / CONFIG} does not exist; restore it or fix benchmark.path."
+        )
+
+    def benchmark(self, config: RunConfig | None = None, *, allow_rebuilt: bool = False) -> Benchmark:
+        """The benchmark the run answered, refused when it was rebuilt since (unless ``allow_rebuilt``).
+
+        Raises:
+            InvalidInputError: the benchmark is missing, or its items differ from those the run started on.
+        """
+        config = config or self.config()
+        bench = load(self.benchmark_path(config))
+        recorded = config.benchmark.items_sha256
+        now = bench.manifest.items_sha256
+        if recorded is None:  # a folder from before items hashes were recorded: the manifest's hash stands in
+            recorded, now = config.benchmark.manifest_sha256, bench.manifest_hash
+        if recorded and now and recorded != now and not allow_rebuilt:
+            raise InvalidInputError(
+                f"The benchmark {bench.path} was rebuilt after the run in {self.path} (items sha256 {recorded[:12]} "
+                f"then, {now[:12]} now); score the run against the benchmark it answered, re-run into a new "
+                "folder, or pass --allow-rebuilt-benchmark to score the new items anyway (recorded in scores.json)."
+            )
+        return bench
+
+    # scores.json -----------------------------------------------------------------------------------------
+    def has_scores(self) -> bool:
+        return (self.path / SCORES).is_file()
+
+    def scores_text(self) -> bytes:
+        """The bytes of ``scores.json``, with one sentence when it is missing."""
+        path = self.path / SCORES
+        if not path.is_file():
+            raise InvalidInputError(f"{path} does not exist; score the run with `medtemporal score {self.path}`.")
+        return path.read_bytes()
+
+    def write_scores(self, scores: dict[str, Any]) -> None:
+        """Write ``scores.json`` atomically (hold `writer`)."""
+        self._write_atomic(SCORES, json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+
+    def needs_scoring(self) -> bool:
+        """True when ``scores.json`` is missing or older than ``predictions.jsonl``."""
+        scores, predictions = self.path / SCORES, self.path / PREDICTIONS
+        if not scores.is_file():
+            return True
+        return predictions.is_file() and predictions.stat().st_mtime_ns > scores.stat().st_mtime_ns
+
+    def _write_atomic(self, name: str, text: str) -> None:
+        """Replace file ``name`` by ``text`` atomically; a failure names the folder and leaves no ``.tmp``."""
+        tmp = self.path / (name + ".tmp")
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            tmp.replace(self.path / name)
+        except OSError as exc:
+            raise InvalidInputError(
+                f"Cannot write {name} in {self.path} ({exc.strerror or exc}); free some space or make the folder "
+                "writable, then run the same command again."
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+

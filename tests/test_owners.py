@@ -1,0 +1,169 @@
+"""The owners of model calls and of run folders: nothing goes around them.
+
+- No package-level import cycle among the core packages, and no module outside ``backends/`` imports the
+  response cache, the data-use guard or the retry loop (an AST scan of the sources).
+- Every model call of every caller — a run, a side model (captioner), the LLM judge, a family's judge
+  pass, a builder's text step — goes through a `ModelSession` (spied on here).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextvars
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from helpers.eltlm import make_open_benchmark, make_open_run
+from helpers.tiny import make_tiny_benchmark
+from medtemporal.backends.base import Backend, Message, Request, Response, RetryableError, TextPart
+from medtemporal.backends.session import DataUse, ModelSession, RetryPolicy, complete
+from medtemporal.runner import run
+from medtemporal.scoring import score_run
+from medtemporal.scoring.judge import Judge
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "medtemporal"
+CORE = ("audit", "backends", "cli", "interop", "phantoms", "protocols", "report", "retrieval", "runner", "scoring",
+        "sources", "prompts")
+CALL_PLUMBING = ("medtemporal.backends.cache", "medtemporal.backends.guard", "medtemporal.backends.retry")
+
+
+def _imports(path: Path) -> set[str]:
+    """The medtemporal modules ``path`` imports (anywhere in the file, function-local imports included)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return {n for n in names if n.startswith("medtemporal")}
+
+
+def _package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in CORE else None
+
+
+def test_no_import_cycle_among_core_packages():
+    edges: dict[str, set[str]] = defaultdict(set)
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC).parts
+        if rel[0] not in CORE:
+            continue
+        for module in _imports(path):
+            target = _package(module)
+            if target and target != rel[0]:
+                edges[rel[0]].add(target)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])
+
+    cycles = sorted(f"{a} -> {b} -> … -> {a}" for a in list(edges) for b in sorted(edges[a]) if reaches(b, a, {b}))
+    assert not cycles, cycles
+
+
+def test_only_the_model_call_owner_imports_cache_guard_and_retry():
+    offenders = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC)
+        if rel.parts[0] == "backends":
+            continue
+        used = {m for m in _imports(path) for p in CALL_PLUMBING if m == p or m.startswith(p + ".")}
+        if used:
+            offenders.append(f"{rel}: {sorted(used)}")
+    assert not offenders, offenders
+
+
+_INSIDE = contextvars.ContextVar("inside_session", default=False)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Record every session opened (by what it guards) and fail any backend call made outside `ModelSession.ask`."""
+    opened: list[tuple[str, DataUse]] = []
+    outside: list[str] = []
+    original_init, original_ask = ModelSession.__init__, ModelSession.ask
+
+    def init(self, backend, **kwargs):
+        original_init(self, backend, **kwargs)
+        opened.append((backend.uri, kwargs["use"]))
+        generate = backend.generate
+
+        async def guarded(request):
+            if not _INSIDE.get():
+                outside.append(backend.uri)
+            return await generate(request)
+
+        backend.generate = guarded
+
+    async def ask(self, request, **kwargs):
+        token = _INSIDE.set(True)
+        try:
+            return await original_ask(self, request, **kwargs)
+        finally:
+            _INSIDE.reset(token)
+
+    monkeypatch.setattr(ModelSession, "__init__", init)
+    monkeypatch.setattr(ModelSession, "ask", ask)
+    yield opened, outside
+    assert not outside, f"backend calls outside a ModelSession: {outside}"
+
+
+def test_a_run_and_its_side_model_go_through_sessions(tmp_path, spy):
+    opened, _ = spy
+    bench = make_tiny_benchmark(tmp_path)
+    run(bench, "baseline:constant-A", tmp_path / "r", protocol="caption-then-reason",
+        protocol_options={"captioner": "baseline:constant-A patchy opacity"}, progress=False, no_cache=True)
+    assert {uri for uri, _ in opened} == {"baseline:constant-A", "baseline:constant-A patchy opacity"}
+    assert all(use == DataUse("tiny", "synthetic", False) for _, use in opened)
+
+
+def test_the_judge_goes_through_a_session(tmp_path, spy):
+    opened, _ = spy
+    bench = make_open_benchmark(tmp_path, n=4)
+    out = make_open_run(bench, tmp_path / "r")
+    opened.clear()
+    score_run(out, judge=Judge("scripted-judge:overlap"), judge_options={"no_cache": True, "progress": False})
+    assert [uri for uri, _ in opened] == ["scripted-judge:overlap"]
+
+
+def test_a_builder_text_step_goes_through_a_session(tmp_path, spy):
+    opened, _ = spy
+    request = Request((Message("user", (TextPart("Word this."),)),))
+    texts = complete("baseline:constant-Worded.", [request, request], use=DataUse("temmed", "credentialed"),
+                     desc="questions", no_cache=True)
+    assert texts == ["Worded.", "Worded."] and opened[0][1].licence == "credentialed"
+
+
+class _Flaky(Backend):
+    """Fails its first call with a transient error, then answers "X"; cacheable like a real model."""
+
+    def __init__(self) -> None:
+        super().__init__(uri="flaky:x")
+        self.calls = 0
+
+    async def generate(self, request: Request) -> Response:
+        self.calls += 1
+        if self.calls == 1:
+            raise RetryableError("busy", reason="http_503")
+        return Response("X")
+
+
+def test_the_session_retries_then_caches(tmp_path):
+    backend = _Flaky()
+    session = ModelSession(backend, use=DataUse("tiny", "synthetic"), cache_path=tmp_path / "c.sqlite",
+                           retry=RetryPolicy(base_delay_s=0))
+    request = Request((Message("user", (TextPart("Q"),)),))
+
+    async def twice():
+        try:
+            return await session.ask(request), await session.ask(request)
+        finally:
+            await session.aclose()
+
+    first, second = asyncio.run(twice())
+    assert backend.calls == 2 and session.calls == 2 and session.cache_hits == 1
+    assert not first.cached and second.cached and second.response.text == "X"
