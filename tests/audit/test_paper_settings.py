@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.benchmark import spec
-from medtemporal.cli._run import paper_generation
+from medtemporal.runner import RunOptions
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item
 from medtemporal.scoring.aggregate import Outcome, score_outcomes
@@ -31,13 +30,12 @@ def test_overall_covers_only_the_declared_tasks() -> None:
     assert spec("mi-cxr").overall_tasks == ("TEL", "ICR", "GTS")
 
 
-def test_runs_default_to_the_papers_generation_settings(tmp_path) -> None:
+def test_runs_default_to_the_papers_generation_settings() -> None:
     for name, want in (("mi-cxr", {"temperature": 0.0, "max_tokens": None}),
                        ("temmed", {"temperature": None, "max_tokens": None})):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "manifest.json").write_text(json.dumps({"benchmark": name}))
-        assert paper_generation(tmp_path / name) == want
-    assert paper_generation(tmp_path / "missing") == {}
+        resolved = RunOptions().resolve(spec(name)).generation
+        assert {k: getattr(resolved, k) for k in want} == want
+        assert RunOptions(config={"temperature": 0.5}).resolve(spec(name)).generation.temperature == 0.5
     unset = GenerateConfig(temperature=None, max_tokens=None)  # "the provider's default" is a valid setting
     assert (unset.temperature, unset.max_tokens) == (None, None)
     with pytest.raises(InvalidInputError, match="max-tokens"):
