@@ -216,6 +216,12 @@ class BenchmarkSpec:
     generation: Mapping[str, Any] = field(default_factory=dict)
     """Generation settings the paper used (``temperature``, ``max_tokens`` …; None for "the provider's default"):
     `medtemporal run` uses them unless the user overrides them."""
+    stagewise_guidelines: Mapping[str, str] = field(default_factory=dict)
+    """Task → the guideline template stage 1 of ``--protocol stagewise`` follows (`medtemporal.protocols.stagewise`);
+    empty: the family cannot be run stage-wise."""
+    prompt_dir: Path | None = None
+    """Folder of the family's own prompt templates (`medtemporal.prompts`); None: ``prompts/`` beside the module
+    that defines ``build``."""
 
     @staticmethod
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:
