@@ -225,7 +225,7 @@ class BenchmarkSpec:
     """The protocol `medtemporal run` uses when the user names none (e.g. one that turns volumes into images)."""
     judge_pass: Callable[[Path, Any, Mapping[str, Any]], dict[str, Any]] | None = None
     """``(run folder, judge, judge options)`` → the ``judge`` block of ``scores.json``: the family's own use of
-    ``medtemporal score --judge`` in place of the open-answer rubric (e.g. MI-CXR's error types); None: the rubric."""
+    ``medtemporal score --judge`` in place of a rubric (e.g. MI-CXR's error types); None: `judge_rubric`."""
     generation: Mapping[str, Any] = field(default_factory=dict)
     """Generation settings the paper used (``temperature``, ``max_tokens`` …; None for "the provider's default"):
     every run uses them unless the user overrides them (`medtemporal.runner.options.RunOptions.resolve`)."""
@@ -234,6 +234,12 @@ class BenchmarkSpec:
     e.g. ELTLM's two binary criteria); None: the family has no judged metric (unless `judge_pass`)."""
     variants: Mapping[str, Variant] = field(default_factory=dict)
     """Name → another scoring of runs written into ``scores.json`` beside the main one (``"as released"``)."""
+    stagewise_guidelines: Mapping[str, str] = field(default_factory=dict)
+    """Task → the guideline template stage 1 of ``--protocol stagewise`` follows (`medtemporal.protocols.stagewise`);
+    empty: the family cannot be run stage-wise."""
+    prompt_dir: Path | None = None
+    """Folder of the family's own prompt templates (`medtemporal.prompts`); None: ``prompts/`` beside the module
+    that defines ``build``."""
 
     @staticmethod
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:

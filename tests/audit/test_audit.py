@@ -7,8 +7,9 @@ import random
 
 import pytest
 
-from medtemporal.audit import audit_items, audit_markdown
+from medtemporal.audit import audit_items
 from medtemporal.cli import main
+from medtemporal.report.audit import audit_markdown
 from medtemporal.schema import Item
 
 WORDS = "effusion edema opacity atelectasis pneumothorax cardiomegaly consolidation nodule".split()
@@ -113,3 +114,26 @@ def test_reports_show_the_benchmarks_audit(tmp_path) -> None:
     md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
     assert "## Blind-solvability audit of bench" in md and "<h2>Blind-solvability audit of bench" in html
     assert md.count("| Heuristic (95% CI) |") == 1 and html.rstrip().endswith("</html>")
+
+
+def _imports(package: str) -> set[str]:
+    """Every ``medtemporal.*`` module named by an import anywhere in ``package`` (function-local ones too)."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    root = Path(importlib.import_module(package).__file__).parent
+    found = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+    return {name for name in found if name.startswith("medtemporal.")}
+
+
+def test_the_audit_computes_and_never_imports_the_report_that_renders_it():
+    """audit <-> report was a two-way tie (audit's renderer borrowed the report's Markdown table)."""
+    assert {m for m in _imports("medtemporal.audit") if m.startswith("medtemporal.report")} == set()
+    assert "medtemporal.report.tables" in _imports("medtemporal.report")  # the scan sees the report's own imports

@@ -122,7 +122,7 @@ def test_cli_protocol_option_values_are_parsed(tmp_path, capsys):
 def test_a_folder_without_predictions_takes_new_settings(tmp_path):
     bench = make_tiny_benchmark(tmp_path)
     bad = tmp_path / "bad.txt"
-    bad.write_text("$question $nonsense")
+    bad.write_text("$question $options $nonsense")
     with pytest.raises(InvalidInputError, match=r"\$nonsense"):
         run(bench, "baseline:random", tmp_path / "r", prompts=PromptSet({"mcq_direct": bad}), progress=False)
     summary = run(bench, "baseline:random", tmp_path / "r", progress=False)  # fixed prompt: same folder

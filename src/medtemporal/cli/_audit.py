@@ -7,10 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from medtemporal.audit import audit_items, audit_markdown
+from medtemporal.audit import audit_items
 from medtemporal.audit.core import FOLDS
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
+from medtemporal.report.audit import audit_markdown
 
 
 def add(sub: argparse._SubParsersAction) -> None:

@@ -24,8 +24,8 @@ def run(args: argparse.Namespace) -> int:
     for kind in kinds:
         print(f"{kind}s:")
         if kind == "prompt":
-            for name in prompts.available():
-                print(f"  {name}")
+            for name, source in sorted(prompts.templates().items()):
+                print(f"  {name:<36} {source.owner}")
             continue
         for entry in registry.entries(kind):
             print(f"  {entry.name:<28} {_describe(entry)}")

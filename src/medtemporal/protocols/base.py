@@ -10,6 +10,7 @@ caching, retries and accounting), so protocols stay small.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -44,6 +45,13 @@ class Solver(ABC):
     @abstractmethod
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         """Answer ``item`` by calling ``generate``."""
+
+    def templates_for(self, bench: BenchmarkSpec, tasks: Collection[str]) -> tuple[str, ...]:
+        """Templates this protocol renders for items of ``tasks`` of benchmark ``bench``, besides `templates`
+        (e.g. a guideline the spec names); the runner records their hashes before anything runs, and this
+        refuses (`medtemporal.errors.InvalidInputError`, one sentence) a benchmark the protocol cannot run.
+        Default: none."""
+        return ()
 
     def side_models(self) -> tuple[Any, ...]:
         """Models besides the run's that this protocol calls (`medtemporal.protocols.side_model.SideModel`);

@@ -3,24 +3,28 @@
 Stage 1 sees every image, the problem, its answer choices and (for items
 about several abnormalities) the target abnormalities, as the paper's figures
 17-24 show them, and writes one description per consecutive interval under a
-task-specific guideline (TEL, ICR, GTS); it is told not to answer. Stage 2
-sees only those descriptions with the problem and its choices, and picks one
-option. Both outputs are kept in the prediction's ``calls``.
+task-specific guideline; it is told not to answer. Stage 2 sees only those
+descriptions with the problem and its choices, and picks one option. Both
+outputs are kept in the prediction's ``calls``.
+
+The guideline of each task is the template the benchmark's spec names
+(`BenchmarkSpec.stagewise_guidelines`; MI-CXR's for TEL, ICR and GTS): a
+family that names none is refused before anything runs, never given another
+paper's guideline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
+from medtemporal.benchmark import BenchmarkSpec, spec
+from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import format_options
 from medtemporal.registry import register
 from medtemporal.schema import Item
-
-GUIDELINES = {"TEL": "stagewise_guideline_tel", "ICR": "stagewise_guideline_icr", "ICR-V": "stagewise_guideline_icr"}
-"""Task family → guideline template; other families use `DEFAULT_GUIDELINE`."""
-DEFAULT_GUIDELINE = "stagewise_guideline_gts"
 
 
 def intervals(n_images: int) -> str:
@@ -33,14 +37,21 @@ class StageWise(Solver):
     """Describe interval changes with the images, then decide from the descriptions alone."""
 
     name = "stagewise"
-    templates = tuple(dict.fromkeys(("stagewise_describe", "stagewise_decide", DEFAULT_GUIDELINE, *GUIDELINES.values())))
+    templates = ("stagewise_describe", "stagewise_decide")
+
+    def templates_for(self, bench: BenchmarkSpec, tasks: Collection[str]) -> tuple[str, ...]:
+        """Every guideline template of ``bench``, once each task's guideline is checked (see `guideline`)."""
+        for task in tasks:
+            guideline(bench, task)
+        return tuple(dict.fromkeys(bench.stagewise_guidelines.values()))
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         n = len(item.images)
-        guideline = self.prompts.render(GUIDELINES.get(item.task, DEFAULT_GUIDELINE))
+        guideline_text = self.prompts.render(guideline(spec(item.benchmark), item.task))
         shown = {"question": item.question, "options": format_options(item.options), "targets": targets(item),
                  "n_images": n}
-        describe = self.prompts.render("stagewise_describe", intervals=intervals(n), guideline=guideline, **shown)
+        describe = self.prompts.render("stagewise_describe", intervals=intervals(n), guideline=guideline_text,
+                                       **shown)
         first = await generate(
             Request((Message("user", (*image_parts(item.images, image_root), TextPart(describe))),), config, item=item.id)
         )
@@ -48,6 +59,21 @@ class StageWise(Solver):
         second = await generate(answer_request(item, [TextPart(decide)], config))
         calls = [{"stage": "describe", "output": first.text}, {"stage": "decide", "output": second.text}]
         return Solution(second.text, calls)
+
+
+def guideline(bench: BenchmarkSpec, task: str) -> str:
+    """The guideline template ``bench`` names for ``task`` (or for every task, key ``"*"``).
+
+    Raises:
+        InvalidInputError: the benchmark names none for ``task``.
+    """
+    name = BenchmarkSpec.for_task(bench.stagewise_guidelines, task)
+    if name is None:
+        raise InvalidInputError(
+            f"Benchmark {bench.name!r} names no stage-wise guideline for task {task!r} "
+            "(BenchmarkSpec.stagewise_guidelines), so --protocol stagewise cannot run it; choose another protocol."
+        )
+    return name
 
 
 def targets(item: Item) -> str:

@@ -15,9 +15,9 @@ import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medtemporal.audit import audit_html, audit_markdown
 from medtemporal.benchmark import MANIFEST, spec
 from medtemporal.errors import InvalidInputError
+from medtemporal.report.audit import audit_html, audit_markdown
 from medtemporal.report.html import html_page
 from medtemporal.report.plots import family_charts
 from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, metric_names, report_runs

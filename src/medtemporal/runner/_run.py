@@ -310,8 +310,12 @@ def _solver(name: str, prompts: PromptSet, options: dict[str, Any]) -> Solver:
 def _templates(solver: Solver, items: list[Item], prompts: PromptSet) -> dict[str, str]:
     """Name → hash of every template the run may render: the protocol's and the items' benchmarks'."""
     names = set(solver.templates)
-    for name in {item.benchmark for item in items}:
+    tasks: dict[str, set[str]] = {}
+    for item in items:
+        tasks.setdefault(item.benchmark, set()).add(item.task)
+    for name, used in tasks.items():
         names.update(spec(name).prompts.values())
+        names.update(solver.templates_for(spec(name), used))
     return {name: prompts.hash(name) for name in sorted(names)}
 
 

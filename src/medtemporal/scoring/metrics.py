@@ -22,8 +22,8 @@ outputs too (None where missing); ``settings`` is a function returning the
 options it runs with, recorded in ``scores.json``.
 
 Registered here: ``accuracy`` (exact match, `is_correct`) and ``yesno_macro_f1``
-(macro F1 over Yes/No, as scikit-learn's). The report-generation metrics are in
-`medtemporal.scoring.text_metrics`.
+(macro F1 over Yes/No, as scikit-learn's). BERTScore is in `medtemporal.scoring.text_metrics`;
+a paper's own report metrics are in its family's package.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
-"""Report-generation metrics exactly as TemMed-Bench's release computes them, and BERTScore.
+"""BERTScore, and the texts report-generation metrics compare.
 
-Per sample, both texts are stripped and lowercased (an empty output, or an
-empty reference, makes the output a single space) and tokenised with
-``nltk.word_tokenize``; then
-
-- BLEU = ``sentence_bleu([ref], hyp, weights=(1, 0, 0, 0), smoothing_function=method1)`` (BLEU-1),
-- ROUGE-L = ``rouge_score`` F-measure with stemming on the space-joined tokens,
-- METEOR = ``nltk.translate.meteor_score.meteor_score([ref], hyp)`` with its defaults.
-
-Each is averaged over samples and multiplied by 100; ``Avg.`` is the mean of
-the three. Registered as metrics ``bleu_1``, ``rouge_l``, ``meteor`` and
-``report_avg`` (per-sample values; reports show the mean × 100).
-
-BERTScore (metric ``bertscore_f1``; not in the released recipe) is
-`bert_score`'s per-sample F1. Its encoder is the environment variable
-``MEDTEMPORAL_BERTSCORE_MODEL``: a local model folder, or the name of a model
+BERTScore (metric ``bertscore_f1``) is `bert_score`'s per-sample F1. Its
+encoder is the environment variable ``MEDTEMPORAL_BERTSCORE_MODEL``: a local
+model folder, or the name of a model
 already in the Hugging Face cache (``$HF_HOME``, by default
 ``~/.cache/huggingface``). Unset, it is ``roberta-large``, bert-score's
 encoder for English. The layer compared is the one bert-score tuned for that
@@ -24,16 +12,14 @@ an encoder that is not on disk fails with one sentence. For example::
 
     MEDTEMPORAL_BERTSCORE_MODEL=/models/roberta-large medtemporal score runs/r1
 
->>> s = report_scores("Stable left pleural effusion.", "stable left pleural effusion.")
->>> round(s["bleu1"], 4), round(s["rouge_l"], 4)
-(1.0, 1.0)
+A family's own lexical recipe lives in its package (TemMed-Bench's BLEU-1,
+ROUGE-L and METEOR in ``medtemporal.benchmarks.temmed.metrics``, 3D-RAD's in
+``medtemporal.benchmarks.rad3d.scoring``).
 """
 
 from __future__ import annotations
 
 import os
-import warnings
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -43,50 +29,11 @@ from medtemporal.errors import InvalidInputError, require
 from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring.metrics import Answer
-from medtemporal.scoring.nltk_data import require_nltk_data
 
 BERTSCORE_MODEL_ENV = "MEDTEMPORAL_BERTSCORE_MODEL"
 """Environment variable naming the BERTScore encoder (a local folder or a cached model name)."""
 DEFAULT_BERTSCORE_MODEL = "roberta-large"
 """bert-score's encoder for English (``bert_score.utils.lang2model["en"]``)."""
-
-
-@lru_cache(maxsize=1)
-def _scorers() -> tuple:
-    """(word_tokenize, sentence_bleu, smoothing method1, meteor_score, ROUGE-L scorer), once nltk's data is checked."""
-    require_nltk_data()
-    from nltk.tokenize import word_tokenize
-    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-    from nltk.translate.meteor_score import meteor_score
-    from rouge_score import rouge_scorer
-
-    rouge = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
-    return word_tokenize, sentence_bleu, SmoothingFunction().method1, meteor_score, rouge
-
-
-def report_scores(reference: str, candidate: str | None) -> dict[str, float]:
-    """BLEU-1, ROUGE-L and METEOR of one output (values in 0–1, as the release before ×100).
-
-    Args:
-        reference: The reference report.
-        candidate: The model's output; None (no output) counts as empty.
-
-    Returns:
-        ``{"bleu1": ..., "rouge_l": ..., "meteor": ...}``.
-    """
-    word_tokenize, sentence_bleu, smoothing, meteor_score, rouge = _scorers()
-    answer = (candidate or "").strip().lower()
-    label = reference.strip().lower()
-    if not answer or not label:
-        answer = " "
-    ref_tokens = word_tokenize(label)
-    hyp_tokens = word_tokenize(answer)
-    with warnings.catch_warnings():  # nltk warns on zero n-gram overlap; the score is still defined
-        warnings.simplefilter("ignore", UserWarning)
-        bleu = sentence_bleu([ref_tokens], hyp_tokens, weights=(1.0, 0.0, 0.0, 0.0), smoothing_function=smoothing)
-    rouge_l = rouge.score(" ".join(ref_tokens), " ".join(hyp_tokens))["rougeL"].fmeasure
-    meteor = meteor_score([ref_tokens], hyp_tokens)
-    return {"bleu1": float(bleu), "rouge_l": float(rouge_l), "meteor": float(meteor)}
 
 
 def bertscore_encoder(model: str | Path = DEFAULT_BERTSCORE_MODEL) -> tuple[Path, int]:
@@ -171,13 +118,7 @@ def bertscore_f1(
 # --- registered metrics -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=65536)
-def _cached_scores(reference: str, candidate: str | None) -> tuple[float, float, float]:
-    row = report_scores(reference, candidate)
-    return row["bleu1"], row["rouge_l"], row["meteor"]
-
-
-def _texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[list[str], list[str | None]]:
+def reference_texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[list[str], list[str | None]]:
     """Reference reports and output texts (a list answer joined by spaces) of report items."""
     refs, texts = [], []
     for item, answer in zip(items, answers, strict=True):
@@ -188,45 +129,9 @@ def _texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[list[str],
     return refs, texts
 
 
-def _report_column(items: Sequence[Item], answers: Sequence[Answer], column: int | None) -> np.ndarray:
-    """One of BLEU-1, ROUGE-L, METEOR (``column`` 0–2) per sample, or their mean (``column`` None)."""
-    rows = []
-    for ref, text in zip(*_texts(items, answers), strict=True):
-        scores = _cached_scores(ref, text)
-        rows.append(sum(scores) / 3 if column is None else scores[column])
-    return np.asarray(rows, dtype=float)
-
-
-_REPORT_INFO = dict(higher_is_better=True, aggregation="mean", percent=True)
-
-
-@register("metric", "bleu_1", description="BLEU-1 as TemMed released it (nltk sentence_bleu, method1)", **_REPORT_INFO)
-def bleu_1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample BLEU-1 against ``item.reference``; see `report_scores`."""
-    return _report_column(items, answers, 0)
-
-
-@register("metric", "rouge_l", description="ROUGE-L F (rouge_score, stemming) on nltk tokens", **_REPORT_INFO)
-def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample ROUGE-L F-measure against ``item.reference``; see `report_scores`."""
-    return _report_column(items, answers, 1)
-
-
-@register("metric", "meteor", description="METEOR (nltk meteor_score defaults, WordNet 3.0)", **_REPORT_INFO)
-def meteor(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample METEOR against ``item.reference``; see `report_scores`."""
-    return _report_column(items, answers, 2)
-
-
-@register("metric", "report_avg", description="mean of BLEU-1, ROUGE-L and METEOR (the paper's Avg.)", **_REPORT_INFO)
-def report_avg(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample mean of the three; its average equals the mean of the three averages."""
-    return _report_column(items, answers, None)
-
-
-@register("metric", "bertscore_f1", **_REPORT_INFO,
+@register("metric", "bertscore_f1", higher_is_better=True, aggregation="mean", percent=True,
           description=f"BERTScore F1 (bert-score); encoder from ${BERTSCORE_MODEL_ENV}, default {DEFAULT_BERTSCORE_MODEL}")
 def bertscore_f1_metric(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-sample BERTScore F1 with the encoder named by ``$MEDTEMPORAL_BERTSCORE_MODEL`` (see the module doc)."""
     model = os.environ.get(BERTSCORE_MODEL_ENV) or DEFAULT_BERTSCORE_MODEL
-    return np.asarray(bertscore_f1(*_texts(items, answers), model), dtype=float)
+    return np.asarray(bertscore_f1(*reference_texts(items, answers), model), dtype=float)

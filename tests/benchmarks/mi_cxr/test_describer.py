@@ -58,9 +58,11 @@ def test_a_stagewise_run_gets_each_items_own_description(tmp_path):
     from medtemporal.schema import Prediction, iter_jsonl
 
     tiny = load_bench(make_tiny_benchmark(tmp_path))
-    items = [i.model_copy(update={"meta": {**i.meta, "abnormality": "pneumothorax", "changes": CHANGES}})
+    items = [i.model_copy(update={"benchmark": "mi-cxr",  # MI-CXR's spec names the stage-wise guidelines
+                                  "meta": {**i.meta, "abnormality": "pneumothorax", "changes": CHANGES}})
              for i in tiny.items]
-    bench = load_bench(save(tmp_path / "with-truth", items, tiny.manifest))
+    manifest = tiny.manifest.model_copy(update={"benchmark": "mi-cxr"})
+    bench = load_bench(save(tmp_path / "with-truth", items, manifest))
     run(bench.path, "micxr-describer:noisy-truth", tmp_path / "run", protocol="stagewise", progress=False,
         no_cache=True)
     describer = load("micxr-describer:noisy-truth")

@@ -95,3 +95,27 @@ def test_ablation_and_hack_tables_show_every_retrieval_run(runs: list[Path]) -> 
     ablation = [TemmedRun("m", "rag-multimodal", 1, (60.0,) * 7, "image"), TemmedRun("m", "rag-multimodal", 1, (70.0,) * 7)]
     rows = ablation_table(ablation).splitlines()[2:]
     assert [r.split(" | ")[2] for r in rows] == ["each item's own", "image"]  # both retrievers shown
+
+
+def test_a_run_scored_under_the_old_core_metric_names_still_reports(runs: list[Path], tmp_path: Path) -> None:
+    """Before the report metrics moved home, ``scores.json`` named them ``bleu_1``, ``rouge_l``, ``meteor`` and
+    ``report_avg`` (same recipe, same values): the tables read them, and ``score`` rewrites the new names."""
+    import shutil
+
+    from medtemporal.benchmarks.temmed.metrics import LEGACY_NAMES
+
+    old = tmp_path / "old"
+    shutil.copytree(runs[2], old)  # the top-1 hack: report task only
+    scores = json.loads((old / "scores.json").read_text())
+    assert {s["metric"] for s in scores["scores"]} == set(LEGACY_NAMES)
+    for s in scores["scores"]:
+        s["metric"] = LEGACY_NAMES[s["metric"]]
+    scores["metrics"] = {LEGACY_NAMES[k]: v for k, v in scores["metrics"].items()}
+    (old / "scores.json").write_text(json.dumps(scores))  # newer than predictions.jsonl: not re-scored
+    (parsed,) = temmed_runs([old])
+    assert parsed.values == temmed_runs([runs[2]])[0].values and parsed.values[2] is not None
+    assert main(["report", str(old), "--out", str(tmp_path / "report"), "--formats", "md"]) == 0
+    assert f"| Top-1 retrieval hack | {parsed.values[2]:.2f} |" in (tmp_path / "report" / "temmed_tables.md").read_text()
+    assert main(["score", str(old)]) == 0
+    assert {s["metric"] for s in json.loads((old / "scores.json").read_text())["scores"]} == set(LEGACY_NAMES)
+    assert temmed_runs([old])[0].values == parsed.values

@@ -16,7 +16,8 @@ scored by ROUGE-L F1 and an LLM judge's binary Accuracy and Completeness
   ``judge_accuracy`` / ``judge_completeness`` and the offline ``scripted-judge:overlap``.
 * `report` — the main table (Table 2 layout), the sequence-length figure
   (Fig. 3) and ablation deltas with paired, patient-clustered CIs.
-* The answering prompt is ``prompts/eltlm_direct.txt`` (Table 7, general MLLMs).
+* ``prompts/`` — the answering prompt ``eltlm_direct.txt`` (Table 7, general MLLMs) and the builder's
+  question wording.
 
 Shared parts it uses: the judge engine (`medtemporal.scoring.judge`) and the ablation protocols ``shuffled-timestamps`` (§4.3.2) and
 ``caption-then-reason`` (§4.3.3) in `medtemporal.protocols`.

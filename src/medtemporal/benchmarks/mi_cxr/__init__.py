@@ -21,9 +21,12 @@ variant (Table 2). Where each rule lives:
   source statistics; the spec's ``report`` hook.
 * `error_judge` — the LLM judge's error types (appendix G) through ``medtemporal score RUN --judge URI``.
 * `demo` — the MI-CXR section of ``medtemporal demo``.
+* ``prompts/`` — the paper's prompts (summary wording, ICR-V distractors, error types) and the stage-wise
+  guidelines per task (`STAGEWISE_GUIDELINES`).
 
 Answers are extracted with the shared ``letter`` rule and scored by accuracy
-(``medtemporal.scoring``); the stage-wise protocol is ``medtemporal.protocols.stagewise``.
+(``medtemporal.scoring``); the stage-wise protocol is ``medtemporal.protocols.stagewise``, following
+the guideline the spec names for each task.
 """
 
 from __future__ import annotations
@@ -57,6 +60,11 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
 
 DESCRIBER = "micxr-describer:noisy-truth"
 """The demo's stage-wise instrument (`describer`): stage-1 text from recorded truth, random answers; not a model."""
+
+
+STAGEWISE_GUIDELINES = {"TEL": "stagewise_guideline_tel", "ICR": "stagewise_guideline_icr",
+                        "ICR-V": "stagewise_guideline_icr", "*": "stagewise_guideline_gts"}
+"""Task → stage-1 guideline of ``--protocol stagewise`` (appendix E.4; `prompts/stagewise_guideline_*.txt`)."""
 
 
 ERROR_JUDGE = "micxr-scripted-judge:errors"
@@ -113,5 +121,6 @@ SPEC = register("benchmark", BENCHMARK)(
         generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise
         demo=demo,
         judge_pass=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric
+        stagewise_guidelines=STAGEWISE_GUIDELINES,
     )
 )

@@ -3,7 +3,7 @@
 The LLM only rewords what the rules already decided. For every selected item
 of the summary qtypes the template draft already holds, per option, the
 change types it asserts (`Draft.meta`); the LLM is asked to say exactly that,
-with the paper's prompts (named templates in `medtemporal.prompts`):
+with the paper's prompts (named templates in this family's ``prompts/``, found by `medtemporal.prompts`):
 
 * ``single_entity_interval_summary`` — figure 5 (``micxr_interval_summary_correct``)
   for the true trajectory, figure 6 (``micxr_interval_summary_incorrect``) for

@@ -16,6 +16,7 @@ Computation (open); 4 Existence Detection (Yes/No as A/B), 5 Static and
 * `baselines` — question-only baselines (``rad3d:history``).
 * `volumes` — how a volume reaches a 2D model (protocol ``ct``: slices, montage, volume), cached.
 * `report` — tables in the paper's layout, both scoring rules, macro and micro.
+* ``prompts/`` — the answering prompts (``rad3d_open``, ``rad3d_closed``) and the QA-generation ones.
 
 Deviations from the release are listed in ``docs/3d-rad.md``.
 """

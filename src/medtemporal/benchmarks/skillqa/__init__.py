@@ -20,7 +20,7 @@ task is public (FACTS §2.1), so the frame-set layout is ours
   frame count, position bias, per-position confusion.
 * `demo` — the ClinicalSkillQA section of ``medtemporal demo``.
 
-The prompt (``skillqa_order``) is ours: the official instruction is not published (§2.1).
+The prompt (``prompts/skillqa_order.txt``) is ours: the official instruction is not published (§2.1).
 """
 
 from __future__ import annotations

@@ -16,10 +16,11 @@ Where each rule lives:
 * `extract` — the released answer-extraction rules (``temmed_yesno``, ``temmed_pair``).
 * `rag` — the protocols ``rag-text``, ``rag-multimodal``, ``retrieval-top1``,
   ``random-historical`` and ``random-current`` (§3, Tables 4, 8, 9).
+* `metrics` — the released report metrics (``temmed_bleu_1``, ``temmed_rouge_l``, ``temmed_meteor``,
+  ``temmed_report_avg``).
 * `report` — Tables 3 and 4 and the top-k figure.
 * `demo` — the TemMed-Bench section of ``medtemporal demo``.
-
-Report metrics are computed as the release does in ``medtemporal.scoring.text_metrics``.
+* ``prompts/`` — the release's prompts, cited line by line in each template's header.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmark import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.temmed import extract, rag  # noqa: F401  (register rules and protocols)
+from medtemporal.benchmarks.temmed import extract, metrics, rag  # noqa: F401  (register rules, metrics, protocols)
 from medtemporal.benchmarks.temmed.command import add_arguments, build
 from medtemporal.benchmarks.temmed.pipeline import BENCHMARK, VERSION
 from medtemporal.registry import register
@@ -74,7 +75,8 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     prompts={"vqa": "temmed_vqa", "report": "temmed_report", "image_pair": "temmed_pair"},
     answer_formats={"image_pair": "My answer is {}."},
     extractors={"vqa": "temmed_yesno", "report": "raw_text", "image_pair": "temmed_pair"},
-    metrics={"vqa": ("accuracy", "yesno_macro_f1"), "report": ("bleu_1", "rouge_l", "meteor", "report_avg"),
+    metrics={"vqa": ("accuracy", "yesno_macro_f1"),
+             "report": ("temmed_bleu_1", "temmed_rouge_l", "temmed_meteor", "temmed_report_avg"),
              "image_pair": ("accuracy",)},
     report=_report,
     demo=demo,

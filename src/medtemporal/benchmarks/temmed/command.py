@@ -12,7 +12,7 @@
 The folder also gets ``corpus.jsonl`` (the knowledge corpus) and
 ``embeddings/`` (cached vectors). Tasks: ``vqa`` (yes/no), ``report`` (open)
 and ``image_pair`` (A/B/C); answers are extracted and scored exactly as the
-release does (`extract`, ``medtemporal.scoring.text_metrics``).
+release does (`extract`, `metrics`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ model's closed-book row (k = 1 rows with each item's own retriever); every
 other retrieval run (other k, a chosen retriever) is listed in the ablation
 table and drawn in the top-k plot, whose error bars are the runs' 95%
 intervals clustered by patient. Nothing is computed here that ``scores.json``
-does not hold.
+does not hold (a run scored before the report metrics were named ``temmed_*``
+is read under its old names, `metrics.LEGACY_NAMES`).
 
 ``medtemporal report`` writes ``temmed_tables.md`` and ``temmed_topk.png``
 beside the common report when every run is of ``temmed`` (`BenchmarkSpec.report`).
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.benchmarks.temmed.metrics import LEGACY_NAMES
 from medtemporal.benchmarks.temmed.rag import DEFAULT_K
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
@@ -37,10 +39,10 @@ from medtemporal.report.tables import DASH, ReportRun, markdown_table
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("VQA", "Acc", "task:vqa", "accuracy"),
     ("VQA", "F1", "task:vqa", "yesno_macro_f1"),
-    ("Report Generation", "BLEU", "task:report", "bleu_1"),
-    ("Report Generation", "ROUGE-L", "task:report", "rouge_l"),
-    ("Report Generation", "METEOR", "task:report", "meteor"),
-    ("Report Generation", "Avg.", "task:report", "report_avg"),
+    ("Report Generation", "BLEU", "task:report", "temmed_bleu_1"),
+    ("Report Generation", "ROUGE-L", "task:report", "temmed_rouge_l"),
+    ("Report Generation", "METEOR", "task:report", "temmed_meteor"),
+    ("Report Generation", "Avg.", "task:report", "temmed_report_avg"),
     ("Image-pair Selection", "Acc", "task:image_pair", "accuracy"),
 )
 """(task title, column, score group, metric) in the paper's order."""
@@ -83,7 +85,7 @@ def _temmed_run(run: ReportRun) -> TemmedRun:
         raise InvalidInputError(f"{run.path}: protocol option k={options['k']!r} is not a number; re-run with k=1 to 5.") from None
     values, chance, ci = [], [], []
     for _, _, group, metric in COLUMNS:
-        score = run.scores.score(group, metric)
+        score = run.scores.score(group, metric) or run.scores.score(group, LEGACY_NAMES.get(metric, metric))
         answered = score is not None and score.missing < score.n  # a task the run did not answer shows "–"
         values.append(100.0 * score.value if answered else None)
         chance.append(100.0 * score.chance if score is not None and score.chance is not None else None)

@@ -1,9 +1,13 @@
-"""The audit as a Markdown or HTML table (for `medtemporal audit` and the reports)."""
+"""A benchmark's blind-solvability audit (`medtemporal.audit`, the manifest's ``audit`` section) as a Markdown or
+HTML table, for `medtemporal audit` and the reports. It reads the stored dictionary only: the audit package
+computes, the report package renders, and neither imports the other."""
 
 from __future__ import annotations
 
 from html import escape
 from typing import Any, Mapping
+
+from medtemporal.report.tables import markdown_table
 
 
 def _pct(x: float | None) -> str:
@@ -34,8 +38,6 @@ def _summary(audit: Mapping[str, Any]) -> str:
 
 def audit_markdown(audit: Mapping[str, Any], title: str = "Blind-solvability audit") -> str:
     """The audit as a Markdown section."""
-    from medtemporal.report.tables import markdown_table
-
     return "\n".join([f"## {title}", "", _summary(audit), "",
                       markdown_table(HEADER, audit_rows(audit)) if audit.get("subtypes") else "", ""])
 
