@@ -29,7 +29,7 @@ HASHES_BEFORE = {
 """`PromptSet().hash` of every template on main 21ae791, when all 38 sat in core ``prompts/``: the hashes runs record."""
 
 FAMILY_PREFIXES = {"micxr_": "mi-cxr", "stagewise_guideline_": "mi-cxr", "temmed_": "temmed", "rad3d_": "3d-rad",
-                   "skillqa_": "skillqa", "eltlm_": "eltlm"}
+                   "skillqa_": "skillqa", "eltlm_": "eltlm", "llm_judge": "eltlm"}
 
 
 def test_every_template_keeps_its_name_and_hash_after_moving_home():

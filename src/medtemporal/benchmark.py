@@ -223,7 +223,7 @@ class BenchmarkSpec:
     """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
     default_protocol: str = "direct"
     """The protocol `medtemporal run` uses when the user names none (e.g. one that turns volumes into images)."""
-    judge_pass: Callable[[Path, Any, Mapping[str, Any]], dict[str, Any]] | None = None
+    judge_pass: Callable[[Any, Any, Mapping[str, Any]], dict[str, Any]] | None = None
     """``(run folder, judge, judge options)`` → the ``judge`` block of ``scores.json``: the family's own use of
     ``medtemporal score --judge`` in place of a rubric (e.g. MI-CXR's error types); None: `judge_rubric`."""
     generation: Mapping[str, Any] = field(default_factory=dict)
