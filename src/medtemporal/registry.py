@@ -1,7 +1,8 @@
 """One registry for every plugin kind, filled by decorators.
 
 Kinds are ``benchmark`` (builders), ``backend`` (model URI schemes),
-``protocol``, ``metric`` and ``extractor`` (answer-extraction rules).
+``protocol``, ``metric``, ``extractor`` (answer-extraction rules) and ``phantom``
+(``medtemporal phantoms KIND``: a synthetic dataset or release file, `medtemporal.phantoms.kinds.PhantomKind`).
 Third-party packages add entries through the ``medtemporal`` entry-point group
 (``pkg.module:attr`` values are imported on first lookup), so a new benchmark
 needs no change here.
@@ -21,8 +22,8 @@ from typing import Any, Callable, Literal, TypeVar
 
 from medtemporal.errors import UnknownNameError
 
-Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor"]
-KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric", "extractor")
+Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor", "phantom"]
+KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric", "extractor", "phantom")
 
 # Modules whose import fills the registry with the built-in entries.
 _BUILTIN_MODULES = (
@@ -30,6 +31,7 @@ _BUILTIN_MODULES = (
     "medtemporal.backends",
     "medtemporal.protocols",
     "medtemporal.scoring",
+    "medtemporal.phantoms.kinds",
 )
 
 T = TypeVar("T")
