@@ -1,7 +1,7 @@
 """The run: items × model × protocol → ``predictions.jsonl``, resumable by construction.
 
 Each answered item is appended to ``predictions.jsonl`` with one ``write``
-the moment it is done (fsync'd in the background, see `PredictionLog`),
+the moment it is done (fsync'd in the background, see `medtemporal.runs.AppendLog`),
 after its response went into the response cache, so a run killed at any
 moment resumes with the same command and asks the model nothing it had
 already answered.
