@@ -17,8 +17,8 @@ check ours against both libraries), ROUGE-1 F
 where HF ``rouge`` reports an unseeded bootstrap mid-point), METEOR per sample
 (``rad3d_meteor``; nltk ``meteor_score`` with its defaults, as HF ``meteor``)
 and BERTScore F1 (the shared ``bertscore_f1``: roberta-large, layer 17, no
-idf, no rescaling, unless ``$MEDTEMPORAL_BERTSCORE_MODEL`` names another
-encoder). An empty or missing answer scores 0 (in BLEU-1: no match, while its
+idf, no rescaling, fetched into the Hugging Face cache on first use, unless
+``$MEDTEMPORAL_BERTSCORE_MODEL`` names another encoder). An empty or missing answer scores 0 (in BLEU-1: no match, while its
 reference's length still counts): the release drops it (``eval_3DRAD.py`` lines 159–162).
 """
 
@@ -38,7 +38,7 @@ from medtemporal.registry import register
 from medtemporal.schema import Item, Prediction, Score, iter_jsonl
 from medtemporal.scoring.aggregate import Outcome, score_outcomes
 from medtemporal.scoring.metrics import Answer
-from medtemporal.scoring.nltk_data import require_nltk_data
+from medtemporal.scoring.nltk_data import ensure_nltk_data
 from medtemporal.scoring.runs import PREDICTIONS, _benchmark_path, _read_config
 
 RELEASED_SCORES = "scores_released.json"
@@ -69,7 +69,7 @@ def _tokenize_13a() -> Callable[[str], str]:
 
 @lru_cache(maxsize=1)
 def _tools() -> tuple:
-    require_nltk_data()
+    ensure_nltk_data()
     from nltk.tokenize import word_tokenize
     from nltk.translate.meteor_score import meteor_score
     from rouge_score import rouge_scorer
