@@ -30,8 +30,18 @@ class BackendError(MedTemporalError, RuntimeError):
     """A model backend failed after its retries (server down, bad response)."""
 
 
+class UnavailableError(MedTemporalError, RuntimeError):
+    """Model weights or data files a step needs are not on this machine and cannot be fetched now
+    (offline, no connection, no such model); the message names the variable or command that fixes it."""
+
+
 class UndefinedMetricWarning(UserWarning):
     """A metric is undefined for a subgroup (e.g. no items); a NaN is reported."""
+
+
+class MetricUnavailableWarning(UndefinedMetricWarning):
+    """A metric cannot be computed at all (an encoder or data file is unavailable); it is reported as
+    unavailable with the reason, and the other metrics are scored."""
 
 
 def require(module: str, extra: str):

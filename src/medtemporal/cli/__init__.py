@@ -34,7 +34,8 @@ HELP = {
     "run": "run a model on a benchmark into a run folder (the same command resumes)",
     "runs": "inspect run folders",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
-    "nltk-data": "install punkt_tab and WordNet 3.0 for the text metrics (make install runs this)",
+    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics (scoring does it on first use; offline: "
+                 "--wordnet-archive)",
 }
 """Each command's one-line help, shown without importing its module; a command missing here is imported."""
 

@@ -26,6 +26,7 @@ from medtemporal.report.tables import (
     subtype_columns,
     subtype_rows,
     table_rows,
+    unavailable_notes,
 )
 from medtemporal.report.plots import family_subtypes, has_chance
 from medtemporal.report.profile import profile_chart
@@ -136,6 +137,7 @@ def html_page(
         unit = " (%)" if is_percent(runs, metric) else ""
         parts += [
             f"<h2>{escape(metric)}{unit} by task family</h2>",
+            *(f'<p class="note">{escape(note)}</p>' for note in unavailable_notes(runs, metric)),
             _grouped_table(runs, family_columns(runs, metric), metric),
             f"<h2>{escape(metric)}{unit}: by family and subtype, in the papers' table layout</h2>",
             _grouped_table(runs, subtype_columns(runs, metric), metric),

@@ -29,13 +29,14 @@ def pyplot() -> Any:
 
 
 def family_subtypes(runs: Sequence[ReportRun], metric: str) -> dict[str, list[str]]:
-    """Family → its subtypes that have a ``metric`` score, in table order."""
+    """Family → its subtypes that have a ``metric`` score (not an unavailable one), in table order."""
     families: dict[str, list[str]] = {}
     for run in runs:
         for task in run.scores.layout:
             subtypes = families.setdefault(task.task, [])
             for s in task.subtypes:
-                if s not in subtypes and run.scores.score(f"subtype:{s}", metric) is not None:
+                score = run.scores.score(f"subtype:{s}", metric)
+                if s not in subtypes and score is not None and not score.unavailable:
                     subtypes.append(s)
     return {f: s for f, s in families.items() if s}
 

@@ -3,8 +3,9 @@
 Rows are runs (one model + protocol each) and a chance row; columns are the
 task families with their subtype columns (merged as the benchmark declares)
 and Overall. Cells show the value with its 95% interval; invalid and missing
-answers have their own columns. Nothing here computes a metric: every number
-comes from a run's ``scores.json``.
+answers have their own columns; a metric that could not be computed shows
+"unavailable", with its reason under the table's heading (`unavailable_notes`).
+Nothing here computes a metric: every number comes from a run's ``scores.json``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from medtemporal.schema import Score
 from medtemporal.scoring.runs import RunScores
 
 DASH = "–"
+UNAVAILABLE = "unavailable"
+"""The cell of a metric that could not be computed (`Score.unavailable`)."""
 
 
 @dataclass(frozen=True)
@@ -93,13 +96,29 @@ def fmt(value: float | None, percent: bool) -> str:
 
 
 def fmt_score(score: Score | None, percent: bool) -> str:
-    """``31.5 [28.1, 34.9]``; the interval is left out where undefined."""
+    """``31.5 [28.1, 34.9]``; the interval is left out where undefined; "unavailable" for a metric that could
+    not be computed."""
     if score is None:
         return DASH
+    if score.unavailable:
+        return UNAVAILABLE
     text = fmt(score.value, percent)
     if score.ci_low is not None and score.ci_high is not None and text != DASH:
         text += f" [{fmt(score.ci_low, percent)}, {fmt(score.ci_high, percent)}]"
     return text
+
+
+def unavailable_notes(runs: Sequence[ReportRun], metric: str) -> list[str]:
+    """``bertscore_f1: unavailable (reason)`` once per distinct reason, with the runs' labels when only some
+    runs share it; empty when every run computed ``metric``."""
+    by_reason: dict[str, list[str]] = {}
+    for run in runs:
+        reason = next((s.unavailable for s in run.scores.scores if s.metric == metric and s.unavailable), None)
+        if reason:
+            by_reason.setdefault(reason, []).append(run.label)
+    return [f"{metric}: unavailable ({reason.rstrip('.')})" + ("" if len(labels) == len(runs) else
+                                                               f" in {', '.join(labels)}")
+            for reason, labels in by_reason.items()]
 
 
 def chance_of(runs: Sequence[ReportRun], group: str, metric: str) -> float | None:
@@ -209,7 +228,8 @@ def markdown(runs: Sequence[ReportRun]) -> str:
     parts += [markdown_table(header, rows), ""]
     for metric in metric_names(runs):
         unit = " (%)" if is_percent(runs, metric) else ""
-        parts += [f"## {metric}{unit} by task family", "", headline(runs, metric), ""]
+        parts += [f"## {metric}{unit} by task family", "", *(f"{n}\n" for n in unavailable_notes(runs, metric)),
+                  headline(runs, metric), ""]
         parts += [f"## {metric}{unit} by family and subtype, in the papers' table layout", "", table1(runs, metric), ""]
         sub_header, sub_rows = subtype_rows(runs, metric)
         parts += [f"## {metric}{unit} by subtype", "", markdown_table(sub_header, sub_rows), ""]

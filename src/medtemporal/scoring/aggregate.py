@@ -11,22 +11,28 @@ Groups are named by a fixed scheme that reports and ``runs list`` rely on:
 
 Each group gets one `Score` per metric its tasks list in `BenchmarkSpec.metrics`.
 Invalid answers and missing predictions are scored by the metric (as wrong)
-and counted in `Score.invalid` and `Score.missing`.
+and counted in `Score.invalid` and `Score.missing`. A metric that cannot be
+computed on this machine (`medtemporal.scoring.metrics.UNAVAILABLE`: an encoder
+or nltk data that cannot be had) gets Scores with a NaN value and its reason in
+`Score.unavailable`, and one `MetricUnavailableWarning` per reason; the other
+metrics are scored as usual.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
+from medtemporal.errors import MetricUnavailableWarning
 from medtemporal.schema import Item, Record, Score
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_bootstrap
-from medtemporal.scoring.metrics import Answer, Metric, metric
+from medtemporal.scoring.metrics import UNAVAILABLE, Answer, Metric, metric
 
 Status = Literal["answered", "invalid", "missing"]
 
@@ -146,14 +152,20 @@ def score_outcomes(
     resolved: dict[str, Metric] = {name: metric(name) for name in names}
     values: dict[str, np.ndarray] = {}
     applies: dict[str, np.ndarray] = {}
+    unavailable: dict[str, str] = {}
     for name, m in resolved.items():
         applies[name] = np.isin(task_of, [t.task for t in tasks if name in metrics_for_task(t.task)])
         idx = np.flatnonzero(applies[name])
-        scored = m.per_sample([items[i] for i in idx], [outcomes[i].answer for i in idx],
-                              [outcomes[i].output for i in idx], [outcomes[i].verdict for i in idx])
+        try:
+            scored = m.per_sample([items[i] for i in idx], [outcomes[i].answer for i in idx],
+                                  [outcomes[i].output for i in idx], [outcomes[i].verdict for i in idx])
+        except UNAVAILABLE as exc:
+            unavailable[name] = str(exc)
+            continue
         full = np.zeros((len(items), *scored.shape[1:]))
         full[idx] = scored
         values[name] = full
+    warn_unavailable(unavailable)
 
     jobs = [(g, name) for g, (_, covered) in named.items() for name in names
             if any(name in metrics_for_task(t) for t in covered)]
@@ -162,17 +174,35 @@ def score_outcomes(
         m = resolved[name]
         idx = named[group][0]
         idx = idx[applies[name][idx]]
+        counts = dict(n=len(idx), invalid=int((status[idx] == "invalid").sum()),
+                      missing=int((status[idx] == "missing").sum()), chance=_chance(m, [items[i] for i in idx]),
+                      higher_is_better=m.higher_is_better)
+        if name in unavailable:
+            scores.append(Score(metric=name, value=math.nan, group=group, unavailable=unavailable[name], **counts))
+            continue
         est = cluster_bootstrap(
             values[name][idx], clusters[idx], m.reduce, confidence=confidence, resamples=resamples,
             rng=_stream(seed, name, idx),
             label=f"{name} over {group}",
         )
-        scores.append(Score(
-            metric=name, value=est.value, group=group, n=len(idx), ci_low=est.low, ci_high=est.high,
-            invalid=int((status[idx] == "invalid").sum()), missing=int((status[idx] == "missing").sum()),
-            chance=_chance(m, [items[i] for i in idx]), higher_is_better=m.higher_is_better,
-        ))
+        scores.append(Score(metric=name, value=est.value, group=group, ci_low=est.low, ci_high=est.high, **counts))
     return scores
+
+
+_WARNED: set[str] = set()
+"""Unavailability messages already shown in this process (each is shown once)."""
+
+
+def warn_unavailable(reasons: Mapping[str, str]) -> None:
+    """One `MetricUnavailableWarning` per distinct reason (``bertscore_f1: unavailable (…)``), once per process."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in reasons.items():
+        by_reason.setdefault(reason, []).append(name)
+    for reason, names in by_reason.items():
+        text = f"{', '.join(names)}: unavailable ({reason.rstrip('.')}); the other metrics are scored"
+        if text not in _WARNED:
+            _WARNED.add(text)
+            warnings.warn(text, MetricUnavailableWarning, stacklevel=3)
 
 
 def _stream(seed: int, metric_name: str, idx: np.ndarray) -> np.random.Generator:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from medtemporal.scoring.aggregate import Outcome, groups, layout
-from medtemporal.scoring.metrics import is_correct, metric
+from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
 
 
 def point_values(
@@ -47,8 +47,11 @@ def point_values(
             continue
         row = np.full(len(outcomes), -1)
         row[scored] = np.arange(len(scored))
-        stats = m.per_sample([outcomes[i].item for i in scored], [outcomes[i].answer for i in scored],
-                             [outcomes[i].output for i in scored]).reshape(len(scored), -1)  # once per metric
+        try:
+            stats = m.per_sample([outcomes[i].item for i in scored], [outcomes[i].answer for i in scored],
+                                 [outcomes[i].output for i in scored]).reshape(len(scored), -1)  # once per metric
+        except UNAVAILABLE:  # reported as unavailable in the scores themselves
+            continue
         for group, (idx, covered) in named.items():
             if not any(name in metrics_for_task(t) for t in covered):
                 continue
