@@ -5,7 +5,7 @@ consecutive MIMIC-CXR studies: Temporal Event Localization (TEL), Interval
 Change Reasoning (ICR) and Global Temporal Summary (GTS), plus the ICR
 variant (Table 2). Where each rule lives:
 
-* `command` — ``medtemporal build mi-cxr``: options (defaults are the paper's),
+* `command` — ``medtemporal build mi-cxr``: options (quotas and mix the paper's, cap values ours),
   licence, source checksums, raw build or import of the released file.
 * `windows` — windows and per-abnormality state tracks (appendix A.4, A.5.1).
 * `tel` — TEL events and qtypes (appendix A.8.2).
