@@ -14,6 +14,7 @@ from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.report.tables import fmt_score, markdown_table
 from medtemporal.runner.config import CONFIG, read_config
 from medtemporal.runner.store import PREDICTIONS, RunLock
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 from medtemporal.scoring.runs import SCORES, needs_scoring, read_scores
 
 MAX_DEPTH = 4
@@ -100,6 +101,9 @@ def _headline(folder: Path) -> str:
     name = scores.scores[0].metric
     percent = bool(scores.metrics.get(name, {}).get("percent", False))
     parts = [f"{name} {fmt_score(scores.score('overall', name), percent)}"]
+    paper = scores.score(WEIGHTED_OVERALL, name)
+    if paper is not None:
+        parts = [f"{name} {fmt_score(paper, percent)} (paper) · {fmt_score(scores.score('overall', name), percent)} (micro)"]
     for task in scores.layout:
         score = scores.score(task.group, name)
         if score is not None:

@@ -124,7 +124,7 @@ def score_run(
         judge_block = judged.summary()
     with _verdicts_in_scope(verdicts if judge is not None else None):
         scores = score_outcomes(outcomes, metrics_for, subtype_groups, resamples=resamples, confidence=confidence,
-                                seed=seed, overall_tasks=loaded.overall_tasks)
+                                seed=seed, overall_tasks=loaded.overall_tasks, overall_weights=loaded.overall_weights)
     first = next(iter(latest.values()), None)
     result = RunScores(
         run={
@@ -144,7 +144,8 @@ def score_run(
                    "resamples": resamples, "confidence": confidence, "seed": seed},
         scored_with=f"medtemporal {__version__}",
         judge=judge_block,
-        repeats=repeat_summary(by_repeat, metrics_for, subtype_groups, loaded.overall_tasks) if repeats > 1 else None,
+        repeats=(repeat_summary(by_repeat, metrics_for, subtype_groups, loaded.overall_tasks, loaded.overall_weights)
+                 if repeats > 1 else None),
     )
     tmp = run_dir / (SCORES + ".tmp")
     tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
@@ -170,6 +171,8 @@ class RunOutcomes:
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
     overall_tasks: tuple[str, ...] | None = None
     """The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all)."""
+    overall_weights: Mapping[str, float] = field(default_factory=dict)
+    """Group → weight of the paper's weighted Overall (`BenchmarkSpec.overall_weights`)."""
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Values computed once per run and reused (e.g. per-item metric statistics, `medtemporal.scoring.compare`)."""
 
@@ -224,7 +227,8 @@ def _load_outcomes(run_dir: Path, judged: bool) -> RunOutcomes:
     specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
     return RunOutcomes(config, bench, items, by_repeat, tallies, latest, lines, _metrics_for(items, specs, judged=judged),
-                       main.subtype_groups if main else {}, main.overall_tasks if main else None)
+                       main.subtype_groups if main else {}, main.overall_tasks if main else None,
+                       main.overall_weights if main else {})
 
 
 def read_scores(run_dir: str | Path) -> RunScores:

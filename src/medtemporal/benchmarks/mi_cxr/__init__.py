@@ -17,6 +17,7 @@ variant (Table 2). Where each rule lives:
 * `official` — the released ``micxr_test.jsonl`` layout, read and written
   (also ``medtemporal export --format micxr``).
 * `describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
+* `overall` — the paper's Overall: a weighted mean of Table 1's six columns (``overall:paper``).
 * `analyses` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
   source statistics; the spec's ``report`` hook.
 * `error_judge` — the LLM judge's error types (appendix G) through ``medtemporal score RUN --judge URI``.
@@ -36,6 +37,7 @@ from medtemporal.benchmarks.mi_cxr import describer  # noqa: F401  (registers th
 from medtemporal.benchmarks.mi_cxr.error_judge import judge_pass
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.official import write_official
+from medtemporal.benchmarks.mi_cxr.overall import PAPER_OVERALL_WEIGHTS
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
 from medtemporal.registry import register
 
@@ -109,7 +111,8 @@ SPEC = register("benchmark", BENCHMARK)(
         },
         exports={"micxr": export_official},
         report=_report,
-        overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's Overall; ICR-V is Table 2, scored on its own
+        overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's tasks (micro Overall); ICR-V is Table 2, scored on its own
+        overall_weights=PAPER_OVERALL_WEIGHTS,  # Table 1's Overall: a weighted mean of its columns (`overall`)
         generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise
         demo=demo,
         judge_pass=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric
