@@ -219,6 +219,9 @@ class BenchmarkSpec:
     """``(out, patients, seed)`` → this family's section of ``medtemporal demo``."""
     overall_tasks: tuple[str, ...] | None = None
     """The tasks the Overall score covers (None: all), as in the paper's headline table."""
+    overall_weights: Mapping[str, float] = field(default_factory=dict)
+    """Score group → weight, where the paper's Overall is a weighted mean of its table's columns: scored as
+    group ``overall:paper`` ("Overall (paper)") beside the micro-averaged ``overall``; empty: none."""
     audit: bool = True
     """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
     default_protocol: str = "direct"

@@ -2,7 +2,9 @@
 
 Rows are runs (one model + protocol each) and a chance row; columns are the
 task families with their subtype columns (merged as the benchmark declares)
-and Overall. Cells show the value with its 95% interval; invalid and missing
+and Overall: the micro average over items, and beside it, where the paper's
+Overall is a weighted mean of its columns (MI-CXR), "Overall (paper)" next
+to "Overall (micro)". Cells show the value with its 95% interval; invalid and missing
 answers have their own columns; a metric that could not be computed shows
 "unavailable", with its reason under the table's heading (`unavailable_notes`).
 Nothing here computes a metric: every number comes from a run's ``scores.json``.
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from medtemporal.schema import Score
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 from medtemporal.scoring.runs import RunScores
 
 DASH = "–"
@@ -73,14 +76,21 @@ def subtype_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]
             for c in task.columns:
                 if run.scores.score(c.group, metric) is not None:
                     columns.setdefault(c.group, TableColumn(task.task, c.label, c.group))
-    return [*columns.values(), TableColumn("", "Overall", "overall")]
+    return [*columns.values(), *overall_columns(runs, metric)]
 
 
 def family_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
     """One column per task family, then Overall."""
     columns = {t.group: TableColumn(t.task, t.task, t.group) for r in runs for t in r.scores.layout
                if r.scores.score(t.group, metric) is not None}
-    return [*columns.values(), TableColumn("", "Overall", "overall")]
+    return [*columns.values(), *overall_columns(runs, metric)]
+
+
+def overall_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
+    """"Overall"; where a run has the paper's weighted Overall, "Overall (paper)" and "Overall (micro)"."""
+    if any(r.scores.score(WEIGHTED_OVERALL, metric) is not None for r in runs):
+        return [TableColumn("", "Overall (paper)", WEIGHTED_OVERALL), TableColumn("", "Overall (micro)", "overall")]
+    return [TableColumn("", "Overall", "overall")]
 
 
 def is_percent(runs: Sequence[ReportRun], metric: str) -> bool:

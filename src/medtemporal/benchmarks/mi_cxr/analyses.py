@@ -38,6 +38,7 @@ from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.sections import run_config
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 from medtemporal.scoring.metrics import is_correct
 from medtemporal.scoring.runs import load_outcomes
@@ -145,10 +146,11 @@ def temperature_table(runs: Sequence[ReportRun]) -> str:
         flips = (run.scores.repeats or {}).get("consistency", {}).get("overall")
         rows.append([str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), f"{_temperature(run):g}",
                      str((run.scores.repeats or {}).get("n", 1)),
-                     *(_mean_sd(run, f"task:{f}") for f in FAMILIES), _mean_sd(run, "overall"),
+                     *(_mean_sd(run, f"task:{f}") for f in FAMILIES), _mean_sd(run, WEIGHTED_OVERALL),
+                     _mean_sd(run, "overall"),
                      DASH if flips is None else f"{100 * (1 - flips['answer_agreement']):.1f}"])
-    return markdown_table(["Model", "Protocol", "Temperature", "Repeats", *FAMILIES, "Overall",
-                           "Items that flipped (%)"], rows)
+    return markdown_table(["Model", "Protocol", "Temperature", "Repeats", *FAMILIES, "Overall (paper)",
+                           "Overall (micro)", "Items that flipped (%)"], rows)
 
 
 def _paired_rows(a: ReportRun, b: ReportRun, label: str) -> list[list[str]]:
