@@ -25,6 +25,7 @@ from medtemporal.backends.images import DEFAULT_MAX_PIXELS, hash_is_cheap
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.benchmark import spec
 from medtemporal.errors import BackendError, InvalidInputError
+from medtemporal.image_roots import record_image
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Solver
 from medtemporal.registry import lookup
@@ -313,10 +314,7 @@ def _prompt(request: Request | None, image_root: Path) -> tuple[dict[str, Any], 
             if isinstance(part, TextPart):
                 parts.append({"text": part.text})
             elif isinstance(part, ImagePart):
-                try:
-                    parts.append({"image": part.path.relative_to(image_root).as_posix()})
-                except ValueError:
-                    parts.append({"image": part.path.as_posix()})
+                parts.append(record_image(part.path, image_root))
         messages.append({"role": message.role, "parts": parts})
     return tuple(messages)
 
