@@ -8,7 +8,8 @@ from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
 from medtemporal.report import load_runs, write_report
 from medtemporal.report.profile import profile_chart, profile_points
-from medtemporal.report.sections import runs_section
+from medtemporal.report.assets import Assets
+from medtemporal.report.sections import files_section, runs_section
 
 pytestmark = pytest.mark.filterwarnings("ignore::medtemporal.errors.UndefinedMetricWarning")
 
@@ -64,3 +65,28 @@ def test_repeats_are_shown_as_items_times_repeats(runs):
     (runs[1] / "config.json").write_text(json.dumps(config))
     page = runs_section(loaded)
     assert "<td>36</td>" in page and "<td>36 × 3 repeats</td>" in page and "each item once per repeat" in page
+
+
+def profile_png():
+    """A chart PNG as the report's charts are written (with its smallest text size)."""
+    from medtemporal.report.plots import figure_png, pyplot
+
+    fig, ax = pyplot().subplots(figsize=(3, 2))
+    ax.plot([1, 2], [3, 4])
+    return figure_png(fig)
+
+
+def test_family_files_show_each_figure_once_where_the_markdown_names_it(tmp_path):
+    png = tmp_path / "fig3.png"
+    png.write_bytes(profile_png())
+    other = tmp_path / "other.png"
+    other.write_bytes(png.read_bytes())
+    md = tmp_path / "tables.md"
+    md.write_text('# Family\n\nRight when the output contains "<gold>." (`a<b`).\n\n![lengths](fig3.png)\n\n## After\n')
+    html = files_section([md, png, other], Assets())
+    assert html.count("<img") == 2 and html.count('src="fig3.png"') == 1 and html.count('src="other.png"') == 1
+    assert html.index('src="fig3.png"') < html.index("After") < html.index('src="other.png"')  # in place, then the rest
+    assert "&lt;gold&gt;." in html and "<code>a&lt;b</code>" in html  # text, never a tag
+    assert 'id="fig-fig3"' in html and 'data-min-font-px="' in html
+    inline = files_section([md, png], Assets(single_file=True))
+    assert inline.count("data:image/png;base64,") == 1

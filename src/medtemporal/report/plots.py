@@ -3,7 +3,7 @@
 Error bars are the clustered confidence intervals; a dashed line over each
 subtype marks its chance level; each run has its own `colour` in every chart. A family with many bars (subtypes × runs above
 `FACET_ABOVE`) is drawn as small multiples, one panel per subtype. Charts are
-sized to fit the report's page width with text of at least `MIN_FONT_PT`
+sized to fit the report's page width with text of at least `FONT_PT`
 points at `DPI`, the legend above the plot (never over it; the HTML report draws one legend for all its
 charts instead). Figures are drawn
 with matplotlib's Agg backend (no display needed) and returned as PNG bytes
@@ -28,8 +28,8 @@ DPI = 110
 """Resolution of the report's charts; a chart at most `MAX_WIDTH_IN` wide is shown at its own size."""
 MAX_WIDTH_IN = 10.0
 """Widest chart (inches at `DPI`: 1,100 px), within the report's page width."""
-MIN_FONT_PT = 8.0
-"""Smallest text in a chart: 12 px at `DPI`."""
+FONT_PT = 9
+"""Size of the smallest text in a chart (tick labels, legend): about 14 px at `DPI`."""
 FACET_ABOVE = 24
 """Above this many bars (subtypes × runs) a family is drawn as one panel per subtype."""
 MIN_FONT_KEY = "min-font-px"
@@ -54,7 +54,7 @@ def pyplot() -> Any:
 
 
 def legend_columns(labels: Sequence[str], width_in: float) -> int:
-    """How many legend entries fit side by side in ``width_in`` inches at `MIN_FONT_PT`."""
+    """How many legend entries fit side by side in ``width_in`` inches at `FONT_PT`."""
     widest = max((len(label) for label in labels), default=1)
     return max(1, min(len(labels), int(width_in // (0.075 * widest + 0.5))))
 
@@ -113,11 +113,11 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
         chance = chance_of(runs, f"subtype:{subtype}", metric)
         if chance is not None:
             ax.hlines(chance * scale, x - 0.45, x + 0.45, colors="0.25", linestyles="dashed", label="_chance", zorder=3)
-    per_label = max(8, int((fig_width - 1.2) * 14 / len(subtypes)))  # characters of 9-pt text under one group
+    per_label = max(8, int((fig_width - 1.2) * 14 / len(subtypes)))  # characters of `FONT_PT` text under one group
     labels = [textwrap.fill(s.replace("_", " "), per_label) for s in subtypes]
     long = any(len(line) > per_label for label in labels for line in label.splitlines())
     ax.set_xticks(range(len(subtypes)), labels, rotation=20 if long else 0, ha="right" if long else "center",
-                  fontsize=9)
+                  fontsize=FONT_PT)
     _axes(ax, metric, scale)
     ax.set_title(family, fontsize=11)
     if legend:
@@ -146,7 +146,7 @@ def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[st
         ax.set_xticks([])
         ax.set_xlim(-0.6, len(runs) - 0.4)
         title = textwrap.shorten(subtype.replace("_", " "), 30, placeholder="…")
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=FONT_PT)
         _axes(ax, metric, scale, label=n % cols == 0)
     for n in range(len(subtypes), rows * cols):
         axes[n // cols][n % cols].set_visible(False)
@@ -160,10 +160,10 @@ def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[st
 
 def _axes(ax: Any, metric: str, scale: float, *, label: bool = True) -> None:
     if label:
-        ax.set_ylabel(f"{metric} (%)" if scale == 100.0 else metric, fontsize=9)
+        ax.set_ylabel(f"{metric} (%)" if scale == 100.0 else metric, fontsize=FONT_PT)
     if scale == 100.0:
         ax.set_ylim(0, 104)
-    ax.tick_params(labelsize=9)
+    ax.tick_params(labelsize=FONT_PT)
     ax.spines[["top", "right"]].set_visible(False)
 
 
@@ -178,7 +178,7 @@ def _legend(fig: Any, runs: Sequence[ReportRun], width_in: float, title: str | N
         handles.append(Line2D([], [], color="0.25", linestyle="dashed"))
         labels.append("chance")
     fig.legend(handles, labels, loc="outside upper center", ncol=legend_columns(labels, width_in), frameon=False,
-               fontsize=9, title=title, title_fontproperties={"size": 11})
+               fontsize=FONT_PT, title=title, title_fontproperties={"size": 11})
 
 
 def min_font_px(fig: plt.Figure, dpi: float) -> float:

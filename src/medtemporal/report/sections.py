@@ -209,6 +209,13 @@ def paired_section(runs: Sequence[ReportRun]) -> str:
 
 
 _IMG = re.compile(r'<p>\s*<img alt="([^"]*)" src="([^"]+)"\s*/?>\s*</p>')
+_CODE = re.compile(r"(`[^`]*`)")
+
+
+def _markdown_html(text: str) -> str:
+    """A family's Markdown as HTML; a ``<`` outside code spans is text (``"<gold>."``), never a tag."""
+    text = "".join(part if part.startswith("`") else part.replace("<", "&lt;") for part in _CODE.split(text))
+    return markdown_lib.markdown(text, extensions=["tables"])
 
 
 def files_section(files: Sequence[Path], assets: Assets) -> str:
@@ -227,7 +234,7 @@ def files_section(files: Sequence[Path], assets: Assets) -> str:
     parts = []
     for path in files:
         if path.suffix == ".md":
-            html = markdown_lib.markdown(path.read_text(encoding="utf-8"), extensions=["tables"])
+            html = _markdown_html(path.read_text(encoding="utf-8"))
             for level in (2, 1):  # the file's headings sit under this section's
                 html = html.replace(f"<h{level}>", f"<h{level + 2}>").replace(f"</h{level}>", f"</h{level + 2}>")
             html = html.replace("<table>", '<div class="scroll"><table>').replace("</table>", "</table></div>")
