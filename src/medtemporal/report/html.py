@@ -11,6 +11,7 @@ in view; charts are shown at their own size, which fits the page.
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import quote
 
@@ -181,7 +182,7 @@ def html_page(
     charts: Mapping[str, Mapping[str, bytes]],
     assets: Assets,
     *,
-    family_files: Sequence = (),
+    family_files: Sequence[Path] = (),
     extra: str = "",
     viewer: bool = True,
 ) -> str:

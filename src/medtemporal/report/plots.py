@@ -103,10 +103,12 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
     fig_width = min(MAX_WIDTH_IN, max(5.0, 1.2 + len(subtypes) * (0.3 * len(runs) + 0.5)))
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(fig_width, 3.6), layout="constrained")
+    drawn = []
     for k, run in enumerate(runs):
         bars = [(x, b) for x, s in enumerate(subtypes) if (b := _bars(run, s, metric, scale)) is not None]
-        if not bars:  # no data for this family: no empty legend entry (its colour stays its own elsewhere)
+        if not bars:  # no data for this family: no legend entry (its colour stays its own elsewhere)
             continue
+        drawn.append(k)
         ax.bar([x - 0.4 + width * (k + 0.5) for x, _ in bars], [b[0] for _, b in bars], width * 0.92,
                yerr=[[b[1] for _, b in bars], [b[2] for _, b in bars]], capsize=3, label=run.label, color=colour(k))
     for x, subtype in enumerate(subtypes):
@@ -121,7 +123,7 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
     _axes(ax, metric, scale)
     ax.set_title(family, fontsize=11)
     if legend:
-        _legend(fig, runs, fig_width)
+        _legend(fig, runs, drawn, fig_width)
     return figure_png(fig)
 
 
@@ -134,11 +136,13 @@ def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[st
     plt = pyplot()
     fig, axes = plt.subplots(rows, cols, figsize=(MAX_WIDTH_IN, 2.05 * rows + 0.6), sharey=True, squeeze=False,
                              layout="constrained")
+    drawn: set[int] = set()
     for n, subtype in enumerate(subtypes):
         ax = axes[n // cols][n % cols]
         for k, run in enumerate(runs):
             bar = _bars(run, subtype, metric, scale)
             if bar is not None:
+                drawn.add(k)
                 ax.bar([k], [bar[0]], 0.8, yerr=[[bar[1]], [bar[2]]], capsize=2, color=colour(k), label=run.label)
         chance = chance_of(runs, f"subtype:{subtype}", metric)
         if chance is not None:
@@ -152,7 +156,7 @@ def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[st
         axes[n // cols][n % cols].set_visible(False)
     title = f"{family}: one panel per subtype"
     if legend:
-        _legend(fig, runs, MAX_WIDTH_IN, title=title)
+        _legend(fig, runs, sorted(drawn), MAX_WIDTH_IN, title=title)
     else:
         fig.suptitle(title, fontsize=11)
     return figure_png(fig)
@@ -167,13 +171,14 @@ def _axes(ax: Any, metric: str, scale: float, *, label: bool = True) -> None:
     ax.spines[["top", "right"]].set_visible(False)
 
 
-def _legend(fig: Any, runs: Sequence[ReportRun], width_in: float, title: str | None = None) -> None:
-    """The runs (and chance, where drawn) in one legend above the plot, under ``title``."""
+def _legend(fig: Any, runs: Sequence[ReportRun], drawn: Sequence[int], width_in: float,
+            title: str | None = None) -> None:
+    """The runs drawn (and chance, where drawn) in one legend above the plot, under ``title``."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
-    labels = [r.label for r in runs]
-    handles = [Rectangle((0, 0), 1, 1, color=colour(k)) for k in range(len(runs))]
+    labels = [runs[k].label for k in drawn]
+    handles = [Rectangle((0, 0), 1, 1, color=colour(k)) for k in drawn]
     if any(line.get_label() == "_chance" for a in fig.axes for line in [*a.lines, *a.collections]):
         handles.append(Line2D([], [], color="0.25", linestyle="dashed"))
         labels.append("chance")
