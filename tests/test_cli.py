@@ -28,7 +28,7 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch)
     assert "by the LLM judge (Appendix G, Fig. 25 layout)" in analyses
     assert (out / "report" / "mi-cxr" / "micxr_judged_errors.png").is_file()
     page = (out / "report" / "mi-cxr" / "report.html").read_text()
-    assert 'id="viewer-data"' in page and "Temperature sensitivity" in page and "<h2>Run settings</h2>" in page
+    assert 'id="viewer-index"' in page and "Temperature sensitivity" in page and '<h2 id="settings">Run settings</h2>' in page
     for baseline in ("random", "constant-A"):  # balanced letters: both score chance
         scores = json.loads((out / "runs" / f"mi-cxr-{baseline}" / "scores.json").read_text())
         overall = next(s for s in scores["scores"] if s["group"] == "overall" and s["metric"] == "accuracy")

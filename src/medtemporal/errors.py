@@ -36,7 +36,16 @@ class UnavailableError(MedTemporalError, RuntimeError):
 
 
 class UndefinedMetricWarning(UserWarning):
-    """A metric is undefined for a subgroup (e.g. no items); a NaN is reported."""
+    """A metric is undefined for a subgroup (e.g. no items); a NaN is reported.
+
+    ``subject`` names the group ("accuracy over subtype:x") and ``problem`` what is wrong with it, so
+    that many such warnings can be told as one line per problem (`medtemporal.warning_summary`).
+    """
+
+    def __init__(self, message: str, subject: str = "", problem: str = "") -> None:
+        super().__init__(message)
+        self.subject = subject
+        self.problem = problem
 
 
 class MetricUnavailableWarning(UndefinedMetricWarning):

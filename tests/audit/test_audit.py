@@ -9,7 +9,7 @@ import pytest
 
 from medtemporal.audit import audit_items
 from medtemporal.cli import main
-from medtemporal.report.audit import audit_markdown
+from medtemporal.report.audit import audit_html, audit_markdown
 from medtemporal.schema import Item
 
 WORDS = "effusion edema opacity atelectasis pneumothorax cardiomegaly consolidation nodule".split()
@@ -112,8 +112,11 @@ def test_reports_show_the_benchmarks_audit(tmp_path) -> None:
     run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items], bench=tmp_path / "bench")
     write_report([run])
     md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
-    assert "## Blind-solvability audit of bench" in md and "<h2>Blind-solvability audit of bench" in html
+    assert "## Blind-solvability audit of bench" in md and '<h2 id="audit">Blind-solvability audit of bench' in html
     assert md.count("| Heuristic (95% CI) |") == 1 and html.rstrip().endswith("</html>")
+    assert '<div class="scroll"><table><thead><tr><th>Task</th>' in html  # a wide table scrolls
+    nothing = audit_html({"subtypes": [], "flagged": [], "skipped": {"TEL/x": "open answers"}})
+    assert "<table" not in nothing and "Skipped: TEL/x: open answers." in nothing  # no table of headers alone
 
 
 def _imports(package: str) -> set[str]:

@@ -42,9 +42,11 @@ def audit_markdown(audit: Mapping[str, Any], title: str = "Blind-solvability aud
                       markdown_table(HEADER, audit_rows(audit)) if audit.get("subtypes") else "", ""])
 
 
-def audit_html(audit: Mapping[str, Any], title: str = "Blind-solvability audit") -> str:
-    """The audit as an HTML section."""
+def audit_html(audit: Mapping[str, Any], title: str = "Blind-solvability audit", anchor: str = "audit") -> str:
+    """The audit as an HTML section (``id`` ``anchor``); its table only where a subtype was audited."""
+    rows = audit_rows(audit)
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in audit_rows(audit))
-    return (f"<h2>{escape(title)}</h2><p class=\"note\">{escape(_summary(audit))}</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    table = (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+             if rows else "")
+    return f'<h2 id="{escape(anchor)}">{escape(title)}</h2><p class="note">{escape(_summary(audit))}</p>{table}'

@@ -23,6 +23,7 @@ from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import spec
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
+from medtemporal.image_roots import record_image
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Solver
 from medtemporal.registry import lookup
@@ -267,10 +268,7 @@ def _prompt(request: Request | None, image_root: Path) -> tuple[dict[str, Any], 
             if isinstance(part, TextPart):
                 parts.append({"text": part.text})
             elif isinstance(part, ImagePart):
-                try:
-                    parts.append({"image": part.path.relative_to(image_root).as_posix()})
-                except ValueError:
-                    parts.append({"image": part.path.as_posix()})
+                parts.append(record_image(part.path, image_root))
         messages.append({"role": message.role, "parts": parts})
     return tuple(messages)
 

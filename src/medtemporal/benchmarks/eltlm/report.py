@@ -22,7 +22,7 @@ import numpy as np
 
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.plots import MAX_WIDTH_IN, figure_png, legend_columns, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
 from medtemporal.scoring.ci import cluster_bootstrap
 from medtemporal.runs import JUDGEMENTS, RunFolder
@@ -84,23 +84,31 @@ def _length_metrics(run: ReportRun) -> list[str]:
 
 
 def length_figure(runs: Sequence[ReportRun]) -> bytes:
-    """Fig. 3: each run's metrics against the number of studies, with CI bars."""
-    fig, ax = pyplot().subplots(figsize=(6, 3.6))
+    """Fig. 3: each run's scores against the number of studies with CI bars, one panel per metric, the runs
+    named in a legend above the panels."""
+    metrics = list(dict.fromkeys(m for run in runs for m in _length_metrics(run)))
+    width = min(MAX_WIDTH_IN, 1.0 + 4.5 * len(metrics))
+    fig, axes = pyplot().subplots(1, len(metrics), figsize=(width, 3.6), squeeze=False, sharey=True,
+                                  layout="constrained")
     x = np.arange(2, 2 + len(LENGTHS))
-    for run in runs:
-        for metric in _length_metrics(run):
+    for ax, metric in zip(axes[0], metrics):
+        for k, run in enumerate(runs):
+            if metric not in _length_metrics(run):
+                continue
             scores = [run.scores.score(f"subtype:{n}", metric) for n in LENGTHS]
             y = np.array([s.value if s else np.nan for s in scores])
             lo = np.array([s.value - s.ci_low if s and s.ci_low is not None else 0 for s in scores])
             hi = np.array([s.ci_high - s.value if s and s.ci_high is not None else 0 for s in scores])
-            ax.errorbar(x, y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)], marker="o", capsize=3,
-                        label=f"{run.label}: {metric}")
-    ax.set_xticks(x)
-    ax.set_xlabel("studies per question")
-    ax.set_ylabel("score (0-1)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=6, loc="best")
-    ax.set_title("ELTLM by sequence length (Fig. 3 layout)")
+            ax.errorbar(x + 0.06 * (k - (len(runs) - 1) / 2), y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)],
+                        marker="o", capsize=3, color=f"C{k % 10}", label=run.label)
+        ax.set_xticks(x)
+        ax.set_xlabel("studies per question")
+        ax.set_title(metric, fontsize=10)
+        ax.set_ylim(-0.02, 1.02)
+    axes[0][0].set_ylabel("score (0-1)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=legend_columns(labels, width), frameon=False,
+               fontsize=9, title="ELTLM by sequence length (Fig. 3 layout)", title_fontproperties={"size": 11})
     return figure_png(fig)
 
 

@@ -34,7 +34,7 @@ from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.plots import figure_png, legend_columns, pyplot
 from medtemporal.report.sections import run_config
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item
@@ -313,7 +313,7 @@ def judged_taxonomy(run_dir: str | Path) -> dict[str, Counter[str]]:
 
 def _stacked(per_family: dict[str, Counter[str]], labels: dict[str, str], title: str) -> bytes:
     """Horizontal stacked bars: each family's share of its counted errors by label (Fig. 25 layout)."""
-    fig, ax = pyplot().subplots(figsize=(6.5, 3.4))
+    fig, ax = pyplot().subplots(figsize=(7.5, 3.6), layout="constrained")
     families = list(per_family)
     left = np.zeros(len(families))
     for k, (label, name) in enumerate(labels.items()):
@@ -323,8 +323,9 @@ def _stacked(per_family: dict[str, Counter[str]], labels: dict[str, str], title:
         left += share
     ax.set_xlabel("share of wrong answers (%)")
     ax.set_xlim(0, 100)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    ax.set_title(title, fontsize=9)
+    names = list(labels.values())
+    fig.legend(loc="outside upper center", ncol=legend_columns(names, 7.5), frameon=False, fontsize=9, title=title,
+               title_fontproperties={"size": 10})
     return figure_png(fig)
 
 

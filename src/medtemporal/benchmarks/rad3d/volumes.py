@@ -36,6 +36,7 @@ from PIL import Image
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.backends.images import file_sha256
 from medtemporal.errors import InvalidInputError
+from medtemporal.image_roots import register_root
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import question_prompt
@@ -55,6 +56,9 @@ def cache_root() -> Path:
     if explicit:
         return Path(explicit)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "medtemporal" / "volumes"
+
+
+register_root("volumes", cache_root)  # predictions record the slices shown as paths under the cache
 
 
 def parse_window(window: str | tuple[float, float]) -> tuple[float, float]:

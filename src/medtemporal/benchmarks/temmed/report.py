@@ -42,7 +42,7 @@ from medtemporal.benchmarks.temmed.metrics import LEGACY_NAMES
 from medtemporal.benchmarks.temmed.rag import DEFAULT_K
 from medtemporal.benchmarks.temmed.refs import describe_encoder
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.plots import figure_png, legend_columns, pyplot
 from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
 
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
@@ -234,7 +234,7 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
                 bars.setdefault(key, {})[r.k] = (r.values[column] - low, high - r.values[column])
     if not series:
         return None
-    fig, ax = pyplot().subplots(figsize=(5.5, 3.6))
+    fig, ax = pyplot().subplots(figsize=(7.0, 3.8), layout="constrained")
     for (model, protocol, retriever), points in sorted(series.items()):
         ks = sorted(points)
         label = f"{model}: {SETTINGS[protocol][2:]}" + (f" ({retriever})" if retriever else "")
@@ -248,9 +248,9 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
     ax.set_ylabel(f"{task} {col} (%)")
     ax.set_xticks(range(1, 6))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return figure_png(fig, dpi=120)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=legend_columns(labels, 7.0), frameon=False, fontsize=9)
+    return figure_png(fig)
 
 
 def retrieval_note(runs: Sequence[TemmedRun]) -> str | None:
