@@ -470,7 +470,8 @@ async def arun(
         for side in solver.side_models():
             side.open(bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
         root = Path(image_root) if image_root is not None else bench.image_root
-        _check_images(items, root)
+        if solver.needs_images(backend):
+            _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
         backend.fit_answers({i.id: i.answer for i in items})
         backend.fit_items(items)
