@@ -22,7 +22,8 @@ above chance (its lower end above chance + 5 points), not when a point
 estimate does, and only with at least `MIN_PATIENTS` patients. A benchmark's spec may declare that its paper's own design
 makes some subtypes answerable (`BenchmarkSpec.audit_notes`, patterns over
 ``task/subtype``): those are reported **by design**, with the note, and not
-flagged. Open and ordering answers are skipped with a note.
+flagged (also where a reader is above chance + 5 points with too few patients
+for an interval). Open and ordering answers are skipped with a note.
 """
 
 from __future__ import annotations
@@ -221,7 +222,8 @@ def audit_items(items: Sequence[Item], folds: int = FOLDS, progress: bool = Fals
             skipped[where] = f"too few items ({len(group)}) or patients to cross-validate"
             continue
         row = {"task": task, "subtype": subtype, **audit_subtype(group, folds)}
-        row["by_design"] = note_for(where, notes) if row["answerable"] else None
+        above = any(row[r]["accuracy"] > row["chance"] + MARGIN for r in READERS)  # a point estimate will do here
+        row["by_design"] = note_for(where, notes) if row["answerable"] or above else None
         row["flagged"] = row["answerable"] and row["by_design"] is None
         rows.append(row)
     return {
