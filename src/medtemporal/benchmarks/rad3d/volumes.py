@@ -12,6 +12,10 @@
   for backends that declare they take 3-D arrays (`Backend.takes_volumes`, e.g. ``hf:`` with
   ``--option volume_input=images``); any other backend is refused before the run starts.
 
+A backend that reads no pixels (the baselines: `Backend.reads_images` is False) gets each volume named in
+the prompt instead ("CT volume PATH (not sent: this model reads no images)."): nothing is prepared, and
+the run needs no volume files (`CTDirect.needs_images`), e.g. on an official import without CT-RATE.
+
 NIfTI values are rescaled to HU with the metadata CSV's slope and intercept when the image
 root holds one (``dataset/metadata/*_metadata.csv``). The authors' ``.npy`` volumes
 (1 × 32 × 256 × 256 in [0, 1]) are used as they are (no window). Each volume is
