@@ -27,6 +27,7 @@ import numpy as np
 
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
+from medtemporal.errors import InvalidInputError
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
@@ -163,7 +164,11 @@ def order_table(runs: Sequence[ReportRun], cache: dict[Path, ItemValues] | None 
     cache = {} if cache is None else cache
     rows = []
     for run in runs:
-        v = _values(run, cache)
+        try:
+            v = _values(run, cache)
+        except InvalidInputError as exc:  # the benchmark folder moved: the other sections do not need it
+            rows.append([run.label, DASH, DASH, f"benchmark not readable: {exc}"])
+            continue
         known = {i: d for i, d in v.differs.items() if d is not None}
         counted = f"{sum(known.values())} of {len(v.differs)}" if known else f"unknown of {len(v.differs)}"
         cells = []
