@@ -55,6 +55,7 @@ def test_a_leaking_choice_builder_is_flagged(leak: str) -> None:
     (row,) = audit["subtypes"]
     assert row["flagged"] and audit["flagged"] == ["T/s"]
     assert max(row["heuristic"]["accuracy"], row["classifier"]["accuracy"]) > row["chance"] + 0.3
+    assert row[row["best"]]["accuracy"] == max(row[r]["accuracy"] for r in ("heuristic", "classifier", "question"))
 
 
 def test_a_clean_random_builder_is_not_flagged() -> None:
@@ -62,7 +63,7 @@ def test_a_clean_random_builder_is_not_flagged() -> None:
         audit = audit_items(choice_items(300, seed, None) + yesno_items(300, seed, False))
         assert audit["flagged"] == []
         for row in audit["subtypes"]:
-            for reader in ("heuristic", "classifier"):
+            for reader in ("heuristic", "classifier", "question"):
                 assert abs(row[reader]["accuracy"] - row["chance"]) <= 0.05 + 0.06  # within noise of chance
         assert {r["chance"] for r in audit["subtypes"]} == {0.2, 0.5}
 

@@ -371,7 +371,8 @@ async def arun(
                 side.bind(ModelSession.open(side.uri, use=use, **policy))
                 stack.push_async_callback(side.aclose)
         root = Path(opts.image_root) if opts.image_root is not None else bench.image_root
-        _check_images(items, root)
+        if solver.needs_images(backend):
+            _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
         backend.fit_answers({i.id: i.answer for i in items})
         backend.fit_items(items)
