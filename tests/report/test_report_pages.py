@@ -7,6 +7,8 @@ import json
 import pytest
 from helpers.browser import chromium, layout
 from helpers.eltlm import make_open_benchmark, make_open_run
+from helpers.fake_openai import TEST_API_KEY as KEY
+from helpers.fake_openai import FakeOpenAI
 
 from medtemporal.cli import main
 from medtemporal.report import write_report
@@ -26,15 +28,17 @@ def pages(tmp_path_factory):
              for p in ("direct", "shuffled-timestamps", "caption-then-reason")]
     for run in eltlm:
         score_run(run, judge=Judge("scripted-judge:overlap"), resamples=200)
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, FakeOpenAI.start() as server:
+        mp.setenv("OPENAI_API_KEY", KEY)
         mp.setenv("MEDTEMPORAL_VOLUME_CACHE", str(root / "volumes"))
         mp.setenv("MEDTEMPORAL_CACHE", str(root / "responses.sqlite"))
         data, ct = root / "ct", root / "3d-rad"
         assert main(["phantoms", "ct-rate", "--patients", "4", "--seed", "1", "--shape", "40,40,16", "--out", str(data)]) == 0
         assert main(["build", "3d-rad", "--ct-rate", str(data), "--out", str(ct / "bench")]) == 0
-        rad3d = [ct / m.replace(":", "-") for m in ("baseline:constant-B", "rad3d:history", "baseline:random")]
+        models = {"served": server.uri("ct-vlm"), "rad3d-history": "rad3d:history", "baseline-random": "baseline:random"}
+        rad3d = [ct / name for name in models]  # the served model is sent the slices; the baselines read no images
         for run in rad3d:
-            assert main(["run", str(ct / "bench"), "--model", run.name.replace("-", ":", 1), "--tasks",
+            assert main(["run", str(ct / "bench"), "--model", models[run.name], "--tasks",
                          "task4,task5,task6", "--protocol-option", f"slices={SLICES}", "--protocol-option", "size=32",
                          "--out", str(run), "--no-progress"]) == 0
         write_report(eltlm, root / "report-eltlm", formats="html")
@@ -76,13 +80,13 @@ def test_eltlm_shows_fig3_once(pages):
 
 
 def test_3d_rad_viewer_shows_the_slices_the_model_saw(pages):
-    measures = layout(pages["3d-rad"], fragment="view:run=1&group=task:task4")
+    measures = layout(pages["3d-rad"], fragment="view:run=0&group=task:task4")
     _check(measures)
     slices = [i for i in measures["images"] if i["detail"]]
     assert len(slices) == SLICES and all(i["src"].startswith("assets/img/") for i in slices)
     assert not measures["notFound"] and f"Images as the model saw them ({SLICES})" in measures["detail"]
     assert "fig-accuracy-task4" in [f["id"] for f in measures["figures"]]  # 18 subtypes × 3 runs: one panel each
-    predictions = (pages["3d-rad"].parents[1] / "3d-rad" / "rad3d-history" / "predictions.jsonl").read_text()
+    predictions = (pages["3d-rad"].parents[1] / "3d-rad" / "served" / "predictions.jsonl").read_text()
     parts = [p for line in predictions.splitlines() for m in json.loads(line)["prompt"] for p in m["parts"]]
     assert all(p["root"] == "volumes" and not p["image"].startswith("/") for p in parts if "image" in p)
 
