@@ -30,7 +30,7 @@ from medtemporal.benchmarks.rad3d import baselines, scoring, volumes  # noqa: F4
 from medtemporal.benchmarks.rad3d.command import add_arguments, build
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TASKS, VERSION
 from medtemporal.benchmarks.rad3d.official import write_official
-from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS, RELEASED
+from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS, RELEASED, TASK4_AS_TEXT
 from medtemporal.registry import register
 
 DEMO_MODELS = ("baseline:constant-B", "baseline:constant-D", "rad3d:history", "baseline:random")
@@ -87,7 +87,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
     report=_report,
     exports={"3drad": export_official},
-    variants={"as released": RELEASED},
+    variants={"as released": RELEASED, "task 4 as the release computes it": TASK4_AS_TEXT},
     default_protocol="ct",  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
     audit_notes=AUDIT_NOTES,
     generation={"temperature": 0.0, "max_tokens": 256},  # the release: greedy, max_new_tokens 256 (eval_3DRAD.py 34-52)

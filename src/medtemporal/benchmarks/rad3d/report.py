@@ -25,6 +25,7 @@ from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_tab
 from medtemporal.schema import Score
 
 TABLES = "3d-rad_tables.md"
+TASK4_TEXT = ("rad3d_bleu_1", "rad3d_rouge_1", "rad3d_meteor")
 OPEN_LABELS = {"rad3d_bleu_1": "BLEU", "rad3d_rouge_1": "ROUGE-1", "rad3d_meteor": "METEOR", "bertscore_f1": "BERTScore"}
 
 
@@ -47,6 +48,19 @@ def _released(run: ReportRun) -> list[Score]:
     """The run's scores under the release's rule (empty for a run scored before variants were written)."""
     variant = (run.scores.variants or {}).get("as released") or {}
     return [Score.model_validate(s) for s in variant.get("scores", ())]
+
+
+def task4_text_table(runs: Sequence[ReportRun]) -> str | None:
+    """Task 4 as the released code scores it (text metrics against "<letter>. <answer>"), macro and micro."""
+    header = ["Run", *(f"{OPEN_LABELS[m]} {kind}" for m in TASK4_TEXT for kind in ("macro", "micro"))]
+    rows = []
+    for run in runs:
+        variant = (run.scores.variants or {}).get("task 4 as the release computes it") or {}
+        scores = [Score.model_validate(s) for s in variant.get("scores", ())]
+        if scores:
+            rows.append([_label(run), *(v for m in TASK4_TEXT for v in (
+                _fmt(macro(scores, m, _subtypes("task4"))), _fmt(_micro(scores, "task4", m))))])
+    return markdown_table(header, rows) if rows else None
 
 
 def _label(run: ReportRun) -> str:
@@ -106,9 +120,15 @@ def write_rad3d_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
              "Accuracy × 100. Macro = mean over subtasks (the paper's); micro = over items. Strict: one valid "
              "option letter, else invalid (wrong). As released: right when the output contains \"<gold>.\" "
              "(case-sensitive substring, `eval_3DRAD.py` line 123). The release scores Task 4 with text metrics "
-             "(`evaluate_result.py` lines 131–142); it is scored here as accuracy, as the paper reports it.", ""]
+             "(`evaluate_result.py` lines 131–142); it is scored here as accuracy, as the paper reports it, and "
+             "what the release computes is shown after the closed tasks, labelled.", ""]
     if tasks & set(CLOSED_TASKS):
         parts += ["## Closed tasks (Tables 3–4)", "", closed_table(runs), ""]
+        as_text = task4_text_table(runs) if "task4" in tasks else None
+        if as_text:
+            parts += ["### Task 4 as the released code computes it (not the paper's accuracy)", "",
+                      "BLEU-1, ROUGE-1 F and METEOR × 100 of the raw output against the release's gold string "
+                      "\"<letter>. <answer>\" (e.g. \"B. No\"); BERTScore left out.", "", as_text, ""]
         for task in CLOSED_TASKS:
             if task in tasks:
                 parts += [f"### {TASKS[task][2]} per subtask (strict)", "", subtask_table(runs, task), ""]

@@ -72,9 +72,18 @@ def _tools() -> tuple:
     return word_tokenize, meteor_score, rouge_scorer.RougeScorer(["rouge1"], use_stemmer=False)
 
 
+def _reference(item: Item) -> str:
+    """The reference text: an open item's answer; for a closed item the release's gold string ``"B. No"``
+    (letter, period, option text: ``M3D/Bench/dataset/multi_dataset.py`` lines 83–100), which its text
+    metrics compare Task 4 outputs with (`TASK4_AS_TEXT`)."""
+    if item.answer_type == "choice" and isinstance(item.answer, str):
+        return f"{item.answer}. {item.options.get(item.answer, '')}"
+    return item.reference or str(item.answer)
+
+
 def _pairs(items: Sequence[Item], answers: Sequence[Answer]) -> list[tuple[str, str]]:
     """(reference, output) stripped, as the release does (``str(x).strip()``); None → ""."""
-    return [((item.reference or str(item.answer)).strip(),
+    return [(_reference(item).strip(),
              (answer if isinstance(answer, str) else " ".join(answer or [])).strip())
             for item, answer in zip(items, answers, strict=True)]
 
@@ -140,6 +149,14 @@ RELEASED = Variant(
                 "substring anywhere, M3D/Bench/eval/eval_3DRAD.py line 123)",
 )
 """The release's closed-task rule, scored by ``medtemporal score`` beside the strict one (``scores.json`` variants)."""
+TASK4_AS_TEXT = Variant(
+    extractors={"task4": "raw_text"},
+    metrics={"task4": ("rad3d_bleu_1", "rad3d_rouge_1", "rad3d_meteor")},
+    description="as the release computes Task 4: text metrics of the raw output against \"<letter>. <answer>\" "
+                "(evaluate_result.py lines 131-142 send task1-task4 to the open-task evaluator); BERTScore left out "
+                "here (it would fetch roberta-large for every closed run)",
+)
+"""What the released code computes for Task 4 (a bug: the paper reports accuracy), shown labelled beside it."""
 
 
 def macro(scores: Sequence[Score], metric: str, subtypes: Sequence[str]) -> float | None:
