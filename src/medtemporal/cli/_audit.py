@@ -11,6 +11,7 @@ from medtemporal.audit import audit_items, audit_markdown
 from medtemporal.audit.core import FOLDS
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
+from medtemporal.writes import write_atomic
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +33,5 @@ def run(args: argparse.Namespace) -> int:
     print(audit_markdown(audit, f"Blind-solvability audit of {bench.manifest.benchmark} ({args.benchmark})"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        tmp.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(args.json)
+        write_atomic(args.json, json.dumps(audit, indent=2) + "\n")
     return 1 if audit["flagged"] else 0

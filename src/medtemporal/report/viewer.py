@@ -57,7 +57,7 @@ class Thumbnails:
                 im.thumbnail((self.size, self.size))
                 buffer = io.BytesIO()
                 im.save(buffer, format="JPEG", quality=70)
-        except (OSError, ValueError):
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
             return None
         self.data.append("data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"))
         return len(self.data) - 1

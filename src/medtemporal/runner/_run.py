@@ -27,6 +27,7 @@ from medtemporal.benchmark import spec
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Solver
+from medtemporal.provenance import run_licence
 from medtemporal.registry import lookup
 from medtemporal.runner.cache import ResponseCache, default_cache_path, request_key
 from medtemporal.runner.config import build_config, check_resumable, now, read_config, write_config
@@ -466,9 +467,11 @@ async def arun(
     cache = log = lock = None
     try:
         solver.check_backend(backend)
-        guard_backend(backend, bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
+        # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label
+        licence = run_licence(bench.manifest, image_root, (r.path for i in items for r in i.images), folder=bench.path)
+        guard_backend(backend, bench.manifest.benchmark, licence, allow_remote_data)
         for side in solver.side_models():
-            side.open(bench.manifest.benchmark, bench.manifest.licence, allow_remote_data)
+            side.open(bench.manifest.benchmark, licence, allow_remote_data)
         root = Path(image_root) if image_root is not None else bench.image_root
         _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])

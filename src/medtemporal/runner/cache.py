@@ -112,10 +112,23 @@ class ResponseCache:
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
-        """Turn a damaged database file into one sentence naming it and the way out."""
+        """Turn a failing database file into one sentence naming it, what is wrong and the way out: a file that
+        cannot be written (full disk, read-only file system or file, no permission) is not a damaged one."""
         try:
             yield
         except sqlite3.DatabaseError as exc:
+            text = str(exc).lower()
+            cause = ("the disk is full" if "full" in text
+                     else "it or its folder is read-only" if "readonly" in text or "read-only" in text
+                     else "the file system refused a read or write" if "disk i/o" in text or "unable to open" in text
+                     else None)
+            if cause is None and isinstance(exc, sqlite3.OperationalError) and "locked" in text:
+                cause = "another process holds it locked"
+            if cause is not None:
+                raise InvalidInputError(
+                    f"The response cache {self.path} cannot be written: {cause} ({exc}); nothing in it is lost: "
+                    "free space or make it writable, pass another --cache file, or run with --no-cache."
+                ) from None
             raise InvalidInputError(
                 f"The response cache {self.path} is damaged ({exc}); delete it (answers will be asked again) "
                 "or run with --no-cache."

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -24,9 +23,11 @@ from typing import Any
 
 import medtemporal
 from medtemporal.backends.base import Backend, GenerateConfig
+from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import read_json_object
+from medtemporal.writes import write_atomic
 
 CONFIG = "config.json"
 PACKAGES = ("medtemporal", "openai", "torch", "transformers", "vllm", "numpy", "pillow", "pydantic")
@@ -101,7 +102,7 @@ def build_config(
         "model": {"uri": backend.uri, "identity": backend.identity(), "settings": backend.settings(), "served": []},
         "protocol": {
             "name": protocol,
-            "options": dict(sorted((protocol_options or {}).items())),
+            "options": {k: shown_uri(v) if isinstance(v, str) else v for k, v in sorted((protocol_options or {}).items())},
             "templates": dict(sorted(templates.items())),
         },
         "generation": asdict(generation),
@@ -151,9 +152,4 @@ def check_resumable(folder: Path, old: dict[str, Any], new: dict[str, Any]) -> N
 
 def write_config(folder: Path, config: dict[str, Any]) -> None:
     """Write ``config.json`` atomically."""
-    tmp = folder / (CONFIG + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(folder / CONFIG)
+    write_atomic(folder / CONFIG, json.dumps(config, indent=2, ensure_ascii=False) + "\n", sync=True)

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Prediction, describe_validation_error, dumps
+from medtemporal.writes import replacing
 
 PREDICTIONS = "predictions.jsonl"
 LOCK = ".lock"
@@ -123,12 +124,10 @@ class PredictionLog:
                 dropped += 1
             kept[unit] = prediction
         if dropped or end != len(data):
-            tmp = self.path.with_suffix(".jsonl.tmp")
-            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            with replacing(self.path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
                 fh.writelines(dumps(p) + "\n" for p in kept.values())
                 fh.flush()
                 os.fsync(fh.fileno())
-            tmp.replace(self.path)
         return kept
 
     def append(self, prediction: Prediction) -> None:

@@ -40,6 +40,7 @@ import numpy as np
 from tqdm import tqdm
 
 from medtemporal.backends.base import Backend, BackendError, GenerateConfig, Message, Request, TextPart
+from medtemporal.backends.uri import shown_uri
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
@@ -120,7 +121,7 @@ class Judge:
         """What decides a verdict: model, settings and the templates' sha256 (recorded in ``scores.json``)."""
         text = prompts.text(SYSTEM_PROMPT) + "\0" + prompts.text(USER_PROMPT)
         return {
-            "uri": self.uri,
+            "uri": shown_uri(self.uri),
             "backend": backend.identity(),
             "config": asdict(self.config),
             "prompts": [SYSTEM_PROMPT, USER_PROMPT],

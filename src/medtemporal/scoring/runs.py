@@ -29,6 +29,7 @@ from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
 from medtemporal.scoring.metrics import metric
 from medtemporal.scoring.repeats import repeat_summary
+from medtemporal.writes import write_atomic
 
 if TYPE_CHECKING:
     from medtemporal.scoring.judge import Judge
@@ -146,10 +147,7 @@ def score_run(
         judge=judge_block,
         repeats=repeat_summary(by_repeat, metrics_for, subtype_groups, loaded.overall_tasks) if repeats > 1 else None,
     )
-    tmp = run_dir / (SCORES + ".tmp")
-    tmp.write_text(json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    tmp.replace(run_dir / SCORES)
+    write_atomic(run_dir / SCORES, json.dumps(result.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n")
     return scores
 
 

@@ -24,6 +24,7 @@ from medtemporal.report import load_runs
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Score
 from medtemporal.scoring.runs import PREDICTIONS
+from medtemporal.writes import write_atomic
 
 TABLES = "3d-rad_tables.md"
 OPEN_LABELS = {"rad3d_bleu_1": "BLEU", "rad3d_rouge_1": "ROUGE-1", "rad3d_meteor": "METEOR", "bertscore_f1": "BERTScore"}
@@ -117,7 +118,5 @@ def write_rad3d_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
                   "Corpus BLEU-1, ROUGE-1 F, METEOR, BERTScore F1 × 100, macro over subtasks; an empty answer scores 0 "
                   "(the release drops it).", "", open_table(runs), ""]
     path = Path(out) / TABLES
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, "\n".join(parts))
     return [path]

@@ -40,6 +40,7 @@ from medtemporal.scoring.aggregate import Outcome, score_outcomes
 from medtemporal.scoring.metrics import Answer
 from medtemporal.scoring.nltk_data import require_nltk_data
 from medtemporal.scoring.runs import PREDICTIONS, _benchmark_path, _read_config
+from medtemporal.writes import write_atomic
 
 RELEASED_SCORES = "scores_released.json"
 
@@ -162,10 +163,8 @@ def released_scores(run_dir: str | Path, *, resamples: int = 1000, seed: int = 0
         answer = released(item, p.raw_output)
         outcomes.append(Outcome(item, answer, "answered" if answer is not None else "invalid"))
     scores = score_outcomes(outcomes, lambda task: CLOSED_METRICS, resamples=resamples, seed=seed) if outcomes else []
-    tmp = run_dir / (RELEASED_SCORES + ".tmp")
-    tmp.write_text(json.dumps({"rule": "rad3d_released@1", "scores": [s.model_dump(mode="json") for s in scores]},
-                              indent=2) + "\n")
-    tmp.replace(run_dir / RELEASED_SCORES)
+    write_atomic(run_dir / RELEASED_SCORES, json.dumps(
+        {"rule": "rad3d_released@1", "scores": [s.model_dump(mode="json") for s in scores]}, indent=2) + "\n")
     return scores
 
 

@@ -35,6 +35,7 @@ from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item, Prediction, iter_jsonl
 from medtemporal.scoring.extraction import extract
 from medtemporal.scoring.runs import PREDICTIONS
+from medtemporal.writes import write_atomic
 
 GROUPS = ("CPR", "AED", "BMV", "4 frames", "6 frames")
 """Breakdown columns, declared as merged subtypes of task ``ordering`` (see the package's spec)."""
@@ -178,9 +179,7 @@ def write_skillqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     files = {"skillqa_tables.md": text.encode("utf-8"), "skillqa_positions.png": confusion_png(runs, answers)}
     written = []
     for name, data in files.items():
-        tmp = out / (name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(out / name)
+        write_atomic(out / name, data)
         written.append(out / name)
     return written
 
