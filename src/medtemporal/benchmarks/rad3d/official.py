@@ -127,6 +127,8 @@ def read_volume_map(path: Path, root: Path | None) -> dict[str, str]:
             if root is None or not p.is_relative_to(root):
                 raise InvalidInputError(f"--volume-map: {raw} is not under the image root {root}; use relative paths.")
             p = p.relative_to(root)
+        if ".." in p.parts:  # a volume read from outside the image root would escape its licence check
+            raise InvalidInputError(f"--volume-map: {raw} climbs out of the image root with '..'; use paths under it.")
         out[name] = p.as_posix()
     return out
 
