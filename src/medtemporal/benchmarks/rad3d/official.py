@@ -117,7 +117,11 @@ class VolumeMap:
 
 def read_volume_map(path: Path, root: Path | None) -> dict[str, str]:
     """A ``VolumeName,Path`` CSV (the authors' ``valid_path.csv`` layout): paths relative to ``root``."""
-    df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.is_file() else None
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.is_file() else None
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and pandas' ParserError are ValueErrors
+        raise InvalidInputError(f"--volume-map {path} is not a readable CSV ({exc}); write it as UTF-8 "
+                                "VolumeName,Path rows.") from None
     if df is None or not {"VolumeName", "Path"} <= set(df.columns):
         raise InvalidInputError(f"--volume-map {path} must be a CSV with columns VolumeName and Path.")
     out = {}
