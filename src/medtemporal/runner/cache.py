@@ -95,12 +95,12 @@ class ResponseCache:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             raise InvalidInputError(
                 f"The response cache {self.path} cannot be opened ({exc}); pass another --cache file or --no-cache."
             ) from None
         with self._guard():
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
@@ -118,11 +118,18 @@ class ResponseCache:
             yield
         except sqlite3.DatabaseError as exc:
             text = str(exc).lower()
-            cause = ("the disk is full" if "full" in text
-                     else "it or its folder is read-only" if "readonly" in text or "read-only" in text
-                     else "the file system refused a read or write" if "disk i/o" in text or "unable to open" in text
-                     else None)
-            if cause is None and isinstance(exc, sqlite3.OperationalError) and "locked" in text:
+            cause = None
+            if "full" in text or "readonly" in text or "disk i/o" in text or "unable to open" in text:
+                folder = self.path.parent
+                try:
+                    fs = os.statvfs(folder)
+                    cause = ("its file system is read-only" if fs.f_flag & os.ST_RDONLY
+                             else "the disk is full" if "full" in text or fs.f_bavail == 0
+                             else "it or its folder is read-only" if "readonly" in text or not os.access(folder, os.W_OK)
+                             else "the file system refused a read or write")
+                except OSError:
+                    cause = "its folder cannot be read"
+            elif "locked" in text:
                 cause = "another process holds it locked"
             if cause is not None:
                 raise InvalidInputError(

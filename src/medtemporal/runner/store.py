@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Prediction, describe_validation_error, dumps
-from medtemporal.writes import replacing
+from medtemporal.writes import disk_error, replacing
 
 PREDICTIONS = "predictions.jsonl"
 LOCK = ".lock"
@@ -140,9 +140,12 @@ class PredictionLog:
             self._syncer.start()
         data = (dumps(prediction) + "\n").encode("utf-8")
         view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:  # a full disk: the partial line is cut off on resume, as after a kill
+            raise disk_error(exc, self.path) or exc from None
         if not self._dirty.is_set():  # setting it takes a lock and may wake the syncer: once per fsync is enough
             self._dirty.set()
 

@@ -48,6 +48,7 @@ from medtemporal.runner.cache import ResponseCache, default_cache_path, request_
 from medtemporal.runner.retry import RetryPolicy, call_with_retries
 from medtemporal.schema import Item, Record, content_hash, dumps, iter_jsonl
 from medtemporal.scoring.metrics import Answer
+from medtemporal.writes import disk_error
 
 R = TypeVar("R", bound=Record)
 
@@ -338,6 +339,14 @@ async def ask_all(backend: Backend, judge: Judge, requests: Sequence[Request], c
 async def _ask_all(backend: Backend, judge: Judge, prompts: PromptSet, pending: list[tuple[Kind, Item, str]],
                    result: JudgePass, path: Path, cache: ResponseCache | None, progress: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        await _log_all(backend, judge, prompts, pending, result, path, cache, progress)
+    except OSError as exc:  # a full or read-only disk: one sentence naming the folder (verdicts kept are kept)
+        raise disk_error(exc, path) or exc from None
+
+
+async def _log_all(backend: Backend, judge: Judge, prompts: PromptSet, pending: list[tuple[Kind, Item, str]],
+                   result: JudgePass, path: Path, cache: ResponseCache | None, progress: bool) -> None:
     with path.open("a", encoding="utf-8") as log:
 
         def record(k: int, raw: str | None, error: str | None, source: str) -> None:
