@@ -105,11 +105,13 @@ def judge_figure(fake: FakeOpenAI, root: Path, kills: int, rng: random.Random, e
     argv = ["score", "", "--judge", fake.uri(), "--judge-attempts", "4", "--resamples", "50"]
     fake.reset()
     fake.configure(latency=0.05, faults=JUDGE_FAULTS, replies=VERDICT)
-    window = _timed([*argv[:1], str(runs["reference"]), *argv[2:]], {**env, "MEDTEMPORAL_CACHE": str(root / "r.sqlite")})
+    window = _timed([*argv[:1], str(runs["reference"]), *argv[2:]],
+                    {**env, "MEDTEMPORAL_CACHE": str(root / "r.sqlite")})
     fake.reset()
     fake.configure(latency=0.05, faults=JUDGE_FAULTS, replies=VERDICT)
     log = runs["killed"] / "judgements.jsonl"
-    kinds = {(v["kind"], v["item_id"]) for v in _verdicts(runs["reference"] / "judgements.jsonl") if v["status"] == "ok"}
+    reference = _verdicts(runs["reference"] / "judgements.jsonl")
+    kinds = {(v["kind"], v["item_id"]) for v in reference if v["status"] == "ok"}
     by_item: dict[str, set[str]] = {}
     for kind, item in kinds:
         by_item.setdefault(item, set()).add(kind)
@@ -170,7 +172,8 @@ def command_figures(fake: FakeOpenAI, root: Path, *, kills: int, seed: int = 202
              "--out", "{out}", "--overwrite"]
     figures["build"] = files_figure("build", build, root / "build-ref", root / "build", share["build"], rng, env)
     bench = make_tiny_benchmark(root / "tiny", n=12)
-    assert main(["run", str(bench), "--model", "baseline:random", "--out", str(root / "tiny-run"), "--no-progress"]) == 0
+    assert main(["run", str(bench), "--model", "baseline:random", "--out", str(root / "tiny-run"),
+                 "--no-progress"]) == 0
     report = ["report", str(root / "tiny-run"), "--out", "{out}", "--formats", "md,csv,html,png"]
     figures["report"] = files_figure("report", report, root / "report-ref", root / "report", share["report"], rng, env)
     export = ["export", str(bench), "--format", "parquet", "--out", "{out}", "--overwrite"]

@@ -101,7 +101,8 @@ def temmed_release(cxp: Path, work: Path) -> Path:
              "VQA_Final": [{"VQA_question": f"Has the effusion of case {k} improved?", "VQA_answer": "Yes."}],
              "condition_changes_report": "Stable.", "reference_condition_changes_reports": ["Stable."]}
             for k, (before, now) in enumerate(pairs[:3])]
-    corpus = [{"image_path": pairs[-1][1], "historical_image_path": pairs[-1][0], "condition_changes_report": "Stable."}]
+    corpus = [{"image_path": pairs[-1][1], "historical_image_path": pairs[-1][0],
+               "condition_changes_report": "Stable."}]
     folder = work / "temmed-release"
     folder.mkdir()
     (folder / "TestSet_VQA_ReportGeneration_Final.json").write_text(json.dumps(test))

@@ -422,7 +422,8 @@ def sources(tmp_path_factory, cxr):
 NON_UTF8_INPUTS = {  # file under a copied source folder, and the build arguments that read it
     "ct-rate labels": ("ct", "dataset/multi_abnormality_labels/valid_predicted_labels.csv",
                        ["3d-rad", "--ct-rate", "{root}"]),
-    "ct-rate reports": ("ct", "dataset/radiology_text_reports/validation_reports.csv", ["3d-rad", "--ct-rate", "{root}"]),
+    "ct-rate reports": ("ct", "dataset/radiology_text_reports/validation_reports.csv",
+                        ["3d-rad", "--ct-rate", "{root}"]),
     "chexpert plus csv": ("cxp", "df_chexpert_plus_240401.csv",
                           ["temmed", "--chexpert-plus", "{root}", "--test-size", "2"]),
     "skill gold": ("skill", "gold.jsonl", ["skillqa", "--frames", "{root}"]),

@@ -123,9 +123,10 @@ class ResponseCache:
                 folder = self.path.parent
                 try:
                     fs = os.statvfs(folder)
+                    writable = "readonly" not in text and os.access(folder, os.W_OK)
                     cause = ("its file system is read-only" if fs.f_flag & os.ST_RDONLY
                              else "the disk is full" if "full" in text or fs.f_bavail == 0
-                             else "it or its folder is read-only" if "readonly" in text or not os.access(folder, os.W_OK)
+                             else "it or its folder is read-only" if not writable
                              else "the file system refused a read or write")
                 except OSError:
                     cause = "its folder cannot be read"

@@ -102,7 +102,8 @@ def build_config(
         "model": {"uri": backend.uri, "identity": backend.identity(), "settings": backend.settings(), "served": []},
         "protocol": {
             "name": protocol,
-            "options": {k: shown_uri(v) if isinstance(v, str) else v for k, v in sorted((protocol_options or {}).items())},
+            "options": {k: shown_uri(v) if isinstance(v, str) else v  # a captioner's URI: no credentials
+                        for k, v in sorted((protocol_options or {}).items())},
             "templates": dict(sorted(templates.items())),
         },
         "generation": asdict(generation),

@@ -105,7 +105,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
 
         items, worded = word_questions(items, args.question_model, licence=licence, seed=args.seed,
                                        allow_remote_data=args.allow_remote_data, cache_path=args.question_cache)
-        questions = {"questions": "model-worded", "question_model": shown_uri(args.question_model), "question_prompt": PROMPT,
+        questions = {"questions": "model-worded", "question_model": shown_uri(args.question_model),
+                     "question_prompt": PROMPT,
                      "question_prompt_sha256": prompt_sha256(), **worded}
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,
