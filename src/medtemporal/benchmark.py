@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError
 from medtemporal import __version__
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.schema import Item, Licence, Record, describe_validation_error, iter_jsonl, write_jsonl
+from medtemporal.schema import Item, Licence, Record, describe_validation_error, dumps, iter_jsonl
 from medtemporal.writes import disk_error, replacing, write_atomic
 
 ITEMS = "items.jsonl"
@@ -113,7 +113,8 @@ def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
     except OSError as exc:
         raise disk_error(exc, out) or exc from None
     with replacing(out / ITEMS) as items_tmp:
-        write_jsonl(items_tmp, items)
+        with items_tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(dumps(item) + "\n" for item in items)
         manifest = manifest.model_copy(update={"counts": count_items(items), "items_sha256": sha256_file(items_tmp)})
         write_atomic(out / MANIFEST, json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
     return out

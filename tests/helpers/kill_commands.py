@@ -35,7 +35,7 @@ from helpers.phantoms import make_cxr_phantoms
 from helpers.tiny import make_tiny_benchmark
 
 from medtemporal.benchmark import ITEMS, MANIFEST
-from medtemporal.cli import main
+from medtemporal.runner import run
 
 JUDGE_FAULTS = [
     {"kind": "500", "match": "Question 1", "times": 1},
@@ -172,8 +172,7 @@ def command_figures(fake: FakeOpenAI, root: Path, *, kills: int, seed: int = 202
              "--out", "{out}", "--overwrite"]
     figures["build"] = files_figure("build", build, root / "build-ref", root / "build", share["build"], rng, env)
     bench = make_tiny_benchmark(root / "tiny", n=12)
-    assert main(["run", str(bench), "--model", "baseline:random", "--out", str(root / "tiny-run"),
-                 "--no-progress"]) == 0
+    assert run(bench, "baseline:random", root / "tiny-run", progress=False).done == 12
     report = ["report", str(root / "tiny-run"), "--out", "{out}", "--formats", "md,csv,html,png"]
     figures["report"] = files_figure("report", report, root / "report-ref", root / "report", share["report"], rng, env)
     export = ["export", str(bench), "--format", "parquet", "--out", "{out}", "--overwrite"]
