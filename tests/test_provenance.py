@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 
 from medtemporal.phantoms.cxr import write_cxr_phantoms
-from medtemporal.provenance import MANIFEST, licence_in_background, licence_of, verify_phantom, write_phantom_manifest
+from medtemporal.checksums import sha256_file
+from medtemporal.provenance import (
+    MANIFEST,
+    Release,
+    licence_in_background,
+    licence_of,
+    most_restrictive,
+    release_licence,
+    run_licence,
+    verify_phantom,
+    write_phantom_manifest,
+)
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +112,83 @@ def test_a_matching_stamp_spares_the_hashing_but_not_an_edit(phantom, tmp_path, 
     os.utime(report, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert not verify_phantom(root)  # the status-change time moved: the stamp is stale, everything is hashed
     assert len(hashed) > 1
+
+
+# --- issue 24: the licence follows every byte that can leave ---------------------------------------------------------
+
+def test_the_most_restrictive_licence_wins_and_nothing_known_is_credentialed():
+    assert most_restrictive("open", "synthetic") == "synthetic"
+    assert most_restrictive("synthetic", "open", "credentialed") == "credentialed"
+    assert most_restrictive("open") == "open" and most_restrictive() == "credentialed"
+
+
+def test_a_released_file_is_open_only_when_its_checksum_is_a_reviewed_release(tmp_path):
+    path = tmp_path / "micxr_test.jsonl"
+    path.write_text('{"q_id": 1}\n')
+    listed = Release("micxr_test.jsonl", sha256_file(path), "open", "a test")
+    assert release_licence([path], [listed]) == "open"
+    assert release_licence([path], []) == "credentialed"  # unknown: could hold anything
+    assert release_licence([path], [Release("x", sha256_file(path), "credentialed", "a test")]) == "credentialed"
+    path.write_text('{"q_id": 1, "report": "a patient\'s findings"}\n')  # edited: no longer the reviewed text
+    assert release_licence([path], [listed]) == "credentialed"
+    assert release_licence([], [listed]) == "credentialed"
+
+
+def test_every_family_lists_its_reviewed_releases_with_a_source():
+    from medtemporal.benchmarks.eltlm.releases import RELEASES as ELTLM
+    from medtemporal.benchmarks.mi_cxr.releases import RELEASES as MICXR
+    from medtemporal.benchmarks.rad3d.releases import RELEASES as RAD3D
+    from medtemporal.benchmarks.temmed.releases import RELEASES as TEMMED
+
+    assert len(RAD3D) == 41 and {r.licence for r in RAD3D} == {"open"}
+    assert [r.licence for r in ELTLM] == ["credentialed"]  # 9 questions quote MIMIC-CXR report text
+    assert MICXR == () and TEMMED == ()
+    for r in (*RAD3D, *ELTLM):
+        assert len(r.sha256) == 64 and r.source and r.note
+
+
+OFFICIAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "official"
+
+
+@pytest.mark.skipif(not (OFFICIAL / "3d-rad").is_dir(), reason="the released files are not in ../shared")
+def test_the_release_tables_match_the_released_files():
+    from medtemporal.benchmarks.eltlm.releases import RELEASES as ELTLM
+    from medtemporal.benchmarks.rad3d.releases import RELEASES as RAD3D
+
+    csvs = sorted((OFFICIAL / "3d-rad" / "3DRAD" / "test").rglob("*.csv"))
+    assert release_licence(csvs, RAD3D) == "open"
+    assert release_licence([OFFICIAL / "eltlm" / "test.json"], ELTLM) == "credentialed"
+    assert {sha256_file(p) for p in csvs} == {r.sha256 for r in RAD3D}
+
+
+def _manifest(licence, root):
+    from medtemporal.benchmark import Manifest
+
+    return Manifest(benchmark="tiny", version="1", licence=licence, image_root=str(root) if root else None)
+
+
+def test_a_run_is_credentialed_unless_its_images_come_from_the_verified_phantom_it_was_built_from(phantom, tmp_path):
+    jpg = phantom / "mimic-cxr-jpg"
+    synthetic = _manifest("synthetic", jpg)
+    assert run_licence(synthetic) == "synthetic"
+    assert run_licence(synthetic, jpg, ["files/p10/x.jpg"]) == "synthetic"
+    copy = _copy(phantom, tmp_path)
+    assert licence_of(copy / "mimic-cxr-jpg") == "synthetic"  # a verified copy, but not the root it was built from
+    assert run_licence(synthetic, copy / "mimic-cxr-jpg") == "credentialed"
+    assert run_licence(synthetic, image_paths=["../../real/x.jpg"]) == "credentialed"
+    assert run_licence(synthetic, image_paths=["/data/mimic/x.jpg"]) == "credentialed"
+    assert run_licence(_manifest("credentialed", jpg), jpg) == "credentialed"
+    assert run_licence(_manifest("open", None)) == "open"  # no images: the text's licence
+    assert run_licence(_manifest("open", None), jpg) == "credentialed"
+    edited = _manifest("synthetic", copy / "mimic-cxr-jpg")  # built from the copy, edited afterwards
+    next((copy / "mimic-cxr-jpg" / "files").rglob("*.jpg")).write_bytes(b"\xff\xd8 a real patient")
+    assert run_licence(edited) == "credentialed"
+
+
+def test_a_relative_image_root_is_taken_from_the_benchmark_folder(phantom, tmp_path, monkeypatch):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    manifest = _manifest("synthetic", Path(os.path.relpath(phantom / "mimic-cxr-jpg", bench)))
+    monkeypatch.chdir(tmp_path)
+    assert run_licence(manifest, folder=bench) == "synthetic"
+    assert run_licence(manifest, phantom / "mimic-cxr-jpg", folder=bench) == "synthetic"

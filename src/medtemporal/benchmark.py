@@ -20,7 +20,8 @@ from pydantic import Field, ValidationError
 from medtemporal import __version__
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.schema import Item, Licence, Record, describe_validation_error, iter_jsonl, write_jsonl
+from medtemporal.schema import Item, Licence, Record, describe_validation_error, dumps, iter_jsonl
+from medtemporal.writes import disk_error, replacing, write_atomic
 
 ITEMS = "items.jsonl"
 MANIFEST = "manifest.json"
@@ -102,16 +103,20 @@ class Benchmark:
 def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
     """Write ``items`` and ``manifest`` (with counts and the items checksum) to folder ``out``.
 
-    Each file is replaced atomically, items first; a build killed between the two leaves items
-    that do not match the manifest's ``items_sha256``, which `load` refuses.
+    Both files are written in full beside the old ones before either replaces its old one (a full disk
+    leaves the old pair as it was), then renamed, the manifest first; a build killed between the two
+    renames leaves items that do not match the manifest's ``items_sha256``, which `load` refuses.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / ITEMS, items)
-    manifest = manifest.model_copy(update={"counts": count_items(items), "items_sha256": sha256_file(out / ITEMS)})
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
-    tmp.replace(out / MANIFEST)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise disk_error(exc, out) or exc from None
+    with replacing(out / ITEMS) as items_tmp:
+        with items_tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(dumps(item) + "\n" for item in items)
+        manifest = manifest.model_copy(update={"counts": count_items(items), "items_sha256": sha256_file(items_tmp)})
+        write_atomic(out / MANIFEST, json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
     return out
 
 

@@ -31,6 +31,7 @@ from typing import Any, Callable
 from medtemporal.benchmark import Benchmark, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
+from medtemporal.writes import replacing
 
 HF_FEATURES = {
     "id": {"dtype": "string", "_type": "Value"},
@@ -54,11 +55,6 @@ HF_FEATURES = {
     "meta": {"dtype": "string", "_type": "Value"},
 }
 """The ``datasets`` features of the Parquet export, as ``Features.to_dict`` writes them."""
-
-
-def _tmp(out: Path) -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return out.with_name(out.name + ".tmp")
 
 
 def visit_label(ref: ImageRef, n: int) -> str:
@@ -158,9 +154,9 @@ def to_parquet(bench: Benchmark, out: str | Path, *, embed_images: bool = False)
     }
     table = pa.Table.from_pylist(rows, schema=schema.with_metadata(metadata))
     out = Path(out)
-    tmp = _tmp(out)
-    pq.write_table(table, tmp)
-    tmp.replace(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(out) as tmp:
+        pq.write_table(table, tmp)
     return table.num_rows
 
 
@@ -215,9 +211,9 @@ def to_vlmevalkit(bench: Benchmark, out: str | Path, *, embed_images: bool = Fal
     for layout, items in by_layout.items():
         target = out if len(by_layout) == 1 else out.with_name(f"{out.stem}_{layout}{out.suffix or '.tsv'}")
         frame = _vlmevalkit_frame(items, layout, bench.image_root, embed_images)
-        tmp = _tmp(target)
-        frame.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
-        tmp.replace(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(target) as tmp:
+            frame.to_csv(tmp, sep="\t", index=False, lineterminator="\n")
     return len(bench.items)
 
 

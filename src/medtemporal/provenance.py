@@ -10,6 +10,14 @@ write. Anything else (no manifest, an empty or copied one, real files beside
 phantom ones, an edited file) is ``credentialed``. Builders of every family
 call `licence_of` with the roots they read.
 
+A benchmark's licence follows every byte that can leave with it: it is the
+most restrictive (`most_restrictive`) over all of its inputs, the data roots
+(`licence_of`) and the released question files (`release_licence`: ``open``
+only for a file whose sha256 is a public release we reviewed, listed in the
+family's ``releases.py``). At run time `run_licence` judges the images
+actually sent: from any root other than the verified phantom the benchmark
+was built from, the run is ``credentialed``.
+
 Hashing every file again on each build would take minutes for a MIMIC-scale
 cohort (456,000 files, about 6 GB), so a successful check leaves a stamp in the user's cache
 (`stamp_path`, outside the data folder, which stays byte-identical for a
@@ -36,14 +44,19 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from medtemporal.checksums import sha256_file
 from medtemporal.schema import Licence
+
+if TYPE_CHECKING:
+    from medtemporal.benchmark import Manifest
 
 MANIFEST = "phantom_manifest.json"
 """Written by every phantom generator at the root of what it wrote."""
@@ -203,3 +216,90 @@ def licence_in_background(*paths: str | Path) -> Future[Licence]:
     future = executor.submit(licence_of, *paths)
     executor.shutdown(wait=False)  # the submitted check still runs to the end
     return future
+
+
+RESTRICTION: dict[str, int] = {"open": 0, "synthetic": 1, "credentialed": 2}
+"""How restrictive each licence is: data under a more restrictive one may go to fewer places."""
+
+
+def most_restrictive(*licences: Licence) -> Licence:
+    """The most restrictive of ``licences``: what data from all of them together may be treated as.
+
+    >>> most_restrictive("open", "synthetic"), most_restrictive("synthetic", "credentialed"), most_restrictive()
+    ('synthetic', 'credentialed', 'credentialed')
+    """
+    if not licences:
+        return "credentialed"
+    return max(licences, key=lambda x: RESTRICTION.get(x, RESTRICTION["credentialed"]))
+
+
+@dataclass(frozen=True)
+class Release:
+    """A released question or answer file whose text we reviewed, known by its sha256.
+
+    Attributes:
+        name: the file as released (its path in the release).
+        sha256: hex sha256 of its bytes.
+        licence: what its text may be treated as: ``open`` when it holds nothing from a credentialed
+            source, ``credentialed`` when it does (a release can quote the data it was made from).
+        source: where the file and its checksum come from (repository, commit, path).
+        note: why the licence is what it is.
+    """
+
+    name: str
+    sha256: str
+    licence: Licence
+    source: str
+    note: str = ""
+
+
+def release_licence(paths: Iterable[str | Path], releases: Iterable[Release]) -> Licence:
+    """The licence of released files as read: each is what its `Release` says when its sha256 is listed, and
+    ``credentialed`` otherwise (an edited, newer or unknown file may hold anything); the most restrictive over
+    all of them (``credentialed`` for none).
+
+    >>> import tempfile, pathlib, hashlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "q.json"
+    >>> _ = path.write_text("[]")
+    >>> known = Release("q.json", hashlib.sha256(b"[]").hexdigest(), "open", "doctest")
+    >>> release_licence([path], [known]), release_licence([path], [])
+    ('open', 'credentialed')
+    """
+    by_sha = {r.sha256: r.licence for r in releases}
+    return most_restrictive(*(by_sha.get(sha256_file(Path(p)), "credentialed") for p in paths))
+
+
+def _escapes(path: str) -> bool:
+    """True when an item's image path is absolute or climbs out of its root with ``..``."""
+    pure = PurePath(path)
+    return pure.is_absolute() or ".." in pure.parts
+
+
+def run_licence(manifest: Manifest, image_root: str | Path | None = None, image_paths: Iterable[str] = (),
+                *, folder: str | Path | None = None) -> Licence:
+    """The licence of what a run of a benchmark sends: the data-use guard's input.
+
+    It is the manifest's licence when the images are read from the root the benchmark was built from (and
+    that root still verifies when the manifest says ``synthetic``: files may have changed since the build),
+    and ``credentialed`` when they come from anywhere else: another ``image_root``, or an item path that
+    is absolute or climbs out of the root with ``..``.
+
+    Args:
+        manifest: the benchmark's manifest (its ``licence`` and ``image_root``).
+        image_root: the root the run reads images from; None for the manifest's own.
+        image_paths: the item image paths the run will read (relative to the root).
+        folder: the benchmark folder, which a relative manifest ``image_root`` is relative to.
+    """
+    if manifest.licence == "credentialed":
+        return "credentialed"
+    built = None
+    if manifest.image_root is not None:
+        built = Path(manifest.image_root)
+        built = (built if built.is_absolute() else Path(folder or ".") / built).resolve()
+    if image_root is not None and (built is None or Path(image_root).resolve() != built):
+        return "credentialed"
+    if any(_escapes(p) for p in image_paths):
+        return "credentialed"
+    if built is None:
+        return manifest.licence
+    return most_restrictive(manifest.licence, licence_of(built))

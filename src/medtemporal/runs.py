@@ -21,7 +21,6 @@ benchmark check live here alone.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import threading
@@ -34,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from medtemporal.benchmark import Benchmark, load
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Prediction, Record, describe_validation_error, dumps, iter_jsonl
+from medtemporal.writes import disk_error, replacing, write_atomic
 
 CONFIG = "config.json"
 PREDICTIONS = "predictions.jsonl"
@@ -216,15 +216,10 @@ class AppendLog(Generic[R]):
                 dropped += 1
             kept[k] = record
         if dropped or end != len(data):
-            tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-            try:
-                with tmp.open("w", encoding="utf-8", newline="\n") as fh:
-                    fh.writelines(dumps(r) + "\n" for r in kept.values())
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                tmp.replace(self.path)
-            finally:
-                tmp.unlink(missing_ok=True)
+            with replacing(self.path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+                fh.writelines(dumps(r) + "\n" for r in kept.values())
+                fh.flush()
+                os.fsync(fh.fileno())
         return kept
 
     def records(self) -> Iterator[R]:
@@ -241,8 +236,11 @@ class AppendLog(Generic[R]):
             self._syncer = threading.Thread(target=self._sync, args=(self._fd,), name="log-fsync", daemon=True)
             self._syncer.start()
         view = memoryview((dumps(record) + "\n").encode("utf-8"))
-        while view:
-            view = view[os.write(self._fd, view):]
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:  # a full disk: the partial line is cut off on resume, as after a kill
+            raise disk_error(exc, self.path) or exc from None
         if not self._dirty.is_set():  # setting it takes a lock and may wake the syncer: once per fsync is enough
             self._dirty.set()
 
@@ -447,20 +445,5 @@ class RunFolder:
         return predictions.is_file() and predictions.stat().st_mtime_ns > scores.stat().st_mtime_ns
 
     def _write_atomic(self, name: str, text: str) -> None:
-        """Replace file ``name`` by ``text`` atomically; a failure names the folder and leaves no ``.tmp``."""
-        tmp = self.path / (name + ".tmp")
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            tmp.replace(self.path / name)
-        except OSError as exc:
-            raise InvalidInputError(
-                f"Cannot write {name} in {self.path} ({exc.strerror or exc}); free some space or make the folder "
-                "writable, then run the same command again."
-            ) from None
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-
+        """Replace file ``name`` by ``text`` atomically; a refused write names the folder and leaves no ``.tmp``."""
+        write_atomic(self.path / name, text, sync=True)

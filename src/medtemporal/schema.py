@@ -195,14 +195,13 @@ def dumps(record: BaseModel) -> str:
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
     """Write ``records`` to ``path`` atomically; return how many were written."""
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".tmp")
+    from medtemporal.writes import replacing
+
     n = 0
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with replacing(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
         for record in records:
             fh.write(dumps(record) + "\n")
             n += 1
-    tmp.replace(path)
     return n
 
 

@@ -12,7 +12,6 @@ import pytest
 from medtemporal.audit import audit_items
 from medtemporal.report.audit import audit_markdown
 from medtemporal.audit.core import MIN_PATIENTS, _estimate
-from medtemporal.benchmark import Manifest, save
 from medtemporal.cli import main
 from medtemporal.schema import Item
 

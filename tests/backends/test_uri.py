@@ -74,3 +74,50 @@ def test_options_a_backend_does_not_take_are_refused_but_run_options_are_ignored
 )
 def test_local_endpoints_are_loopback_or_private(url, local):
     assert is_local_endpoint(url) is local
+
+
+# --- issue 24: one parse of the base URL, by the standard library's rules -------------------------------------------
+
+@pytest.mark.parametrize("host, needle", [
+    ("0177.0.0.1", "dotted decimal"),  # octal to inet_aton, refused by httpx: the guard and the client disagreed
+    ("127.1", "dotted decimal"),
+    ("0x7f.0.0.1", "dotted decimal"),
+    ("ｐｕｂｌｉｃ.test", "not plain ASCII"),  # fullwidth letters
+    ("ⓛocalhost", "not plain ASCII"),
+    ("local_host!", "not a host name"),
+])
+def test_hosts_that_clients_read_differently_are_refused_in_one_sentence(host, needle):
+    from medtemporal.backends.uri import parse_base_url
+
+    with pytest.raises(InvalidInputError, match=needle) as err:
+        split_endpoint(f"openai+http://{host}:8000/v1:m")
+    assert "Traceback" not in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(InvalidInputError, match="OPENAI_BASE_URL"):
+        parse_base_url(f"http://{host}:8000/v1", "OPENAI_BASE_URL")
+
+
+@pytest.mark.parametrize("url", [
+    "http://public.test#@127.0.0.1:18600/v1",  # the guard read public.test, the client 127.0.0.1 (or the reverse)
+    "http://127.0.0.1:18600/v1#frag",
+    "http://127.0.0.1:18600/v1?x=1",
+    "http://u:ab/cd@127.0.0.1:18600/v1",  # a '/' in the password: by the URL rules the host is u
+])
+def test_a_base_url_with_a_fragment_query_or_a_path_holding_an_at_sign_is_refused(url):
+    from medtemporal.backends.uri import parse_base_url
+
+    with pytest.raises(InvalidInputError) as err:
+        parse_base_url(url, "OPENAI_BASE_URL")
+    assert "cd" not in str(err.value).replace("credentials", "")  # the password is never shown
+
+
+def test_user_information_ends_at_the_last_at_sign_of_the_authority():
+    from medtemporal.backends.uri import parse_base_url, redact
+
+    base = parse_base_url("http://u:abc@sk-S@127.0.0.1:18001/v1/", "here")
+    assert (base.url, base.host, base.username, base.password) == ("http://127.0.0.1:18001/v1", "127.0.0.1", "u",
+                                                                  "abc@sk-S")
+    assert base.shown == "http://***@127.0.0.1:18001/v1" and base.basic_auth == "Basic dTphYmNAc2stUw=="
+    assert redact("see http://u:abc@sk-S@127.0.0.1:18001/v1 now") == "see http://***@127.0.0.1:18001/v1 now"
+    assert redact("openai+http://h:8000/v1:claude@2024") == "openai+http://h:8000/v1:claude@2024"
+    encoded = parse_base_url("http://u:p%40ss%2Fw@[::1]:8000/v1", "here")
+    assert (encoded.password, encoded.host, encoded.url) == ("p@ss/w", "::1", "http://[::1]:8000/v1")

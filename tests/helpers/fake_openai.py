@@ -5,8 +5,8 @@ Tests and benches point the real `openai` client at it. It answers
 (deterministic) or a scripted reply (``replies``: the first ``[match, text]`` whose match is in the text), and can inject latency, 429 with ``Retry-After``, 500,
 400, timeouts (it hangs), dropped connections, malformed JSON, a choice
 without a message, empty or null content, a reply cut off at the token limit
-(``finish_reason: length``) and a 401 that echoes the ``Authorization`` header
-(to prove keys are redacted).
+(``finish_reason: length``), and a 401 or a 200 reply that echoes the ``Authorization``
+header (to prove keys are redacted).
 
 With ``echo="line"`` or ``echo="lines"`` it plays a model that copies the
 choices it was shown instead of answering: the option lines of the request
@@ -53,7 +53,8 @@ from aiohttp import web
 HOST = "127.0.0.1"
 TEST_API_KEY = "sk-test-SECRET-5f1c9a7e3b"
 """A made-up key for tests that check keys never leak."""
-FAULTS = ("429", "500", "timeout", "drop", "malformed", "no_message", "empty", "null", "length", "401_echo", "400")
+FAULTS = ("429", "500", "timeout", "drop", "malformed", "no_message", "empty", "null", "length", "401_echo", "400",
+          "echo_auth")
 
 
 @dataclass
@@ -189,6 +190,10 @@ def make_app(state: State) -> web.Application:
                 if kind == "401_echo":
                     echo = {"error": {"message": f"invalid key {request.headers.get('Authorization')}"}}
                     return web.json_response(echo, status=401)
+                if kind == "echo_auth":  # a reply that quotes the Authorization header (and a letter, to be scored)
+                    state.answered[key] += 1
+                    echo = f"You sent {request.headers.get('Authorization')}. The answer is {answer_for(key)}."
+                    return web.json_response(_completion(state, echo))
                 if kind == "timeout":
                     await asyncio.sleep(state.hang_s)
                     break

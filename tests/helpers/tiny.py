@@ -8,6 +8,7 @@ import numpy as np
 from PIL import Image
 
 from medtemporal.benchmark import BenchmarkSpec, Manifest, save
+from medtemporal.provenance import write_phantom_manifest
 from medtemporal.registry import register
 from medtemporal.schema import ImageRef, Item
 
@@ -45,7 +46,10 @@ def tiny_items(n: int = 3) -> list[Item]:
 
 
 def make_tiny_benchmark(root: Path, n: int = 3, licence: str = "synthetic") -> Path:
-    """Write images and a benchmark folder under ``root``; return the benchmark folder."""
+    """Write images and a benchmark folder under ``root``; return the benchmark folder.
+
+    Synthetic images get a phantom manifest (`medtemporal.provenance`), as a phantom generator writes.
+    """
     rng = np.random.default_rng(0)
     items = tiny_items(n)
     for item in items:
@@ -53,5 +57,7 @@ def make_tiny_benchmark(root: Path, n: int = 3, licence: str = "synthetic") -> P
             path = root / "data" / ref.path
             path.parent.mkdir(parents=True, exist_ok=True)
             Image.fromarray(rng.integers(0, 255, (16, 16), dtype=np.uint8)).save(path)
+    if licence == "synthetic":  # made here, so a verifiable phantom: a run judges the images it sends
+        write_phantom_manifest(root / "data", "tests.helpers.tiny")
     manifest = Manifest(benchmark="tiny", version="1", licence=licence, image_root=str(root / "data"))
     return save(root / "bench", items, manifest)

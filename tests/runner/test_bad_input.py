@@ -182,3 +182,294 @@ def test_a_stray_dollar_in_a_prompt_template_is_one_sentence(bench, tmp_path, ca
     _one_error(capsys, str(prompt), "line 4", "$$")
     prompt.write_text("Question: $question\nOptions:\n$options\nIt costs $$5.\n")
     assert _run(bench, tmp_path / "run", "--prompt", f"mcq_direct={prompt}") == 0
+
+
+# --- issue 24, point 3: more inputs that gave a traceback ------------------------------------------------------------
+
+def _snapshot(root):
+    """Bytes of every file under ``root``: what a failed command must leave as it was."""
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} if root.exists() else {}
+
+
+def _clean(root, before):
+    """No ``*.tmp`` left anywhere under ``root`` and every file of ``before`` unchanged."""
+    assert not list(root.rglob("*.tmp")), list(root.rglob("*.tmp"))
+    assert _snapshot(root) | before == _snapshot(root) and all(p.read_bytes() == b for p, b in before.items())
+
+
+def _bomb_png(width=30000, height=30000):
+    """A 60-byte PNG that declares ``width`` × ``height`` pixels (Pillow's DecompressionBombError is no OSError)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    head = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+
+
+def _bomb_jpeg(width=30000, height=30000):
+    """A small JPEG whose frame header declares ``width`` × ``height`` pixels."""
+    import io
+    import struct
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("L", (8, 8)).save(buf, "JPEG")
+    data = bytearray(buf.getvalue())
+    at = data.find(b"\xff\xc0")
+    struct.pack_into(">HH", data, at + 5, height, width)
+    return bytes(data)
+
+
+@pytest.fixture(scope="module")
+def cxr(tmp_path_factory):
+    from helpers.phantoms import make_cxr_phantoms
+
+    return make_cxr_phantoms(tmp_path_factory.mktemp("cxr24"), patients=6, seed=1, image_size=64).root
+
+
+@pytest.fixture
+def cxr_copy(cxr, tmp_path):
+    import shutil
+
+    shutil.copytree(cxr, tmp_path / "cxr")
+    return tmp_path / "cxr"
+
+
+def _built_before(family_args, out, capsys):
+    """Build once into ``out`` (a benchmark a failed rebuild must not lose) and return its snapshot."""
+    assert main(["build", *family_args, "--out", str(out)]) == 0
+    capsys.readouterr()
+    return _snapshot(out)
+
+
+@pytest.mark.parametrize("family", ["mi-cxr", "eltlm"])
+@pytest.mark.parametrize("keep", [0.9, 0.3])
+def test_a_truncated_metadata_gzip_is_one_sentence_and_the_old_build_stays(cxr_copy, cxr, tmp_path, capsys, family,
+                                                                           keep):
+    args = [family, "--mimic-cxr-jpg", str(cxr_copy / "mimic-cxr-jpg"), "--qba", str(cxr_copy / "mimic-ext-cxr-qba")]
+    out = tmp_path / "bench"
+    before = _built_before(args, out, capsys)
+    gz = cxr_copy / "mimic-cxr-jpg" / "mimic-cxr-2.0.0-metadata.csv.gz"
+    data = gz.read_bytes()
+    gz.write_bytes(data[: int(len(data) * keep)])  # EOFError inside gzip: not an OSError
+    assert main(["build", *args, "--out", str(out), "--overwrite"]) == 2
+    _one_error(capsys, "mimic-cxr-2.0.0-metadata.csv.gz", "re-download")
+    _clean(out, before)
+
+
+def test_decompression_bombs_are_corrupt_images_in_the_mi_cxr_build(cxr_copy, tmp_path, capsys):
+    jpgs = sorted((cxr_copy / "mimic-cxr-jpg" / "files").rglob("*.jpg"))
+    for path in jpgs[::3]:
+        path.write_bytes(_bomb_jpeg())
+    args = ["mi-cxr", "--mimic-cxr-jpg", str(cxr_copy / "mimic-cxr-jpg"), "--qba", str(cxr_copy / "mimic-ext-cxr-qba")]
+    assert main(["build", *args, "--out", str(tmp_path / "b")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    manifest = json.loads((tmp_path / "b" / MANIFEST).read_text())
+    assert manifest["exclusions"]["study_image_corrupt"] >= 1
+
+
+def test_a_decompression_bomb_stops_the_temmed_and_skillqa_builds_in_one_sentence(tmp_path, capsys):
+    from medtemporal.phantoms.chexpert_plus import write_chexpert_plus
+    from medtemporal.phantoms.skill_frames import write_skill_phantoms
+
+    cxp = tmp_path / "cxp"
+    write_chexpert_plus(cxp, patients=12, seed=2, image_size=32)
+    for path in (cxp / "PNG").rglob("*.png"):
+        path.write_bytes(_bomb_png())
+    assert main(["build", "temmed", "--chexpert-plus", str(cxp), "--test-size", "4", "--out", str(tmp_path / "t")]) == 2
+    _one_error(capsys, "cannot be read", "decompression bomb")
+    _clean(tmp_path, {})
+    frames = tmp_path / "frames"
+    write_skill_phantoms(frames, instances=3, seed=0, image_size=48, progress=False)
+    frame = sorted(frames.rglob("A.*"))[0]
+    frame.write_bytes(_bomb_png() if frame.suffix == ".png" else _bomb_jpeg())
+    assert main(["build", "skillqa", "--frames", str(frames), "--out", str(tmp_path / "s")]) == 2
+    _one_error(capsys, str(frame), "replace it")
+
+
+def test_a_decompression_bomb_fails_its_item_in_a_skillqa_run_never_the_run(fake, tmp_path, capsys):
+    from medtemporal.phantoms.skill_frames import write_skill_phantoms
+
+    frames = tmp_path / "frames"
+    write_skill_phantoms(frames, instances=4, seed=0, image_size=48, progress=False)
+    assert main(["build", "skillqa", "--frames", str(frames), "--out", str(tmp_path / "b")]) == 0
+    frame = sorted(frames.rglob("A.*"))[0]
+    frame.write_bytes(_bomb_png() if frame.suffix == ".png" else _bomb_jpeg())
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "b"), "--model", fake.uri(), "--out", str(tmp_path / "r"), "--no-progress",
+                 "--no-score", "--attempts", "1"]) == 1
+    err = capsys.readouterr()
+    assert "Traceback" not in err.err + err.out
+    assert "1 × bad_image" in err.out and "decompression bomb" in err.out
+    lines = [json.loads(x) for x in (tmp_path / "r" / "predictions.jsonl").read_text().splitlines()]
+    assert sorted(p["error"] is None for p in lines) == [False, True, True, True]
+
+
+@pytest.mark.parametrize("damage", ["observation_is_a_string", "categories_an_int", "modifiers_a_list",
+                                    "change_sentence_an_int", "entities_an_int", "quality_a_list"])
+def test_scene_graphs_with_values_of_the_wrong_types_are_unreadable(cxr_copy, tmp_path, capsys, damage):
+    graphs = sorted((cxr_copy / "mimic-ext-cxr-qba" / "scene_data").rglob("*.scene_graph.json"))
+    damaged = 0
+    for path in graphs[::2]:
+        graph = json.loads(path.read_text())
+        observations = graph["observations"]
+        if not observations:
+            continue
+        key = next(iter(observations))
+        obs = observations[key]
+        if damage == "observation_is_a_string":
+            observations[key] = "effusion"
+        elif damage == "categories_an_int":
+            obs["obs_categories"] = 5
+        elif damage == "modifiers_a_list":
+            for o in observations.values():
+                o["modifiers"] = ["severe"]
+                o["positiveness"] = "pos"
+        elif damage == "change_sentence_an_int":
+            for o in observations.values():
+                o["change_sentence"] = 7
+        elif damage == "entities_an_int":
+            obs["obs_entities"] = 3
+        else:
+            obs["obs_quality"] = ["A"]
+        path.write_text(json.dumps(graph))
+        damaged += 1
+    args = ["mi-cxr", "--mimic-cxr-jpg", str(cxr_copy / "mimic-cxr-jpg"), "--qba", str(cxr_copy / "mimic-ext-cxr-qba"),
+            "--out", str(tmp_path / "b")]
+    code = main(["build", *args])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and code in (0, 2), err
+    if code == 0:
+        exclusions = json.loads((tmp_path / "b" / MANIFEST).read_text())["exclusions"]
+        assert 1 <= exclusions["study_scene_graph_unreadable"] <= damaged
+    else:
+        _one_error_in(err, "No mi-cxr items")
+
+
+def _one_error_in(err, *needles):
+    lines = [line for line in err.splitlines() if line]
+    assert len(lines) == 1 and lines[0].startswith("medtemporal: error:"), err
+    assert all(n in lines[0] for n in needles), lines[0]
+
+
+def test_a_non_utf8_lmms_eval_log_is_one_sentence(bench, tmp_path, capsys):
+    log = tmp_path / "samples.jsonl"
+    log.write_bytes(BAD)
+    assert main(["import-predictions", str(bench), str(log), "--from", "lmms-eval", "--out", str(tmp_path / "r")]) == 2
+    _one_error(capsys, str(log), "UTF-8")
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("host", ["0177.0.0.1", "ｐｕｂｌｉｃ.test", "ⓛocalhost"])
+@pytest.mark.parametrize("where", ["uri", "env"])
+def test_hosts_the_http_client_cannot_build_are_one_sentence(bench, tmp_path, capsys, monkeypatch, host, where):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    if where == "env":
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://{host}:8000/v1")
+        model = "openai:m"
+    else:
+        model = f"openai+http://{host}:8000/v1:m"
+    assert _run(bench, tmp_path / "run", model=model) == 2
+    _one_error(capsys, repr(host))
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("cut", ["inside_the_last_row", "inside_a_report", "after_the_header"])
+def test_a_truncated_chexpert_plus_csv_stops_the_build(tmp_path, capsys, cut):
+    from medtemporal.phantoms.chexpert_plus import write_chexpert_plus
+
+    cxp = tmp_path / "cxp"
+    write_chexpert_plus(cxp, patients=8, seed=2, image_size=32)
+    csv = cxp / "df_chexpert_plus_240401.csv"
+    data = csv.read_bytes()
+    end = {"inside_the_last_row": len(data) - 12, "inside_a_report": data.index(b'"', data.index(b"\n") + 1) + 40,
+           "after_the_header": data.index(b"\n") + 30}[cut]
+    csv.write_bytes(data[:end])
+    assert main(["build", "temmed", "--chexpert-plus", str(cxp), "--test-size", "2", "--out", str(tmp_path / "b")]) == 2
+    _one_error(capsys, str(csv))
+    assert not (tmp_path / "b" / ITEMS).exists()
+
+
+def test_eltlm_records_without_a_picture_are_excluded_and_counted(tmp_path, capsys):
+    records = [{"Source file": "p10000001", "type": "g", "Picture number": pictures, "Question": "What changed?",
+                "Standard Answer": "Nothing."} for pictures in ("s50000001,s50000002", "", " , ")]
+    path = tmp_path / "test.json"
+    path.write_text(json.dumps(records))
+    assert main(["build", "eltlm", "--official", str(path), "--no-verify-images", "--out", str(tmp_path / "b")]) == 0
+    manifest = json.loads((tmp_path / "b" / MANIFEST).read_text())
+    assert manifest["exclusions"] == {"no_study_listed": 2}
+    items = [json.loads(x) for x in (tmp_path / "b" / ITEMS).read_text().splitlines()]
+    assert len(items) == 1 and len(items[0]["images"]) == 2
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory, cxr):
+    """Phantom inputs of every build (read-only): CT-RATE, CheXpert Plus and skill frames, plus ``cxr``."""
+    from medtemporal.phantoms.chexpert_plus import write_chexpert_plus
+    from medtemporal.phantoms.ct_rate import write_ct_rate
+    from medtemporal.phantoms.skill_frames import write_skill_phantoms
+
+    root = tmp_path_factory.mktemp("sources24")
+    write_ct_rate(root / "ct", patients=2, seed=1, shape=(12, 12, 6))
+    write_chexpert_plus(root / "cxp", patients=8, seed=2, image_size=32)
+    write_skill_phantoms(root / "skill", instances=3, seed=0, image_size=48, progress=False)
+    return {"ct": root / "ct", "cxp": root / "cxp", "skill": root / "skill", "cxr": cxr}
+
+
+NON_UTF8_INPUTS = {  # file under a copied source folder, and the build arguments that read it
+    "ct-rate labels": ("ct", "dataset/multi_abnormality_labels/valid_predicted_labels.csv",
+                       ["3d-rad", "--ct-rate", "{root}"]),
+    "ct-rate reports": ("ct", "dataset/radiology_text_reports/validation_reports.csv",
+                        ["3d-rad", "--ct-rate", "{root}"]),
+    "chexpert plus csv": ("cxp", "df_chexpert_plus_240401.csv",
+                          ["temmed", "--chexpert-plus", "{root}", "--test-size", "2"]),
+    "skill gold": ("skill", "gold.jsonl", ["skillqa", "--frames", "{root}"]),
+    "qba study metadata": ("cxr", "mimic-ext-cxr-qba/metadata/study_metadata.parquet",
+                           ["mi-cxr", "--mimic-cxr-jpg", "{root}/mimic-cxr-jpg", "--qba", "{root}/mimic-ext-cxr-qba"]),
+    "mimic metadata": ("cxr", "mimic-cxr-jpg/mimic-cxr-2.0.0-metadata.csv.gz",
+                       ["eltlm", "--mimic-cxr-jpg", "{root}/mimic-cxr-jpg", "--qba", "{root}/mimic-ext-cxr-qba"]),
+    "eltlm release": ("cxr", "test.json", ["eltlm", "--official", "{root}/test.json", "--no-verify-images"]),
+    "micxr release": ("cxr", "micxr_test.jsonl",
+                      ["mi-cxr", "--official", "{root}/micxr_test.jsonl", "--mimic-cxr-jpg", "{root}/mimic-cxr-jpg"]),
+    "temmed release": ("cxp", "release/TestSet_VQA_ReportGeneration_Final.json",
+                       ["temmed", "--official", "{root}/release", "--chexpert-plus", "{root}"]),
+    "3d-rad release": ("ct", "release/3DRAD/test/Task4_Existence_Detection/Atelectasis.csv",
+                       ["3d-rad", "--official", "{root}/release"]),
+    "volume map": ("ct", "map.csv", ["3d-rad", "--official", "{root}/release", "--ct-rate", "{root}",
+                                     "--volume-map", "{root}/map.csv"]),
+}
+
+
+def _rad3d_release(test):
+    """The 41 released 3D-RAD CSVs under ``test``, each with the header only."""
+    from medtemporal.benchmarks.rad3d.labels import EXISTENCE_ORDER
+    from medtemporal.benchmarks.rad3d.official import HEADER, LETTERS_BH, OPEN_SUBTASKS, TASKS
+
+    for task, (_, folder, _) in TASKS.items():
+        for sub in OPEN_SUBTASKS.get(task) or (EXISTENCE_ORDER if task == "task4" else LETTERS_BH):
+            (test / folder).mkdir(parents=True, exist_ok=True)
+            (test / folder / f"{sub}.csv").write_text(",".join(HEADER) + "\n")
+
+
+@pytest.mark.parametrize("name", sorted(NON_UTF8_INPUTS))
+def test_non_utf8_in_any_file_a_build_reads_is_one_sentence(sources, tmp_path, capsys, name):
+    import shutil
+
+    kind, rel, argv = NON_UTF8_INPUTS[name]
+    root = tmp_path / kind
+    shutil.copytree(sources[kind], root)
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if "release" in rel and kind == "ct":  # the 41 released CSVs, header only: only the damaged file is bad
+        _rad3d_release(root / "release" / "3DRAD" / "test")
+    target.write_bytes(BAD * 4)
+    out = tmp_path / "b"
+    code = main(["build", *[a.format(root=root) for a in argv], "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    _one_error_in(err)
+    assert not out.exists() or not list(out.rglob("*.tmp"))

@@ -1,6 +1,7 @@
 import sqlite3
 import threading
 
+import pytest
 from PIL import Image
 
 from medtemporal.backends.base import (
@@ -84,3 +85,20 @@ def test_default_location_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("MEDTEMPORAL_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_path() == tmp_path / "medtemporal" / "responses.sqlite"
+
+
+def test_a_cache_that_cannot_be_written_is_not_called_damaged(tmp_path):
+    """Issue 24: "database or disk is full" and a read-only database say what is wrong, never "delete it"."""
+    from medtemporal.errors import InvalidInputError
+
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        cache.put("k0", Response("kept"))
+        cache._db.execute("PRAGMA max_page_count = 1")  # the database may grow no more: SQLITE_FULL
+        with pytest.raises(InvalidInputError, match="cannot be written: the disk is full") as err:
+            cache.put("k1", Response("x" * 100_000))
+        assert "damaged" not in str(err.value) and "delete" not in str(err.value)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        cache._db.execute("PRAGMA query_only = 1")  # as a read-only file answers writes: SQLITE_READONLY
+        with pytest.raises(InvalidInputError, match="cannot be written: it or its folder is read-only"):
+            cache.put("k2", Response("y"))
+        assert cache.get("k0").text == "kept"  # nothing in it is lost

@@ -1,15 +1,18 @@
-"""Random bytes in every file the CLI reads: one line on stderr, never a traceback (issue 15).
+"""Random bytes in every file the CLI reads: one line on stderr, never a traceback (issues 15 and 24).
 
 Each case damages one file of a finished run (random bytes, a valid file with
 bytes overwritten, or a truncated one; seeded) and runs the commands that read
-it. Whatever happens, the command must return (0, 1 or 2), print no traceback,
-and when it fails say so in exactly one ``medtemporal: error:`` line.
+it (for an image, a decompression bomb too). Whatever happens, the command must return
+(0, 1 or 2), print no traceback, leave no ``*.tmp`` file, and when it fails say so in
+exactly one ``medtemporal: error:`` line.
 """
 
 import hashlib
 import json
 import random
 import shutil
+import struct
+import zlib
 
 import pytest
 from helpers.tiny import make_tiny_benchmark
@@ -17,7 +20,7 @@ from helpers.tiny import make_tiny_benchmark
 from medtemporal.benchmark import ITEMS, MANIFEST
 from medtemporal.cli import main
 
-FILES = ("items", "manifest", "prompt", "predictions", "config", "scores", "cache")
+FILES = ("items", "manifest", "prompt", "predictions", "config", "scores", "cache", "image")
 CASES = [(name, k) for name in FILES for k in range(5)]
 
 
@@ -40,8 +43,19 @@ def template(tmp_path_factory, server):
     return root
 
 
-def _damage(data: bytes, rng: random.Random) -> bytes:
-    how = rng.choice(["random", "overwrite", "truncate"])
+def _bomb() -> bytes:
+    """A PNG declaring 30000 × 30000 pixels in 60 bytes: Pillow's DecompressionBombError, which is no OSError."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 30000, 30000, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b""))
+
+
+def _damage(data: bytes, rng: random.Random, bomb: bool = False) -> bytes:
+    how = rng.choice(["random", "overwrite", "truncate", *(["bomb"] * 2 if bomb else [])])
+    if how == "bomb":
+        return _bomb()
     if how == "random" or not data:
         return rng.randbytes(rng.randint(0, 400))
     if how == "truncate":
@@ -72,8 +86,12 @@ def test_random_bytes_in_a_file_the_cli_reads_give_one_line_and_no_traceback(
 
     rng = random.Random(f"{name}-{k}")
     path = {"items": bench / ITEMS, "manifest": bench / MANIFEST, "prompt": prompt, "cache": cache,
-            "predictions": out / "predictions.jsonl", "config": out / "config.json", "scores": out / "scores.json"}[name]
-    path.write_bytes(_damage(path.read_bytes(), rng))
+            "predictions": out / "predictions.jsonl", "config": out / "config.json", "scores": out / "scores.json",
+            "image": root / "data" / "img" / "p1_3.png"}[name]
+    path.write_bytes(_damage(path.read_bytes(), rng, bomb=name == "image"))
+    if name == "image":  # the run must read it: the item is asked again (its answer is dropped, the cache bypassed)
+        (out / "predictions.jsonl").write_text("")
+        cache.unlink()
     if name == "items" and k % 2:  # also reach the items parser: a manifest that vouches for the damaged items
         manifest = json.loads((bench / MANIFEST).read_text())
         manifest["items_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -93,3 +111,4 @@ def test_random_bytes_in_a_file_the_cli_reads_give_one_line_and_no_traceback(
             assert len(errors) == 1 and len(err.strip().splitlines()) == 1, (argv, err)
         else:
             assert not errors, (argv, err)
+        assert not list(root.rglob("*.tmp")), (argv, list(root.rglob("*.tmp")))

@@ -59,3 +59,64 @@ def test_credentialed_data_never_reaches_a_remote_address_in_a_loopback_only_nam
     assert results["dot_localhost"]["leaked_bytes"] == 0
     assert results["dot_localhost_control"]["leaked_bytes"] > 0
     assert results["answered_by_fake"]["requests"] == 12
+
+
+LICENCE_PROBE = Path(__file__).resolve().parents[1] / "helpers" / "netns_licence_probe.py"
+ROUTES = ("micxr_official", "eltlm_official", "temmed_official", "rad3d_image_root", "run_image_root")
+
+
+@pytest.mark.timeout(600)
+def test_a_licence_follows_every_input_and_the_images_a_run_sends(netns, tmp_path):
+    """Issue 24, point 1: a question file of unknown provenance, volumes without a verified phantom manifest
+    and a run's other --image-root each make the data credentialed, refused before any connection; each
+    control (the file a reviewed open release, the verified phantom as root) reaches the remote address."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "CI": "1", "MEDTEMPORAL_PHANTOM_STAMPS": str(tmp_path / "stamps")}
+    done = subprocess.run(["ip", "netns", "exec", netns, sys.executable, str(LICENCE_PROBE), REMOTE, str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=590)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for route in ROUTES:
+        refused, control = results[route], results[f"{route}_control"]
+        assert refused["code"] == 2 and refused["refused"] and refused["leaked_bytes"] == 0, (route, refused)
+        assert "credentialed data" in refused["refused"], refused
+        assert control["refused"] is None and control["leaked_bytes"] > 0, (route, control)
+    for route in ROUTES[:4]:  # the build itself records it
+        assert results[route]["licence"] == "credentialed" and results[f"{route}_control"]["licence"] == "synthetic"
+
+
+RAY_PROBE = Path(__file__).resolve().parents[1] / "helpers" / "netns_ray_probe.py"
+
+
+@pytest.fixture
+def metadata_netns():
+    """A loopback-only namespace where 169.254.169.254 (cloud metadata servers' address) is bound on ``lo``."""
+    name = f"medtemporal-ray-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    try:
+        made = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"network namespaces are not available here ({exc})")
+    if made.returncode != 0:
+        pytest.skip(f"`ip netns add` is not permitted here ({made.stderr.strip()})")
+    try:
+        subprocess.run(["ip", "netns", "exec", name, "sh", "-c", "ip link set lo up && ip addr add 169.254.169.254/32 "
+                        "dev lo"], check=True, capture_output=True, timeout=20)
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=20)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_a_credentialed_run_on_local_ray_replicas_is_allowed_and_ray_probes_no_cloud(metadata_netns, tmp_path):
+    pytest.importorskip("ray")
+    env = {**os.environ, "PYTHONPATH": str(SRC), "CI": "1", "MEDTEMPORAL_PHANTOM_STAMPS": str(tmp_path / "stamps")}
+    env.pop("RAY_ADDRESS", None)
+    env.pop("RAY_USAGE_STATS_ENABLED", None)
+    done = subprocess.run(["ip", "netns", "exec", metadata_netns, sys.executable, str(RAY_PROBE), str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=390)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    run = results["run"]
+    assert run["code"] == 0 and sum(run["answered"].values()) == 4, run  # pinned replicas on this machine
+    assert run["probes"] == 0, run
+    assert results["control"]["probes"] > 0  # Ray started its own way asks the metadata address

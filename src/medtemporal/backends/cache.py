@@ -95,12 +95,12 @@ class ResponseCache:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             raise InvalidInputError(
                 f"The response cache {self.path} cannot be opened ({exc}); pass another --cache file or --no-cache."
             ) from None
         with self._guard():
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
@@ -112,10 +112,31 @@ class ResponseCache:
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
-        """Turn a damaged database file into one sentence naming it and the way out."""
+        """Turn a failing database file into one sentence naming it, what is wrong and the way out: a file that
+        cannot be written (full disk, read-only file system or file, no permission) is not a damaged one."""
         try:
             yield
         except sqlite3.DatabaseError as exc:
+            text = str(exc).lower()
+            cause = None
+            if "full" in text or "readonly" in text or "disk i/o" in text or "unable to open" in text:
+                folder = self.path.parent
+                try:
+                    fs = os.statvfs(folder)
+                    writable = "readonly" not in text and os.access(folder, os.W_OK)
+                    cause = ("its file system is read-only" if fs.f_flag & os.ST_RDONLY
+                             else "the disk is full" if "full" in text or fs.f_bavail == 0
+                             else "it or its folder is read-only" if not writable
+                             else "the file system refused a read or write")
+                except OSError:
+                    cause = "its folder cannot be read"
+            elif "locked" in text:
+                cause = "another process holds it locked"
+            if cause is not None:
+                raise InvalidInputError(
+                    f"The response cache {self.path} cannot be written: {cause} ({exc}); nothing in it is lost: "
+                    "free space or make it writable, pass another --cache file, or run with --no-cache."
+                ) from None
             raise InvalidInputError(
                 f"The response cache {self.path} is damaged ({exc}); delete it (answers will be asked again) "
                 "or run with --no-cache."

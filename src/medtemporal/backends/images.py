@@ -94,7 +94,7 @@ def _open(path: Path) -> tuple[bytes, Image.Image]:
     try:
         image = Image.open(io.BytesIO(raw))
         image.load()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
         raise RequestError(
             f"Image {path} cannot be read ({exc}); replace the file or rebuild the benchmark without it.",
             reason="bad_image",

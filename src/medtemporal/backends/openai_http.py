@@ -33,8 +33,6 @@ import os
 import time
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
-
 from medtemporal.backends.base import (
     Backend,
     ImagePart,
@@ -46,7 +44,7 @@ from medtemporal.backends.base import (
     TextPart,
 )
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
-from medtemporal.backends.uri import check_base_url, is_local_endpoint, redact, split_endpoint
+from medtemporal.backends.uri import MIN_SECRET, BaseURL, is_local_endpoint, parse_base_url, parse_endpoint
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
 
@@ -56,12 +54,8 @@ HTTP_CLIENTS = ("httpx", "aiohttp")
 """The openai SDK's HTTP transports a backend may send through."""
 
 
-def default_http_client(base_url: str) -> str:
-    """``aiohttp`` where it is installed (it is a dependency), else ``httpx``; also ``httpx`` for a base URL with
-    credentials in it (aiohttp refuses them beside the client's ``Authorization`` header)."""
-    parts = urlsplit(base_url)
-    if parts.username is not None or parts.password is not None:
-        return "httpx"
+def default_http_client() -> str:
+    """``aiohttp`` where it is installed (it is a dependency), else ``httpx``."""
     return "aiohttp" if importlib.util.find_spec("aiohttp") is not None else "httpx"
 
 
@@ -123,8 +117,9 @@ class OpenAIBackend(Backend):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
     Args:
-        uri: the model URI, recorded with any credentials in it hidden (`redact`).
-        base_url: endpoint root, e.g. ``http://localhost:8000/v1``.
+        uri: the model URI as shown and recorded (credentials hidden, `medtemporal.backends.uri.shown_uri`).
+        base_url: endpoint root, e.g. ``http://localhost:8000/v1``, parsed once (`parse_base_url`): the client
+            connects to it without its user information, which goes as HTTP Basic auth instead of the key.
         model: the model name the server knows.
         api_key: the key; read from the environment by `load_openai`, never stored elsewhere.
         max_pixels: bound on width × height of each image sent.
@@ -142,7 +137,7 @@ class OpenAIBackend(Backend):
     def __init__(
         self,
         uri: str,
-        base_url: str,
+        base_url: str | BaseURL,
         model: str,
         api_key: str,
         *,
@@ -154,11 +149,14 @@ class OpenAIBackend(Backend):
         extra_body: dict[str, Any] | None = None,
         http_client: str | None = None,
     ) -> None:
-        super().__init__(uri=redact(uri), max_images=max_images, concurrency=concurrency)
+        base = base_url if isinstance(base_url, BaseURL) else parse_base_url(base_url, "base_url")
+        super().__init__(uri=uri, max_images=max_images, concurrency=concurrency)
         import openai
         self._openai = openai
-        self.base_url = base_url.rstrip("/")
-        self.shown_url = redact(self.base_url)
+        self._base = base
+        self.base_url = base.url
+        """Where requests go: no credentials in it."""
+        self.shown_url = base.shown
         """The base URL as shown and recorded: credentials hidden."""
         self._timeout_s = timeout_s
         self.model = model
@@ -168,8 +166,11 @@ class OpenAIBackend(Backend):
         self.images = data_urls(max_pixels)
         """Data URLs of the images sent, each encoded once."""
         self._secret = api_key
+        self._secrets = tuple(x for x in (api_key, *base.secrets()) if len(x) >= MIN_SECRET)
+        """What `_redact` takes out of any text kept: the key and every form of the URL's credentials."""
+        self._headers = {"Authorization": base.basic_auth} if base.basic_auth else None
         if http_client is None:
-            http_client = default_http_client(base_url)
+            http_client = default_http_client()
         if http_client not in HTTP_CLIENTS:
             raise InvalidInputError(f"http_client must be one of {', '.join(HTTP_CLIENTS)}, not {http_client!r}.")
         self.http_client = http_client
@@ -179,7 +180,8 @@ class OpenAIBackend(Backend):
                 raise InvalidInputError("http_client=aiohttp needs aiohttp: pip install aiohttp (or drop the option).")
             own = {"http_client": openai.DefaultAioHttpClient(timeout=timeout_s)}
         self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout_s, **own
+            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout_s,
+            default_headers=self._headers, **own
         )
 
     @property
@@ -195,13 +197,12 @@ class OpenAIBackend(Backend):
 
         from medtemporal.backends.pinning import PinnedTransport
 
-        host = urlsplit(self.base_url).hostname or ""
-        transport = PinnedTransport(host, addresses, limits=DEFAULT_CONNECTION_LIMITS)
+        transport = PinnedTransport(self._base.host, addresses, limits=DEFAULT_CONNECTION_LIMITS)
         http_client = self._openai.DefaultAsyncHttpxClient(transport=transport, timeout=self._timeout_s)
         self.http_client = "httpx"
         self._client = self._openai.AsyncOpenAI(
             api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
-            http_client=http_client,
+            http_client=http_client, default_headers=self._headers,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -219,8 +220,10 @@ class OpenAIBackend(Backend):
                 "http_client": self.http_client}
 
     def _redact(self, text: str) -> str:
-        text = redact(text)
-        return text.replace(self._secret, "[REDACTED]") if self._secret else text
+        """``text`` without the key or the URL's credentials in any form (at least `MIN_SECRET` long)."""
+        for secret in self._secrets:
+            text = text.replace(secret, "[REDACTED]")
+        return text
 
     async def _content(self, message: Message) -> str | list[dict[str, Any]]:
         if message.n_images == 0:
@@ -289,10 +292,10 @@ class OpenAIBackend(Backend):
         usage = _field(completion, "usage")
         model = _field(completion, "model")
         return Response(
-            text=content,
+            text=self._redact(content),  # a server may echo the key or the Authorization header
             input_tokens=_count(_field(usage, "prompt_tokens")),
             output_tokens=_count(_field(usage, "completion_tokens")),
-            model=model if isinstance(model, str) else None,
+            model=self._redact(model) if isinstance(model, str) else None,
             finish_reason=finish if isinstance(finish, str) else None,
         )
 
@@ -342,7 +345,7 @@ def _dropped(exc: BaseException) -> bool:
     return False
 
 
-def _api_key(api_key_env: str | None, base_url: str) -> str:
+def _api_key(api_key_env: str | None, base: BaseURL) -> str:
     name = api_key_env or DEFAULT_KEY_ENV
     key = os.environ.get(name, "")
     if key:
@@ -351,10 +354,10 @@ def _api_key(api_key_env: str | None, base_url: str) -> str:
         raise InvalidInputError(
             f"The environment variable {name} named by --api-key-env is not set; export it with your key."
         )
-    if is_local_endpoint(base_url):
+    if is_local_endpoint(base.url):
         return "EMPTY"  # local servers (vLLM, Ollama) accept any key
     raise InvalidInputError(
-        f"{redact(base_url)} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env)."
+        f"{base.shown} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env)."
     )
 
 
@@ -380,20 +383,21 @@ def load_openai(
     The OpenAI API itself takes ``max_completion_tokens``; other servers take ``max_tokens``.
     """
     if uri.startswith("openai:"):
-        base_url, model = os.environ.get("OPENAI_BASE_URL") or OPENAI_API, target
-        check_base_url(base_url, "OPENAI_BASE_URL")
+        base, model = parse_base_url(os.environ.get("OPENAI_BASE_URL") or OPENAI_API, "OPENAI_BASE_URL"), target
+        shown = uri
     else:
-        base_url, model = split_endpoint(uri)
+        base, model = parse_endpoint(uri)
+        shown = f"openai+{base.shown}:{model}"
     return OpenAIBackend(
-        uri,
-        base_url,
+        shown,
+        base,
         model,
-        _api_key(api_key_env, base_url),
+        _api_key(api_key_env, base),
         max_pixels=max_pixels,
         timeout_s=timeout_s,
         concurrency=concurrency,
         max_images=max_images,
-        max_tokens_param="max_completion_tokens" if base_url.rstrip("/") == OPENAI_API else "max_tokens",
+        max_tokens_param="max_completion_tokens" if base.url == OPENAI_API else "max_tokens",
         extra_body=extra_body,
         http_client=http_client,
     )

@@ -16,6 +16,15 @@ to a live replica. A request may then reach the model twice, but its answer is
 written once. Images are read by the replica, so on several nodes the image
 root must be on a shared file system at the same path.
 
+A local cluster (``--ray`` alone) is started with usage stats off and no cloud
+detection: Ray's own processes run with a proxy that goes nowhere, so their
+start-up asks no cloud metadata server where it runs (Ray probes them even with
+usage stats off); the replicas get the caller's proxy settings back. The
+data-use guard pins every replica to the checked addresses of an HTTP endpoint
+when all replicas run on this machine (an address checked here means another
+host elsewhere), and judges a cluster's other machines by their addresses
+(`RayPool.endpoint`): credentialed data goes to local replicas only.
+
     ray start --head                       # on the first node (ray start --address=HEAD:6379 on the others)
     medtemporal run BENCH --model hf:/models/MedGemma-4b-it --out runs/x --ray auto --replicas 8
 """
@@ -23,13 +32,37 @@ root must be on a shared file system at the same path.
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Sequence
 from typing import Any
 
 from medtemporal.backends.base import Backend, Request, Response
-from medtemporal.errors import InvalidInputError, require
+from medtemporal.backends.uri import is_local_address
+from medtemporal.errors import BackendError, InvalidInputError, require
 
 RESTARTS = 3
 """How many times Ray restarts a replica that died (its requests are retried there)."""
+NOWHERE = "http://127.0.0.1:9"
+"""The proxy of a local cluster's own processes: the discard port, where nothing listens."""
+PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+                   "no_proxy", "NO_PROXY")
+
+
+def start_local(ray: Any) -> dict[str, str]:
+    """Start a local Ray cluster with usage stats off (unless ``RAY_USAGE_STATS_ENABLED`` says otherwise) and no
+    cloud detection (`NOWHERE` as its processes' proxy); return the proxy settings replicas must get back."""
+    saved = {name: os.environ.get(name) for name in PROXY_VARIABLES}
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.update({name: "" if name.lower() == "no_proxy" else NOWHERE for name in PROXY_VARIABLES})
+    try:
+        ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return {name: value or "" for name, value in saved.items()}
 
 
 class _Replica:
@@ -39,13 +72,17 @@ class _Replica:
         from medtemporal.backends import load
 
         self.backend = load(uri, **options)
+        self.pinned: tuple[str, ...] | None = None
 
     def describe(self) -> dict[str, Any]:
-        """Identity, settings, image limit, concurrency and cacheability of the replica's backend."""
+        """Identity, settings, image limit, concurrency and cacheability of the replica's backend, and its node."""
+        import ray
+
         b = self.backend
         return {"identity": b.identity(), "settings": b.settings(), "max_images": b.max_images,
                 "concurrency": b.concurrency, "cacheable": b.cacheable, "endpoint": b.endpoint,
-                "takes_volumes": b.takes_volumes}
+                "takes_volumes": b.takes_volumes, "node_id": ray.get_runtime_context().get_node_id(),
+                "node_ip": ray.util.get_node_ip_address()}
 
     def fit(self, pairs: list[tuple[str, str]]) -> None:
         self.backend.fit(pairs)
@@ -56,7 +93,10 @@ class _Replica:
     def fit_items(self, items: list[Any]) -> None:
         self.backend.fit_items(items)
 
-    async def generate(self, request: Request) -> Response:
+    async def generate(self, request: Request, pinned: tuple[str, ...] | None = None) -> Response:
+        if pinned is not None and self.pinned != pinned:  # also after Ray restarted this replica
+            self.backend.pin(pinned)
+            self.pinned = pinned
         return await self.backend.generate(request)
 
     def pid(self) -> int:
@@ -90,9 +130,13 @@ class RayPool(Backend):
     ) -> None:
         ray = require("ray", "ray")
         self._ray = ray
+        env: dict[str, str] | None = None
         if not ray.is_initialized():
             try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False)
+                if address is None and not os.environ.get("RAY_ADDRESS"):
+                    env = start_local(ray)
+                else:
+                    ray.init(address=address, include_dashboard=False, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise InvalidInputError(
                     f"Cannot join the Ray cluster at {address or 'a new local one'} ({exc}); start it with "
@@ -115,7 +159,8 @@ class RayPool(Backend):
         self.address = address
         self.options = dict(options or {})
         actor = ray.remote(_Replica).options(
-            num_gpus=self.num_gpus, num_cpus=self.num_cpus, max_restarts=RESTARTS, max_task_retries=RESTARTS
+            num_gpus=self.num_gpus, num_cpus=self.num_cpus, max_restarts=RESTARTS, max_task_retries=RESTARTS,
+            **({"runtime_env": {"env_vars": env}} if env is not None else {}),
         )
         self.replicas = [actor.remote(uri, self.options) for _ in range(replicas)]
         """The replica actors (the runner never needs them; tests kill one)."""
@@ -132,6 +177,10 @@ class RayPool(Backend):
         self._identity = first["identity"]
         self._settings = first["settings"]
         self._endpoint = first["endpoint"]
+        here = ray.get_runtime_context().get_node_id()
+        self._away = sorted({d["node_ip"] for d in described if d["node_id"] != here})
+        """Addresses of the other machines replicas run on."""
+        self._pinned: tuple[str, ...] | None = None
         self._takes_volumes = bool(first.get("takes_volumes", False))
         self.cacheable = first["cacheable"]  # type: ignore[misc]  (the replicas' backend decides)
         self._per_replica = per_replica
@@ -146,7 +195,25 @@ class RayPool(Backend):
 
     @property
     def endpoint(self) -> str | None:
-        return self._endpoint
+        """The replicas' model endpoint; for in-process models, a machine other than this one that replicas run on
+        (``ray://ADDRESS``, a remote one first), for the data-use guard to judge; None when all run here."""
+        if self._endpoint is not None or not self._away:
+            return self._endpoint
+        remote = [ip for ip in self._away if not is_local_address(ip)]
+        ip = (remote or self._away)[0]
+        return f"ray://[{ip}]" if ":" in ip else f"ray://{ip}"
+
+    def pin(self, addresses: Sequence[str]) -> None:
+        """Pin every replica's connections to ``addresses``, which the guard checked from this machine: only when
+        every replica runs here. For in-process models there is nothing to pin (the guard judged the machines)."""
+        if self._endpoint is None:
+            return
+        if self._away:
+            raise BackendError(
+                f"Replicas of {self.uri} run on other machines ({', '.join(self._away)}), where {self._endpoint} "
+                "may be another host than the one checked here; run them on this machine (--ray alone)."
+            )
+        self._pinned = tuple(addresses)
 
     def identity(self) -> dict[str, Any]:
         return self._identity
@@ -183,7 +250,7 @@ class RayPool(Backend):
             if n in self._dead:
                 continue
             try:
-                response = await self.replicas[n].generate.remote(request)
+                response = await self.replicas[n].generate.remote(request, self._pinned)
             except self._ray.exceptions.RayTaskError as exc:  # the backend's own error, raised as it was
                 slots.put_nowait(n)
                 raise exc.cause from None

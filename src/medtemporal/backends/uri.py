@@ -22,64 +22,206 @@ are bracketed (``http://[::1]:8000/v1``). Credentials in a URL
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import re
 import socket
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
 
 from medtemporal.errors import InvalidInputError
 
-_ENDPOINT = re.compile(
-    r"""^openai\+(?P<url>(?P<scheme>https?)://
-        (?:[^/@\s]*@)?
-        (?P<host>\[[0-9A-Fa-f:.]+\]|[^/:\[\]@\s]+)
+_HOST_PORT_PATH = re.compile(
+    r"""^(?P<host>\[[0-9A-Fa-f:.]+(?:%[^\]]*)?\]|[^/:\[\]@\s?#]+)
         (?::(?P<port>\d+)(?=[/:]|$)|(?!:\d))
-        (?P<path>/[^:\s]*)?)
+        (?P<path>/[^:\s?#]*)?
         :(?P<model>\S.*)$""",
     re.VERBOSE,
 )
+"""``HOST[:PORT][/PATH]:MODEL``: what an ``openai+http(s)://`` URI holds after the scheme and any user info."""
+
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>[^\s'\"<>]*)")
+_NAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$")
+MIN_SECRET = 6
+"""Shorter secrets are not searched for in free text (model replies): they cannot be told from ordinary words."""
 
 
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+def _authority_end(rest: str) -> int:
+    """Where the authority of a URL's text after ``//`` ends: at the first ``/``, ``?`` or ``#`` (RFC 3986, as
+    `urllib.parse.urlsplit` reads it)."""
+    return min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
 
 
 def redact(text: str) -> str:
-    """``text`` with the user and password of every URL in it replaced by ``***``.
+    """``text`` with the user information of every URL in it replaced by ``***``.
+
+    User information is read as the standard library reads it: the authority runs from ``//`` to the first
+    ``/``, ``?`` or ``#``, and everything up to its *last* ``@`` is user and password (so a password may hold
+    ``@``).
 
     >>> redact("openai+http://user:sk-123@gpu-box:8000/v1:m")
     'openai+http://***@gpu-box:8000/v1:m'
+    >>> redact("http://u:abc@sk-S@127.0.0.1:18001/v1")
+    'http://***@127.0.0.1:18001/v1'
     """
-    return _USERINFO.sub(lambda m: m["scheme"] + "***@", text)
+
+    def hide(m: re.Match[str]) -> str:
+        rest = m["rest"]
+        at = rest.rfind("@", 0, _authority_end(rest))
+        return m[0] if at < 0 else m["scheme"] + "***@" + rest[at + 1:]
+
+    return _URL.sub(hide, text)
 
 
-def check_base_url(url: str, where: str) -> str:
-    """``url`` if it is a usable ``http(s)://HOST[:PORT][/PATH]`` base URL, else one sentence naming ``where``.
+def conceal(text: str) -> str:
+    """`redact`, and also everything between ``://`` and the last ``@`` of a URL that the standard library would
+    not read as user information (a password holding an unencoded ``/``, ``?`` or ``#``): for sentences about
+    URLs that did not parse.
+
+    >>> conceal("http://u:ab/cd@127.0.0.1/v1")
+    'http://***@127.0.0.1/v1'
+    """
+
+    def hide(m: re.Match[str]) -> str:
+        at = m["rest"].rfind("@")
+        return m[0] if at < 0 else m["scheme"] + "***@" + m["rest"][at + 1:]
+
+    return _URL.sub(hide, text)
+
+
+@dataclass(frozen=True)
+class BaseURL:
+    """An ``http(s)://[USER[:PASSWORD]@]HOST[:PORT][/PATH]`` base URL, parsed once (`parse_base_url`).
+
+    The data-use guard judges `host`, the client connects to `url` (which holds no credentials) and sends
+    the credentials as HTTP Basic auth (`basic_auth`), so no two parsers can disagree about where the bytes go.
+    """
+
+    url: str
+    """``scheme://host[:port][/path]``: what the client is given; no credentials."""
+    host: str
+    """The host as the client reads it: lower case, an IPv6 address without brackets."""
+    username: str | None = None
+    """Percent-decoded, as HTTP clients send it."""
+    password: str | None = None
+    raw_userinfo: str | None = None
+    """The user information as written (before percent-decoding)."""
+
+    @property
+    def shown(self) -> str:
+        """The URL as shown and recorded: ``scheme://***@host...`` when it carries credentials."""
+        if self.raw_userinfo is None:
+            return self.url
+        scheme, _, rest = self.url.partition("://")
+        return f"{scheme}://***@{rest}"
+
+    @property
+    def basic_auth(self) -> str | None:
+        """The ``Authorization`` header value for the credentials (HTTP Basic), or None without any."""
+        if self.raw_userinfo is None:
+            return None
+        pair = f"{self.username or ''}:{self.password or ''}"
+        return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every form of the credentials that could show up in text: user information as written, user name and
+        password raw and decoded, and the Basic token."""
+        if self.raw_userinfo is None:
+            return ()
+        user, _, password = self.raw_userinfo.partition(":")
+        forms = {self.raw_userinfo, user, password, self.username or "", self.password or "",
+                 (self.basic_auth or "").removeprefix("Basic ")}
+        return tuple(sorted((f for f in forms if f), key=len, reverse=True))
+
+
+def _bad_host(host: str) -> tuple[str, str] | None:
+    """Why ``host`` (from the URL, brackets kept) is not a host every client reads alike and what to write
+    instead, or None."""
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1].split("%", 1)[0])
+        except ValueError:
+            return f"names the host {host!r}, which is not an IPv6 address", "write e.g. http://[::1]:8000/v1"
+        return None
+    if not host.isascii():
+        return (f"names the host {host!r}, which is not plain ASCII (clients and resolvers map such names "
+                "differently)", "write the name as it is registered, an international name in its xn-- form")
+    labels = host.rstrip(".").split(".")
+    if re.fullmatch(r"\d+|0[xX][0-9A-Fa-f]*", labels[-1]):  # an address, not a name (RFC 3696 §2)
+        try:
+            if str(ipaddress.IPv4Address(host)) == host:
+                return None
+        except ValueError:
+            pass
+        return (f"names the host {host!r}, which is not an IPv4 address in plain dotted decimal (resolvers and HTTP "
+                "clients read forms like 0177.0.0.1 differently)",
+                "write it as four numbers 0-255 without leading zeros, e.g. 127.0.0.1")
+    if not _NAME.match(host):
+        return (f"names the host {host!r}, which is not a host name",
+                "write it with letters, digits, '-' and '.' only, or as an IP address")
+    return None
+
+
+def parse_base_url(url: str, where: str) -> BaseURL:
+    """``url`` parsed with the standard library's rules into a `BaseURL`, or one sentence naming ``where``.
 
     Refuses whitespace and control characters (a tab pasted into ``OPENAI_BASE_URL``), other schemes,
-    a missing host and ports outside 1-65535.
+    a missing host, a host that clients read in different ways (``0177.0.0.1``, non-ASCII names),
+    ports outside 1-65535, and a query or fragment (``#``, ``?``): a base URL has none, and text after
+    them is not where the request goes. The sentence never shows the user information.
+
+    >>> parse_base_url("http://u:p%40ss@127.0.0.1:8000/v1/", "here").shown
+    'http://***@127.0.0.1:8000/v1'
     """
-    shown = redact(url)
+    shown = conceal(url)
     bad = next((c for c in url if c.isspace() or not c.isprintable()), None)
-    problem = None
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket
+        raise InvalidInputError(
+            f"The endpoint {shown!r} ({where}) has a malformed IPv6 host; write it as http://[ADDRESS]:PORT/PATH, "
+            "e.g. http://[::1]:8000/v1."
+        ) from None
+    netloc = parts.netloc
+    userinfo, at, hostport = netloc.rpartition("@")
+    if hostport.startswith("["):
+        host_text = hostport[: hostport.find("]") + 1]
+    else:
+        host_text = hostport.split(":", 1)[0]
+    problem, fix = None, "write it as http://HOST:PORT/PATH, e.g. http://localhost:8000/v1"
+    encode = "in a user name or password write / ? # and @ as %2F %3F %23 and %40"
     if bad is not None:
         problem = f"contains the character {bad!r}"
+    elif parts.scheme not in ("http", "https"):
+        problem = "does not start with http:// or https://"
+    elif "?" in url or "#" in url:
+        problem, fix = "has a query or fragment ('?' or '#'), which a base URL cannot have", f"drop it ({encode})"
+    elif "@" in url[len(parts.scheme) + 3 + len(netloc):]:
+        problem, fix = "has an '@' after its host, so part of it would be read as a path", encode
+    elif not parts.hostname:
+        problem = "names no host"
     else:
-        parts = urlsplit(url)
+        problem, fix = _bad_host(host_text) or (None, fix)
+    if problem is None:
         try:
             port = parts.port
         except ValueError:
             port = -1
-        if parts.scheme not in ("http", "https"):
-            problem = "does not start with http:// or https://"
-        elif not parts.hostname:
-            problem = "names no host"
-        elif port is not None and not 1 <= port <= 65535:
+        if port is not None and not 1 <= port <= 65535:
             problem = "has a port that is not a number from 1 to 65535"
     if problem is not None:
-        raise InvalidInputError(
-            f"The endpoint {shown!r} ({where}) {problem}; write it as http://HOST:PORT/PATH, e.g. "
-            "http://localhost:8000/v1."
-        )
+        raise InvalidInputError(f"The endpoint {shown!r} ({where}) {problem}; {fix}.")
+    path = parts.path.rstrip("/")
+    clean = f"{parts.scheme}://{hostport}{path}"
+    if not at:
+        return BaseURL(url=clean, host=parts.hostname or "")
+    return BaseURL(url=clean, host=parts.hostname or "", username=unquote(parts.username or ""),
+                   password=None if parts.password is None else unquote(parts.password), raw_userinfo=userinfo)
+
+
+def check_base_url(url: str, where: str) -> str:
+    """``url`` if `parse_base_url` takes it (else its one sentence)."""
+    parse_base_url(url, where)
     return url
 
 
@@ -92,25 +234,60 @@ def split_scheme(uri: str) -> tuple[str, str]:
     scheme, sep, target = uri.partition(":")
     if not sep or not scheme or not target:
         raise InvalidInputError(
-            f"Model {redact(uri)!r} is not a model URI; write SCHEME:TARGET, e.g. openai:gpt-4o, "
+            f"Model {conceal(uri)!r} is not a model URI; write SCHEME:TARGET, e.g. openai:gpt-4o, "
             "openai+http://localhost:8000/v1:MODEL, hf:/path/to/model or baseline:random."
         )
     return scheme, target
 
 
+def parse_endpoint(uri: str) -> tuple[BaseURL, str]:
+    """The `BaseURL` and the model of an ``openai+http(s)://[USERINFO@]HOST[:PORT][/PATH]:MODEL`` URI.
+
+    User information is taken off first, by the standard library's rule (up to the last ``@`` before the first
+    ``/``, ``?`` or ``#``), so no part of it can become the host or the model name.
+    """
+    scheme = re.match(r"openai\+(https?)://", uri)
+    rest = uri[scheme.end():] if scheme else ""
+    at = rest.rfind("@", 0, _authority_end(rest))
+    match = _HOST_PORT_PATH.match(rest[at + 1:]) if scheme else None
+    if scheme is None or match is None:
+        raise InvalidInputError(
+            f"Model {conceal(uri)!r} does not name an endpoint and a model; write "
+            "openai+http://HOST:PORT/PATH:MODEL, e.g. openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct."
+        )
+    userinfo = rest[: at + 1]
+    if "@" in match["model"] and not match["path"]:  # the host ended early: a user name or password holds / ? or #
+        raise InvalidInputError(
+            f"Model {conceal(uri)!r} has an '@' after its host, so part of it would be read as the model name; in a "
+            "user name or password write / ? # and @ as %2F %3F %23 and %40 (a model name with '@' needs the base "
+            "URL's path, e.g. openai+http://HOST:PORT/v1:MODEL)."
+        )
+    port = f":{match['port']}" if match["port"] else ""
+    url = f"{scheme[1]}://{userinfo}{match['host']}{port}{match['path'] or ''}"
+    return parse_base_url(url, "in --model"), match["model"]
+
+
 def split_endpoint(uri: str) -> tuple[str, str]:
-    """``(base_url, model)`` of an ``openai+http(s)://HOST[:PORT][/PATH]:MODEL`` URI.
+    """``(base_url, model)`` of an ``openai+http(s)://HOST[:PORT][/PATH]:MODEL`` URI (`parse_endpoint`), the
+    base URL as shown (credentials hidden).
 
     >>> split_endpoint("openai+http://[::1]:8000:llava:7b")
     ('http://[::1]:8000', 'llava:7b')
     """
-    match = _ENDPOINT.match(uri)
-    if match is None:
-        raise InvalidInputError(
-            f"Model {redact(uri)!r} does not name an endpoint and a model; write "
-            "openai+http://HOST:PORT/PATH:MODEL, e.g. openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct."
-        )
-    return check_base_url(match["url"], "in --model"), match["model"]
+    base, model = parse_endpoint(uri)
+    return base.shown, model
+
+
+def shown_uri(uri: str) -> str:
+    """``uri`` as recorded and shown: for ``openai+http(s)://`` URIs rebuilt from their parsed parts (user
+    information hidden, however it is written), else with `redact` applied."""
+    if re.match(r"openai\+https?://", uri):
+        try:
+            base, model = parse_endpoint(uri)
+        except InvalidInputError:
+            return conceal(uri)
+        return f"openai+{base.shown}:{model}"
+    return redact(uri)
 
 
 LOCAL_NETWORKS = tuple(

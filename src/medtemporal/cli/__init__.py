@@ -15,6 +15,7 @@ import sys
 from medtemporal import __version__
 from medtemporal.errors import MedTemporalError
 from medtemporal.warning_summary import collect_warnings
+from medtemporal.writes import disk_error
 
 COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
             "phantoms", "nltk-data")
@@ -63,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args) or 0)
         except MedTemporalError as exc:
             print(f"medtemporal: error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:  # a write the disk refused where no writer named it (a folder, a log, a cache)
+            error = disk_error(exc)
+            if error is None:
+                raise
+            print(f"medtemporal: error: {error}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print("medtemporal: interrupted; finished work is saved, run the same command to resume.", file=sys.stderr)

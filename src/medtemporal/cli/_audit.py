@@ -12,6 +12,7 @@ from medtemporal.audit.core import FOLDS
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import audit_markdown
+from medtemporal.writes import write_atomic
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +36,5 @@ def run(args: argparse.Namespace) -> int:
     print(audit_markdown(audit, f"Blind-solvability audit of {bench.manifest.benchmark} ({args.benchmark})"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        tmp.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(args.json)
+        write_atomic(args.json, json.dumps(audit, indent=2) + "\n")
     return 1 if audit["flagged"] else 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from medtemporal.scoring.ci import RESAMPLES
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
+from medtemporal.writes import write_atomic
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -38,8 +39,6 @@ def main(args: argparse.Namespace) -> int:
         print(comparison.markdown())
         out.append(comparison.to_json())
     if args.json is not None:
-        tmp = args.json.with_name(args.json.name + ".tmp")
-        tmp.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(args.json)
+        write_atomic(args.json, json.dumps(out, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
     return 0

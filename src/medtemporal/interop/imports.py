@@ -84,7 +84,14 @@ def _by_order(bench: Benchmark, position: Any, path: Path) -> str | None:
 
 
 def _lmms_records(path: Path) -> list[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path} is not UTF-8 text (byte {exc.start}); pass the JSON or JSONL samples file "
+                                "lmms-eval wrote with --log_samples.") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{path} cannot be read ({exc.strerror}); pass the samples file lmms-eval wrote "
+                                "with --log_samples.") from None
     try:
         whole = json.loads(text)
     except ValueError:

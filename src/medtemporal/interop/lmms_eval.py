@@ -21,6 +21,7 @@ from pathlib import Path
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
+from medtemporal.writes import write_atomic
 
 CLOSED = frozenset({"choice", "yesno"})
 
@@ -82,7 +83,5 @@ def write_task(bench: Benchmark, out: Path, *, embed_images: bool = False) -> in
     data = (out / f"{task}.parquet").resolve()
     n = to_parquet(bench, data, embed_images=embed_images)
     shutil.copyfile(Path(__file__).with_name("lmms_eval_utils.py"), out / "utils.py")
-    tmp = out / f"{task}.yaml.tmp"
-    tmp.write_text(task_yaml(task, data, bench.manifest.version), encoding="utf-8")
-    tmp.replace(out / f"{task}.yaml")
+    write_atomic(out / f"{task}.yaml", task_yaml(task, data, bench.manifest.version))
     return n

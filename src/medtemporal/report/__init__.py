@@ -25,6 +25,7 @@ from medtemporal.report.html import html_page
 from medtemporal.report.plots import family_charts
 from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, report_runs, scored_metrics
 from medtemporal.scoring.runs import needs_scoring, read_scores, score_run, shared_outcomes
+from medtemporal.writes import disk_error
 
 FORMATS = ("md", "csv", "html", "png")
 DEFAULT_FORMATS = ("md", "csv", "html")
@@ -160,8 +161,11 @@ def _write_set(folder: Path, contents: dict[str, bytes], fill: Callable[[Path], 
                     os.fsync(fh.fileno())
         if fill is not None:  # the benchmark's own report writer, writing into the staging folder
             fill(staging)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        error = disk_error(exc, folder)  # a full or read-only disk: one sentence; the old set is untouched
+        if error is not None:
+            raise error from None
         raise
     staging.rename(folder / READY)
     return _move_ready(folder)

@@ -70,7 +70,7 @@ class Thumbnails:
                 im.thumbnail((self.size, self.size))
                 buffer = io.BytesIO()
                 im.save(buffer, format="JPEG", quality=70)
-        except (OSError, ValueError):
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
             return None
         self.srcs.append(self.assets.image(f"img/{len(self.srcs)}.jpg", buffer.getvalue(), "image/jpeg"))
         return len(self.srcs) - 1

@@ -53,7 +53,7 @@ def open_image(path: Path) -> Image.Image:
             return im.copy()
     except FileNotFoundError:
         raise InvalidInputError(f"Image {path} does not exist; check the image root.") from None
-    except (UnidentifiedImageError, OSError) as exc:
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
         raise InvalidInputError(f"Image {path} cannot be read ({exc}); replace the file.") from None
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from medtemporal.errors import InvalidInputError
 from medtemporal.retrieval.embedders import Embedder
 from medtemporal.schema import Record, iter_jsonl, write_jsonl
+from medtemporal.writes import replacing
 
 
 class PairEntry(Record):
@@ -73,9 +74,8 @@ def _cached(
             return vectors
     vectors = np.asarray(compute(), dtype=np.float32)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npy")
-    np.save(tmp, vectors)
-    tmp.replace(path)
+    with replacing(path) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, vectors)
     note = {"embedder": embedder.identity(), "kind": kind, "count": n, "inputs_sha256": key}
     path.with_suffix(".json").write_text(json.dumps(note, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return vectors

@@ -25,7 +25,9 @@ from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.image_roots import record_image
 from medtemporal.prompts import PromptSet
+from medtemporal.provenance import run_licence
 from medtemporal.protocols.base import Solver
+from medtemporal.provenance import run_licence
 from medtemporal.registry import lookup
 from medtemporal.runner.config import build_config, now
 from medtemporal.runner.options import RunOptions
@@ -351,7 +353,9 @@ async def arun(
     items = bench.select(opts.tasks, opts.limit)
     solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
     templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
-    use = DataUse(bench.manifest.benchmark, bench.manifest.licence, opts.allow_remote_data)
+    # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label
+    licence = run_licence(bench.manifest, opts.image_root, (r.path for i in items for r in i.images), folder=bench.path)
+    use = DataUse(bench.manifest.benchmark, licence, opts.allow_remote_data)
     policy = {"retry": opts.retry, "cache_path": opts.cache_path, "no_cache": opts.no_cache}
     backend_options = dict(opts.backend_options)
     if not isinstance(model, Backend):

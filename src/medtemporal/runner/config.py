@@ -15,6 +15,7 @@ from typing import Any
 
 import medtemporal
 from medtemporal.backends.base import Backend, GenerateConfig
+from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Benchmark
 from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig
 
@@ -72,7 +73,8 @@ def build_config(
         benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
                                manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
         model=ModelRef(uri=backend.uri, identity=backend.identity(), settings=backend.settings()),
-        protocol=ProtocolRef(name=protocol, options=dict(sorted((protocol_options or {}).items())),
+        protocol=ProtocolRef(name=protocol, options={k: shown_uri(v) if isinstance(v, str) else v  # no credentials
+                                                     for k, v in sorted((protocol_options or {}).items())},
                              templates=dict(sorted(templates.items()))),
         generation=asdict(generation),
         tasks=sorted(tasks) if tasks else None,

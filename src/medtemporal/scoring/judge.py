@@ -33,6 +33,7 @@ from pydantic import ConfigDict
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.backends.session import DataUse, ModelSession, Reply, RetryPolicy
+from medtemporal.backends.uri import shown_uri
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
@@ -183,7 +184,7 @@ def identity(judge: Judge, session: ModelSession, rubric: Rubric, prompts: Promp
     """What decides a verdict: model, settings, the rubric and its templates' sha256 (recorded in ``scores.json``)."""
     text = "\0".join(prompts.text(t) for t in rubric.templates)
     return {
-        "uri": judge.uri,
+        "uri": shown_uri(judge.uri),
         "backend": session.identity(),
         "config": asdict(judge.config),
         "rubric": rubric.name,

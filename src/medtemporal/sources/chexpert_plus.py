@@ -47,8 +47,10 @@ def find_csv(root: str | Path) -> Path:
 
 
 def read_csv(path: str | Path) -> pd.DataFrame:
-    """Read the CSV as strings (missing values as ""), checking its 27 columns and their order."""
+    """Read the CSV as strings (missing values as ""), checking its 27 columns and their order, and that every row
+    reaches the last column (a file cut short ends in a row that does not)."""
     import pandas as pd
+
     path = Path(path)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -59,6 +61,14 @@ def read_csv(path: str | Path) -> pd.DataFrame:
         missing = [c for c in COLUMNS if c not in cols]
         what = f"lacks column(s) {', '.join(missing)}" if missing else "has its columns in another order"
         raise InvalidInputError(f"{path} {what}; it must be CheXpert Plus's {CSV_NAME} as released.")
+    cut = df.index[~df["split"].isin(SPLITS)]  # the last column: empty or partial in a row cut short
+    if len(cut):
+        n = int(cut[0])
+        where = "its last row" if n == len(df) - 1 else f"row {n + 2}"
+        raise InvalidInputError(
+            f"{path}: {where} ends before its last column (split is {df.at[cut[0], 'split']!r}, not train, valid or "
+            "test), so the file is cut short or damaged; download it again."
+        )
     bad = df.index[~df["patient_report_date_order"].str.fullmatch(r"\d+")]
     if len(bad):
         raise InvalidInputError(

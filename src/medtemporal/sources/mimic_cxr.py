@@ -33,7 +33,7 @@ Rules, each exclusion counted in the returned `Counter` under the key named:
    (``study_image_corrupt``): PIL ``verify()`` plus the end-of-image marker
    (``verify`` alone does not notice a truncated JPEG; neither decodes pixels).
 3. A study needs its scene graph (``study_no_scene_graph``) and a readable one
-   (``study_scene_graph_unreadable``). Study checks run in this order:
+   (``study_scene_graph_unreadable``: JSON whose fields have their types). Study checks run in this order:
    lateral-only, scene graph present, image, scene graph readable.
 4. Observations are kept when one of their ``obs_categories`` is in
    ``categories`` (else ``obs_not_disease_category``), one of their
@@ -77,6 +77,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import zlib
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -279,14 +280,18 @@ def _read_chunk(
             if state:
                 excluded[f"study_image_{state}"] += 1
                 continue
+        counted: Counter[str] = Counter()
         try:
             if isinstance(data, OSError):
                 raise data
             observations = list(orjson.loads(data)["observations"].values())
+            # valid JSON with values of the wrong types (a string for an observation, a list for modifiers ...)
+            # fails here too: that scene graph is unreadable like one that is not JSON
+            findings = findings_of(observations, settings.categories, settings.threshold, counted, memo)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             excluded["study_scene_graph_unreadable"] += 1
             continue
-        findings = findings_of(observations, settings.categories, settings.threshold, excluded, memo)
+        excluded.update(counted)
         report = {}
         if settings.with_reports:
             report = read_report(settings.report_root / report_path(row.subject_id, row.study_id))
@@ -316,7 +321,7 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     try:
         header = pd.read_csv(path, nrows=0).columns
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError, zlib.error) as exc:
         raise InvalidInputError(
             f"{path} cannot be read as CSV ({exc}); re-download it from the MIMIC-CXR-JPG release."
         ) from None
@@ -333,6 +338,11 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
             dtype={"subject_id": "int64", "study_id": "int64", **dict.fromkeys(_TEXT_COLUMNS, str)},
             keep_default_na=False,
         )
+    except (OSError, EOFError, zlib.error) as exc:  # gzip cut short or damaged: EOFError and zlib.error are neither
+        raise InvalidInputError(
+            f"{path} cannot be read to its end ({exc or type(exc).__name__}); it is cut short or damaged: "
+            "re-download it from the MIMIC-CXR-JPG release."
+        ) from None
     except ValueError as exc:
         raise InvalidInputError(
             f"{path} has a value that cannot be parsed ({exc}); subject_id and study_id must be integers."
@@ -431,7 +441,7 @@ def _image_state(path: Path) -> str | None:
                 fh.seek(max(0, path.stat().st_size - 32))
                 if b"\xff\xd9" not in fh.read():
                     return "corrupt"
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):  # a bomb is not an OSError
         return "corrupt"
     return None
 

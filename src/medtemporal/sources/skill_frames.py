@@ -133,5 +133,9 @@ def _check_image(path: Path) -> None:
     try:
         with Image.open(path) as im:
             im.verify()
+    except Image.DecompressionBombError as exc:  # not an OSError
+        raise InvalidInputError(
+            f"{path} is not a usable image ({exc}); replace it with the frame's JPEG or PNG."
+        ) from None
     except (UnidentifiedImageError, OSError, SyntaxError):
         raise InvalidInputError(f"{path} is not a readable image; replace it with the frame's JPEG or PNG.") from None

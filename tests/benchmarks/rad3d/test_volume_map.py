@@ -26,3 +26,10 @@ def test_volume_map_csv_takes_relative_and_absolute_paths(tmp_path):
     bad.write_text("Name,File\nx,y\n")
     with pytest.raises(InvalidInputError, match="columns VolumeName and Path"):
         read_volume_map(bad, tmp_path)
+
+
+def test_a_map_path_may_not_climb_out_of_the_image_root(tmp_path):
+    csv = tmp_path / "valid_path.csv"
+    csv.write_text("VolumeName,Path\ntest_1_a_1.nii.gz,../real/test_1_a_1.npy\n")
+    with pytest.raises(InvalidInputError, match="climbs out of the image root"):
+        read_volume_map(csv, tmp_path)

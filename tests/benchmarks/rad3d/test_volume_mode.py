@@ -75,3 +75,27 @@ def test_a_backend_without_volume_input_is_refused_before_anything_is_written(ra
                  "mode=volume", "--protocol-option", "slices=4", "--protocol-option", "size=16", "--tasks", "task4",
                  "--out", str(tmp_path / "baseline"), "--no-progress"]) == 0
     assert (tmp_path / "baseline" / "scores.json").is_file()
+
+
+def test_changed_rescale_metadata_never_gets_the_old_slices(ct_phantom, tmp_path):
+    """Issue 24: the volume cache is keyed by every input of the preparation, the slope and intercept included."""
+    import shutil
+
+    import pandas as pd
+    from PIL import Image
+
+    root = tmp_path / "ct"
+    shutil.copytree(ct_phantom, root)
+    volume = sorted((root / "dataset" / "valid").rglob("*.nii.gz"))[0]
+    metadata = root / "dataset" / "metadata" / "validation_metadata.csv"
+    first = prepare(volume, "slices", 4, (-1000.0, 1000.0), 16, root=root, cache=tmp_path / "cache")
+    again = prepare(volume, "slices", 4, (-1000.0, 1000.0), 16, root=root, cache=tmp_path / "cache")
+    assert again == first  # the same inputs: served from the cache
+    df = pd.read_csv(metadata, dtype=str, keep_default_na=False)
+    df.loc[df["VolumeName"] == volume.name, "RescaleIntercept"] = "-500"
+    df.to_csv(metadata, index=False)
+    changed = prepare(volume, "slices", 4, (-1000.0, 1000.0), 16, root=root, cache=tmp_path / "cache")
+    assert changed[0].parent != first[0].parent
+    pixels = [np.asarray(Image.open(f[len(f) // 2])).astype(int) for f in (first, changed)]
+    assert (pixels[1] >= pixels[0]).all() and (pixels[1] > pixels[0]).any()  # 524 HU brighter, within the window
+    assert json.loads((changed[0].parent / "done.json").read_text())["rescale"] == [1.0, -500.0]

@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
 from medtemporal.benchmarks.eltlm.official import BENCHMARK, ORDERS, read_official
+from medtemporal.benchmarks.eltlm.releases import RELEASES
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_in_background, licence_of
+from medtemporal.provenance import licence_in_background, licence_of, most_restrictive, release_licence
 from medtemporal.schema import Item
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
 
@@ -77,7 +79,8 @@ def import_official(path: Path, root: Path | None, verify_images: bool,
     if root is not None:
         sources.update(source_checksums(root))
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, licence=licence_of(root) if root else "credentialed",
+        benchmark=BENCHMARK, version=VERSION,
+        licence=most_restrictive(release_licence([path], RELEASES), *([licence_of(root)] if root else [])),
         image_root=str(root) if root else None,
         config={"official": Path(path).name, "verify_images": verify_images, "images_resolved": root is not None,
                 "order": order if root is not None else "file", "date_order_differs": counts.date_order_differs,
@@ -102,7 +105,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
             "Building ELTLM needs --mimic-cxr-jpg and --qba (or --official test.json to import the release)."
         )
     jpg, qba = args.mimic_cxr_jpg.resolve(), args.qba.resolve()
-    licence_check = licence_in_background(jpg, qba)
+    licence_check = licence_in_background(jpg, qba, *([args.reports.resolve()] if args.reports else []))
     timelines, excluded = read_timelines(jpg, qba, reports=args.reports, min_quality=args.min_quality,
                                          verify_images=args.verify_images, min_visits=2)
     items, more = build_items(timelines, args.seed)
@@ -114,7 +117,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
 
         items, worded = word_questions(items, args.question_model, licence=licence, seed=args.seed,
                                        allow_remote_data=args.allow_remote_data, cache_path=args.question_cache)
-        questions = {"questions": "model-worded", "question_model": args.question_model, "question_prompt": PROMPT,
+        questions = {"questions": "model-worded", "question_model": shown_uri(args.question_model),
+                     "question_prompt": PROMPT,
                      "question_prompt_sha256": prompt_sha256(), **worded}
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,

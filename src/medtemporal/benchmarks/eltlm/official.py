@@ -148,6 +148,9 @@ def read_official(
         subject = record["Source file"].strip()
         raw = [s.strip() for s in record["Picture number"].split(",") if s.strip()]
         ids = list(dict.fromkeys(raw))
+        if not ids:  # an empty Picture number: a question with no image to ask it about
+            counts.excluded["no_study_listed"] += 1
+            continue
         counts.deduplicated += len(ids) < len(raw)
         counts.study_of_two_patients += any(len(owners[s]) > 1 for s in ids)
         bad = [s for s in ids if not STUDY_ID.fullmatch(s)]

@@ -15,6 +15,9 @@ The manifest licence is ``credentialed`` for real data and ``synthetic`` only
 for phantoms whose checksum manifest verifies
 (`medtemporal.provenance.licence_of`: ``medtemporal phantoms cxr`` writes
 ``phantom_manifest.json`` beside ``mimic-cxr-jpg/`` and ``mimic-ext-cxr-qba/``).
+An imported question file counts too: it is ``credentialed`` unless its sha256
+is a reviewed release (`releases`), and the benchmark's licence is the most
+restrictive of its inputs.
 """
 
 from __future__ import annotations
@@ -36,10 +39,11 @@ from medtemporal.benchmarks.mi_cxr.pipeline import (
     build_items,
 )
 from medtemporal.benchmarks.mi_cxr.official import check_image_root, read_official
+from medtemporal.benchmarks.mi_cxr.releases import RELEASES
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_in_background, licence_of
+from medtemporal.provenance import licence_in_background, licence_of, most_restrictive, release_licence
 from medtemporal.schema import Item
 
 SOURCE_FILES = {
@@ -152,7 +156,7 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
     manifest = Manifest(
         benchmark=BENCHMARK,
         version=VERSION,
-        licence=licence_of(root),
+        licence=most_restrictive(licence_of(root), release_licence([path], RELEASES)),
         image_root=str(root),
         config={"official": Path(path).name},
         sources={Path(path).name: sha256_file(Path(path))},

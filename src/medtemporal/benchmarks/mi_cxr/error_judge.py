@@ -28,6 +28,7 @@ from typing import Any, Literal, Mapping
 
 from medtemporal.backends.base import Backend, Message, Request, RequestError, Response, TextPart
 from medtemporal.backends.session import DataUse, ModelSession, Reply
+from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.errors import BackendError, UnknownNameError
@@ -83,7 +84,7 @@ class ErrorJudgement(Record):
 
 def identity(judge: Judge, session: ModelSession, prompts: PromptSet) -> dict[str, Any]:
     """What decides a label: model, settings, the prompt's sha256 and the parser (recorded in ``scores.json``)."""
-    return {"uri": judge.uri, "backend": session.identity(), "config": dict(judge.config.__dict__),
+    return {"uri": shown_uri(judge.uri), "backend": session.identity(), "config": dict(judge.config.__dict__),
             "prompts": [PROMPT], "prompt_sha256": hashlib.sha256(prompts.text(PROMPT).encode()).hexdigest(),
             "parser": "one 'Error type: <label>' line (medtemporal.benchmarks.mi_cxr.error_judge.parse_error_type)",
             "task": "MI-CXR error taxonomy (appendix G)"}

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
+from medtemporal.writes import replacing
 
 BENCHMARK = "mi-cxr"
 KEYS = ("q_id", "group_type", "qtype", "images", "question", "choices", "answer")
@@ -105,13 +106,10 @@ def official_record(item: Item, q_id: int) -> dict[str, Any]:
 
 def write_official(items: Iterable[Item], path: str | Path) -> int:
     """Write ``items`` in the released format (atomically); return how many were written."""
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with replacing(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
         for n, item in enumerate(items, 1):
             fh.write(json.dumps(official_record(item, n - 1)) + "\n")
-    tmp.replace(path)
     return n
 
 

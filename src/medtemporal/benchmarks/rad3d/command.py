@@ -16,15 +16,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_TASKS, TASKS, VERSION
 from medtemporal.benchmarks.rad3d.llm import generate_open
 from medtemporal.benchmarks.rad3d.official import VolumeMap, read_official, read_volume_map
 from medtemporal.benchmarks.rad3d.pipeline import build_items, rule_questions
+from medtemporal.benchmarks.rad3d.releases import RELEASES
 from medtemporal.benchmarks.rad3d.reports import OpenQA
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of
+from medtemporal.provenance import licence_of, most_restrictive, release_licence
 from medtemporal.schema import Item, Study
 from medtemporal.sources.ct_rate import check_root, load_timelines
 
@@ -90,7 +92,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
 
         questions = model_questions
 
-        qa_config = {"open_questions": f"model:{args.qa_model}", "qa_prompts": made.prompt_hashes}
+        qa_config = {"open_questions": f"model:{shown_uri(args.qa_model)}", "qa_prompts": made.prompt_hashes}
         dropped = dict(made.dropped)
     items, skipped = build_items(loaded.timelines, tasks, args.seed, questions)
     exclusions = {**loaded.exclusions, **skipped, **dropped}
@@ -109,7 +111,9 @@ def _import(args: argparse.Namespace, root: Path | None, tasks: tuple[str, ...])
     paths = read_volume_map(args.volume_map, image_root) if args.volume_map is not None else None
     items, files = read_official(args.official, VolumeMap(args.volume_prefix, paths))
     items = [i for i in items if i.task in tasks]
-    licence = licence_of(root) if root is not None else "credentialed"
+    # every input that can leave: the released CSVs, the CT-RATE root and the folder the volumes are read from
+    roots = [r for r in (root, image_root) if r is not None]
+    licence = most_restrictive(release_licence(files.values(), RELEASES), *(licence_of(r) for r in roots))
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,
         image_root=str(image_root) if image_root is not None else None,

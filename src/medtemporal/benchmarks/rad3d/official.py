@@ -120,7 +120,12 @@ class VolumeMap:
 def read_volume_map(path: Path, root: Path | None) -> dict[str, str]:
     """A ``VolumeName,Path`` CSV (the authors' ``valid_path.csv`` layout): paths relative to ``root``."""
     import pandas as pd
-    df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.is_file() else None
+
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.is_file() else None
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and pandas' ParserError are ValueErrors
+        raise InvalidInputError(f"--volume-map {path} is not a readable CSV ({exc}); write it as UTF-8 "
+                                "VolumeName,Path rows.") from None
     if df is None or not {"VolumeName", "Path"} <= set(df.columns):
         raise InvalidInputError(f"--volume-map {path} must be a CSV with columns VolumeName and Path.")
     out = {}
@@ -130,6 +135,8 @@ def read_volume_map(path: Path, root: Path | None) -> dict[str, str]:
             if root is None or not p.is_relative_to(root):
                 raise InvalidInputError(f"--volume-map: {raw} is not under the image root {root}; use relative paths.")
             p = p.relative_to(root)
+        if ".." in p.parts:  # a volume read from outside the image root would escape its licence check
+            raise InvalidInputError(f"--volume-map: {raw} climbs out of the image root with '..'; use paths under it.")
         out[name] = p.as_posix()
     return out
 

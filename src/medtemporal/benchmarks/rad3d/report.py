@@ -23,6 +23,7 @@ from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, macro
 from medtemporal.report import load_runs
 from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
 from medtemporal.schema import Score
+from medtemporal.writes import write_atomic
 
 TABLES = "3d-rad_tables.md"
 TASK4_TEXT = ("rad3d_bleu_1", "rad3d_rouge_1", "rad3d_meteor")
@@ -138,7 +139,5 @@ def write_rad3d_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
                   "(the release drops it).", "", *(f"{n}\n" for m in OPEN_METRICS for n in unavailable_notes(runs, m)),
                   open_table(runs), ""]
     path = Path(out) / TABLES
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, "\n".join(parts))
     return [path]

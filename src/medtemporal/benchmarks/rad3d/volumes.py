@@ -19,9 +19,10 @@ the run needs no volume files (`CTDirect.needs_images`), e.g. on an official imp
 NIfTI values are rescaled to HU with the metadata CSV's slope and intercept when the image
 root holds one (``dataset/metadata/*_metadata.csv``). The authors' ``.npy`` volumes
 (1 × 32 × 256 × 256 in [0, 1]) are used as they are (no window). Each volume is
-prepared once per (content sha256, settings) and kept under ``$MEDTEMPORAL_VOLUME_CACHE``
-(default ``$XDG_CACHE_HOME/medtemporal/volumes``), never per call; the settings are the
-protocol options the run records.
+prepared once per input of the preparation (`preparation_key`: the file's sha256, the protocol
+options the run records, the slope and intercept applied, and `RECIPE`) and kept under
+``$MEDTEMPORAL_VOLUME_CACHE`` (default ``$XDG_CACHE_HOME/medtemporal/volumes``), never per call:
+changed metadata gets new slices, never the old ones.
 """
 
 from __future__ import annotations
@@ -47,9 +48,12 @@ from medtemporal.protocols.direct import question_prompt
 from medtemporal.registry import register
 from medtemporal.schema import Item, content_hash
 from medtemporal.sources.ct_rate import Scan, load_volume, read_metadata
+from medtemporal.writes import write_atomic
 
 CACHE_ENV = "MEDTEMPORAL_VOLUME_CACHE"
 MODES = ("slices", "montage", "volume")
+RECIPE = 1
+"""Version of the preparation steps (sampling, windowing, orientation, resizing); part of every cache key."""
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -77,17 +81,29 @@ def parse_window(window: str | tuple[float, float]) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=8)
-def _metadata(root: str) -> dict[str, Scan]:
+def _metadata(files: tuple[tuple[str, int, int], ...]) -> dict[str, Scan]:
     found: dict[str, Scan] = {}
-    for path in sorted((Path(root) / "dataset" / "metadata").glob("*_metadata.csv")):
-        found.update(read_metadata(path))
+    for path, _, _ in files:
+        found.update(read_metadata(Path(path)))
     return found
 
 
 def _scan_for(path: Path, root: Path | None) -> Scan:
+    """The metadata row of volume ``path`` under ``root`` (read again whenever a metadata file changes)."""
     if root is None:
         return Scan()
-    return _metadata(str(root)).get(path.name, Scan())
+    files = []
+    for csv in sorted((Path(root) / "dataset" / "metadata").glob("*_metadata.csv")):
+        st = csv.stat()
+        files.append((str(csv), st.st_mtime_ns, st.st_size))
+    return _metadata(tuple(files)).get(path.name, Scan())
+
+
+def preparation_key(path: Path, settings: dict[str, object], scan: Scan | None) -> str:
+    """The cache folder name of volume ``path`` prepared with ``settings`` and rescaled by ``scan``: the file's
+    sha256 and a hash of every other input (settings, slope and intercept, `RECIPE`)."""
+    rescale = None if scan is None else [scan.slope, scan.intercept]
+    return f"{file_sha256(path)}-{content_hash({**settings, 'rescale': rescale, 'recipe': RECIPE}, 12)}"
 
 
 def sample_indices(depth: int, n: int) -> np.ndarray:
@@ -101,10 +117,12 @@ def sample_indices(depth: int, n: int) -> np.ndarray:
     return np.linspace(0, depth - 1, n).round().astype(int)
 
 
-def axial_slices(path: Path, n: int, window: tuple[float, float], root: Path | None = None) -> np.ndarray:
+def axial_slices(path: Path, n: int, window: tuple[float, float], root: Path | None = None,
+                 scan: Scan | None = None) -> np.ndarray:
     """``n`` axial slices of a volume as float32 in [0, 1], shape (n, rows, cols).
 
-    Only the sampled slices are converted to floats, so memory stays near the stored volume's size.
+    A NIfTI volume is rescaled by ``scan`` (default: its row of the metadata under ``root``). Only the sampled
+    slices are converted to floats, so memory stays near the stored volume's size.
     """
     if path.suffix == ".npy":
         try:
@@ -113,7 +131,7 @@ def axial_slices(path: Path, n: int, window: tuple[float, float], root: Path | N
             raise InvalidInputError(f"{path} is not a readable .npy volume; check the preprocessed files.") from None
         vol = np.asarray(data).reshape(-1, *data.shape[-2:])  # (1, D, H, W) → (D, H, W), already in [0, 1]
         return np.clip(vol[sample_indices(vol.shape[0], n)].astype(np.float32), 0, 1)
-    picked = load_volume(path, _scan_for(path, root), lambda depth: sample_indices(depth, n))
+    picked = load_volume(path, scan or _scan_for(path, root), lambda depth: sample_indices(depth, n))
     low, high = window
     picked = (np.clip(picked, low, high) - low) / (high - low)
     return np.ascontiguousarray(np.transpose(picked, (2, 1, 0))[:, ::-1, :])  # (z, y, x), anterior up
@@ -131,20 +149,21 @@ def prepare(path: Path, mode: str = "slices", slices: int = 32, window: tuple[fl
             size: int = 256, root: Path | None = None, cache: Path | None = None) -> list[Path]:
     """The files a model is shown for volume ``path`` (PNG slices, one montage PNG, or one ``.npy``), cached.
 
-    The cache key is the volume's sha256 and the settings; a second call reads nothing but the
-    file's stat (its digest is remembered per process) and the cache folder.
+    The cache key is `preparation_key`; a second call reads nothing but the stats of the file and of
+    the metadata (the volume's digest is remembered per process) and the cache folder.
     """
     if mode not in MODES:
         raise InvalidInputError(f"mode {mode!r} is unknown; use one of {', '.join(MODES)}.")
     settings = {"mode": mode, "slices": slices, "window": list(window), "size": size}
-    folder = (cache or cache_root()) / f"{file_sha256(path)}-{content_hash(settings, 12)}"
+    scan = None if path.suffix == ".npy" else _scan_for(path, root)  # the authors' arrays are used as they are
+    folder = (cache or cache_root()) / preparation_key(path, settings, scan)
     done = folder / "done.json"
     with _locks_guard:
         lock = _locks.setdefault(str(folder), threading.Lock())
     with lock:
         if not done.is_file():
             folder.mkdir(parents=True, exist_ok=True)
-            stack = axial_slices(path, slices, window, root)
+            stack = axial_slices(path, slices, window, root, scan)
             if mode == "volume":
                 arr = np.stack([np.asarray(_resize(s, size), dtype=np.float32) / 255 for s in stack])[None]
                 names = ["volume.npy"]
@@ -161,9 +180,8 @@ def prepare(path: Path, mode: str = "slices", slices: int = 32, window: tuple[fl
                 names = [f"slice_{k:03d}.png" for k in range(len(stack))]
                 for name, s in zip(names, stack):
                     _resize(s, size).save(folder / name, compress_level=PNG_LEVEL)
-            tmp = folder / "done.json.tmp"
-            tmp.write_text(json.dumps({"files": names, **settings, "source": path.name}))
-            tmp.replace(done)
+            rescale = None if scan is None else [scan.slope, scan.intercept]
+            write_atomic(done, json.dumps({"files": names, **settings, "rescale": rescale, "source": path.name}))
         names = json.loads(done.read_text())["files"]
     return [folder / name for name in names]
 

@@ -33,6 +33,7 @@ from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
 from medtemporal.schema import Item
 from medtemporal.scoring.runs import load_outcomes
+from medtemporal.writes import write_atomic
 
 GROUPS = ("CPR", "AED", "BMV", "4 frames", "6 frames")
 """Breakdown columns, declared as merged subtypes of task ``ordering`` (see the package's spec)."""
@@ -172,9 +173,7 @@ def write_skillqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     files = {"skillqa_tables.md": text.encode("utf-8"), "skillqa_positions.png": confusion_png(runs, answers)}
     written = []
     for name, data in files.items():
-        tmp = out / (name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(out / name)
+        write_atomic(out / name, data)
         written.append(out / name)
     return written
 

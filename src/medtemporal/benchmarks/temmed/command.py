@@ -25,6 +25,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
@@ -50,11 +51,12 @@ from medtemporal.benchmarks.temmed.refs import (
     image_references,
     statement_references,
 )
+from medtemporal.benchmarks.temmed.releases import RELEASES
 from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_question
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.provenance import licence_of
+from medtemporal.provenance import licence_of, most_restrictive, release_licence
 from medtemporal.retrieval import Embedder, PairEntry, load_embedder, save_corpus
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import find_csv, load_timelines
@@ -180,7 +182,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         config={"source": "chexpert-plus", "tasks": list(tasks), "test_size": args.test_size,
                 "test_instances": len(test), "corpus_instances": len(corpus), "vqa_items": args.vqa_items,
                 "pair_items": args.pair_items, "pathology_keywords": sorted(patterns),
-                "vqa_model": args.vqa_model, "vqa_question_sources": dict(sorted(question_sources.items())),
+                "vqa_model": shown_uri(args.vqa_model) if args.vqa_model else None,
+                "vqa_question_sources": dict(sorted(question_sources.items())),
                 **_encoder(spec, embedder),
                 "retrievers": sorted(refs[0]) if refs else [], "references_per_retriever": MAX_K,
                 "split_rule": args.split, "split": overlap, "corpus_file": CORPUS},
@@ -223,6 +226,7 @@ def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tup
             meta["retrieval"] = {**meta["retrieval"], **refs[item.meta["instance"]]}
         items.append(Item.create(**{**item.model_dump(exclude={"id"}), "meta": meta}))
     files = sorted(folder.glob("*.json"))
+    licence = most_restrictive(licence_of(root), release_licence(files, RELEASES))
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(root),
         config={"source": "official", "tasks": list(tasks), "test_instances": len(official.test),

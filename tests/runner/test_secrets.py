@@ -1,0 +1,111 @@
+"""API keys and URL credentials never reach a file, a stream or a model name (issue 24, point 2).
+
+Each case writes a secret into the user information of a base URL, in one of the forms people paste
+(``@``, ``/``, ``:``, ``#``, ``?`` and percent-escapes inside a password, no user name, no password, no model
+name after the URL), passes it as the model URI or as ``OPENAI_BASE_URL``, and runs, scores, reports and
+lists the run. The server echoes the Basic ``Authorization`` header back in its replies. Whatever the
+command does (run, or refuse in one sentence), no file under the folder and neither stream holds the secret
+in any form: as written, percent-decoded, in pieces or inside the header's base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from helpers.fake_openai import TEST_API_KEY
+from helpers.tiny import make_tiny_benchmark
+
+from medtemporal.backends.uri import parse_endpoint
+from medtemporal.cli import main
+from medtemporal.errors import InvalidInputError
+
+SECRET = "Zq7xK9wPv3"
+"""The distinctive part of every password below: found anywhere means leaked."""
+PASSWORDS = [
+    SECRET,
+    f"{SECRET}@sk-S",          # '@' in the password: the standard library reads up to the last '@'
+    f"ab@{SECRET}",
+    f"ab/{SECRET}",            # '/' ends the authority: not credentials by the URL rules; must be refused
+    f"{SECRET}/cd",
+    f"ab#{SECRET}",            # '#' starts a fragment
+    f"ab?{SECRET}",            # '?' starts a query
+    f"ab:{SECRET}",            # ':' in the password
+    f"ab%40{SECRET}",          # percent-escaped '@'
+    f"ab%2F{SECRET}",          # percent-escaped '/'
+    f"{SECRET}%3A%23",
+    f"ü{SECRET}",              # non-ASCII
+]
+USERS = ["me", "", "u@x"]
+FORMS = [(user, password) for password in PASSWORDS for user in USERS[:1]] + [
+    ("", SECRET), (SECRET, None), (f"u@{SECRET}", "pw"), ("me", "")]
+
+
+def _userinfo(user: str, password: str | None) -> str:
+    return user if password is None else f"{user}:{password}"
+
+
+def _pieces(user: str, password: str | None) -> list[str]:
+    """Every form of the secret to look for: as written, decoded, and the Basic token of the pair."""
+    pair = f"{unquote(user)}:{unquote(password or '')}"
+    token = base64.b64encode(pair.encode()).decode()
+    return [SECRET, token] if SECRET in pair else [SECRET]
+
+
+def _grep(root: Path, captured: str, needles: list[str]) -> list[str]:
+    found = []
+    for path in [p for p in root.rglob("*") if p.is_file()]:
+        data = path.read_bytes()
+        found += [f"{path}: {n}" for n in needles if n.encode() in data]
+    found += [f"stream: {n}" for n in needles if n in captured]
+    return found
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("where", ["uri", "env", "uri_without_model"])
+@pytest.mark.parametrize("user, password", FORMS)
+def test_no_form_of_userinfo_reaches_a_file_a_stream_or_a_model_name(
+        fake, tmp_path, monkeypatch, capfd, where, user, password):
+    fake.configure(faults=[{"kind": "echo_auth", "match": "", "times": 1000}])
+    bench = make_tiny_benchmark(tmp_path / "b", n=2)
+    info = _userinfo(user, password)
+    base = f"http://{info}@127.0.0.1:{fake.port}/v1"
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_API_KEY)
+    if where == "env":
+        monkeypatch.setenv("OPENAI_BASE_URL", base)
+        model = "openai:fake-vlm"
+    else:
+        model = f"openai+{base}" + (":fake-vlm" if where == "uri" else "")
+    out = tmp_path / "runs" / "r"
+    code = main(["run", str(bench), "--model", model, "--out", str(out), "--no-progress",
+                 "--cache", str(tmp_path / "runs" / "c.sqlite"), "--attempts", "1"])
+    assert code in (0, 1, 2)
+    if code != 2:
+        for argv in (["score", str(out), "--resamples", "20"], ["report", str(out), "--formats", "md,csv,html"],
+                     ["runs", "list", str(tmp_path / "runs")]):
+            assert main(argv) == 0, argv
+    captured = capfd.readouterr()
+    streams = captured.out + captured.err
+    assert "Traceback" not in streams
+    if code == 2:
+        errors = [line for line in captured.err.splitlines() if line.strip()]
+        assert len(errors) == 1 and errors[0].startswith("medtemporal: error:"), captured.err
+    assert _grep(tmp_path, streams, [*_pieces(user, password), TEST_API_KEY]) == []
+    if code != 2:
+        config = json.loads((out / "config.json").read_text())
+        assert config["model"]["identity"]["model"] == "fake-vlm"  # never the key or any part of the URL
+        sent = set(fake.stats()["auth"])
+        pair = f"{unquote(user)}:{unquote(password or '')}"
+        assert sent == {"Basic " + base64.b64encode(pair.encode()).decode()}, sent  # the server got them, only it
+
+
+def test_without_a_model_name_the_key_is_never_the_model_or_the_host():
+    with pytest.raises(InvalidInputError) as err:
+        parse_endpoint(f"openai+http://u:{SECRET}@127.0.0.1:18001/v1")
+    assert SECRET not in str(err.value) and "***@127.0.0.1:18001/v1" in str(err.value)
+    base, model = parse_endpoint(f"openai+http://u:{SECRET}@127.0.0.1:18001/v1:m")
+    assert (base.host, base.url, model, base.shown) == ("127.0.0.1", "http://127.0.0.1:18001/v1", "m",
+                                                        "http://***@127.0.0.1:18001/v1")
