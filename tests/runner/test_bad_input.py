@@ -280,7 +280,7 @@ def test_a_decompression_bomb_stops_the_temmed_and_skillqa_builds_in_one_sentenc
     write_chexpert_plus(cxp, patients=12, seed=2, image_size=32)
     for path in (cxp / "PNG").rglob("*.png"):
         path.write_bytes(_bomb_png())
-    assert main(["build", "temmed", "--chexpert-plus", str(cxp), "--test-size", "4", "--out", str(tmp_path / "t")]) == 2
+    assert main(["build", "temmed", "--chexpert-plus", str(cxp), "--test-size", "4", "--embedder", "pixel", "--out", str(tmp_path / "t")]) == 2
     _one_error(capsys, "cannot be read", "decompression bomb")
     _clean(tmp_path, {})
     frames = tmp_path / "frames"
