@@ -72,6 +72,44 @@ def test_a_yesno_leak_is_caught_by_the_classifier() -> None:
     assert row["flagged"] and row["classifier"]["accuracy"] > 0.9
 
 
+def category_items(n: int, seed: int, leak: bool = False) -> list[Item]:
+    """Four options, each a change of a random finding; the subtype names the answer's change (as MMXU's
+    content_type does). Without ``leak`` the options are exchangeable; with it the answer is padded."""
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        changes = [rng.choice(CHANGES[:4]) for _ in "ABCD"]
+        options = {x: f"The {rng.choice(WORDS)} {c}." for x, c in zip("ABCD", changes)}
+        answer = rng.choice("ABCD")
+        if leak:
+            options[answer] = options[answer][:-1] + " over the interval in both lungs."
+        items.append(Item.create(benchmark="b", task="T", subtype=changes["ABCD".index(answer)], images=(),
+                                 question=f"What changed? #{i}", options=options, answer_type="choice",
+                                 answer=answer, meta={"patient_id": f"p{i // 3}"}))
+    return items
+
+
+def test_a_subtype_naming_the_answer_is_audited_across_subtypes() -> None:
+    from medtemporal.audit import run_audit
+
+    items = category_items(600, 7)
+    within = audit_items(items)  # fitted within a subtype, a reader learns the answer from the subtype
+    assert len(within["flagged"]) == 4 and all(r["classifier"]["accuracy"] > 0.5 for r in within["subtypes"])
+    across = run_audit(items, fit="task")
+    rows = {r["subtype"]: r for r in across.section["subtypes"]}
+    assert across.section["flagged"] == [] and across.section["method"]["fit"] == "task"
+    assert set(rows) == set(CHANGES[:4]) | {"(all)"} and rows["(all)"]["n"] == 600
+    assert all(rows[c]["breakdown"] and not rows[c]["flagged"] for c in CHANGES[:4])
+    assert abs(rows["(all)"]["classifier"]["accuracy"] - 0.25) < 0.06
+    assert set(across.picks) == {i.id for i in items}
+    right = sum(across.picks[i.id] == i.answer for i in items) / len(items)
+    assert right == pytest.approx(rows["(all)"]["classifier"]["accuracy"], abs=1e-4)
+    leaking = run_audit(category_items(600, 7, leak=True), fit="task").section
+    assert leaking["flagged"] == ["T/(all)"]
+    with pytest.raises(ValueError, match="fit must be one of"):
+        run_audit(items, fit="patient")
+
+
 def test_folds_never_share_a_patient() -> None:
     from medtemporal.audit.core import _folds
 
