@@ -64,7 +64,8 @@ def make_runs(root: Path, n_items: int, n_runs: int) -> list[Path]:
 def main() -> None:
     from medtemporal.report import load_runs
     from medtemporal.report.sections import paired_section
-    from medtemporal.report.viewer import Thumbnails, viewer_data
+    from medtemporal.report.assets import Assets
+    from medtemporal.report.viewer import viewer_index
     from medtemporal.scoring.compare import _answered, _stats, per_item
     from medtemporal.scoring.runs import load_outcomes, shared_outcomes
 
@@ -104,12 +105,12 @@ def main() -> None:
 
         t0 = time.perf_counter()
         paired_section(runs)
-        viewer_data(runs, Thumbnails())
+        viewer_index(runs, Assets())
         before = time.perf_counter() - t0
         t0 = time.perf_counter()
         with shared_outcomes():
             paired_section(runs)
-            viewer_data(runs, Thumbnails())
+            viewer_index(runs, Assets())
         after = time.perf_counter() - t0
         print(f"paired section + viewer, {args.runs} runs x {args.items} items: each section loading its runs "
               f"{before:.2f} s, outcomes loaded once per report {after:.2f} s, ratio {before / after:.2f}x")

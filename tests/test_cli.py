@@ -13,7 +13,7 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch)
     first = capsys.readouterr().out
     assert "$ medtemporal phantoms cxr" in first and "$ medtemporal build temmed" in first
     report = (out / "report" / "mi-cxr" / "report.md").read_text()
-    assert "| Run | TEL | ICR | GTS | ICR-V | Overall | Invalid | Missing |" in report  # the build has ICR-V items
+    assert "| Run | TEL | ICR | GTS | ICR-V | Overall (paper) | Overall (micro) | Invalid | Missing |" in report  # ICR-V items
     assert (out / "report" / "mi-cxr" / "report.html").is_file()
     assert "Table 3 layout" in (out / "report" / "temmed" / "temmed_tables.md").read_text()
     assert "Table 2 layout" in (out / "report" / "skillqa" / "skillqa_tables.md").read_text()
@@ -28,7 +28,7 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch)
     assert "by the LLM judge (Appendix G, Fig. 25 layout)" in analyses
     assert (out / "report" / "mi-cxr" / "micxr_judged_errors.png").is_file()
     page = (out / "report" / "mi-cxr" / "report.html").read_text()
-    assert 'id="viewer-data"' in page and "Temperature sensitivity" in page and "<h2>Run settings</h2>" in page
+    assert 'id="viewer-index"' in page and "Temperature sensitivity" in page and '<h2 id="settings">Run settings</h2>' in page
     for baseline in ("random", "constant-A"):  # balanced letters: both score chance
         scores = json.loads((out / "runs" / f"mi-cxr-{baseline}" / "scores.json").read_text())
         overall = next(s for s in scores["scores"] if s["group"] == "overall" and s["metric"] == "accuracy")

@@ -12,7 +12,6 @@ import pytest
 from medtemporal.benchmark import Manifest, load, save
 from medtemporal.benchmarks.mi_cxr.official import read_official
 from medtemporal.cli import main
-from medtemporal.errors import InvalidInputError
 from medtemporal.export import export, item_from_row
 from medtemporal.schema import ImageRef, Item
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 import medtemporal as mt
+from helpers.fake_openai import TEST_API_KEY as KEY
+from helpers.fake_openai import FakeOpenAI
 from medtemporal.benchmark import spec
 from medtemporal.cli import main
 
@@ -58,7 +60,10 @@ def test_cli_and_api_run_a_benchmark_the_same_way(family, built, tmp_path, monke
 
 def test_evaluate_records_protocol_ct_on_3d_rad(built, tmp_path, monkeypatch):
     monkeypatch.setenv("MEDTEMPORAL_VOLUME_CACHE", str(tmp_path / "volumes"))
-    result = mt.evaluate(built["3d-rad"], "baseline:constant-A", limit=3, no_cache=True, out=tmp_path / "r")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeOpenAI.start() as server:  # a model that reads images: it is sent the volumes' slices
+        result = mt.evaluate(built["3d-rad"], server.uri("ct-vlm"), limit=3, no_cache=True, score=False,
+                             out=tmp_path / "r")
     assert result.config.protocol.name == "ct"
     prompt = json.loads((tmp_path / "r" / "predictions.jsonl").read_text().splitlines()[0])["prompt"]
     images = [part["image"] for message in prompt for part in message["parts"] if "image" in part]

@@ -37,7 +37,7 @@ def test_a_second_writer_is_refused_in_one_sentence(tmp_path):
 
 def test_two_judge_passes_at_once_ask_every_judge_call_once(tmp_path):
     bench = make_open_benchmark(tmp_path, n=6)
-    out = make_open_run(bench, tmp_path / "r")
+    out = make_open_run(bench, tmp_path / "r", answer="An answer no reference gives.")
     env = {**os.environ, "OPENAI_API_KEY": "test", "MEDTEMPORAL_CACHE": str(tmp_path / "cache.sqlite")}
     with FakeOpenAI.start(latency=0.5, replies=[["Accuracy", VERDICT]]) as server:
         command = [sys.executable, "-m", "medtemporal", "score", str(out), "--judge", server.uri("judge"),

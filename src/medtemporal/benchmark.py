@@ -219,8 +219,14 @@ class BenchmarkSpec:
     """``(out, patients, seed)`` → this family's section of ``medtemporal demo``."""
     overall_tasks: tuple[str, ...] | None = None
     """The tasks the Overall score covers (None: all), as in the paper's headline table."""
+    overall_weights: Mapping[str, float] = field(default_factory=dict)
+    """Score group → weight, where the paper's Overall is a weighted mean of its table's columns: scored as
+    group ``overall:paper`` ("Overall (paper)") beside the micro-averaged ``overall``; empty: none."""
     audit: bool = True
     """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
+    audit_notes: Mapping[str, str] = field(default_factory=dict)
+    """``task/subtype`` pattern (fnmatch) → why the paper's own design makes those items answerable without the
+    images; the audit reports such subtypes "by design", with the note, instead of flagging them."""
     default_protocol: str = "direct"
     """The protocol `medtemporal run` uses when the user names none (e.g. one that turns volumes into images)."""
     judge_pass: Callable[[Any, Any, Mapping[str, Any]], dict[str, Any]] | None = None

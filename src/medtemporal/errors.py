@@ -30,8 +30,27 @@ class BackendError(MedTemporalError, RuntimeError):
     """A model backend failed after its retries (server down, bad response)."""
 
 
+class UnavailableError(MedTemporalError, RuntimeError):
+    """Model weights or data files a step needs are not on this machine and cannot be fetched now
+    (offline, no connection, no such model); the message names the variable or command that fixes it."""
+
+
 class UndefinedMetricWarning(UserWarning):
-    """A metric is undefined for a subgroup (e.g. no items); a NaN is reported."""
+    """A metric is undefined for a subgroup (e.g. no items); a NaN is reported.
+
+    ``subject`` names the group ("accuracy over subtype:x") and ``problem`` what is wrong with it, so
+    that many such warnings can be told as one line per problem (`medtemporal.warning_summary`).
+    """
+
+    def __init__(self, message: str, subject: str = "", problem: str = "") -> None:
+        super().__init__(message)
+        self.subject = subject
+        self.problem = problem
+
+
+class MetricUnavailableWarning(UndefinedMetricWarning):
+    """A metric cannot be computed at all (an encoder or data file is unavailable); it is reported as
+    unavailable with the reason, and the other metrics are scored."""
 
 
 def require(module: str, extra: str):

@@ -171,6 +171,9 @@ class Score(Record):
     """Items without a usable prediction (none, or only an error; scored wrong)."""
     chance: float | None = None
     higher_is_better: bool = True
+    unavailable: str | None = None
+    """Why the metric could not be computed at all (an encoder or data file missing), in one sentence;
+    its value is then NaN. None when it was computed."""
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))

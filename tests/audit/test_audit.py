@@ -9,7 +9,7 @@ import pytest
 
 from medtemporal.audit import audit_items
 from medtemporal.cli import main
-from medtemporal.report.audit import audit_markdown
+from medtemporal.report.audit import audit_html, audit_markdown
 from medtemporal.schema import Item
 
 WORDS = "effusion edema opacity atelectasis pneumothorax cardiomegaly consolidation nodule".split()
@@ -55,6 +55,7 @@ def test_a_leaking_choice_builder_is_flagged(leak: str) -> None:
     (row,) = audit["subtypes"]
     assert row["flagged"] and audit["flagged"] == ["T/s"]
     assert max(row["heuristic"]["accuracy"], row["classifier"]["accuracy"]) > row["chance"] + 0.3
+    assert row[row["best"]]["accuracy"] == max(row[r]["accuracy"] for r in ("heuristic", "classifier", "question"))
 
 
 def test_a_clean_random_builder_is_not_flagged() -> None:
@@ -62,7 +63,7 @@ def test_a_clean_random_builder_is_not_flagged() -> None:
         audit = audit_items(choice_items(300, seed, None) + yesno_items(300, seed, False))
         assert audit["flagged"] == []
         for row in audit["subtypes"]:
-            for reader in ("heuristic", "classifier"):
+            for reader in ("heuristic", "classifier", "question"):
                 assert abs(row[reader]["accuracy"] - row["chance"]) <= 0.05 + 0.06  # within noise of chance
         assert {r["chance"] for r in audit["subtypes"]} == {0.2, 0.5}
 
@@ -90,24 +91,46 @@ def category_items(n: int, seed: int, leak: bool = False) -> list[Item]:
 
 
 def test_a_subtype_naming_the_answer_is_audited_across_subtypes() -> None:
-    from medtemporal.audit import run_audit
+    from medtemporal.audit import READERS, run_audit
 
     items = category_items(600, 7)
     within = audit_items(items)  # fitted within a subtype, a reader learns the answer from the subtype
     assert len(within["flagged"]) == 4 and all(r["classifier"]["accuracy"] > 0.5 for r in within["subtypes"])
+    assert "fit" not in within["method"] and not any("breakdown" in r for r in within["subtypes"])
     across = run_audit(items, fit="task")
     rows = {r["subtype"]: r for r in across.section["subtypes"]}
     assert across.section["flagged"] == [] and across.section["method"]["fit"] == "task"
     assert set(rows) == set(CHANGES[:4]) | {"(all)"} and rows["(all)"]["n"] == 600
-    assert all(rows[c]["breakdown"] and not rows[c]["flagged"] for c in CHANGES[:4])
-    assert abs(rows["(all)"]["classifier"]["accuracy"] - 0.25) < 0.06
-    assert set(across.picks) == {i.id for i in items}
+    assert all(rows[c]["breakdown"] and not rows[c]["flagged"] and not rows[c]["answerable"] for c in CHANGES[:4])
+    assert all(abs(rows["(all)"][r]["accuracy"] - 0.25) < 0.06 for r in READERS)
+    # the picks are the held-out picks of the pooled row's best reader, and score exactly what that row says
+    best = rows["(all)"]["best"]
+    assert set(across.picks) == {i.id for i in items} and set(across.readers.values()) == {best}
     right = sum(across.picks[i.id] == i.answer for i in items) / len(items)
-    assert right == pytest.approx(rows["(all)"]["classifier"]["accuracy"], abs=1e-4)
-    leaking = run_audit(category_items(600, 7, leak=True), fit="task").section
-    assert leaking["flagged"] == ["T/(all)"]
+    assert right == pytest.approx(rows["(all)"][best]["accuracy"], abs=1e-4)
+    for change in CHANGES[:4]:
+        mine = [i for i in items if i.subtype == change]
+        right = sum(across.picks[i.id] == i.answer for i in mine) / len(mine)
+        assert right == pytest.approx(rows[change][best]["accuracy"], abs=1e-4)
+    leaking = category_items(600, 7, leak=True)
+    assert run_audit(leaking, fit="task").section["flagged"] == ["T/(all)"]
+    declared = run_audit(leaking, fit="task", notes={"T/*": "the paper pads its answers"}).section
+    assert declared["flagged"] == [] and declared["by_design"] == {"T/(all)": "the paper pads its answers"}
     with pytest.raises(ValueError, match="fit must be one of"):
         run_audit(items, fit="patient")
+
+
+def test_the_default_fit_picks_by_each_subtypes_best_reader() -> None:
+    from medtemporal.audit import run_audit
+
+    items = choice_items(300, 1, "longest") + yesno_items(300, 3, True)
+    audit = run_audit(items)
+    assert audit.section == audit_items(items)
+    for row in audit.section["subtypes"]:
+        mine = [i for i in items if i.subtype == row["subtype"]]
+        assert {audit.readers[i.id] for i in mine} == {row["best"]}
+        right = sum(audit.picks[i.id] == i.answer for i in mine) / len(mine)
+        assert right == pytest.approx(row[row["best"]]["accuracy"], abs=1e-4)
 
 
 def test_folds_never_share_a_patient() -> None:
@@ -150,8 +173,11 @@ def test_reports_show_the_benchmarks_audit(tmp_path) -> None:
     run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items], bench=tmp_path / "bench")
     write_report([run])
     md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
-    assert "## Blind-solvability audit of bench" in md and "<h2>Blind-solvability audit of bench" in html
+    assert "## Blind-solvability audit of bench" in md and '<h2 id="audit">Blind-solvability audit of bench' in html
     assert md.count("| Heuristic (95% CI) |") == 1 and html.rstrip().endswith("</html>")
+    assert '<div class="scroll"><table><thead><tr><th>Task</th>' in html  # a wide table scrolls
+    nothing = audit_html({"subtypes": [], "flagged": [], "skipped": {"TEL/x": "open answers"}})
+    assert "<table" not in nothing and "Skipped: TEL/x: open answers." in nothing  # no table of headers alone
 
 
 def _imports(package: str) -> set[str]:

@@ -14,7 +14,8 @@ FINDINGS = ("pleural effusion", "pneumothorax", "cardiomegaly", "consolidation",
 
 
 def make_open_benchmark(root: Path, n: int = 12, patients: int = 4) -> Path:
-    """``n`` open items (half perception, half reasoning; lengths 2-5) of ``patients`` patients, no images."""
+    """``n`` open items (half perception, half reasoning; lengths 2-5) of ``patients`` patients, no images;
+    every third item (from the second) is one whose date and file orders differ."""
     items = []
     for i in range(n):
         finding = FINDINGS[i % len(FINDINGS)]
@@ -22,9 +23,10 @@ def make_open_benchmark(root: Path, n: int = 12, patients: int = 4) -> Path:
         items.append(Item.create(
             benchmark=BENCHMARK, task="perception" if i % 2 == 0 else "reasoning", subtype=subtype_of(2 + i % 4),
             images=[], question=f"Question {i}: how did the {finding} change across the examinations?",
-            answer_type="open", answer=reference, reference=reference, meta={"patient_id": f"p1000000{i % patients}"},
+            answer_type="open", answer=reference, reference=reference,
+            meta={"patient_id": f"p1000000{i % patients}", "date_order_differs": i % 3 == 1},
         ))
-    manifest = Manifest(benchmark=BENCHMARK, version="test", licence="synthetic")
+    manifest = Manifest(benchmark=BENCHMARK, version="test", licence="synthetic", config={"order": "date"})
     return save(root / "bench", items, manifest)
 
 

@@ -8,6 +8,11 @@ without a message, empty or null content, a reply cut off at the token limit
 (``finish_reason: length``) and a 401 that echoes the ``Authorization`` header
 (to prove keys are redacted).
 
+With ``echo="line"`` or ``echo="lines"`` it plays a model that copies the
+choices it was shown instead of answering: the option lines of the request
+(``A. T1 → T2``, ``B: ``…; or a bracketed list after "options", ``[Yes, No]``)
+on one line or one per line (`echo_reply`).
+
 With ``sample=True`` a request with a temperature above 0 gets a random
 letter, drawn from the request's ``seed`` when it has one (the same text and
 seed give the same letter) and from fresh randomness when it has none, as a
@@ -33,6 +38,7 @@ import hashlib
 import io
 import json
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -74,6 +80,8 @@ class State:
     """Answer requests above temperature 0 at random (seeded by the request's ``seed`` when it has one)."""
     replies: list[list[str]] = field(default_factory=list)
     """``[match, text]`` pairs: a request whose text contains ``match`` (the first that does) is answered ``text``."""
+    echo: str = ""
+    """``"line"`` / ``"lines"``: answer with the options the request showed, on one line / one per line."""
 
 
 def item_key(body: dict[str, Any]) -> str:
@@ -93,6 +101,21 @@ def item_key(body: dict[str, Any]) -> str:
 def answer_for(key: str) -> str:
     """A deterministic letter A-E for a request text."""
     return "ABCDE"[hashlib.sha256(key.encode()).digest()[0] % 5]
+
+
+_OPTION_LINE = re.compile(r"^[ \t]*([A-Z])([.:)])[ \t]?(.*?)[ \t]*$", re.M)
+_OPTION_LIST = re.compile(r"options?[^\[\n]{0,40}\[([^\]\n]+)\]", re.I)
+
+
+def echo_reply(key: str, mode: str) -> str:
+    """The choices a request showed, as a model that copies them writes them: the option lines
+    (``A. Yes``) joined by spaces (``mode="line"``) or newlines (``"lines"``); else the items of a
+    bracketed option list (``[Yes, No]`` → ``Yes, No``); else the request text itself."""
+    lines = [f"{m.group(1)}{m.group(2)} {m.group(3)}".rstrip() for m in _OPTION_LINE.finditer(key)]
+    if lines:
+        return (" " if mode == "line" else "\n").join(lines)
+    listed = _OPTION_LIST.search(key)
+    return listed.group(1) if listed else key
 
 
 def sampled_answer(key: str, seed: int | None) -> str:
@@ -189,6 +212,8 @@ def make_app(state: State) -> web.Application:
         scripted = next((text for match, text in state.replies if match in key), None)
         if scripted is not None:
             return web.json_response(_completion(state, scripted))
+        if state.echo:
+            return web.json_response(_completion(state, echo_reply(key, state.echo)))
         sampled = state.sample and (body.get("temperature") or 0) > 0
         letter = sampled_answer(key, body.get("seed")) if sampled else answer_for(key)
         return web.json_response(_completion(state, f"The answer is {letter}."))
@@ -197,7 +222,7 @@ def make_app(state: State) -> web.Application:
         update = await request.json()
         for name, value in update.items():
             if name not in ("latency", "model", "faults", "hang_s", "keep_bodies", "record_images", "sample",
-                            "replies"):
+                            "replies", "echo"):
                 raise web.HTTPBadRequest(text=f"unknown setting {name}")
             setattr(state, name, value)
         unknown = [f["kind"] for f in state.faults if f["kind"] not in FAULTS]
@@ -222,7 +247,7 @@ def make_app(state: State) -> web.Application:
         for name in ("counts", "answered", "images", "auth", "bodies", "max_inflight", "inflight"):
             setattr(state, name, getattr(fresh, name))
         state.epoch += 1
-        state.faults, state.latency, state.sample, state.replies = [], 0.0, False, []
+        state.faults, state.latency, state.sample, state.replies, state.echo = [], 0.0, False, [], ""
         return web.json_response({"ok": True})
 
     app = web.Application(client_max_size=256 * 1024**2)

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from helpers.phantoms import make_cxr_phantoms
@@ -132,3 +133,63 @@ def test_a_remote_captioner_is_refused_for_credentialed_data_before_any_call(ben
         side.bind(ModelSession.open(side.uri, use=DataUse(bench.items[0].benchmark, "credentialed")))
     with pytest.raises(InvalidInputError, match="not opened"):
         asyncio.run(side.generate(None, None))
+
+
+def test_every_item_of_a_phantom_build_shows_distinct_dates_in_visit_order(tmp_path):
+    """Over a whole ELTLM phantom build (same-day studies included), the captions never repeat a date
+    and sorting the shown images by their dates gives the true visit order (the phantom's timestamps)."""
+    data = make_cxr_phantoms(tmp_path, patients=30, seed=2, image_size=64)
+    bench = tmp_path / "eltlm"
+    assert main(["build", "eltlm", "--mimic-cxr-jpg", str(data.mimic_cxr_jpg), "--qba", str(data.qba),
+                 "--no-audit", "--out", str(bench)]) == 0
+    truth = {}
+    for line in (data.root / "phantom_truth.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        truth[row["frontal"]] = row["timestamp"]
+    items = {i.id: i for i in load(bench).items}
+    run(bench, "baseline:constant-Stable.", tmp_path / "run", protocol="shuffled-timestamps", progress=False,
+        no_cache=True)
+    ties = moved = 0
+    for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines():
+        p = json.loads(line)
+        parts = p["prompt"][0]["parts"]
+        shown = [(parts[k]["text"].removeprefix("Image taken on ").rstrip(":"), parts[k + 1]["image"])
+                 for k in range(0, len(parts) - 1, 2)]
+        dates = [d for d, _ in shown]
+        assert len(set(dates)) == len(dates)
+        by_date = [path for _, path in sorted(shown)]
+        visits = [ref.path for ref in items[p["item_id"]].images]
+        assert by_date == visits == sorted(visits, key=truth.__getitem__)
+        recorded = p["calls"][-1]["recorded_dates"]
+        ties += len(set(recorded)) < len(recorded)
+        moved += p["calls"][-1]["dates_moved"]
+    assert ties > 0 and moved >= ties  # the cohort has same-day studies, and they were moved apart
+
+
+def test_recorded_dates_are_shown_unchanged_on_request(bench):
+    item = next(i for i in bench.items if len(i.images) >= 2)
+    tied = item.model_copy(update={"images": tuple(r.model_copy(update={"timestamp": "2150-01-01T08:00:00"})
+                                                   for r in item.images)})
+    solution = asyncio.run(ShuffledTimestamps(dates="recorded").solve(tied, bench.image_root, recording()[1],
+                                                                      GenerateConfig()))
+    assert solution.calls[0]["dates"] == ["2150-01-01"] * len(item.images)
+    solution = asyncio.run(ShuffledTimestamps().solve(tied, bench.image_root, recording()[1], GenerateConfig()))
+    assert solution.calls[0]["dates"][:2] == ["2150-01-01", "2150-01-02"]
+    assert solution.calls[0]["dates_moved"] == len(item.images) - 1
+    with pytest.raises(InvalidInputError, match="dates must be one of"):
+        ShuffledTimestamps(dates="shifted")
+
+
+SEED = Path(__file__).resolve().parents[2] / ".." / "shared" / "seeds" / "003_8b254e24b12f3db8.txt"
+
+
+@pytest.mark.skipif(not SEED.is_file(), reason="the ELTLM paper text is not in ../shared/seeds")
+def test_the_date_prompts_are_table_5_verbatim():
+    from medtemporal.prompts import PromptSet
+
+    lines = SEED.read_text(encoding="utf-8").splitlines()
+    prompts = PromptSet()
+    assert prompts.text("timestamps_system").strip() == lines[377].strip()
+    user = "\n".join(lines[381:401]).replace("{question}", "$question").replace(
+        "{formatted_image_list}", "$image_list").replace("{temporal_summary}", "$summary")
+    assert prompts.text("timestamps").strip() == user.strip()

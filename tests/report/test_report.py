@@ -31,7 +31,7 @@ def runs(tmp_path):
 
 def test_report_files_hold_the_table1_layout(runs):
     written = write_report(runs)
-    assert sorted(p.name for p in written) == sorted(["report.md", "report.csv", "report.html"] * 2)
+    assert sorted(p.name for p in written) == sorted(["report.md", "report.csv", "report.html", "assets"] * 2)
     for run in runs:
         md = (run / "report.md").read_text()
         for family in ("TEL", "ICR", "GTS"):
@@ -74,22 +74,61 @@ def test_report_reads_records_and_computes_nothing(runs):
     assert "98.7 [90.0, 99.9]" in (runs[0] / "report.md").read_text()
 
 
-def test_html_is_self_contained_with_a_chart_per_family(runs):
-    write_report(runs, formats="html")
+def test_single_file_html_is_self_contained_with_a_chart_per_family(runs):
+    write_report(runs, formats="html", single_file=True)
     page = (runs[0] / "report.html").read_text()
     assert not re.search(r"https?://|(?:src|href)=\"//|<link|<script[^>]*\bsrc=|@import", page)  # inline only
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(images) == 3
+    assert len(images) == 2  # TEL and GTS; ICR has one subtype, its bars would repeat its table cell
     assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
     assert "<style>" in page and 'colspan="2"' in page  # TEL and GTS span their subtype columns
+    assert not (runs[0] / "assets").exists()
+    assert page.count("mtAsset(") == 4  # the viewer's data blocks, inline: run-0-0, items-0, prompts…, thumbs
+    assert 'mtAsset("run-1-0"' in page and 'mtAsset("items-0"' in page and 'mtAsset("thumbs"' in page
+
+
+def _asset(folder, name):
+    """The JSON a data block ``assets/<name>.js`` hands to the page."""
+    text = (folder / "assets" / f"{name}.js").read_text()
+    prefix = f'mtAsset("{name}",'
+    assert text.startswith(prefix) and text.endswith(");")
+    return json.loads(text[len(prefix):-2].replace("<\\/", "</"))
+
+
+def test_html_loads_charts_and_item_data_from_its_assets_folder(runs):
+    write_report(runs, formats="html")
+    page = (runs[0] / "report.html").read_text()
+    assert "data:image" not in page and "Question 0?" not in page  # both come from assets/
+    sources = re.findall(r'src="([^"]+)"', page)
+    assert len(sources) == 2 and all(s.startswith("assets/chart-") and (runs[0] / s).is_file() for s in sources)
+    index = json.loads(page.split('id="viewer-index">', 1)[1].split("</script>", 1)[0].replace("<\\/", "</"))
+    assert [r["count"] for r in index["runs"]] == [36, 36] and len(index["items"]) == 36
+    assert [row[3] for row in index["rows"][36:]].count(index["statuses"].index("missing")) == 2
+    first = _asset(runs[0], "run-0-0")
+    assert len(first["raw"]) == 36 and first["raw"][1].startswith("Answer: ") and first["rule"][0].startswith("letter")
+    poor = _asset(runs[0], "run-1-0")
+    assert poor["raw"][-2:] == [None, None] and poor["rule"][-2:] == [None, None]  # the two items it never answered
+    items = _asset(runs[0], "items-0")
+    assert items[0]["question"] == "Question 0?" and len(items) == 36
+    assert (runs[1] / "assets" / "run-1-0.js").read_bytes() == (runs[0] / "assets" / "run-1-0.js").read_bytes()
+
+
+def test_a_new_report_replaces_the_assets_folder_whole(runs, tmp_path):
+    out = tmp_path / "out"
+    write_report(runs, out, formats="html")
+    assert (out / "assets" / "run-1-0.js").is_file()
+    write_report(runs[:1], out, formats="html")
+    assert not (out / "assets" / "run-1-0.js").exists() and (out / "assets" / "run-0-0.js").is_file()
+    assert sorted(p.name for p in out.iterdir()) == ["assets", "report.html"]  # no staging or old folder left
+    write_report(runs[:1], out, formats="html", single_file=True)
+    assert sorted(p.name for p in out.iterdir()) == ["report.html"]
 
 
 def test_out_folder_png_and_formats(runs, tmp_path):
     out = tmp_path / "combined"
     written = write_report(runs, out=out, formats="md,png")
     assert {p.parent for p in written} == {out}
-    assert {p.name for p in written} == {"report.md", "report_accuracy_TEL.png", "report_accuracy_ICR.png",
-                                         "report_accuracy_GTS.png"}
+    assert {p.name for p in written} == {"report.md", "report_accuracy_TEL.png", "report_accuracy_GTS.png"}
     assert not (runs[0] / "report.md").exists()
     with pytest.raises(InvalidInputError, match="Unknown report format pdf"):
         write_report(runs, formats="md,pdf")
@@ -112,9 +151,13 @@ def test_cli_score_and_report(runs, capsys):
     assert main(["score", str(runs[0]), "--resamples", "200"]) == 0
     out = capsys.readouterr().out
     assert "| Run | TEL | ICR | GTS | Overall | Invalid | Missing |" in out and "| good |" in out
+    assert "accuracy (%) by task family, with 95% intervals clustered by patient:" in out  # the table names its metric
     assert read_scores(runs[0]).bootstrap["resamples"] == 200
     assert main(["report", *map(str, runs), "--formats", "md,csv"]) == 0
     assert "report.csv" in capsys.readouterr().out
+    assert main(["report", *map(str, runs), "--out", str(runs[0].parent / "one"), "--single-file"]) == 0
+    assert not (runs[0].parent / "one" / "assets").exists() and "data:image/png" in (
+        runs[0].parent / "one" / "report.html").read_text()
     assert main(["report", str(runs[0]), "--formats", "pdf"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("medtemporal: error: Unknown report format pdf") and "\n" not in err

@@ -37,7 +37,10 @@ def test_the_server_binds_loopback_and_serves_the_viewer(tmp_path):
         assert server.httpd.server_address[0] == "127.0.0.1" and server.port == port
         assert server.url == f"http://127.0.0.1:{port}/report.html#viewer"
         page = urllib.request.urlopen(server.url.split("#")[0], timeout=10).read().decode()
-        assert "Question 0?" in page and 'id="viewer"' in page
+        assert 'id="viewer"' in page and "Question 0?" not in page  # the items come on demand, from assets/
+        base = server.url.split("report.html")[0]
+        items = urllib.request.urlopen(base + "assets/items-0.js", timeout=10).read().decode()
+        assert items.startswith('mtAsset("items-0",') and "Question 0?" in items
         folder = server.folder
     assert not folder.exists()  # the temporary report is removed on close
 

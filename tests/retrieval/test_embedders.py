@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.tiny_clip import tiny_clip
 from PIL import Image
 
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, UnavailableError
 from medtemporal.retrieval import image_embeddings, load_embedder, text_embeddings
 from medtemporal.retrieval.embedders import Embedder, PixelEmbedder
 
@@ -34,9 +35,13 @@ def test_pixel_embedder_is_deterministic_unit_and_centred(tmp_path: Path) -> Non
 
 def test_bad_specs_and_images_fail_in_one_sentence(tmp_path: Path) -> None:
     for spec, message in [("pixel:x", "integer"), ("pixel:1", "out of range"), ("clip", "needs a path"),
-                          ("nope:/x", "Unknown embedder"), (f"clip:{tmp_path / 'missing'}", "does not exist")]:
+                          ("nope:/x", "Unknown embedder")]:
         with pytest.raises(InvalidInputError, match=message):
             load_embedder(spec)
+    with pytest.raises(UnavailableError, match="retrieval encoder folder .* does not exist; pass --embedder clip:/path"):
+        load_embedder(f"clip:{tmp_path / 'missing'}")
+    with pytest.raises(UnavailableError, match="'org/no-such-model' is not in the Hugging Face cache and HF_HUB_OFFLINE=1"):
+        load_embedder("clip:org/no-such-model")
     (tmp_path / "bad.png").write_bytes(b"not an image")
     with pytest.raises(InvalidInputError, match="cannot be read"):
         PixelEmbedder().embed_images([tmp_path / "bad.png"])
@@ -83,27 +88,9 @@ def test_sentence_embedder_from_a_local_folder(tmp_path: Path) -> None:
         emb.embed_images([tmp_path / "x.png"])
 
 
-def _tiny_clip(folder: Path) -> Path:
-    """A randomly initialised CLIP with a BERT tokenizer, saved like a downloaded checkpoint."""
-    import transformers
-
-    config = transformers.CLIPConfig(
-        text_config={"vocab_size": 30522, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2,
-                     "num_attention_heads": 2, "max_position_embeddings": 64},
-        vision_config={"hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2,
-                       "num_attention_heads": 2, "image_size": 32, "patch_size": 8},
-        projection_dim=16,
-    )
-    transformers.set_seed(0)
-    transformers.CLIPModel(config).save_pretrained(folder)
-    transformers.CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(folder)
-    transformers.AutoTokenizer.from_pretrained(_minilm()).save_pretrained(folder)
-    return folder
-
-
 @pytest.mark.slow
 def test_transformers_clip_embeds_images_and_texts_in_one_space(tmp_path: Path) -> None:
-    folder = _tiny_clip(tmp_path / "clip")
+    folder = tiny_clip(tmp_path / "clip")
     names = _images(tmp_path, 2)
     emb = load_embedder(f"clip:{folder}")
     assert isinstance(emb, Embedder) and emb.supports_text and emb.dim == 16

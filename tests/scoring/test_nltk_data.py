@@ -7,7 +7,7 @@ from pathlib import Path
 import nltk
 import pytest
 
-from medtemporal.errors import InvalidInputError, MissingDependencyError
+from medtemporal.errors import InvalidInputError, UnavailableError
 from medtemporal.scoring import nltk_data
 
 
@@ -54,7 +54,8 @@ def test_a_wordnet_folder_without_lexnames_fails_with_one_sentence(tmp_path: Pat
     for name in nltk_data.WORDNET_FILES:
         (wordnet / name).write_text("")
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
-    nltk_data.require_nltk_data()
+    nltk_data.ensure_nltk_data()
     (wordnet / "lexnames").unlink()
-    with pytest.raises(MissingDependencyError, match=r"WordNet folder .* lacks lexnames; run `make install`"):
-        nltk_data.require_nltk_data()
+    with pytest.raises(UnavailableError, match=r"'wordnet' .* is missing \(.* lacks lexnames\) and HF_HUB_OFFLINE=1 "
+                       r"forbids downloading it; run once online, or install it offline with `medtemporal nltk-data"):
+        nltk_data.ensure_nltk_data()

@@ -83,7 +83,7 @@ def test_ordering_extraction_table(output: str, expected: list[str] | None) -> N
     assert len(CASES) >= 40
     got = extract(_item(), output)
     assert got.answer == expected
-    assert got.rule == "ordering@1"
+    assert got.rule == "ordering@2"
 
 
 TOKENS = ["k7qz", "b2mx", "t9fd", "p3wh"]

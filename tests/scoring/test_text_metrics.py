@@ -10,7 +10,7 @@ import bert_score.utils
 import huggingface_hub.constants
 import pytest
 
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import UnavailableError
 from medtemporal.schema import Item
 from medtemporal.scoring import metric
 from medtemporal.scoring.text_metrics import (
@@ -58,17 +58,43 @@ def test_bertscore_defaults_to_bert_scores_english_encoder_and_its_layer(tmp_pat
     assert bertscore_encoder(_minilm())[1] == 6  # an encoder bert-score does not know: its last layer
 
 
-def test_missing_bertscore_weights_fail_in_one_sentence_without_a_download(
+def test_an_encoder_not_in_the_hub_cache_fails_offline_in_one_sentence(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def no_network(*args: object, **kwargs: object) -> None:
         raise AssertionError("BERTScore tried to reach the network")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.delenv(BERTSCORE_MODEL_ENV, raising=False)
-    with pytest.raises(InvalidInputError, match=f"'roberta-large' is neither a local folder.*{BERTSCORE_MODEL_ENV}"):
+    monkeypatch.delenv(BERTSCORE_MODEL_ENV, raising=False)  # the suite's HF_HOME is empty and HF_HUB_OFFLINE=1
+    sentence = (f"The BERTScore encoder 'roberta-large' is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids "
+                f"downloading it; run once online, or set {BERTSCORE_MODEL_ENV}=/path/to/model (a local copy of it, "
+                "or another encoder).")
+    with pytest.raises(UnavailableError) as caught:
         metric("bertscore_f1").score([_report_item("Stable.")], ["Stable."])
+    assert str(caught.value) == sentence
+    assert metric("bertscore_f1").summary()["settings"] == {  # bert-score's settings, recorded as they would be used
+        "bertscore_model": "roberta-large", "bertscore_layer": None, "bertscore_idf": False,
+        "bertscore_rescale_with_baseline": False}
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InvalidInputError, match="lacks config.json or weights"):
+    with pytest.raises(UnavailableError, match="lacks config.json or weights"):
         bertscore_f1(["Stable."], ["Stable."], tmp_path / "empty")
+    with pytest.raises(UnavailableError, match="folder .*missing does not exist"):
+        bertscore_f1(["Stable."], ["Stable."], tmp_path / "missing")
+
+
+def test_an_encoder_name_resolves_through_the_hub_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model already in the hub cache (its documented layout: ``models--ORG--NAME/snapshots/COMMIT`` with
+    ``refs/main``) is found by name offline, as ``from_pretrained`` finds it, with bert-score's layer for it."""
+    import shutil
+
+    repo = huggingface_hub.constants.HF_HUB_CACHE + "/models--medtemporal-tests--minilm"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    if not os.path.isdir(repo):
+        shutil.copytree(_minilm(), f"{repo}/snapshots/{commit}")
+        os.makedirs(f"{repo}/refs")
+        Path(f"{repo}/refs/main").write_text(commit)
+    folder, layer = bertscore_encoder("medtemporal-tests/minilm")
+    assert folder == Path(repo, "snapshots", commit) and layer == 6
+    monkeypatch.setenv(BERTSCORE_MODEL_ENV, "medtemporal-tests/minilm")
+    got = metric("bertscore_f1").score([_report_item("Stable left effusion.")], ["stable left effusion."])
+    assert got.tolist() == pytest.approx(bertscore_f1(["Stable left effusion."], ["stable left effusion."], _minilm()))

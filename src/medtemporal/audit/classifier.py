@@ -1,116 +1,92 @@
-"""A text-only answer classifier: TF-IDF of question and options, logistic regression.
+"""A text-only answer classifier that reads the options one at a time: TF-IDF and logistic regression.
 
 Multiple-choice items are ranked option by option: each (item, option) row
-gets TF-IDF features of the option text, of the words it shares with the
-question and with the other options, its letter, and the structural scores of
-`medtemporal.audit.heuristics` standardised within the item; a logistic
-regression learns which rows are correct, and an item's pick is its
+gets TF-IDF word 1–2-grams of the option text marked with the words it shares
+with the question and with no other option, its letter, and the structural
+scores of `medtemporal.audit.heuristics` standardised within the item; a
+logistic regression learns which rows are correct, and an item's pick is its
 best-scoring option. Yes/no items are classified from TF-IDF word 1–2-grams
-of the question. Both are scikit-learn estimators fitted on training folds only.
+of the question. Both are scikit-learn estimators fitted on training folds
+only (`medtemporal.audit.features`: text counted once, vocabulary and idf
+from the training items).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from medtemporal.audit.heuristics import Scores, answers, rules_for, tokens
-from medtemporal.schema import Item
+from medtemporal.audit.features import SubtypeData, tfidf
 
 
-def _option_text(item: Item, letter: str) -> str:
-    """Words of option ``letter``, marked where they also occur in the question or in other options."""
-    own = item.options[letter]
-    words = tokens(own)
-    question = tokens(item.question)
-    others = set().union(*(tokens(v) for k, v in item.options.items() if k != letter))
-    shared_q = " ".join(f"q_{w}" for w in sorted(words & question))
-    unique = " ".join(f"u_{w}" for w in sorted(words - others))
-    return f"{own} {shared_q} {unique} letter_{letter}"
-
-
-def _structure(items: Sequence[Item], table: Mapping[str, Mapping[str, Scores]]) -> np.ndarray:
-    """Rule scores per option row (from ``table``, see `score_table`), standardised within each item."""
-    rules = list(rules_for("choice"))
-    rows = []
-    for item in items:
-        scores = table[item.id]
-        table_ = np.array([[scores[r][k] for r in rules] for k in item.options], dtype=float)
-        std = table_.std(axis=0)
-        rows.append((table_ - table_.mean(axis=0)) / np.where(std > 0, std, 1.0))
-    return np.vstack(rows) if rows else np.zeros((0, len(rules)))
+def _prior(answers: list[str]) -> list[str]:
+    return [a for a, _ in sorted(Counter(answers).items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 class ChoiceRanker:
-    """Fit on multiple-choice items, then pick one option per item (``table``: their `score_table`)."""
+    """Fit on the training items of a multiple-choice subtype, then pick one option per held-out item."""
 
-    def __init__(self, table: Mapping[str, Mapping[str, Scores]]) -> None:
-        self.table = table
-        self.texts: dict[tuple[str, str], str] = {}
+    def __init__(self, data: SubtypeData) -> None:
+        self.data = data
 
-    def _texts(self, items: Sequence[Item]) -> list[str]:
-        out = []
-        for it in items:
-            for k in it.options:
-                if (it.id, k) not in self.texts:
-                    self.texts[(it.id, k)] = _option_text(it, k)
-                out.append(self.texts[(it.id, k)])
-        return out
+    def _features(self, rows: np.ndarray) -> sparse.csr_matrix:
+        """One row per (item, option) of ``rows``: option TF-IDF and standardised rule scores."""
+        d = self.data
+        return sparse.hstack([tfidf(d.option_counts, self.train_rows, rows),
+                              sparse.csr_matrix(d.structure[rows])]).tocsr()
 
-    def fit(self, items: Sequence[Item]) -> "ChoiceRanker":
-        self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True, token_pattern=r"[A-Za-z0-9_]+")
-        texts = self._texts(items)
-        x = sparse.hstack([self.vectorizer.fit_transform(texts), sparse.csr_matrix(_structure(items, self.table))]).tocsr()
-        y = np.array([int(k == it.answer) for it in items for k in it.options])
-        self.constant = None if len(set(y)) > 1 else int(y[0])
-        if self.constant is None:
-            self.model = LogisticRegression(solver="liblinear", C=1.0).fit(x, y)
-        self.prior = [a for a, _ in Counter(str(it.answer) for it in items).most_common()]
+    def fit(self, train: np.ndarray) -> "ChoiceRanker":
+        d = self.data
+        self.train_rows = d.rows(train)
+        y = d.row_correct[self.train_rows]
+        self.prior = _prior([d.answers[i] for i in train])
+        self.constant = len(set(y)) < 2
+        if not self.constant:
+            self.model = LogisticRegression(solver="liblinear", C=1.0).fit(self._features(self.train_rows), y)
         return self
 
-    def predict(self, items: Sequence[Item]) -> list[str]:
-        texts = self._texts(items)
-        if self.constant is not None or not texts:
-            return [self.prior[0] if self.prior and self.prior[0] in it.options else next(iter(it.options))
-                    for it in items]
-        x = sparse.hstack([self.vectorizer.transform(texts), sparse.csr_matrix(_structure(items, self.table))]).tocsr()
-        scores = self.model.decision_function(x)
-        out, i = [], 0
-        for it in items:
-            letters = list(it.options)
-            best = int(np.argmax(scores[i:i + len(letters)]))
-            out.append(letters[best])
-            i += len(letters)
+    def predict(self, test: np.ndarray) -> list[str]:
+        d = self.data
+        if self.constant or len(test) == 0:
+            return [self.prior[0] if self.prior and self.prior[0] in d.items[i].options
+                    else next(iter(d.items[i].options)) for i in test]
+        rows = d.rows(test)
+        scores = self.model.decision_function(self._features(rows))
+        out, start = [], 0
+        for i in test:
+            n = len(d.items[i].options)
+            out.append(d.row_letters[rows[start + int(np.argmax(scores[start:start + n]))]])
+            start += n
         return out
 
 
 class YesNoClassifier:
-    """Fit on yes/no items from their question text, then answer Yes or No."""
+    """Fit on the training items of a yes/no subtype from their question text, then answer Yes or No."""
 
-    def fit(self, items: Sequence[Item]) -> "YesNoClassifier":
-        self.prior = [a for a, _ in Counter(str(it.answer) for it in items).most_common()]
-        labels = [str(it.answer) for it in items]
-        self.constant = self.prior[0] if len(set(labels)) < 2 else None
+    def __init__(self, data: SubtypeData) -> None:
+        self.data = data
+
+    def fit(self, train: np.ndarray) -> "YesNoClassifier":
+        labels = [self.data.answers[i] for i in train]
+        self.train = train
+        self.constant = _prior(labels)[0] if len(set(labels)) < 2 else None
         if self.constant is None:
-            self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
             self.model = LogisticRegression(solver="liblinear", C=1.0).fit(
-                self.vectorizer.fit_transform([it.question for it in items]), labels)
+                tfidf(self.data.question_tfidf, train, train), labels)
         return self
 
-    def predict(self, items: Sequence[Item]) -> list[str]:
+    def predict(self, test: np.ndarray) -> list[str]:
         if self.constant is not None:
-            return [self.constant] * len(items)
-        return [str(p) for p in self.model.predict(self.vectorizer.transform([it.question for it in items]))]
+            return [self.constant] * len(test)
+        return [str(p) for p in self.model.predict(tfidf(self.data.question_tfidf, self.train, test))]
 
 
-def classifier_for(answer_type: str, table: Mapping[str, Mapping[str, Scores]]) -> ChoiceRanker | YesNoClassifier:
-    """A fresh classifier for items of ``answer_type`` (``choice`` or ``yesno``; ``table``: their `score_table`)."""
-    return ChoiceRanker(table) if answer_type == "choice" else YesNoClassifier()
+def classifier_for(data: SubtypeData) -> ChoiceRanker | YesNoClassifier:
+    """A fresh option classifier for the subtype ``data`` (multiple choice or yes/no)."""
+    return ChoiceRanker(data) if data.answer_type == "choice" else YesNoClassifier(data)
 
 
-__all__ = ["ChoiceRanker", "YesNoClassifier", "answers", "classifier_for"]
+__all__ = ["ChoiceRanker", "YesNoClassifier", "classifier_for"]

@@ -1,57 +1,76 @@
 """Blind accuracy per task and subtype, cross-validated by patient.
 
-For every subtype of closed questions (multiple choice, yes/no), two blind
+For every subtype of closed questions (multiple choice, yes/no), three blind
 readers are scored against chance:
 
 * **heuristic** — in each fold, the structural rule (`heuristics.RULES`, or
   "always the commonest answer") that does best on the training patients is
   applied to the held-out patients; the name of the rule picked most often is
   reported, with every rule's in-sample accuracy for diagnosis;
-* **classifier** — the TF-IDF text classifier of `classifier`, fitted on the
-  training patients and scored on the held-out ones.
+* **options** — the TF-IDF text classifier of `classifier`, which ranks the
+  options one at a time;
+* **question** — `question`'s reader, which sees the question and the options
+  together (the question's n-grams crossed with each option's letter), so a
+  question that states the answer's evidence (a label history) is read.
 
 Folds are `sklearn.model_selection.GroupKFold` over patients (`Item.cluster`),
 so no patient is both learned from and tested on; accuracy comes with a 95%
-percentile bootstrap interval over patients (`medtemporal.scoring.ci`). A
-subtype is **flagged** when a reader beats chance by more than `MARGIN` and its
-interval lies above chance. Open and ordering answers are skipped with a note.
+percentile bootstrap interval over patients (`medtemporal.scoring.ci`). The
+best reader (highest accuracy) is reported per subtype. A subtype is
+**answerable blind** when a reader's interval lies wholly more than `MARGIN`
+above chance (its lower end above chance + 5 points), not when a point
+estimate does, and only with at least `MIN_PATIENTS` patients. A benchmark's spec may declare that its paper's own design
+makes some subtypes answerable (`BenchmarkSpec.audit_notes`, patterns over
+``task/subtype``): those are reported **by design**, with the note, and not
+flagged (also where a reader is above chance + 5 points with too few patients
+for an interval). Open and ordering answers are skipped with a note.
 
-Readers are fitted on each subtype's items alone (``fit="subtype"``), or on
-each task's items across its subtypes (``fit="task"``), for benchmarks whose
-subtype names the answer's category: a model never sees the subtype, and a
-reader fitted within it would learn the answer from it. Then the task's row
-over all its subtypes (`POOLED`) is flagged or not, and the subtype rows are
-its breakdown (``breakdown``, never flagged): a reader that favours one
-category's wording is right more often on that category's items and less on
-the others, which no one who cannot see the category can use. `run_audit`
-also returns each item's held-out classifier pick.
+Readers are fitted on each subtype's items alone (``fit="subtype"``, the
+default), or on each task's items across its subtypes (``fit="task"``), for
+benchmarks whose subtype names the answer's category: a model never sees the
+subtype, and a reader fitted within it would learn the answer from it. Then
+the task's row over all its subtypes (`POOLED`) is judged as above, and the
+subtype rows are its breakdown (``breakdown``, never flagged nor by design): a
+reader that favours one category's wording is right more often on that
+category's items and less on the others, which no one who cannot see the
+category can use. `run_audit` also returns each item's held-out pick by the
+best reader of the row its readers were fitted for.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
+from typing import Any
 
 import numpy as np
 from sklearn.model_selection import GroupKFold
 
 from medtemporal.audit.classifier import classifier_for
-from medtemporal.audit.heuristics import PRIOR, Scores, answers, pick, rules_for, score_table
-from medtemporal.errors import UndefinedMetricWarning
+from medtemporal.audit.features import SubtypeData
+from medtemporal.audit.heuristics import PRIOR, Scores, answers, rules_for, score_table
+from medtemporal.audit.question import question_reader_for
+from medtemporal.errors import UndefinedMetricWarning, UnknownNameError
 from medtemporal.schema import Item
 from medtemporal.scoring.ci import cluster_bootstrap
 
 MARGIN = 0.05
-"""How far above chance (absolute accuracy) a blind reader may get before its subtype is flagged."""
+"""How far above chance (absolute accuracy) the lower end of a blind reader's interval must lie to flag."""
 FOLDS = 5
 MIN_ITEMS = 10
 """Subtypes with fewer items, or fewer than two patients, are skipped."""
+MIN_PATIENTS = 5
+"""Subtypes with fewer patients are measured but never flagged: a bootstrap over two to four patients takes
+a handful of values, which is no interval."""
 RESAMPLES = 1000
 AUDITED = ("choice", "yesno")
+READERS = ("heuristic", "classifier", "question")
+"""The blind readers, in report order (``classifier``: options one at a time; ``question``: with the question)."""
 FITS = ("subtype", "task")
-"""What a reader is fitted on: one subtype's items, or one task's items across its subtypes."""
+"""What the readers are fitted on: one subtype's items, or one task's items across its subtypes."""
 POOLED = "(all)"
 """The subtype label of a task's row over all its audited subtypes (``fit="task"``)."""
 Table = Mapping[str, Mapping[str, Scores]]
@@ -73,40 +92,56 @@ def _prior(items: Iterable[Item]) -> list[str]:
     return [a for a, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def _rule_predictions(items: Sequence[Item], prior: list[str], table: Table) -> dict[str, list[str]]:
-    """Each rule's pick for every item (the prior rule: the commonest training answer the item offers)."""
-    out = {PRIOR: [pick({a: 0.0 for a in answers(it)}, prior) for it in items]}
+def rule_ties(items: Sequence[Item], table: Table) -> dict[str, list[tuple[str, ...]]]:
+    """Each rule's best-scored answers of every item (ties kept, in answer order), computed once per subtype;
+    the prior rule's are all of an item's answers."""
+    def top(scores: Scores) -> tuple[str, ...]:
+        best = max(scores.values())
+        return tuple(a for a, v in scores.items() if v == best)
+
+    out = {PRIOR: [answers(it) for it in items]}
     for name in rules_for(items[0].answer_type):
-        out[name] = [pick(table[it.id][name], prior) for it in items]
+        out[name] = [top(table[it.id][name]) for it in items]
     return out
+
+
+def _rule_predictions(ties: Mapping[str, list[tuple[str, ...]]], index: Iterable[int],
+                      prior: list[str]) -> dict[str, list[str]]:
+    """Each rule's pick for the items ``index``: its best answer, ties going to the commonest training answer
+    (as `heuristics.pick`); the prior rule's: the commonest training answer the item offers."""
+    rank = {a: i for i, a in enumerate(prior)}
+    index = list(index)
+    return {name: [min(per[i], key=lambda a: rank.get(a, len(rank))) for i in index] for name, per in ties.items()}
 
 
 def _accuracy(picks: Sequence[str], items: Sequence[Item]) -> float:
     return float(np.mean([p == it.answer for p, it in zip(picks, items)])) if items else 0.0
 
 
-def heuristic_picks(items: Sequence[Item], folds: int, table: Table) -> tuple[list[str], Counter[str]]:
-    """Held-out picks of the rule chosen on each fold's training patients, and how often each rule was chosen."""
+def heuristic_picks(items: Sequence[Item], folds: int,
+                    ties: Mapping[str, list[tuple[str, ...]]]) -> tuple[list[str], Counter[str]]:
+    """Held-out picks of the rule chosen on each fold's training patients (``ties``: `rule_ties`), and how often
+    each rule was chosen."""
     picks: list[str] = [""] * len(items)
     chosen: Counter[str] = Counter()
     for train, test in _folds(items, folds):
         tr = [items[i] for i in train]
         prior = _prior(tr)
-        scores = {name: _accuracy(p, tr) for name, p in _rule_predictions(tr, prior, table).items()}
+        scores = {name: _accuracy(p, tr) for name, p in _rule_predictions(ties, train, prior).items()}
         best = max(scores, key=lambda k: (scores[k], k == PRIOR))
         chosen[best] += 1
-        te = [items[i] for i in test]
-        for i, p in zip(test, _rule_predictions(te, prior, table)[best]):
+        for i, p in zip(test, _rule_predictions({best: ties[best]}, test, prior)[best]):
             picks[i] = p
     return picks, chosen
 
 
-def classifier_picks(items: Sequence[Item], folds: int, table: Table) -> list[str]:
-    """Held-out picks of the text classifier fitted on each fold's training patients."""
-    picks: list[str] = [""] * len(items)
-    for train, test in _folds(items, folds):
-        model = classifier_for(items[0].answer_type, table).fit([items[i] for i in train])
-        for i, p in zip(test, model.predict([items[i] for i in test])):
+def model_picks(data: SubtypeData, folds: int, make: Callable[[SubtypeData], Any]) -> list[str]:
+    """Held-out picks of a reader (``make(data)``: a fresh one with ``fit``/``predict`` over item indices)
+    fitted on each fold's training patients."""
+    picks: list[str] = [""] * len(data.items)
+    for train, test in _folds(data.items, folds):
+        model = make(data).fit(train)
+        for i, p in zip(test, model.predict(test)):
             picks[i] = p
     return picks
 
@@ -116,7 +151,7 @@ def _estimate(picks: Sequence[str], items: Sequence[Item], chance: float) -> dic
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         est = cluster_bootstrap(correct, [it.cluster for it in items], resamples=RESAMPLES, rng=0)
-    flagged = est.value - chance > MARGIN and est.low is not None and est.low > chance
+    flagged = est.low is not None and est.low > chance + MARGIN
     return {"accuracy": round(est.value, 4), "ci_low": None if est.low is None else round(est.low, 4),
             "ci_high": None if est.high is None else round(est.high, 4), "above_chance": round(est.value - chance, 4),
             "flagged": bool(flagged)}
@@ -124,65 +159,115 @@ def _estimate(picks: Sequence[str], items: Sequence[Item], chance: float) -> dic
 
 @dataclass(frozen=True)
 class _Fitted:
-    """Both readers' held-out picks for a list of items, fitted together."""
+    """Every reader's held-out picks for a list of items (one subtype's, or one task's), fitted together."""
 
-    table: Table
-    heuristic: list[str]
+    ties: Mapping[str, list[tuple[str, ...]]]
     chosen: Counter[str]
-    classifier: list[str]
+    picks: Mapping[str, list[str]]
+    """Reader (`READERS`) → its held-out pick of every item."""
 
 
 def _fit(items: Sequence[Item], folds: int) -> _Fitted:
     table = score_table(items)
-    heuristic, chosen = heuristic_picks(items, folds, table)
-    return _Fitted(table, heuristic, chosen, classifier_picks(items, folds, table))
+    ties = rule_ties(items, table)
+    heuristic, chosen = heuristic_picks(items, folds, ties)
+    data = SubtypeData(items, table)
+    return _Fitted(ties, chosen, {"heuristic": heuristic,
+                                  "classifier": model_picks(data, folds, classifier_for),
+                                  "question": model_picks(data, folds, question_reader_for)})
 
 
 def _record(items: Sequence[Item], fitted: _Fitted, index: Sequence[int]) -> dict[str, Any]:
-    """The blind-accuracy record of ``items[index]`` from picks fitted on ``items``."""
+    """The blind-accuracy record of ``items[index]`` from the readers ``fitted`` on ``items``."""
     sub = [items[i] for i in index]
     chance = chance_level(sub)
-    heuristic = _estimate([fitted.heuristic[i] for i in index], sub, chance)
+    readers = {r: _estimate([fitted.picks[r][i] for i in index], sub, chance) for r in READERS}
+    heuristic = readers["heuristic"]
     heuristic["rule"] = fitted.chosen.most_common(1)[0][0]
     heuristic["rules_in_sample"] = {k: round(_accuracy(p, sub), 4)
-                                    for k, p in _rule_predictions(sub, _prior(sub), fitted.table).items()}
-    classifier = _estimate([fitted.classifier[i] for i in index], sub, chance)
+                                    for k, p in _rule_predictions(fitted.ties, index, _prior(sub)).items()}
+    best = max(READERS, key=lambda r: (readers[r]["accuracy"], -READERS.index(r)))
+    patients = len({it.cluster for it in sub})
     return {
         "n": len(sub),
-        "patients": len({it.cluster for it in sub}),
+        "patients": patients,
         "chance": round(chance, 4),
-        "heuristic": heuristic,
-        "classifier": classifier,
-        "flagged": heuristic["flagged"] or classifier["flagged"],
+        **readers,
+        "best": best,
+        "answerable": patients >= MIN_PATIENTS and any(r["flagged"] for r in readers.values()),
     }
+
+
+def declared_notes(items: Sequence[Item]) -> dict[str, str]:
+    """The ``audit_notes`` of the items' registered benchmark specs (none for an unregistered name)."""
+    from medtemporal.benchmark import spec
+
+    notes: dict[str, str] = {}
+    for name in sorted({it.benchmark for it in items}):
+        try:
+            notes.update(spec(name).audit_notes)
+        except UnknownNameError:
+            continue
+    return notes
+
+
+def note_for(where: str, notes: Mapping[str, str]) -> str | None:
+    """The note of the first pattern in ``notes`` that matches ``task/subtype`` ``where``, else None."""
+    return next((note for pattern, note in notes.items() if fnmatchcase(where, pattern)), None)
 
 
 @dataclass(frozen=True)
 class Audit:
-    """The manifest's ``audit`` section and the classifier's held-out pick of every audited item."""
+    """The manifest's ``audit`` section and every audited item's held-out blind pick."""
 
     section: dict[str, Any]
     picks: dict[str, str]
-    """Item id → the answer the text classifier gave it, fitted on other patients (`classifier_picks`)."""
+    """Item id → the answer its row's best reader gave it, fitted on other patients. The row is the one the
+    readers were fitted for: the task's `POOLED` row with ``fit="task"`` (and several subtypes), else the
+    item's subtype's row; that row's ``best`` names the reader."""
+    readers: dict[str, str]
+    """Item id → the reader (`READERS`) whose pick `picks` holds."""
 
 
-def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False, fit: str = "subtype") -> Audit:
-    """Audit ``items``: the ``audit`` section of a manifest and the classifier's held-out picks.
+def _judge(row: dict[str, Any], notes: Mapping[str, str]) -> dict[str, Any]:
+    """``row`` with ``by_design`` (its note, where a reader is above chance + `MARGIN`) and ``flagged``."""
+    where = f"{row['task']}/{row['subtype']}"
+    above = any(row[r]["accuracy"] > row["chance"] + MARGIN for r in READERS)  # a point estimate will do here
+    row["by_design"] = note_for(where, notes) if row["answerable"] or above else None
+    row["flagged"] = row["answerable"] and row["by_design"] is None
+    return row
+
+
+def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
+              notes: Mapping[str, str] | None = None, fit: str = "subtype") -> Audit:
+    """Audit ``items``: the ``audit`` section of a manifest and every audited item's held-out blind pick.
+
+    Args:
+        items: The benchmark's items (any families; grouped by task and subtype).
+        folds: Cross-validation folds by patient.
+        progress: Show a progress bar.
+        notes: ``task/subtype`` pattern → why the paper's design makes it answerable blind (default: the
+            benchmark spec's ``audit_notes``).
+        fit: ``"subtype"``: readers fitted on each subtype's items; ``"task"``: on each task's items across its
+            subtypes (of one answer type), judged by the task's `POOLED` row.
 
     The section is ``{"method": ..., "subtypes": [{"task", "subtype", "n", "patients", "chance",
-    "heuristic": {...}, "classifier": {...}, "flagged"}, ...], "skipped": {"task/subtype": why},
-    "flagged": ["task/subtype", ...]}``; with ``fit="task"`` each task with several audited subtypes also
-    has a row over all of them (subtype `POOLED`), and its subtype rows are marked ``breakdown``.
+    "heuristic": {...}, "classifier": {...}, "question": {...}, "best", "answerable", "by_design", "flagged"},
+    ...], "skipped": {"task/subtype": why}, "flagged": ["task/subtype", ...], "by_design": {"task/subtype":
+    note}}``. With ``fit="task"`` the method also says ``"fit": "task"``, and a task with several audited
+    subtypes has a row over all of them (subtype `POOLED`) after its subtype rows, which are marked
+    ``breakdown`` and are neither answerable, flagged nor by design.
 
     Raises:
         ValueError: ``fit`` is not one of `FITS`.
     """
     if fit not in FITS:
         raise ValueError(f"fit must be one of {', '.join(FITS)}, not {fit!r}")
+    notes = declared_notes(items) if notes is None else notes
     groups: dict[tuple[str, str], list[Item]] = defaultdict(list)
     for it in items:
         groups[(it.task, it.subtype)].append(it)
-    pools: dict[tuple[str, ...], list[tuple[str, list[Item]]]] = defaultdict(list)
+    pools: dict[tuple[str, str], list[tuple[str, list[Item]]]] = defaultdict(list)
     skipped = {}
     for task, subtype in sorted(groups):
         group = groups[(task, subtype)]
@@ -193,45 +278,56 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
         elif len(group) < MIN_ITEMS or len({it.cluster for it in group}) < 2:
             skipped[where] = f"too few items ({len(group)}) or patients to cross-validate"
         else:
-            key = (task, subtype) if fit == "subtype" else (task, group[0].answer_type)
-            pools[key].append((subtype, group))
-    keys: Iterable[tuple[str, ...]] = list(pools)
+            pools[(task, subtype if fit == "subtype" else group[0].answer_type)].append((subtype, group))
+    keys: Iterable[tuple[str, str]] = list(pools)
     if progress:
         from tqdm import tqdm
 
         keys = tqdm(keys, desc="audit", unit=fit, leave=False)
-    rows, picks = [], {}
+    rows: list[dict[str, Any]] = []
+    picks: dict[str, str] = {}
+    readers: dict[str, str] = {}
     for key in keys:
         members = pools[key]
         pool = [it for _, group in members for it in group]
         fitted = _fit(pool, folds)
-        picks.update((it.id, p) for it, p in zip(pool, fitted.classifier))
         start = 0
         for subtype, group in members:
             row = {"task": key[0], "subtype": subtype, **_record(pool, fitted, range(start, start + len(group)))}
             if len(members) > 1:  # a reader that never sees the subtype is judged over the whole task
-                row.update(flagged=False, breakdown=True)
+                row.update(answerable=False, by_design=None, flagged=False, breakdown=True)
+            else:
+                _judge(row, notes)
             rows.append(row)
             start += len(group)
         if len(members) > 1:
-            rows.append({"task": key[0], "subtype": POOLED, **_record(pool, fitted, range(len(pool)))})
+            rows.append(_judge({"task": key[0], "subtype": POOLED, **_record(pool, fitted, range(len(pool)))}, notes))
+        best = rows[-1]["best"]
+        picks.update((it.id, p) for it, p in zip(pool, fitted.picks[best]))
+        readers.update((it.id, best) for it in pool)
+    method = {
+        "folds": f"GroupKFold by patient, {folds} folds",
+        "heuristic": "structural rule chosen on the training folds (medtemporal.audit.heuristics)",
+        "classifier": "options one at a time: TF-IDF + logistic regression (medtemporal.audit.classifier)",
+        "question": "question n-grams crossed with each option's letter, beside the option features "
+                    "(medtemporal.audit.question)",
+        **({"fit": "task"} if fit == "task" else {}),  # the default fit's method is as it always was
+        "ci": f"95% percentile bootstrap over patients, {RESAMPLES} resamples",
+        "flag": f"a reader's 95% interval lies above chance + {MARGIN:.0%} (its lower end), with at least "
+                f"{MIN_PATIENTS} patients, unless the benchmark's spec notes that the paper's design makes the "
+                "subtype answerable",
+    }
     section = {
-        "method": {
-            "folds": f"GroupKFold by patient, {folds} folds",
-            "heuristic": "structural rule chosen on the training folds (medtemporal.audit.heuristics)",
-            "classifier": "TF-IDF of question and options + logistic regression (medtemporal.audit.classifier)",
-            "fit": fit,
-            "ci": f"95% percentile bootstrap over patients, {RESAMPLES} resamples",
-            "flag": f"more than {MARGIN:.0%} above chance with the interval above chance",
-        },
+        "method": method,
         "subtypes": rows,
         "skipped": skipped,
         "flagged": [f"{r['task']}/{r['subtype']}" for r in rows if r["flagged"]],
+        "by_design": {f"{r['task']}/{r['subtype']}": r["by_design"] for r in rows if r["by_design"]},
     }
-    return Audit(section, picks)
+    return Audit(section, picks, readers)
 
 
 def audit_items(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
-                fit: str = "subtype") -> dict[str, Any]:
+                notes: Mapping[str, str] | None = None, fit: str = "subtype") -> dict[str, Any]:
     """The ``audit`` section of a manifest for ``items`` (see `run_audit`)."""
-    return run_audit(items, folds, progress, fit).section
+    return run_audit(items, folds, progress, notes, fit).section

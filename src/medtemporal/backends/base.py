@@ -176,6 +176,13 @@ class Backend(ABC):
         return False
 
     @property
+    def reads_images(self) -> bool:
+        """Whether the backend reads the bytes of the images it is sent (False for baselines, which answer
+        from the text and answer space alone). Protocols that only turn images into pixels for the model
+        skip that work, and need no image files, for a backend without it. Default True."""
+        return True
+
+    @property
     def endpoint(self) -> str | None:
         """The URL requests (and their images) are sent to; None when the model runs in this process."""
         return None

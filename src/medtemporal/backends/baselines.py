@@ -53,6 +53,7 @@ class RandomBaseline(Backend):
 
     cacheable = False
     takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
+    reads_images = False
 
     def __init__(self, uri: str, seed: int = 0) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -81,6 +82,7 @@ class ConstantBaseline(Backend):
 
     cacheable = False
     takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
+    reads_images = False
 
     def __init__(self, uri: str, answer: str) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -104,6 +106,7 @@ class MajorityBaseline(Backend):
 
     cacheable = False
     takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
+    reads_images = False
 
     def __init__(self, uri: str) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -141,6 +144,7 @@ class OracleBaseline(Backend):
 
     cacheable = False
     takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
+    reads_images = False
 
     def __init__(self, uri: str) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -179,6 +183,10 @@ class Paced(Backend):
         async with self._busy:
             await asyncio.sleep(self.latency_s)
         return await self.inner.generate(request)
+
+    @property
+    def reads_images(self) -> bool:
+        return self.inner.reads_images
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()

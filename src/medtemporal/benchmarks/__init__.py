@@ -3,7 +3,7 @@
 Importing this package registers the built-in families. A family's package
 holds every rule of its paper (construction, released file formats and
 extraction rules, paper-layout tables, its demo section); core packages never
-import from here. `llm_calls` is the one helper families share. See
+import from here. A family's model calls go through `medtemporal.backends.session`. See
 ``docs/adding-a-benchmark.md`` for the checklist a new family follows.
 """
 

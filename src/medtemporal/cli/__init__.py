@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import warnings
 
 from medtemporal import __version__
-from medtemporal.errors import MedTemporalError, UndefinedMetricWarning
+from medtemporal.errors import MedTemporalError
+from medtemporal.warning_summary import collect_warnings
 
 COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
             "phantoms", "nltk-data")
@@ -34,7 +34,8 @@ HELP = {
     "run": "run a model on a benchmark into a run folder (the same command resumes)",
     "runs": "inspect run folders",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
-    "nltk-data": "install punkt_tab and WordNet 3.0 for the text metrics (make install runs this)",
+    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics (scoring does it on first use; offline: "
+                 "--wordnet-archive)",
 }
 """Each command's one-line help, shown without importing its module; a command missing here is imported."""
 
@@ -57,16 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), "")
     args = parser(chosen if chosen in COMMANDS else "").parse_args(argv)
-    with warnings.catch_warnings():
-        python_show = warnings.showwarning
-
-        def show(message, category, *rest, **kw):  # noqa: ANN001, ANN002, ANN003
-            if issubclass(category, UndefinedMetricWarning):  # ours: one plain line
-                print(f"medtemporal: warning: {message}", file=sys.stderr)
-            else:
-                python_show(message, category, *rest, **kw)
-
-        warnings.showwarning = show
+    with collect_warnings() as collected:  # told once at the end, not through a progress bar
         try:
             return int(args.func(args) or 0)
         except MedTemporalError as exc:
@@ -75,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("medtemporal: interrupted; finished work is saved, run the same command to resume.", file=sys.stderr)
             return 130
+        finally:
+            if collected.text():
+                print(collected.text(), file=sys.stderr)
 
 
 if __name__ == "__main__":

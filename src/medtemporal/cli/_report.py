@@ -15,11 +15,14 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="write one report here instead of into each run folder")
     p.add_argument("--formats", default=",".join(DEFAULT_FORMATS),
                    help=f"comma-separated, any of {','.join(FORMATS)} (default {','.join(DEFAULT_FORMATS)})")
+    p.add_argument("--single-file", action="store_true",
+                   help="make report.html self-contained (charts, thumbnails and item data inline) instead of "
+                        "loading them from the assets/ folder beside it")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the report files and list them."""
-    for path in write_report(args.runs, args.out, parse_formats(args.formats)):
+    for path in write_report(args.runs, args.out, parse_formats(args.formats), single_file=args.single_file):
         print(f"wrote {path}")
     return 0

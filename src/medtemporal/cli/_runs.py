@@ -13,6 +13,7 @@ from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.report.tables import fmt_score, markdown_table
 from medtemporal.runs import CONFIG, PREDICTIONS, SCORES, RunConfig, RunFolder
 from medtemporal.scoring.runs import needs_scoring, read_scores
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 
 MAX_DEPTH = 4
 
@@ -97,6 +98,9 @@ def _headline(folder: Path) -> str:
     name = scores.scores[0].metric
     percent = bool(scores.metrics.get(name, {}).get("percent", False))
     parts = [f"{name} {fmt_score(scores.score('overall', name), percent)}"]
+    paper = scores.score(WEIGHTED_OVERALL, name)
+    if paper is not None:
+        parts = [f"{name} {fmt_score(paper, percent)} (paper) · {fmt_score(scores.score('overall', name), percent)} (micro)"]
     for task in scores.layout:
         score = scores.score(task.group, name)
         if score is not None:

@@ -62,6 +62,11 @@ class Solver(ABC):
         """Refuse, in one sentence (`medtemporal.errors.InvalidInputError`), a backend this protocol cannot
         feed; the runner calls it before anything is written. Default: any backend."""
 
+    def needs_images(self, backend: Backend) -> bool:
+        """Whether a run of this protocol with ``backend`` reads the item's image files, so that the runner
+        refuses to start when one is missing. Default True: the files are sent (and hashed for the cache)."""
+        return True
+
     def max_images(self, item: Item) -> int:
         """The most images one request for ``item`` carries (the runner sizes engines such as vLLM by it)."""
         return len(item.images)

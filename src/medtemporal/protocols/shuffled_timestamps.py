@@ -8,6 +8,15 @@ shifts them), and the prompt says to read them by date (template
 shown is kept in the prediction's ``calls``, so runs compare item by item with
 the direct run.
 
+The paper's dates are strictly ascending and at least a day apart (appendix F,
+Table 5), so the order is always recoverable from them; real study dates are
+not (two studies of one day, or a list not in date order). With ``dates=real``
+(default) each date is therefore moved, where needed, to the day after the
+previous image's (`ordered_dates`): the captions sort into the item's visit
+order, a day apart, and the calls record the dates as recorded and how many
+moved (``dates_moved``). ``dates=recorded`` shows the recorded dates unchanged
+(ties and all).
+
 ``dates=synthetic`` uses the paper's dates instead (appendix F, Table 5): a
 model (``dater=URI``, default the run's model) describes each image and the
 series (as ``caption-then-reason`` does), then writes one date per image from
@@ -22,7 +31,7 @@ from __future__ import annotations
 import json
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -33,6 +42,10 @@ from medtemporal.protocols.base import Generate, Solution, Solver, answer_reques
 from medtemporal.protocols.direct import question_prompt
 from medtemporal.registry import register
 from medtemporal.schema import Item, content_hash
+
+
+DATES = ("real", "recorded", "synthetic")
+"""``dates`` options: real dates moved apart where they tie (default), as recorded, or the paper's synthetic ones."""
 
 
 def shuffled_order(item: Item, seed: int) -> list[int]:
@@ -56,8 +69,8 @@ class ShuffledTimestamps(Solver):
     def __init__(self, prompts: PromptSet | None = None, seed: int = 0, dates: str = "real",
                  dater: str | None = None) -> None:
         super().__init__(prompts)
-        if dates not in ("real", "synthetic"):
-            raise InvalidInputError(f"--protocol-option dates must be real or synthetic, not {dates!r}.")
+        if dates not in DATES:
+            raise InvalidInputError(f"--protocol-option dates must be one of {', '.join(DATES)}, not {dates!r}.")
         self.seed = seed
         self.dates = dates
         self.dater = dater
@@ -66,6 +79,14 @@ class ShuffledTimestamps(Solver):
         from medtemporal.protocols.caption_then_reason import CaptionThenReason
 
         self._captioner = CaptionThenReason(self.prompts, captioner=dater)
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """The resolved options, defaults included; the runner records them as the protocol's options."""
+        out: dict[str, object] = {"seed": self.seed, "dates": self.dates}
+        if self.dates == "synthetic" and self.dater:
+            out["dater"] = self.dater
+        return out
 
     def side_models(self) -> tuple[Any, ...]:
         return self._captioner.side_models() if self.dates == "synthetic" else ()
@@ -94,11 +115,17 @@ class ShuffledTimestamps(Solver):
                 f"Item {item.id} has images without a date; shuffled-timestamps needs dated images "
                 "(build the benchmark with its image metadata, e.g. --mimic-cxr-jpg)."
             )
-        dates = [str(ref.timestamp)[:10] for ref in item.images]
-        return await self._answer(item, image_root, generate, config, dates, [])
+        recorded = [str(ref.timestamp)[:10] for ref in item.images]
+        if self.dates == "recorded":
+            return await self._answer(item, image_root, generate, config, recorded, [])
+        dates = ordered_dates(recorded)
+        moved = sum(a != b for a, b in zip(recorded, dates))
+        return await self._answer(item, image_root, generate, config, dates, [],
+                                  {"recorded_dates": recorded, "dates_moved": moved})
 
     async def _answer(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig,
-                      dates: list[str], calls: list[dict[str, Any]]) -> Solution:
+                      dates: list[str], calls: list[dict[str, Any]],
+                      extra: dict[str, Any] | None = None) -> Solution:
         order = shuffled_order(item, self.seed)
         parts: list[Part] = []
         for i in order:
@@ -106,8 +133,23 @@ class ShuffledTimestamps(Solver):
         template, text = question_prompt(item, self.prompts)
         prompt = self.prompts.render("shuffled_timestamps", n_images=len(order), prompt=text)
         response = await generate(answer_request(item, (*parts, TextPart(prompt)), config))
-        calls.append({"template": template, "shown_order": order, "dates": dates, "output": response.text})
+        calls.append({"template": template, "shown_order": order, "dates": dates, **(extra or {}),
+                      "output": response.text})
         return Solution(response.text, calls)
+
+
+def ordered_dates(recorded: Sequence[str]) -> list[str]:
+    """``recorded`` ISO dates (in visit order) made strictly ascending, at least a day apart: each date that is
+    not at least a day after the previous one's (after its own move) becomes the day after it.
+
+    >>> ordered_dates(["2150-03-01", "2150-03-01", "2150-02-20", "2150-05-01"])
+    ['2150-03-01', '2150-03-02', '2150-03-03', '2150-05-01']
+    """
+    out: list[date] = []
+    for text in recorded:
+        day = date.fromisoformat(text)
+        out.append(max(day, out[-1] + timedelta(days=1)) if out else day)
+    return [d.isoformat() for d in out]
 
 
 def parse_dates(reply: str, n: int) -> list[str]:

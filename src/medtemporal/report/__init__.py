@@ -1,7 +1,9 @@
-"""Reports: Markdown, CSV and self-contained HTML tables and charts from runs' ``scores.json``.
+"""Reports: Markdown, CSV and HTML tables and charts from runs' ``scores.json``.
 
 ``write_report(["runs/r1"])`` writes ``runs/r1/report.md``, ``report.csv`` and
-``report.html``, scoring the run first if its scores are missing or stale. When
+``report.html`` with its ``assets/`` folder (charts, thumbnails and the viewer's
+per-run data, loaded on demand), scoring the run first if its scores are missing
+or stale; ``single_file=True`` makes ``report.html`` self-contained instead. When
 every run is of one benchmark whose `BenchmarkSpec.report` is set, that writer
 adds the benchmark's own paper-layout tables and plots beside them (written by
 the family's package under ``medtemporal.benchmarks``).
@@ -18,9 +20,10 @@ from typing import Callable, Sequence
 from medtemporal.benchmark import MANIFEST, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import audit_html, audit_markdown
+from medtemporal.report.assets import ASSETS, Assets
 from medtemporal.report.html import html_page
 from medtemporal.report.plots import family_charts
-from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, metric_names, report_runs
+from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, report_runs, scored_metrics
 from medtemporal.scoring.runs import needs_scoring, read_scores, score_run, shared_outcomes
 
 FORMATS = ("md", "csv", "html", "png")
@@ -51,7 +54,8 @@ def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def write_report(
-    run_dirs: Sequence[str | Path], out: str | Path | None = None, formats: Sequence[str] = DEFAULT_FORMATS
+    run_dirs: Sequence[str | Path], out: str | Path | None = None, formats: Sequence[str] = DEFAULT_FORMATS,
+    *, single_file: bool = False,
 ) -> list[Path]:
     """Write ``report.<fmt>`` for the runs together into ``out``, or into each run folder.
 
@@ -59,15 +63,18 @@ def write_report(
         run_dirs: Run folders; stale or missing scores are computed first.
         out: Output folder; None writes the same report into every run folder.
         formats: Any of ``md``, ``csv``, ``html`` and ``png`` (one chart per family and metric).
+        single_file: Make ``report.html`` self-contained (charts, thumbnails and viewer data inline)
+            instead of loading them from ``assets/`` beside it.
 
     Returns:
-        The files written, the benchmark's own report files included.
+        The files written (an ``assets`` folder as one entry), the benchmark's own report files included.
     """
     with shared_outcomes():  # every section reads each run's outcomes once
-        return _write_report(run_dirs, out, parse_formats(formats))
+        return _write_report(run_dirs, out, parse_formats(formats), single_file)
 
 
-def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, formats: Sequence[str]) -> list[Path]:
+def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, formats: Sequence[str],
+                  single_file: bool) -> list[Path]:
     runs = load_runs(run_dirs)
     contents: dict[str, bytes] = {}
     audits = _audits(runs)
@@ -75,10 +82,9 @@ def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, format
         contents["report.md"] = "\n".join([markdown(runs), *(audit_markdown(a, t) for t, a in audits)]).encode("utf-8")
     if "csv" in formats:
         contents["report.csv"] = csv_text(runs).encode("utf-8")
-    charts = {m: family_charts(runs, m) for m in metric_names(runs)} if {"html", "png"} & set(formats) else {}
     if "png" in formats:
-        for metric, pngs in charts.items():
-            for family, png in pngs.items():
+        for metric in scored_metrics(runs):
+            for family, png in family_charts(runs, metric).items():
                 contents[f"report_{metric}_{_safe(family)}.png"] = png
     targets = [Path(out)] if out is not None else [r.path for r in runs]
     for folder in targets:
@@ -88,12 +94,16 @@ def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, format
     run_paths = [r.path for r in runs]
 
     def fill(staging: Path) -> None:
-        """The benchmark's own files, then the HTML page that shows them inline."""
+        """The benchmark's own files, then the HTML page that shows them inline, with its assets."""
         made = extra(run_paths, staging) if extra is not None else []
         if "html" in formats:
-            page = html_page(runs, charts, family_files=made)
-            sections = "".join(audit_html(a, t) for t, a in audits)
-            (staging / "report.html").write_bytes(page.replace("</body>", sections + "</body>", 1).encode("utf-8"))
+            assets = Assets(single_file)
+            audit = "".join(audit_html(a, t, "audit" if k == 0 else f"audit-{k}") for k, (t, a) in enumerate(audits))
+            charts = {m: family_charts(runs, m, legend=False) for m in scored_metrics(runs)}  # one legend in the page
+            page = html_page(runs, charts, assets, family_files=made, extra=audit)
+            for name, data in {**assets.files, "report.html": page.encode("utf-8")}.items():
+                (staging / name).parent.mkdir(parents=True, exist_ok=True)
+                (staging / name).write_bytes(data)
 
     generated: dict[str, bytes] | None = None  # the family files and HTML: made once, then copied
     written: list[Path] = []
@@ -104,15 +114,28 @@ def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, format
             raise InvalidInputError(f"{folder} cannot be created ({exc.strerror}); pass a folder you can write.") from None
         if generated is None:
             moved = _write_set(folder, contents, fill)
-            generated = {p.name: p.read_bytes() for p in moved if p.name not in contents}
+            generated = {rel: data for rel, data in _files(folder, moved).items() if rel not in contents}
         else:
             moved = _write_set(folder, {**contents, **generated})
+        if "html" in formats and single_file:  # a self-contained page needs no assets folder from an earlier report
+            shutil.rmtree(folder / ASSETS, ignore_errors=True)
         written += moved
     return written
 
 
-STAGING, READY = ".report.staging", ".report.ready"
-"""Hidden folders of a report set being written, and of one complete and about to be moved into place."""
+def _files(folder: Path, entries: Sequence[Path]) -> dict[str, bytes]:
+    """Path relative to ``folder`` → content of every file in ``entries`` (folders read whole)."""
+    out = {}
+    for entry in entries:
+        for path in sorted(entry.rglob("*")) if entry.is_dir() else [entry]:
+            if path.is_file():
+                out[path.relative_to(folder).as_posix()] = path.read_bytes()
+    return out
+
+
+STAGING, READY, OLD = ".report.staging", ".report.ready", ".report.old"
+"""Hidden folders of a report set being written, of one complete and about to be moved into place, and of
+the folders (``assets``) it replaces."""
 
 
 def _write_set(folder: Path, contents: dict[str, bytes], fill: Callable[[Path], object] | None = None) -> list[Path]:
@@ -120,17 +143,21 @@ def _write_set(folder: Path, contents: dict[str, bytes], fill: Callable[[Path], 
 
     The files are written into a staging folder, which is renamed to ``.report.ready`` once complete
     (the commit point); they are then moved into place. `recover_report` finishes a set a kill left
-    ready and removes one left half-written, and runs first here.
+    ready and removes one left half-written, and runs first here. Top-level files are synced to disk;
+    the many small files under ``assets/`` are not (a lost one loses a thumbnail, not a result).
     """
     recover_report(folder)
     staging = folder / STAGING
     staging.mkdir()
     try:
         for name, data in contents.items():
-            with (staging / name).open("wb") as fh:
+            path = staging / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("wb") as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+                if "/" not in name:
+                    fh.flush()
+                    os.fsync(fh.fileno())
         if fill is not None:  # the benchmark's own report writer, writing into the staging folder
             fill(staging)
     except BaseException:
@@ -145,16 +172,23 @@ def recover_report(folder: Path) -> None:
     shutil.rmtree(folder / STAGING, ignore_errors=True)
     if (folder / READY).is_dir():
         _move_ready(folder)
+    shutil.rmtree(folder / OLD, ignore_errors=True)
 
 
 def _move_ready(folder: Path) -> list[Path]:
-    """Move every file of ``folder/.report.ready`` into ``folder`` (each rename atomic), then remove it."""
+    """Move every entry of ``folder/.report.ready`` into ``folder``, folders first (an old folder of the same name
+    is moved aside into ``.report.old``, then removed), each rename atomic; then remove it."""
     ready = folder / READY
     moved = []
-    for path in sorted(ready.iterdir()):
-        os.replace(path, folder / path.name)
-        moved.append(folder / path.name)
+    for path in sorted(ready.iterdir(), key=lambda p: (not p.is_dir(), p.name)):
+        target = folder / path.name
+        if path.is_dir() and target.is_dir():
+            (folder / OLD).mkdir(exist_ok=True)
+            os.replace(target, folder / OLD / path.name)
+        os.replace(path, target)
+        moved.append(target)
     ready.rmdir()
+    shutil.rmtree(folder / OLD, ignore_errors=True)
     return moved
 
 

@@ -8,52 +8,90 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from medtemporal.audit.core import MIN_PATIENTS, POOLED
 from medtemporal.report.tables import markdown_table
+
+READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
+"""How each reader (`medtemporal.audit.core.READERS`) is named in tables."""
 
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
-def _cell(r: Mapping[str, Any]) -> str:
-    return f"{_pct(r['accuracy'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]"
+def _cell(r: Mapping[str, Any] | None) -> str:
+    return "–" if r is None else f"{_pct(r['accuracy'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]"
+
+
+HEADER = ["Task", "Subtype", "n", "Patients", "Chance", "Heuristic (95% CI)", "Rule", "Options (95% CI)",
+          "Question + options (95% CI)", "Best", "Flag"]
 
 
 def _flag(r: Mapping[str, Any]) -> str:
-    """``BLIND-SOLVABLE``, ``ok``, or ``breakdown`` for a subtype row of a task audited as a whole."""
-    return "BLIND-SOLVABLE" if r["flagged"] else "breakdown" if r.get("breakdown") else "ok"
-
-
-HEADER = ["Task", "Subtype", "n", "Patients", "Chance", "Heuristic (95% CI)", "Rule", "Classifier (95% CI)", "Flag"]
+    if r.get("by_design"):
+        return "BY DESIGN"
+    if r["flagged"]:
+        return "BLIND-SOLVABLE"
+    if r.get("breakdown"):
+        return "breakdown"  # a subtype row of a task audited as a whole (``fit="task"``), never flagged
+    return "ok (few patients)" if r["patients"] < MIN_PATIENTS else "ok"
 
 
 def audit_rows(audit: Mapping[str, Any]) -> list[list[str]]:
-    """One row per audited subtype, accuracies in percent."""
+    """One row per audited subtype, accuracies in percent (an audit written before the question reader shows
+    a dash in its column)."""
     return [[r["task"], r["subtype"], str(r["n"]), str(r["patients"]), _pct(r["chance"]), _cell(r["heuristic"]),
-             r["heuristic"]["rule"], _cell(r["classifier"]), _flag(r)]
+             r["heuristic"]["rule"], _cell(r["classifier"]), _cell(r.get("question")),
+             READER_NAMES.get(r.get("best", ""), "–"), _flag(r)]
             for r in audit.get("subtypes", [])]
 
 
 def _summary(audit: Mapping[str, Any]) -> str:
     flagged = audit.get("flagged", [])
-    head = (f"{len(flagged)} subtype(s) answerable blind more than 5 points above chance: {', '.join(flagged)}."
-            if flagged else "No subtype is answerable blind more than 5 points above chance.")
+    head = (f"{len(flagged)} subtype(s) answerable blind, the 95% interval of a blind reader lying more than "
+            f"5 points above chance: {', '.join(flagged)}."
+            if flagged else "No subtype is answerable blind more than 5 points above chance (the lower end of "
+                            "every blind reader's 95% interval).")
     if audit.get("method", {}).get("fit") == "task":
         head += (" Readers were fitted on each task's items across its subtypes (a model never sees the subtype); "
-                 "each task is judged over all its subtypes (subtype (all)), its subtype rows are the breakdown.")
+                 f"each task is judged over all its subtypes (subtype {POOLED}), its subtype rows are the breakdown.")
+    design = audit.get("by_design", {})
+    if design:
+        head += (f" {len(design)} subtype(s) are answerable blind by the paper's own design (BY DESIGN; see the "
+                 "notes below), not by a defect of the build.")
+    few = [f"{r['task']}/{r['subtype']}" for r in audit.get("subtypes", [])
+           if r["patients"] < MIN_PATIENTS and not r.get("by_design") and not r.get("breakdown")]
+    if few:
+        head += (f" Measured but not flagged, with fewer than {MIN_PATIENTS} patients (no interval to flag by): "
+                 f"{', '.join(few)}.")
     skipped = "; ".join(f"{k}: {v}" for k, v in audit.get("skipped", {}).items())
     return head + (f" Skipped: {skipped}." if skipped else "")
 
 
+def _notes(audit: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(subtypes, note) for each distinct by-design note, in table order."""
+    by_note: dict[str, list[str]] = {}
+    for where, note in audit.get("by_design", {}).items():
+        by_note.setdefault(note, []).append(where)
+    return [(", ".join(places), note) for note, places in by_note.items()]
+
+
 def audit_markdown(audit: Mapping[str, Any], title: str = "Blind-solvability audit") -> str:
     """The audit as a Markdown section."""
+    notes = [f"- **By design** ({places}): {note}" for places, note in _notes(audit)]
     return "\n".join([f"## {title}", "", _summary(audit), "",
-                      markdown_table(HEADER, audit_rows(audit)) if audit.get("subtypes") else "", ""])
+                      markdown_table(HEADER, audit_rows(audit)) if audit.get("subtypes") else "",
+                      *([""] + notes if notes else []), ""])
 
 
-def audit_html(audit: Mapping[str, Any], title: str = "Blind-solvability audit") -> str:
-    """The audit as an HTML section."""
+def audit_html(audit: Mapping[str, Any], title: str = "Blind-solvability audit", anchor: str = "audit") -> str:
+    """The audit as an HTML section (``id`` ``anchor``); its table only where a subtype was audited."""
+    rows = audit_rows(audit)
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in audit_rows(audit))
-    return (f"<h2>{escape(title)}</h2><p class=\"note\">{escape(_summary(audit))}</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    table = (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+             if rows else "")
+    notes = "".join(f"<p class=\"note\"><b>By design</b> ({escape(places)}): {escape(note)}</p>"
+                    for places, note in _notes(audit))
+    return (f'<h2 id="{escape(anchor)}">{escape(title)}</h2><p class="note">{escape(_summary(audit))}</p>'
+            f"{table}{notes}")

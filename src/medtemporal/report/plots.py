@@ -1,21 +1,46 @@
 """Bar charts from `Score` records: one per task family, a bar per subtype and run.
 
 Error bars are the clustered confidence intervals; a dashed line over each
-subtype marks its chance level. Figures are drawn with matplotlib's Agg
-backend (no display needed) and returned as PNG bytes without metadata, so
-the same scores give the same file.
+subtype marks its chance level; each run has its own `colour` in every chart. A family with many bars (subtypes × runs above
+`FACET_ABOVE`) is drawn as small multiples, one panel per subtype. Charts are
+sized to fit the report's page width with text of at least `FONT_PT`
+points at `DPI`, the legend above the plot (never over it; the HTML report draws one legend for all its
+charts instead). Figures are drawn
+with matplotlib's Agg backend (no display needed) and returned as PNG bytes
+without time stamps, so the same scores give the same file; each PNG records
+the size of its smallest text in pixels (`min_font_px`), which the report and
+its browser tests check against the displayed size.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import textwrap
 from typing import TYPE_CHECKING, Any, Sequence
 
-from medtemporal.report.tables import ReportRun, chance_of, is_percent
+from medtemporal.report.tables import ReportRun, chance_of, is_percent, subtype_families
 
 if TYPE_CHECKING:
     import matplotlib.pyplot as plt
+
+DPI = 110
+"""Resolution of the report's charts; a chart at most `MAX_WIDTH_IN` wide is shown at its own size."""
+MAX_WIDTH_IN = 10.0
+"""Widest chart (inches at `DPI`: 1,100 px), within the report's page width."""
+FONT_PT = 9
+"""Size of the smallest text in a chart (tick labels, legend): about 14 px at `DPI`."""
+FACET_ABOVE = 24
+"""Above this many bars (subtypes × runs) a family is drawn as one panel per subtype."""
+MIN_FONT_KEY = "min-font-px"
+"""PNG text key holding the size of the chart's smallest text, in pixels at its own size."""
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+"""Run k's colour in every chart (matplotlib's tab10); the HTML report's shared legend uses the same."""
+
+
+def colour(k: int) -> str:
+    """The colour of the k-th run."""
+    return COLOURS[k % len(COLOURS)]
 
 
 def pyplot() -> Any:
@@ -28,58 +53,153 @@ def pyplot() -> Any:
     return matplotlib.pyplot
 
 
+def legend_columns(labels: Sequence[str], width_in: float) -> int:
+    """How many legend entries fit side by side in ``width_in`` inches at `FONT_PT`."""
+    widest = max((len(label) for label in labels), default=1)
+    return max(1, min(len(labels), int(width_in // (0.075 * widest + 0.5))))
+
+
 def family_subtypes(runs: Sequence[ReportRun], metric: str) -> dict[str, list[str]]:
-    """Family → its subtypes that have a ``metric`` score, in table order."""
+    """Family → its subtypes that have a ``metric`` score, in table order; subtypes several families share
+    (pooled over them) are listed once, under the families' joined name (``perception + reasoning``)."""
+    owners = subtype_families(runs)
     families: dict[str, list[str]] = {}
     for run in runs:
         for task in run.scores.layout:
-            subtypes = families.setdefault(task.task, [])
             for s in task.subtypes:
-                if s not in subtypes and run.scores.score(f"subtype:{s}", metric) is not None:
+                family = owners.get(s, task.task)
+                subtypes = families.setdefault(family, [])
+                score = run.scores.score(f"subtype:{s}", metric)
+                if s not in subtypes and score is not None and not score.unavailable:
                     subtypes.append(s)
     return {f: s for f, s in families.items() if s}
 
 
-def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str], metric: str) -> bytes:
-    """PNG of one family: grouped bars (subtype × run) with interval error bars and chance lines."""
+def _bars(run: ReportRun, subtype: str, metric: str, scale: float) -> tuple[float, float, float] | None:
+    """(height, lower error, upper error) of one bar, or None without a value."""
+    score = run.scores.score(f"subtype:{subtype}", metric)
+    if score is None or math.isnan(score.value):
+        return None
+    has_ci = score.ci_low is not None and score.ci_high is not None
+    low = (score.value - score.ci_low) * scale if has_ci else 0.0  # type: ignore[operator]
+    high = (score.ci_high - score.value) * scale if has_ci else 0.0  # type: ignore[operator]
+    return score.value * scale, low, high
+
+
+def worth_drawing(runs: Sequence[ReportRun], subtypes: Sequence[str], metric: str) -> bool:
+    """Whether a chart of these subtypes shows anything: some bar above zero."""
+    return any((bar := _bars(run, s, metric, 1.0)) is not None and bar[0] + bar[2] > 0
+               for run in runs for s in subtypes)
+
+
+def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str], metric: str, *,
+                 legend: bool = True) -> bytes:
+    """PNG of one family: grouped bars (subtype × run) with interval error bars and chance lines; one panel
+    per subtype when there are more than `FACET_ABOVE` bars. Without ``legend`` the runs are told apart by
+    `colour` alone (the HTML report shows one legend for all its charts)."""
+    if len(subtypes) > 1 and len(subtypes) * len(runs) > FACET_ABOVE:
+        return _faceted_chart(runs, family, subtypes, metric, legend=legend)
     scale = 100.0 if is_percent(runs, metric) else 1.0
     width = 0.8 / len(runs)
+    fig_width = min(MAX_WIDTH_IN, max(5.0, 1.2 + len(subtypes) * (0.3 * len(runs) + 0.5)))
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(subtypes) * max(1, len(runs)) ** 0.5 + 1.5), 3.6))
+    fig, ax = plt.subplots(figsize=(fig_width, 3.6), layout="constrained")
+    drawn = []
     for k, run in enumerate(runs):
-        xs, heights, low, high = [], [], [], []
-        for x, subtype in enumerate(subtypes):
-            score = run.scores.score(f"subtype:{subtype}", metric)
-            if score is None or math.isnan(score.value):
-                continue
-            xs.append(x - 0.4 + width * (k + 0.5))
-            heights.append(score.value * scale)
-            has_ci = score.ci_low is not None and score.ci_high is not None
-            low.append((score.value - score.ci_low) * scale if has_ci else 0.0)
-            high.append((score.ci_high - score.value) * scale if has_ci else 0.0)
-        if not xs:  # no data for this family: no empty legend entry (its colour stays its own elsewhere)
+        bars = [(x, b) for x, s in enumerate(subtypes) if (b := _bars(run, s, metric, scale)) is not None]
+        if not bars:  # no data for this family: no legend entry (its colour stays its own elsewhere)
             continue
-        ax.bar(xs, heights, width * 0.92, yerr=[low, high], capsize=3, label=run.label, color=f"C{k % 10}")
-    labelled = False
+        drawn.append(k)
+        ax.bar([x - 0.4 + width * (k + 0.5) for x, _ in bars], [b[0] for _, b in bars], width * 0.92,
+               yerr=[[b[1] for _, b in bars], [b[2] for _, b in bars]], capsize=3, label=run.label, color=colour(k))
     for x, subtype in enumerate(subtypes):
         chance = chance_of(runs, f"subtype:{subtype}", metric)
         if chance is not None:
-            ax.hlines(chance * scale, x - 0.45, x + 0.45, colors="0.25", linestyles="dashed",
-                      label=None if labelled else "chance", zorder=3)
-            labelled = True
-    ax.set_xticks(range(len(subtypes)), [s.replace("_", " ") for s in subtypes], rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel(f"{metric} (%)" if scale == 100.0 else metric)
-    ax.set_ylim(0, 104 if scale == 100.0 else None)
-    ax.set_title(family)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+            ax.hlines(chance * scale, x - 0.45, x + 0.45, colors="0.25", linestyles="dashed", label="_chance", zorder=3)
+    per_label = max(8, int((fig_width - 1.2) * 14 / len(subtypes)))  # characters of `FONT_PT` text under one group
+    labels = [textwrap.fill(s.replace("_", " "), per_label) for s in subtypes]
+    long = any(len(line) > per_label for label in labels for line in label.splitlines())
+    ax.set_xticks(range(len(subtypes)), labels, rotation=20 if long else 0, ha="right" if long else "center",
+                  fontsize=FONT_PT)
+    _axes(ax, metric, scale)
+    ax.set_title(family, fontsize=11)
+    if legend:
+        _legend(fig, runs, drawn, fig_width)
+    return figure_png(fig)
+
+
+def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str], metric: str, *,
+                   legend: bool) -> bytes:
+    """Small multiples: one panel per subtype with a bar per run, under one title (and legend)."""
+    scale = 100.0 if is_percent(runs, metric) else 1.0
+    cols = 4 if len(subtypes) > 6 else 3
+    rows = math.ceil(len(subtypes) / cols)
+    plt = pyplot()
+    fig, axes = plt.subplots(rows, cols, figsize=(MAX_WIDTH_IN, 2.05 * rows + 0.6), sharey=True, squeeze=False,
+                             layout="constrained")
+    drawn: set[int] = set()
+    for n, subtype in enumerate(subtypes):
+        ax = axes[n // cols][n % cols]
+        for k, run in enumerate(runs):
+            bar = _bars(run, subtype, metric, scale)
+            if bar is not None:
+                drawn.add(k)
+                ax.bar([k], [bar[0]], 0.8, yerr=[[bar[1]], [bar[2]]], capsize=2, color=colour(k), label=run.label)
+        chance = chance_of(runs, f"subtype:{subtype}", metric)
+        if chance is not None:
+            ax.axhline(chance * scale, color="0.25", linestyle="dashed", linewidth=1, label="_chance", zorder=3)
+        ax.set_xticks([])
+        ax.set_xlim(-0.6, len(runs) - 0.4)
+        title = textwrap.shorten(subtype.replace("_", " "), 30, placeholder="…")
+        ax.set_title(title, fontsize=FONT_PT)
+        _axes(ax, metric, scale, label=n % cols == 0)
+    for n in range(len(subtypes), rows * cols):
+        axes[n // cols][n % cols].set_visible(False)
+    title = f"{family}: one panel per subtype"
+    if legend:
+        _legend(fig, runs, sorted(drawn), MAX_WIDTH_IN, title=title)
+    else:
+        fig.suptitle(title, fontsize=11)
+    return figure_png(fig)
+
+
+def _axes(ax: Any, metric: str, scale: float, *, label: bool = True) -> None:
+    if label:
+        ax.set_ylabel(f"{metric} (%)" if scale == 100.0 else metric, fontsize=FONT_PT)
+    if scale == 100.0:
+        ax.set_ylim(0, 104)
+    ax.tick_params(labelsize=FONT_PT)
     ax.spines[["top", "right"]].set_visible(False)
-    return figure_png(fig, dpi=110)
 
 
-def figure_png(fig: plt.Figure, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes without metadata (the same figure gives the same file); closes it."""
+def _legend(fig: Any, runs: Sequence[ReportRun], drawn: Sequence[int], width_in: float,
+            title: str | None = None) -> None:
+    """The runs drawn (and chance, where drawn) in one legend above the plot, under ``title``."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    labels = [runs[k].label for k in drawn]
+    handles = [Rectangle((0, 0), 1, 1, color=colour(k)) for k in drawn]
+    if any(line.get_label() == "_chance" for a in fig.axes for line in [*a.lines, *a.collections]):
+        handles.append(Line2D([], [], color="0.25", linestyle="dashed"))
+        labels.append("chance")
+    fig.legend(handles, labels, loc="outside upper center", ncol=legend_columns(labels, width_in), frameon=False,
+               fontsize=FONT_PT, title=title, title_fontproperties={"size": 11})
+
+
+def min_font_px(fig: plt.Figure, dpi: float) -> float:
+    """The size of the figure's smallest visible text, in pixels at ``dpi``."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return round(min(sizes, default=0.0) * dpi / 72, 1)
+
+
+def figure_png(fig: plt.Figure, dpi: int = DPI) -> bytes:
+    """The figure as PNG bytes (the same figure gives the same file), with its smallest text size; closes it."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight",
+                metadata={"Software": None, MIN_FONT_KEY: str(min_font_px(fig, dpi))})
     pyplot().close(fig)
     return buffer.getvalue()
 
@@ -89,7 +209,9 @@ def has_chance(runs: Sequence[ReportRun], subtypes: Sequence[str], metric: str) 
     return any(chance_of(runs, f"subtype:{s}", metric) is not None for s in subtypes)
 
 
-def family_charts(runs: Sequence[ReportRun], metric: str) -> dict[str, bytes]:
-    """Family → PNG bytes of its chart for ``metric``."""
-    return {family: family_chart(runs, family, subtypes, metric)
-            for family, subtypes in family_subtypes(runs, metric).items()}
+def family_charts(runs: Sequence[ReportRun], metric: str, *, legend: bool = True) -> dict[str, bytes]:
+    """Family → PNG bytes of its chart for ``metric``: families of two or more subtypes with a bar above zero
+    (a single subtype's bars repeat the family table; zeros show nothing)."""
+    return {family: family_chart(runs, family, subtypes, metric, legend=legend)
+            for family, subtypes in family_subtypes(runs, metric).items()
+            if len(subtypes) > 1 and worth_drawing(runs, subtypes, metric)}

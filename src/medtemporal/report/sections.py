@@ -1,28 +1,49 @@
-"""HTML sections of the report beyond the score tables: run settings, repeats, paired differences and the
-benchmark's own files (paper-layout tables and figures its `BenchmarkSpec.report` wrote)."""
+"""HTML sections of the report beyond the score tables: runs, run settings, repeats, paired differences and
+the benchmark's own files (paper-layout tables and figures its `BenchmarkSpec.report` wrote)."""
 
 from __future__ import annotations
 
-import base64
+import io
 import json
+import re
 import warnings
 from html import escape
 from pathlib import Path
 from typing import Any, Sequence
 
 import markdown as markdown_lib
+from PIL import Image
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.report.assets import Assets
+from medtemporal.report.plots import MIN_FONT_KEY
 from medtemporal.report.tables import DASH, ReportRun, fmt, is_percent, protocol_label
 from medtemporal.runs import BenchmarkRef, RunConfig, RunFolder
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain HTML table in a horizontally scrolling box (cells escaped)."""
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], titles: Sequence[Sequence[str]] | None = None) -> str:
+    """A plain HTML table in a horizontally scrolling box (cells escaped; ``titles``: each cell's tooltip)."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    body = []
+    for r, row in enumerate(rows):
+        cells = []
+        for c, text in enumerate(row):
+            tip = titles[r][c] if titles and titles[r][c] and titles[r][c] != text else ""
+            cells.append(f'<td title="{escape(tip)}">{escape(text)}</td>' if tip else f"<td>{escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def figure(fig_id: str, src: str, alt: str, caption: str, png: bytes | None = None) -> str:
+    """A figure with an id; a chart's PNG gives its smallest text size (``data-min-font-px``) and natural width."""
+    attrs = ""
+    if png is not None:
+        with Image.open(io.BytesIO(png)) as im:
+            font = im.info.get(MIN_FONT_KEY)
+            attrs = f' width="{im.width}"' + (f' data-min-font-px="{escape(font)}"' if font else "")
+    return (f'<figure id="{escape(fig_id)}"><img alt="{escape(alt)}" src="{escape(src)}"{attrs}>'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
 
 
 def run_config(run: ReportRun) -> RunConfig | None:
@@ -30,34 +51,74 @@ def run_config(run: ReportRun) -> RunConfig | None:
     return RunFolder(run.path).read_config()
 
 
-def _short(value: Any, width: int = 90) -> str:
+def repeats_of(run: ReportRun) -> int:
+    """How many times the run answered each item."""
+    config = run_config(run)
+    return config.repeats if config else 1
+
+
+def runs_section(runs: Sequence[ReportRun]) -> str:
+    """One row per run: model, protocol, items (× repeats) and counts of answers."""
+    repeats = [repeats_of(r) for r in runs]
+    rows, titles = [], []
+    for run, n in zip(runs, repeats, strict=True):
+        c = run.scores.counts
+        items = f"{c.get('items', 0):,}" + (f" × {n} repeats" if n > 1 else "")
+        rows.append([run.label, str(run.scores.run.get("model")), protocol_label(run.scores), items,
+                     *(f"{c[k]:,}" if isinstance(c.get(k), int) else DASH
+                       for k in ("answered", "invalid", "missing", "truncated")), run.path.name])
+        titles.append([""] * 8 + [str(run.path)])
+    note = ('<p class="note">Answered, invalid, missing and truncated count answers: each item once per repeat.</p>'
+            if max(repeats) > 1 else "")
+    return ("<h2 id=\"runs\">Runs</h2>"
+            + table(["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Truncated", "Folder"],
+                    rows, titles) + note)
+
+
+def _short(value: Any, width: int = 60) -> str:
     """A setting as text, cut at ``width`` characters with an ellipsis."""
-    if value is None or value == {} or value == []:
-        return DASH
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = _full(value)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _full(value: Any) -> str:
+    if value is None or value == {} or value == []:
+        return DASH
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+SETTINGS = ("Model identity", "Served as", "Temperature", "Max tokens", "Seed", "Top-p", "System prompt", "Repeats",
+            "Protocol", "Tasks", "Limit", "medtemporal", "Packages", "Started", "Finished")
+
+
+def _settings(run: ReportRun) -> list[Any]:
+    c = run_config(run) or RunConfig(benchmark=BenchmarkRef(path=str(run.path)))
+    gen = c.generation
+    return [c.model.identity, c.model.served, gen.get("temperature"), gen.get("max_tokens"), gen.get("seed"),
+            gen.get("top_p"), gen.get("system_prompt"), str(c.repeats), protocol_label(run.scores),
+            c.tasks, c.limit, f"{c.medtemporal_version or DASH} ({c.git_revision or 'no git'})",
+            ", ".join(f"{k} {v}" for k, v in sorted(c.packages.items()) if k != "medtemporal"),
+            c.started_at, c.finished_at]
+
+
 def settings_section(runs: Sequence[ReportRun]) -> str:
-    """A setting per row, a run per column: model identity, generation, repeats, protocol and options,
-    selection, versions and dates (from each run's ``config.json``)."""
-    columns = []
-    for run in runs:
-        c = run_config(run) or RunConfig(benchmark=BenchmarkRef(path=str(run.path)))
-        model, gen, packages = c.model, c.generation, c.packages
-        columns.append([
-            _short(model.identity), _short(model.served), _short(gen.get("temperature")),
-            _short(gen.get("max_tokens")), _short(gen.get("seed")), _short(gen.get("top_p")),
-            _short(gen.get("system_prompt")), str(c.repeats), protocol_label(run.scores),
-            _short(c.tasks), _short(c.limit),
-            f"{c.medtemporal_version or DASH} ({c.git_revision or 'no git'})",
-            _short(", ".join(f"{k} {v}" for k, v in sorted(packages.items()) if k != "medtemporal"), 120),
-            _short(c.started_at), _short(c.finished_at),
-        ])
-    names = ["Model identity", "Served as", "Temperature", "Max tokens", "Seed", "Top-p", "System prompt",
-             "Repeats", "Protocol", "Tasks", "Limit", "medtemporal", "Packages", "Started", "Finished"]
-    rows = [[name, *(col[k] for col in columns)] for k, name in enumerate(names)]
-    return "<h2>Run settings</h2>" + table(["Setting", *(r.label for r in runs)], rows)
+    """The runs' settings from their ``config.json``: those all runs share in one table, those that differ in
+    another (a run per column); long values are cut, whole in their tooltip."""
+    values = [_settings(r) for r in runs]
+    same = [k for k in range(len(SETTINGS)) if len({_full(v[k]) for v in values}) == 1]
+    differ = [k for k in range(len(SETTINGS)) if k not in same and SETTINGS[k] not in ("Started", "Finished")]
+    when = [k for k in range(len(SETTINGS)) if k not in same and k not in differ]
+    parts = ["<h2 id=\"settings\">Run settings</h2>"]
+    if same:
+        title = "Every run" if len(runs) > 1 else runs[0].label
+        parts.append(table(["Setting", title], [[SETTINGS[k], _short(values[0][k], 100)] for k in same],
+                           [["", _full(values[0][k])] for k in same]))
+    if differ or when:
+        keys = differ + when
+        parts.append("<h3>Settings that differ between runs</h3>" + table(
+            ["Setting", *(r.label for r in runs)], [[SETTINGS[k], *(_short(v[k]) for v in values)] for k in keys],
+            [["", *(_full(v[k]) for v in values)] for k in keys]))
+    return "".join(parts)
 
 
 def repeats_section(runs: Sequence[ReportRun]) -> str:
@@ -76,17 +137,34 @@ def repeats_section(runs: Sequence[ReportRun]) -> str:
                          fmt(s["mean"], pct), fmt(s["sd"], pct) if s["sd"] is not None else DASH])
         for group, c in block.get("consistency", {}).items():
             same = c.get("correct_agreement")
-            agreement.append([run.label, group, str(c["items"]), f"{100 * c['answer_agreement']:.1f}",
-                              str(c["flipped_items"]), DASH if same is None else f"{100 * same:.1f}"])
+            agreement.append([run.label, group, f"{c['items']:,}", f"{100 * c['answer_agreement']:.1f}",
+                              f"{c['flipped_items']:,}", DASH if same is None else f"{100 * same:.1f}"])
     return (
-        "<h2>Repeats: each repeat's value, their mean and spread</h2>"
+        "<h2 id=\"repeats\">Repeats: each repeat's value, their mean and spread</h2>"
         '<p class="note">The main tables pool every repeat (intervals resample patients); here each repeat '
         "on its own. sd: standard deviation over repeats.</p>"
         + table(["Run", "Group", "Metric", "Per repeat", "Mean", "sd"], rows)
-        + "<h2>Repeats: per-item consistency</h2>"
+        + "<h3>Per-item consistency</h3>"
         + table(["Run", "Group", "Items", "Same answer in every repeat (%)", "Items that changed answer",
                  "Right in all or wrong in all (%)"], agreement)
     )
+
+
+def differences_line(differs: dict[str, tuple[Any, Any]]) -> str:
+    """The settings two runs differ in, in a few words: a setting with its two values where short, else the
+    settings under one heading counted (``protocol.templates (2 settings)``)."""
+    by_head: dict[str, list[str]] = {}
+    for key in differs:
+        by_head.setdefault(".".join(key.split(".")[:2]), []).append(key)
+    parts = []
+    for head, keys in by_head.items():
+        a, b = differs[keys[0]]
+        shown = (json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False))
+        if len(keys) == 1 and max(len(s) for s in shown) <= 40:
+            parts.append(f"{keys[0]} ({shown[0]} vs {shown[1]})")
+        else:
+            parts.append(f"{head} ({len(keys)} setting{'s' if len(keys) > 1 else ''})" if keys != [head] else head)
+    return ", ".join(parts)
 
 
 def paired_section(runs: Sequence[ReportRun]) -> str:
@@ -95,45 +173,78 @@ def paired_section(runs: Sequence[ReportRun]) -> str:
     if len(runs) < 2 or len({r.scores.run.get("benchmark") for r in runs}) != 1:
         return ""
     base = runs[0]
-    rows, notes = [], []
+    rows, pairs, warns = [], [], []
     for run in runs[1:]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ComparisonWarning)
             try:
                 result = compare_runs(run.path, base.path)
-            except InvalidInputError:
-                notes.append(f"{run.label}: no item answered by both runs, so no paired difference.")
+            except InvalidInputError as exc:
+                warns.append(f"{run.label}: no paired difference: {exc}")
                 continue
-        notes += [f"{run.label}: {w}." for w in result.warnings]
+        settings = differences_line(result.differs) if result.differs else "the same settings"
+        pairs.append(f"{run.label} vs {base.label}: {result.common:,} common items; "
+                     + (f"settings differ in {settings}." if result.differs else "same settings."))
+        if result.only_a or result.only_b:
+            warns.append(f"{run.label}: the runs cover different items ({result.only_a:,} answered only here, "
+                         f"{result.only_b:,} only in {base.label}); only the common items are compared.")
         for r in result.rows:
             pct = is_percent(runs, r.metric)
             ci = DASH if r.ci_low is None else f"[{fmt(r.ci_low, pct)}, {fmt(r.ci_high, pct)}]"
-            rows.append([run.label, r.group, r.metric, str(r.n), fmt(r.a, pct), fmt(r.b, pct), fmt(r.diff, pct), ci,
+            rows.append([run.label, r.group, r.metric, f"{r.n:,}", fmt(r.a, pct), fmt(r.b, pct), fmt(r.diff, pct), ci,
                          DASH if r.p_mcnemar is None else f"{r.p_mcnemar:.3g}"])
-    warn = "".join(f'<p class="warn">Warning: {escape(n)}</p>' for n in notes)
+    listed = "".join(f"<li>{escape(p)}</li>" for p in pairs)
+    warn = "".join(f'<p class="warn">Warning: {escape(n)}</p>' for n in warns)
     return (
-        f"<h2>Paired differences against {escape(base.label)}</h2>"
+        f"<h2 id=\"paired\">Paired differences against {escape(base.label)}</h2>"
         '<p class="note">On the items both runs answered: run − first run, a 95% interval from a paired '
         "bootstrap resampling patients, and McNemar's exact p-value for accuracy "
-        f"(also: <code>medtemporal compare {escape(str(base.path))} RUN</code>).</p>{warn}"
-        + table(["Run", "Group", "Metric", "n", "Run", "First run", "Difference", "95% CI", "McNemar p"], rows)
+        f"(also: <code>medtemporal compare {escape(str(base.path))} RUN</code>).</p>"
+        f'<ul class="note">{listed}</ul>{warn}'
+        + (table(["Run", "Group", "Metric", "n", "Run", "First run", "Difference", "95% CI", "McNemar p"], rows)
+           if rows else "")
     )
 
 
-def files_section(files: Sequence[Path]) -> str:
-    """The benchmark's own report files inline: Markdown rendered to HTML, PNG figures embedded."""
+_IMG = re.compile(r'<p>\s*<img alt="([^"]*)" src="([^"]+)"\s*/?>\s*</p>')
+_CODE = re.compile(r"(`[^`]*`)")
+
+
+def _markdown_html(text: str) -> str:
+    """A family's Markdown as HTML; a ``<`` outside code spans is text (``"<gold>."``), never a tag."""
+    text = "".join(part if part.startswith("`") else part.replace("<", "&lt;") for part in _CODE.split(text))
+    return markdown_lib.markdown(text, extensions=["tables"])
+
+
+def files_section(files: Sequence[Path], assets: Assets) -> str:
+    """The benchmark's own report files inline: Markdown rendered to HTML with the figures it names in place,
+    then any figure it does not name; each figure once."""
+    pngs = {p.name: p for p in files if p.suffix == ".png"}
+    shown: set[str] = set()
+
+    def place(match: re.Match[str]) -> str:
+        alt, name = match.group(1), match.group(2)
+        if name not in pngs or name in shown:
+            return "" if name in shown else match.group(0)
+        shown.add(name)
+        return _file_figure(pngs[name], alt, assets)
+
     parts = []
     for path in files:
         if path.suffix == ".md":
-            html = markdown_lib.markdown(path.read_text(encoding="utf-8"), extensions=["tables"])
+            html = _markdown_html(path.read_text(encoding="utf-8"))
             for level in (2, 1):  # the file's headings sit under this section's
                 html = html.replace(f"<h{level}>", f"<h{level + 2}>").replace(f"</h{level}>", f"</h{level + 2}>")
             html = html.replace("<table>", '<div class="scroll"><table>').replace("</table>", "</table></div>")
-            parts.append(f'<div class="family">{html}</div>')
-        elif path.suffix == ".png":
-            data = base64.b64encode(path.read_bytes()).decode("ascii")
-            parts.append(f'<figure><img alt="{escape(path.stem)}" src="data:image/png;base64,{data}">'
-                         f"<figcaption>{escape(path.name)}</figcaption></figure>")
+            parts.append(f'<div class="family">{_IMG.sub(place, html)}</div>')
+    parts += [_file_figure(path, path.stem, assets) for name, path in pngs.items() if name not in shown]
     if not parts:
         return ""
-    return "<h2>The benchmark's own tables and figures (paper layout)</h2>" + "".join(parts)
+    return "<h2 id=\"family\">The benchmark's own tables and figures (paper layout)</h2>" + "".join(parts)
+
+
+def _file_figure(path: Path, alt: str, assets: Assets) -> str:
+    """A figure of the benchmark's own files: beside the page, or inline on a single-file page."""
+    png = path.read_bytes()
+    src = assets.image(path.name, png, "image/png") if assets.single_file else path.name
+    return figure(f"fig-{path.stem}", src, alt, path.name, png)

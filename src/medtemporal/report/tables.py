@@ -2,9 +2,12 @@
 
 Rows are runs (one model + protocol each) and a chance row; columns are the
 task families with their subtype columns (merged as the benchmark declares)
-and Overall. Cells show the value with its 95% interval; invalid and missing
-answers have their own columns. Nothing here computes a metric: every number
-comes from a run's ``scores.json``.
+and Overall: the micro average over items, and beside it, where the paper's
+Overall is a weighted mean of its columns (MI-CXR), "Overall (paper)" next
+to "Overall (micro)". Cells show the value with its 95% interval; invalid and missing
+answers have their own columns; a metric that could not be computed shows
+"unavailable", with its reason under the table's heading (`unavailable_notes`).
+Nothing here computes a metric: every number comes from a run's ``scores.json``.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from pathlib import Path
 from typing import Sequence
 
 from medtemporal.schema import Score
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 from medtemporal.scoring.runs import RunScores
 
 DASH = "–"
+UNAVAILABLE = "unavailable"
+"""The cell of a metric that could not be computed (`Score.unavailable`)."""
 
 
 @dataclass(frozen=True)
@@ -62,22 +68,53 @@ def metric_names(runs: Sequence[ReportRun]) -> list[str]:
     return list(dict.fromkeys(s.metric for r in runs for s in r.scores.scores))
 
 
+def has_value(score: Score | None) -> bool:
+    """Whether a score shows a number: computed, not NaN, and not over items the run left all missing."""
+    return score is not None and not math.isnan(score.value) and score.missing < score.n
+
+
+def scored_metrics(runs: Sequence[ReportRun]) -> list[str]:
+    """The metrics with a value in some run (`metric_names` less those every run left without one)."""
+    return [m for m in metric_names(runs) if any(has_value(s) for r in runs for s in r.scores.scores if s.metric == m)]
+
+
+def subtype_families(runs: Sequence[ReportRun]) -> dict[str, str]:
+    """Subtype → the families it belongs to, joined (``perception + reasoning``), for subtypes that several
+    families share: their scores pool every family's items, so they are shown once under all of them."""
+    owners: dict[str, list[str]] = {}
+    for run in runs:
+        for task in run.scores.layout:
+            for s in task.subtypes:
+                if task.task not in owners.setdefault(s, []):
+                    owners[s].append(task.task)
+    return {s: " + ".join(tasks) for s, tasks in owners.items() if len(tasks) > 1}
+
+
 def subtype_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
     """The Table 1 columns: each family's declared or per-subtype columns, then Overall."""
+    shared = subtype_families(runs)
     columns: dict[str, TableColumn] = {}
     for run in runs:
         for task in run.scores.layout:
             for c in task.columns:
                 if run.scores.score(c.group, metric) is not None:
-                    columns.setdefault(c.group, TableColumn(task.task, c.label, c.group))
-    return [*columns.values(), TableColumn("", "Overall", "overall")]
+                    family = shared.get(c.group.removeprefix("subtype:"), task.task)
+                    columns.setdefault(c.group, TableColumn(family, c.label, c.group))
+    return [*columns.values(), *overall_columns(runs, metric)]
 
 
 def family_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
     """One column per task family, then Overall."""
     columns = {t.group: TableColumn(t.task, t.task, t.group) for r in runs for t in r.scores.layout
                if r.scores.score(t.group, metric) is not None}
-    return [*columns.values(), TableColumn("", "Overall", "overall")]
+    return [*columns.values(), *overall_columns(runs, metric)]
+
+
+def overall_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
+    """"Overall"; where a run has the paper's weighted Overall, "Overall (paper)" and "Overall (micro)"."""
+    if any(r.scores.score(WEIGHTED_OVERALL, metric) is not None for r in runs):
+        return [TableColumn("", "Overall (paper)", WEIGHTED_OVERALL), TableColumn("", "Overall (micro)", "overall")]
+    return [TableColumn("", "Overall", "overall")]
 
 
 def is_percent(runs: Sequence[ReportRun], metric: str) -> bool:
@@ -93,13 +130,29 @@ def fmt(value: float | None, percent: bool) -> str:
 
 
 def fmt_score(score: Score | None, percent: bool) -> str:
-    """``31.5 [28.1, 34.9]``; the interval is left out where undefined."""
+    """``31.5 [28.1, 34.9]``; the interval is left out where undefined; "unavailable" for a metric that could
+    not be computed."""
     if score is None:
         return DASH
+    if score.unavailable:
+        return UNAVAILABLE
     text = fmt(score.value, percent)
     if score.ci_low is not None and score.ci_high is not None and text != DASH:
         text += f" [{fmt(score.ci_low, percent)}, {fmt(score.ci_high, percent)}]"
     return text
+
+
+def unavailable_notes(runs: Sequence[ReportRun], metric: str) -> list[str]:
+    """``bertscore_f1: unavailable (reason)`` once per distinct reason, with the runs' labels when only some
+    runs share it; empty when every run computed ``metric``."""
+    by_reason: dict[str, list[str]] = {}
+    for run in runs:
+        reason = next((s.unavailable for s in run.scores.scores if s.metric == metric and s.unavailable), None)
+        if reason:
+            by_reason.setdefault(reason, []).append(run.label)
+    return [f"{metric}: unavailable ({reason.rstrip('.')})" + ("" if len(labels) == len(runs) else
+                                                               f" in {', '.join(labels)}")
+            for reason, labels in by_reason.items()]
 
 
 def chance_of(runs: Sequence[ReportRun], group: str, metric: str) -> float | None:
@@ -142,12 +195,24 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])
 
 
-def headline(runs: Sequence[ReportRun], metric: str | None = None) -> str:
-    """The per-family Markdown table `medtemporal score` prints."""
-    metric = metric or metric_names(runs)[0]
+def metric_title(runs: Sequence[ReportRun], metric: str) -> str:
+    """``accuracy (%)``: the metric with its unit."""
+    return f"{metric} (%)" if is_percent(runs, metric) else metric
+
+
+def family_table(runs: Sequence[ReportRun], metric: str) -> str:
+    """The per-family Markdown table of one metric."""
     columns = family_columns(runs, metric)
     header = ["Run", *(column_title(c) for c in columns), "Invalid", "Missing"]
     return markdown_table(header, table_rows(runs, columns, metric))
+
+
+def headline(runs: Sequence[ReportRun], metric: str | None = None) -> str:
+    """The per-family table `medtemporal score` prints, under a line naming its metric."""
+    metric = metric or metric_names(runs)[0]
+    confidence = 100 * float(runs[0].scores.bootstrap.get("confidence", 0.95))
+    return (f"{metric_title(runs, metric)} by task family, with {confidence:.0f}% intervals clustered by patient:\n\n"
+            + family_table(runs, metric))
 
 
 def table1(runs: Sequence[ReportRun], metric: str) -> str:
@@ -166,6 +231,7 @@ def subtype_rows(runs: Sequence[ReportRun], metric: str) -> tuple[list[str], lis
         header += [run.label, "invalid / missing"]
     rows = []
     seen: set[str] = set()
+    shared = subtype_families(runs)
     for run in runs:
         for task in run.scores.layout:
             for subtype in task.subtypes:
@@ -173,7 +239,7 @@ def subtype_rows(runs: Sequence[ReportRun], metric: str) -> tuple[list[str], lis
                 if group in seen or run.scores.score(group, metric) is None:
                     continue
                 seen.add(group)
-                row = [task.task, subtype, str(run.scores.score(group, metric).n),
+                row = [shared.get(subtype, task.task), subtype, str(run.scores.score(group, metric).n),
                        fmt(chance_of(runs, group, metric), percent)]
                 for other in runs:
                     score = other.scores.score(group, metric)
@@ -207,12 +273,15 @@ def markdown(runs: Sequence[ReportRun]) -> str:
              *(str(r.scores.counts.get(k, DASH)) for k in counts),
              str(r.path)] for r in runs]
     parts += [markdown_table(header, rows), ""]
-    for metric in metric_names(runs):
-        unit = " (%)" if is_percent(runs, metric) else ""
-        parts += [f"## {metric}{unit} by task family", "", headline(runs, metric), ""]
-        parts += [f"## {metric}{unit} by family and subtype, in the papers' table layout", "", table1(runs, metric), ""]
+    for metric in scored_metrics(runs):
+        title = metric_title(runs, metric)
+        parts += [f"## {title} by task family", "", *(f"{n}\n" for n in unavailable_notes(runs, metric)),
+                  family_table(runs, metric), ""]
+        parts += [f"## {title} by family and subtype, in the papers' table layout", "", table1(runs, metric), ""]
         sub_header, sub_rows = subtype_rows(runs, metric)
-        parts += [f"## {metric}{unit} by subtype", "", markdown_table(sub_header, sub_rows), ""]
+        parts += [f"## {title} by subtype", "", markdown_table(sub_header, sub_rows), ""]
+    scored = scored_metrics(runs)
+    parts += [f"{n}\n" for m in metric_names(runs) if m not in scored for n in unavailable_notes(runs, m)]
     return "\n".join(parts)
 
 

@@ -4,13 +4,16 @@ Named by a spec string (`load_embedder`):
 
 - ``pixel`` / ``pixel:SIZE``: built-in and offline; the grayscale image box-averaged to
   SIZE×SIZE (default 16), mean-centred and L2-normalised. Deterministic, no model.
-- ``clip:PATH``: a CLIP-style model folder loaded with ``transformers`` (``AutoModel`` with
-  ``get_image_features``/``get_text_features``: CLIP, SigLIP such as MedSigLIP, ...).
+- ``clip:NAME_OR_PATH``: a CLIP-style model loaded with ``transformers`` (``AutoModel`` with
+  ``get_image_features``/``get_text_features``: CLIP, SigLIP such as MedSigLIP, ...), from a
+  local folder or a Hugging Face model name.
 - ``open_clip:PATH``: an open_clip model, either a folder with ``open_clip_config.json``
   (BiomedCLIP's layout) or ``ARCH@WEIGHTS`` (an architecture name and a weights file).
-- ``sentence:PATH``: a sentence-transformers text encoder (texts only).
+- ``sentence:NAME_OR_PATH``: a sentence-transformers text encoder (texts only).
 
-Models load from local paths only; nothing is downloaded.
+A model name resolves through the Hugging Face hub cache and is downloaded on
+first use (`medtemporal.hub.model_folder`; ``HF_HUB_OFFLINE=1`` forbids it);
+the snapshot's revision is part of `Embedder.identity`.
 
 >>> import tempfile, pathlib
 >>> from PIL import Image
@@ -32,6 +35,7 @@ from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.hub import model_folder, revision
 
 
 def normalise_rows(x: np.ndarray) -> np.ndarray:
@@ -77,13 +81,16 @@ class Embedder(ABC):
     """The model's weight files; their names and sizes are part of `identity`."""
 
     def identity(self) -> dict[str, Any]:
-        """What determines the vectors (the spec and the weight files); part of every cache key."""
-        return {"spec": self.spec, "weights": [(w.name, w.stat().st_size) for w in self.weights]}
+        """What determines the vectors (the spec, the weight files and, for a hub model, its revision); part of
+        every cache key."""
+        found = {"spec": self.spec, "weights": [(w.name, w.stat().st_size) for w in self.weights]}
+        commit = revision(self.weights[0].parent) if self.weights else None
+        return {**found, "revision": commit} if commit else found
 
     def embed_images(self, paths: Sequence[Path]) -> np.ndarray:
         """(n, d) float32, unit rows, one per image in order."""
         if not self.supports_images:
-            raise InvalidInputError(f"Embedder {self.spec!r} embeds texts only; use an image embedder such as pixel or clip:PATH.")
+            raise InvalidInputError(f"Embedder {self.spec!r} embeds texts only; use an image embedder such as pixel or clip:NAME_OR_PATH.")
         if not paths:
             return np.zeros((0, self.dim), dtype=np.float32)
         return normalise_rows(np.concatenate([self._images(b) for b in _batches(list(paths), 64, f"embed images ({self.spec})")]))
@@ -92,7 +99,7 @@ class Embedder(ABC):
         """(n, d) float32, unit rows, one per text in order."""
         if not self.supports_text:
             raise InvalidInputError(
-                f"Embedder {self.spec!r} cannot embed text; use clip:PATH, open_clip:PATH or sentence:PATH."
+                f"Embedder {self.spec!r} cannot embed text; use clip:NAME_OR_PATH, open_clip:PATH or sentence:NAME_OR_PATH."
             )
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -141,12 +148,11 @@ class HFClipEmbedder(Embedder):
     supports_text = True
 
     def __init__(self, path: str | Path, device: str | None = None) -> None:
-        self.path = Path(path)
-        if not self.path.is_dir():
-            raise InvalidInputError(f"CLIP model folder {self.path} does not exist; pass clip:/path/to/model.")
+        self.path = model_folder(path, what="retrieval encoder",
+                                 fix="pass --embedder clip:/path/to/model, or --embedder pixel")
         transformers = require("transformers", "hf")
         self.torch = require("torch", "hf")
-        self.spec = f"clip:{self.path}"
+        self.spec = f"clip:{path}"
         self.device = device or ("cuda" if self.torch.cuda.is_available() else "cpu")
         self.model = transformers.AutoModel.from_pretrained(str(self.path)).to(self.device).eval()
         self.image_processor = transformers.AutoImageProcessor.from_pretrained(str(self.path))
@@ -156,6 +162,10 @@ class HFClipEmbedder(Embedder):
             self.tokenizer, self.supports_text = None, False
         config = self.model.config
         self._dim = int(getattr(config, "projection_dim", 0) or config.vision_config.hidden_size)
+        limits = (getattr(getattr(config, "text_config", None), "max_position_embeddings", None),
+                  getattr(self.tokenizer, "model_max_length", None))
+        self._max_tokens = min((int(x) for x in limits if x), default=None)
+        """Texts are cut to what the text tower takes (a report may be longer than CLIP's 77 tokens)."""
         self.weights = _weight_files(self.path)
 
     @property
@@ -175,7 +185,8 @@ class HFClipEmbedder(Embedder):
             return self._features(self.model.get_image_features(pixel_values=inputs["pixel_values"]))
 
     def _texts(self, texts: Sequence[str]) -> np.ndarray:
-        inputs = self.tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt").to(self.device)
+        inputs = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self._max_tokens,
+                                return_tensors="pt").to(self.device)
         with self.torch.no_grad():
             return self._features(self.model.get_text_features(**inputs))
 
@@ -231,11 +242,9 @@ class SentenceEmbedder(Embedder):
     supports_text = True
 
     def __init__(self, path: str | Path, device: str | None = None) -> None:
-        self.path = Path(path)
-        if not self.path.is_dir():
-            raise InvalidInputError(f"Sentence model folder {self.path} does not exist; pass sentence:/path/to/model.")
+        self.path = model_folder(path, what="sentence encoder", fix="pass sentence:/path/to/model")
         st = require("sentence_transformers", "hf")
-        self.spec = f"sentence:{self.path}"
+        self.spec = f"sentence:{path}"
         self.model = st.SentenceTransformer(str(self.path), device=device or "cpu")
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self._dim = int(dim())
@@ -254,6 +263,7 @@ def load_embedder(spec: str, device: str | None = None) -> Embedder:
 
     Raises:
         InvalidInputError: an unknown kind or a bad path, in one sentence.
+        UnavailableError: a model that is neither on disk nor downloadable now (one sentence naming the fix).
     """
     kind, _, target = spec.partition(":")
     if kind == "pixel":
@@ -261,7 +271,8 @@ def load_embedder(spec: str, device: str | None = None) -> Embedder:
             raise InvalidInputError(f"Embedder {spec!r}: the pixel size must be an integer, e.g. pixel:16.")
         return PixelEmbedder(int(target) if target else 16)
     if not target:
-        raise InvalidInputError(f"Embedder {spec!r} needs a path; write {kind or 'clip'}:/path/to/model.")
+        raise InvalidInputError(f"Embedder {spec!r} needs a path or model name; write {kind or 'clip'}:/path/to/model "
+                                f"or {kind or 'clip'}:NAME.")
     if kind == "clip":
         return HFClipEmbedder(target, device)
     if kind == "open_clip":
@@ -269,5 +280,6 @@ def load_embedder(spec: str, device: str | None = None) -> Embedder:
     if kind == "sentence":
         return SentenceEmbedder(target, device)
     raise InvalidInputError(
-        f"Unknown embedder {spec!r}; use pixel[:SIZE], clip:PATH, open_clip:PATH (or ARCH@WEIGHTS) or sentence:PATH."
+        f"Unknown embedder {spec!r}; use pixel[:SIZE], clip:NAME_OR_PATH, open_clip:PATH (or ARCH@WEIGHTS) or "
+        "sentence:NAME_OR_PATH."
     )

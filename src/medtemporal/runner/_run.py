@@ -1,7 +1,7 @@
 """The run: items × model × protocol → ``predictions.jsonl``, resumable by construction.
 
 Each answered item is appended to ``predictions.jsonl`` with one ``write``
-the moment it is done (fsync'd in the background, see `PredictionLog`),
+the moment it is done (fsync'd in the background, see `medtemporal.runs.AppendLog`),
 after its response went into the response cache, so a run killed at any
 moment resumes with the same command and asks the model nothing it had
 already answered.
@@ -23,6 +23,7 @@ from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import spec
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
+from medtemporal.image_roots import record_image
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Solver
 from medtemporal.registry import lookup
@@ -267,10 +268,7 @@ def _prompt(request: Request | None, image_root: Path) -> tuple[dict[str, Any], 
             if isinstance(part, TextPart):
                 parts.append({"text": part.text})
             elif isinstance(part, ImagePart):
-                try:
-                    parts.append({"image": part.path.relative_to(image_root).as_posix()})
-                except ValueError:
-                    parts.append({"image": part.path.as_posix()})
+                parts.append(record_image(part.path, image_root))
         messages.append({"role": message.role, "parts": parts})
     return tuple(messages)
 
@@ -373,7 +371,8 @@ async def arun(
                 side.bind(ModelSession.open(side.uri, use=use, **policy))
                 stack.push_async_callback(side.aclose)
         root = Path(opts.image_root) if opts.image_root is not None else bench.image_root
-        _check_images(items, root)
+        if solver.needs_images(backend):
+            _check_images(items, root)
         backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
         backend.fit_answers({i.id: i.answer for i in items})
         backend.fit_items(items)

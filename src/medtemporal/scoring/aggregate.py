@@ -7,28 +7,40 @@ Groups are named by a fixed scheme that reports and ``runs list`` rely on:
 - ``subtype:<subtype>``: one subtype (``subtype:single_emergence``; subtype
   names are assumed unique across tasks, as in the papers);
 - ``subtypes:<task>/<label>``: a column that merges subtypes, declared in the
-  benchmark's `BenchmarkSpec.subtype_groups` (the paper's "Single (E/R)").
+  benchmark's `BenchmarkSpec.subtype_groups` (the paper's "Single (E/R)");
+- ``overall:paper``: where the benchmark declares `BenchmarkSpec.overall_weights`
+  (its paper's headline is a weighted mean of table columns), that weighted
+  mean of the named groups' values, its interval from the same patient
+  bootstrap (each replicate recomputes every column, then the mean).
 
 Each group gets one `Score` per metric its tasks list in `BenchmarkSpec.metrics`.
 Invalid answers and missing predictions are scored by the metric (as wrong)
-and counted in `Score.invalid` and `Score.missing`.
+and counted in `Score.invalid` and `Score.missing`. A metric that cannot be
+computed on this machine (`medtemporal.scoring.metrics.UNAVAILABLE`: an encoder
+or nltk data that cannot be had) gets Scores with a NaN value and its reason in
+`Score.unavailable`, and one `MetricUnavailableWarning` per reason; the other
+metrics are scored as usual.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
+from medtemporal.errors import MetricUnavailableWarning
 from medtemporal.schema import Item, Record, Score
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_bootstrap
-from medtemporal.scoring.metrics import Answer, Metric, metric
+from medtemporal.scoring.metrics import UNAVAILABLE, Answer, Metric, metric
 
 Status = Literal["answered", "invalid", "missing"]
+WEIGHTED_OVERALL = "overall:paper"
+"""The group of the paper's weighted Overall (`BenchmarkSpec.overall_weights`)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,7 @@ def score_outcomes(
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     *,
     overall_tasks: Sequence[str] | None = None,
+    overall_weights: Mapping[str, float] | None = None,
     resamples: int = RESAMPLES,
     confidence: float = CONFIDENCE,
     seed: int = 0,
@@ -128,6 +141,8 @@ def score_outcomes(
         metrics_for_task: Task → metric names (from the benchmark's spec).
         subtype_groups: Declared merged columns (`BenchmarkSpec.subtype_groups`).
         overall_tasks: The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all).
+        overall_weights: Group → weight of the ``overall:paper`` score (`BenchmarkSpec.overall_weights`);
+            it is computed for each metric that every weighted group has, when all of them have items.
         resamples: Bootstrap replicates per score.
         confidence: Interval confidence level.
         seed: Base seed; each metric and set of items draws from its own stream derived from it.
@@ -146,14 +161,20 @@ def score_outcomes(
     resolved: dict[str, Metric] = {name: metric(name) for name in names}
     values: dict[str, np.ndarray] = {}
     applies: dict[str, np.ndarray] = {}
+    unavailable: dict[str, str] = {}
     for name, m in resolved.items():
         applies[name] = np.isin(task_of, [t.task for t in tasks if name in metrics_for_task(t.task)])
         idx = np.flatnonzero(applies[name])
-        scored = m.per_sample([items[i] for i in idx], [outcomes[i].answer for i in idx],
-                              [outcomes[i].output for i in idx], [outcomes[i].verdict for i in idx])
+        try:
+            scored = m.per_sample([items[i] for i in idx], [outcomes[i].answer for i in idx],
+                                  [outcomes[i].output for i in idx], [outcomes[i].verdict for i in idx])
+        except UNAVAILABLE as exc:
+            unavailable[name] = str(exc)
+            continue
         full = np.zeros((len(items), *scored.shape[1:]))
         full[idx] = scored
         values[name] = full
+    warn_unavailable(unavailable)
 
     jobs = [(g, name) for g, (_, covered) in named.items() for name in names
             if any(name in metrics_for_task(t) for t in covered)]
@@ -162,17 +183,76 @@ def score_outcomes(
         m = resolved[name]
         idx = named[group][0]
         idx = idx[applies[name][idx]]
+        counts = dict(n=len(idx), invalid=int((status[idx] == "invalid").sum()),
+                      missing=int((status[idx] == "missing").sum()), chance=_chance(m, [items[i] for i in idx]),
+                      higher_is_better=m.higher_is_better)
+        if name in unavailable:
+            scores.append(Score(metric=name, value=math.nan, group=group, unavailable=unavailable[name], **counts))
+            continue
         est = cluster_bootstrap(
             values[name][idx], clusters[idx], m.reduce, confidence=confidence, resamples=resamples,
             rng=_stream(seed, name, idx),
             label=f"{name} over {group}",
         )
+        scores.append(Score(metric=name, value=est.value, group=group, ci_low=est.low, ci_high=est.high, **counts))
+    for name in [n for n in names if n not in unavailable] if overall_weights else ():
+        parts = [(named[g][0][applies[name][named[g][0]]], w) for g, w in overall_weights.items() if g in named]
+        if len(parts) < len(overall_weights) or not all(len(idx) for idx, _ in parts):
+            continue
+        m = resolved[name]
+        idx, stats, reduce = _weighted(values[name], parts, m.reduce)
+        est = cluster_bootstrap(stats, clusters[idx], reduce, confidence=confidence, resamples=resamples,
+                                rng=_stream(seed, f"{name}:{WEIGHTED_OVERALL}", idx), label=f"{name} over {WEIGHTED_OVERALL}")
+        chances = [_chance(m, [items[i] for i in part]) for part, _ in parts]
+        chance = (None if any(c is None for c in chances)
+                  else round(math.fsum(c * w for c, (_, w) in zip(chances, parts)) / math.fsum(w for _, w in parts), 12))
         scores.append(Score(
-            metric=name, value=est.value, group=group, n=len(idx), ci_low=est.low, ci_high=est.high,
+            metric=name, value=est.value, group=WEIGHTED_OVERALL, n=len(idx), ci_low=est.low, ci_high=est.high,
             invalid=int((status[idx] == "invalid").sum()), missing=int((status[idx] == "missing").sum()),
-            chance=_chance(m, [items[i] for i in idx]), higher_is_better=m.higher_is_better,
+            chance=chance, higher_is_better=m.higher_is_better,
         ))
     return scores
+
+
+_WARNED: set[str] = set()
+"""Unavailability messages already shown in this process (each is shown once)."""
+
+
+def warn_unavailable(reasons: Mapping[str, str]) -> None:
+    """One `MetricUnavailableWarning` per distinct reason (``bertscore_f1: unavailable (…)``), once per process."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in reasons.items():
+        by_reason.setdefault(reason, []).append(name)
+    for reason, names in by_reason.items():
+        text = f"{', '.join(names)}: unavailable ({reason.rstrip('.')}); the other metrics are scored"
+        if text not in _WARNED:
+            _WARNED.add(text)
+            warnings.warn(text, MetricUnavailableWarning, stacklevel=3)
+
+
+def _weighted(values: np.ndarray, parts: Sequence[tuple[np.ndarray, float]], reduce: Callable[..., np.ndarray],
+              ) -> tuple[np.ndarray, np.ndarray, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
+    """Items, per-item statistics and aggregation of a weighted mean of groups' values.
+
+    Each item gets, per group, its statistics where it belongs to the group (zeros elsewhere) and a 1
+    that counts it there, so that one resampled set of patients yields every group's value and the
+    weighted mean of them: ``sum_g w_g * reduce(sums_g, count_g) / sum_g w_g``.
+    """
+    idx = np.unique(np.concatenate([part for part, _ in parts]))
+    per_item = values.reshape(len(values), -1)[idx]
+    k = per_item.shape[1]
+    blocks = []
+    for part, _ in parts:
+        member = np.isin(idx, part).astype(float)[:, None]
+        blocks += [per_item * member, member]
+    weights = np.array([w for _, w in parts], dtype=float)
+
+    def weighted(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        by_group = sums.reshape(*sums.shape[:-1], len(parts), k + 1)
+        each = reduce(by_group[..., :k], by_group[..., k])
+        return (each * weights).sum(axis=-1) / weights.sum()
+
+    return idx, np.concatenate(blocks, axis=1), weighted
 
 
 def _stream(seed: int, metric_name: str, idx: np.ndarray) -> np.random.Generator:

@@ -87,16 +87,14 @@ def cluster_bootstrap(
     if len(values) != len(clusters):
         raise ValueError(f"{len(values)} values but {len(clusters)} cluster labels.")
     if len(values) == 0:
-        warnings.warn(f"No items in {label}; its score is NaN.", UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(UndefinedMetricWarning(f"No items in {label}; its score is NaN.", label,
+                                             "no items, so its score is NaN"), stacklevel=2)
         return Estimate(float("nan"), None, None, 0)
     sums, counts = cluster_sums(values, clusters)
     value = float(reduce(sums.sum(axis=0), counts.sum()))
     if len(counts) < 2:
-        warnings.warn(
-            f"{label} covers a single patient, so it has no clustered confidence interval.",
-            UndefinedMetricWarning,
-            stacklevel=2,
-        )
+        problem = "covers a single patient, so it has no clustered confidence interval"
+        warnings.warn(UndefinedMetricWarning(f"{label} {problem}.", label, problem), stacklevel=2)
         return Estimate(value, None, None, len(counts))
 
     def statistic(*arrays: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -31,7 +31,7 @@ from medtemporal.runs import RunConfig
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
-from medtemporal.scoring.metrics import is_correct, metric
+from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
 from medtemporal.scoring.runs import RunOutcomes, load_outcomes
 
 SETTINGS_COMPARED = (
@@ -242,6 +242,7 @@ def compare_runs(
     clusters = np.array([i.cluster for i in items], dtype=object)
     tasks = list(dict.fromkeys(i.task for i in items))
     at: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    left_out: set[str] = set()
     for group in ["overall", *(f"task:{t}" for t in tasks)]:
         idx = np.array([k for k, i in enumerate(items) if group == "overall" or group == f"task:{i.task}"])
         names = dict.fromkeys(m for t in tasks if group in ("overall", f"task:{t}")
@@ -250,8 +251,15 @@ def compare_runs(
             use = [k for k in idx if name in ra.metrics_for(items[k].task) and name in rb.metrics_for(items[k].task)]
             if not use:
                 continue
+            if name in left_out:
+                continue
             if name not in at:  # row of each common item in either run's statistics, once per metric
-                (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
+                try:
+                    (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
+                except UNAVAILABLE as exc:
+                    left_out.add(name)
+                    result.warnings.append(f"{name} is left out: unavailable ({str(exc).rstrip('.')})")
+                    continue
                 at[name] = (stats_a, np.array([rows_a.get(i.id, -1) for i in items]),
                             stats_b, np.array([rows_b.get(i.id, -1) for i in items]))
             stats_a, row_a, stats_b, row_b = at[name]

@@ -14,7 +14,7 @@ the item's answer type decides (``choice`` → ``letter``, ``yesno`` → ``yesno
 >>> item = Item.create(benchmark="x", task="TEL", subtype="s", images=[], question="?",
 ...     options={"A": "T1 → T2", "B": "T2 → T3", "C": "T3 → T4"}, answer_type="choice", answer="C")
 >>> extract(item, "The answer is C. T3 → T4", rule="letter")
-Extraction(answer='C', rule='letter@1')
+Extraction(answer='C', rule='letter@2')
 >>> extract(item, "A or B", rule="letter").answer is None
 True
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Mapping
 
 from medtemporal.benchmark import BenchmarkSpec, spec
@@ -90,15 +91,34 @@ def extract(item: Item, text: str | None, rule: str | None = None) -> Extraction
 # --- shared text handling -----------------------------------------------------------------
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.I | re.S)
+_THINK_TAIL = re.compile(r"\A.*</think>", re.I | re.S)
+_TURN_END = re.compile(r"<\|(?:im_end|eot_id|endoftext|end_of_text|end)\|>|<end_of_turn>|</s>", re.I)
+_CHAT_TOKEN = re.compile(r"<\|[A-Za-z_]{1,30}\|>|<(?:start_of_turn|bos|eos|s)>|\[/?INST\]", re.I)
+_ROLE = re.compile(r"\A\s*(?:assistant|model|gpt)\s*(?::[ \t]*|\n)", re.I)
 _EMPHASIS = re.compile(r"\*{1,3}|_{2,3}|`+")
 _LINE_MARKUP = re.compile(r"^[ \t]*(?:#{1,6}|>)[ \t]*", re.M)
 _QUOTES = "\"'“”‘’«»"
 
 
 def normalise(text: str) -> str:
-    """NFKC, reasoning (``<think>``) blocks and markdown emphasis/heading marks removed, stripped."""
+    """The reply as a reader sees it: NFKC; chat-template leftovers, reasoning blocks and markdown
+    emphasis/heading marks removed; stripped.
+
+    The reply ends at the first end-of-turn token (``<|im_end|>``, ``<|eot_id|>``, ``<end_of_turn>``,
+    ``</s>``, ``<|endoftext|>``) that has text before it: what follows is a turn the model invented.
+    Other special tokens (``<|im_start|>``, ``[INST]``) and a leading role label (``assistant``,
+    ``ASSISTANT:``, ``model``) are dropped. ``<think>…</think>`` blocks are removed (an unclosed
+    ``<think>`` removes the rest), and so is everything up to a ``</think>`` whose opening tag the
+    chat template wrote into the prompt.
+    """
     text = unicodedata.normalize("NFKC", text)
+    for m in _TURN_END.finditer(text):
+        if _CHAT_TOKEN.sub("", text[: m.start()]).strip():
+            text = text[: m.start()]
+            break
+    text = _ROLE.sub("", _CHAT_TOKEN.sub("", _TURN_END.sub("", text)))
     text = _THINK.sub(" ", text)
+    text = _THINK_TAIL.sub(" ", text)
     text = _EMPHASIS.sub("", text)
     return _LINE_MARKUP.sub("", text).strip()
 
@@ -112,25 +132,34 @@ def _plain(text: str) -> str:
 # Explicit answer slots: their content must name an option, else the output is invalid.
 _TAGS = re.compile(r"<answer>([^<]{0,2000})</answer>|\\boxed\{\s*(?:\\text(?:bf)?\{)?([^{}]*)\}?\s*\}", re.I | re.S)
 _FINAL = re.compile(
-    r"\bfinal\s+(?:answer|choice|option)(?!s)\s*(?:is|would\s+be|:|=|-|–|—)?\s*"
+    r"(?:\bfinal[\s_]+(?:answer|choice|option)(?!s)|[\"']final[_ ]answer[\"'])\s*(?:is|would\s+be|:|=|-|–|—)?\s*"
     r"(?:(?:option|choice|letter)(?!s)\s*)?",
     re.I,
 )
 _MARKER = re.compile(
-    r"(?:\b(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\s+(?:answer|option|choice)(?!s)"
-    r"|\banswer\b|\bI(?:\s+would|\s+will|'ll|’ll)?\s+(?:choose|select|pick|go\s+with|opt\s+for)"
-    r"|\bmy\s+(?:choice|pick|selection)\b)"
+    r"(?:\b(?:correct|right|best|true|most\s+(?:likely|appropriate|accurate))\s+(?:answer|option|choice|statement)(?!s)"
+    r"|\banswer\b(?:\s+to\s+(?:the|this|your)\s+question)?"
+    r"|\bI(?:\s+would|\s+will|'ll|’ll|'d|’d)?\s+(?:choose|select|pick|go\s+with|opt\s+for|lean\s+towards?)"
+    r"|\bmy\s+(?:choice|pick|selection)\b"
+    r"|[\"'](?:choice|option|selected[_ ]?(?:option|choice|answer)|prediction|answer[_ ]letter|letter)[\"'](?=\s*:))"
     r"\s*(?:is|would\s+be|should\s+be|will\s+be|=|:|-|–|—)?\s*(?:(?:option|choice|letter)(?!s)\s*)?",
     re.I,
 )
 _POSTFIX = re.compile(
-    r"(?<![\w'’\-→])(?:option\s+|choice\s+)?\(?([A-Z])\)?\s+is\s+(?:the\s+)?"
-    r"(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\b",
+    r"(?<![\w'’\-→])(?:option\s+|choice\s+)?\(?([A-Z])\)?\s+(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?"
+    r"(?:most\s+)?(?:correct|right|best|likely|plausible|appropriate|accurate)\b",
     re.I,
 )
-_LEAD_IN = re.compile(r"[\s" + _QUOTES + r":=\-–—]*(?:(?:option|choice|letter)(?!s)\s*)?", re.I)
+_LEAD_IN = re.compile(r"[\s" + _QUOTES + r":=\-–—]*((?:option|choice|letter)(?!s)\s*)?", re.I)
 _TOKEN = re.compile(r"(?:([(\[])\s*)?([A-Za-z])(?:\s*([)\]]))?")
-_JOIN = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b|\bnor\b|\bvs\.?|\bversus\b)\s*(?:(?:option|choice)\s+)?", re.I)
+_JOIN = re.compile(
+    r"\s*(?:,?\s*(?:\bor\b|\band\b|\bnor\b)(?:\s+(?:possibly|perhaps|maybe|potentially|also))?|,|/|&|\bvs\.?|\bversus\b)"
+    r"\s*(?:(?:option|choice)\s+)?",
+    re.I,
+)
+_OR_LATER = re.compile(
+    r"[.):]?[^\n.!?]{0,80}?\bor\s+(?:possibly\s+|perhaps\s+|maybe\s+)?(?:(?:option|choice)\s+)?(?=\(?[A-Z][.)])", re.I
+)
 _LINE_LETTER = re.compile(
     r"^[ \t]*(?:[-+•][ \t]+)?(?:(?:option|choice)[ \t]+)?[(\[]?([A-Za-z])(?:[)\]][.:]?|[.:])(?=\s|$)", re.M | re.I
 )
@@ -163,16 +192,81 @@ def _token(text: str, pos: int, article: bool) -> tuple[str, int] | None:
 
 
 def _head(segment: str, options: Mapping[str, str], article: bool) -> list[str]:
-    """Letters a segment opens with (``C``, ``(c)``, ``Option B:``, ``A or B``), else the option
-    whose exact text it opens with; [] when it names neither."""
-    pos = _LEAD_IN.match(segment).end()
-    found = _token(segment, pos, article)
+    """Letters a segment opens with (``C``, ``(c)``, ``Option B:``, ``A or B``, an echoed list
+    ``A. Yes B. No``), else the option whose exact text it opens with; [] when it names neither."""
+    lead = _LEAD_IN.match(segment)
+    pos = lead.end()
+    found = _token(segment, pos, article and not lead.group(1))  # "Option A best…" is the letter
     if found is None:
         return _by_text(segment[pos:], options)
     letters = [found[0]]
-    while (join := _JOIN.match(segment, found[1])) and (found := _token(segment, join.end(), True)):
+    while found := _continued(segment, found[1], found[0], options):
         letters.append(found[0])
     return letters
+
+
+_MARK = re.compile(r"(?:[(\[][ \t]*([A-Z])[ \t]*[)\]][.:]?|([A-Z])[.):])(?=\s|$)")
+_GAP = re.compile(r"[ \t]*[.,;:]?[ \t]*")
+_NEXT_LINE = re.compile(r"[ \t.,;:]*\n\s*(?:[-+•][ \t]+)?")
+
+
+@lru_cache(maxsize=4096)
+def _text_pattern(text: str) -> re.Pattern[str] | None:
+    """An option's text as it may follow its letter (``A. Yes``, ``B) T2 -> T3``): case and spacing
+    free, ``->`` for ``→``, a closing full stop optional; None for an empty text."""
+    words = text.strip().rstrip(".!;:,").split()
+    if not words:
+        return None
+    body = r"\s+".join(re.escape(w).replace("→", "(?:→|->)") for w in words)
+    return re.compile(r"[ \t]*(?:[.:)\-–—][ \t]*)?" + body + r"(?!\w)", re.I)
+
+
+def _own_text(segment: str, pos: int, letter: str, options: Mapping[str, str]) -> int | None:
+    """Where ``letter``'s option text ends if it follows at ``pos``, else None."""
+    pattern = _text_pattern(options.get(letter, ""))
+    m = pattern.match(segment, pos) if pattern else None
+    return m.end() if m else None
+
+
+def _marker(segment: str, pos: int, options: Mapping[str, str]) -> tuple[str, int, bool] | None:
+    """An option marker (``B.``, ``B)``, ``B:``, ``(B)``) at ``pos``: (letter, end, whether its own
+    option text follows), or None."""
+    m = _MARK.match(segment, pos)
+    if not m or (letter := m.group(1) or m.group(2)) not in options:
+        return None
+    return letter, m.end(), _own_text(segment, m.end(), letter, options) is not None
+
+
+def _continued(segment: str, pos: int, letter: str, options: Mapping[str, str]) -> tuple[str, int] | None:
+    """The next letter a segment names after ``letter`` (read up to ``pos``), or None.
+
+    Right after the letter, ``or``/``and``/``,``/``/`` and another letter ("A or B"). After the
+    letter's own option text, the next option marker on the line (``A. Yes B. No``, ``A) T1 → T2
+    or C) T3 → T4``) when that option's text follows it too, or the marker of the next option in
+    order opening the next line with its text (a list echoed line by line). A marker followed by
+    another marker or the end of the line continues a list of bare letters (``A. B. C.``).
+    Explanations naming other letters ("C. Options A and B are too early") continue nothing.
+    """
+    if (join := _JOIN.match(segment, pos)) and (found := _token(segment, join.end(), True)):
+        return found
+    own = _own_text(segment, pos, letter, options)
+    at = pos if own is None else own
+    if own is not None and (join := _JOIN.match(segment, at)) and (mark := _marker(segment, join.end(), options)):
+        return mark[0], mark[1]
+    gap = _GAP.match(segment, at).end()
+    if mark := _marker(segment, gap, options):
+        bare = re.match(r"[ \t]*(?:$|\n|[(\[]?[A-Z][.):\]])", segment[mark[1] : mark[1] + 4])
+        if (own is not None and mark[2]) or bare:
+            return mark[0], mark[1]
+    if (later := _OR_LATER.match(segment, pos)) and (mark := _marker(segment, later.end(), options)):
+        if re.match(r"\s+[A-Z0-9]", segment[mark[1] : mark[1] + 2]) or mark[2]:
+            return mark[0], mark[1]
+    letters = list(options)
+    if own is not None and letter in letters[:-1] and (line := _NEXT_LINE.match(segment, at)):
+        mark = _marker(segment, line.end(), options)
+        if mark and mark[2] and mark[0] == letters[letters.index(letter) + 1]:
+            return mark[0], mark[1]
+    return None
 
 
 def _by_text(segment: str, options: Mapping[str, str]) -> list[str]:
@@ -222,37 +316,45 @@ def _after(pattern: re.Pattern[str], text: str, span: int = 2000) -> Iterable[st
 # --- rules -------------------------------------------------------------------------------
 
 
-@register("extractor", "letter", version="1", answer_types=("choice",),
+@register("extractor", "letter", version="2", answer_types=("choice",),
           description="one option letter by explicit answer statements; several, none or ambiguous → invalid")
 def letter(item: Item, text: str) -> str | None:
     """The single option letter ``text`` commits to, or None (invalid).
 
-    The output is normalised (Unicode NFKC; ``<think>`` blocks, markdown ``*``/``_``/`` ` ``
-    and heading/quote marks removed). Then five tiers are tried in order; the
-    first tier that names anything decides. If it names exactly one letter and
-    that letter is one of ``item.options``, that is the answer; several
-    different letters, or a letter that is not an option, make the output
-    invalid. Nothing is guessed from similarity.
+    MI-CXR's rule (``seeds/000`` E.5, lines 1735–1744): one option extracted by
+    rule-based parsing; "multiple answer choices, ambiguous selections, or
+    unparseable formats" are wrong; no fuzzy matching. The output is
+    normalised (`normalise`: NFKC, chat-template leftovers, ``<think>`` blocks,
+    markdown). Then five tiers are tried in order; the first tier that names
+    anything decides. If it names exactly one letter and that letter is one
+    of ``item.options``, that is the answer; several different letters, or a
+    letter that is not an option, make the output invalid.
 
     1. Answer slots: ``<answer>…</answer>`` and ``\\boxed{…}``. Their content
        must open with a letter or an option's exact text; otherwise invalid.
-    2. "Final answer" statements: ``Final answer: C``, ``final answer is (c)``.
+    2. "Final answer" statements: ``Final answer: C``, ``final answer is (c)``,
+       a JSON ``"final_answer": "C"``.
     3. Answer statements: ``answer is``, ``Answer:``, ``answer`` on its own
-       line (a markdown heading), ``correct/best option is``, ``I (would/'ll) choose/
-       select/pick/go with``, ``my choice is``, and ``C is the correct answer``.
+       line (a markdown heading), ``correct/best option is``, ``I (would/'ll/'d)
+       choose/select/pick/go with``, ``my choice is``, ``C is the correct
+       answer``, and JSON keys (``"answer"``, ``"choice"``, ``"option"``, …).
     4. The output's opening: ``C``, ``(C)``, ``C.``, ``C)``, ``Option B: …``,
        ``E. None of the above``, or an option's exact text; together with
        option letters that open any line with ``.``, ``)`` or ``:`` (``- B) …``),
-       so an echoed option list ("A. …\nB. …") is invalid.
+       so an option list echoed line by line is invalid.
     5. Anywhere: upper-case option letters standing alone (``… so (C).``).
 
-    A letter is read from the text right after a statement (tiers 1–4). After
-    it, ``or``/``and``/``,``/``/`` followed by another letter adds that letter
-    ("A or B" → invalid). Lower-case letters count only when bracketed or
-    followed by punctuation or the end of a line (``answer: (c)``, ``c.``),
-    never as words ("the answer is a pleural effusion"). At the opening and in
-    tier 5, "A" (and "I") followed by a lower-case word is the English article
-    or pronoun ("A small effusion…" names no option); after an answer
+    A letter is read from the text right after a statement (tiers 1–4), and
+    what follows it may name more (`_continued`): ``or``/``and``/``,``/``/``
+    and another letter ("A or B"); after the option's own text, another option
+    marker with its text on the same line (an echo ``A. Yes B. No``, a hedge
+    ``A) T1 → T2 or C) T3 → T4``) or the next option in order opening the
+    next line with its text. Other letters in an explanation name nothing
+    ("The answer is C. Options A and B are wrong" is C). Lower-case letters
+    count only when bracketed or followed by punctuation or the end of a line
+    (``answer: (c)``, ``c.``), never as words ("the answer is a pleural
+    effusion"). At the opening and in tier 5, "A" (and "I") followed by a
+    lower-case word is the English article or pronoun; after an answer
     statement an upper-case "A" is the letter ("The answer is A because…").
     Letters touching other word characters, hyphens, apostrophes or arrows are
     not letters (``T3``, ``B-lines``, ``E→R``); in tier 5 "not C" is skipped.
@@ -284,25 +386,34 @@ def letter(item: Item, text: str) -> str | None:
     return _decide([_loose(text, options)], options)
 
 
-_YES_NO = re.compile(r"[\s" + _QUOTES + r":=\-–—(\[]*(yes|no)\b(?:\s*(?:/|\bor\b|\band\b)\s*(yes|no)\b)?", re.I)
+_YES_NO = re.compile(
+    r"[\s" + _QUOTES + r":=\-–—(\[]*(yes|no)\b"
+    r"(?:\s*(?:/|\bor\b|\band\b)\s*(yes|no)\b|\s*,\s*(yes|no)\b(?=[ \t]*(?:[\])." + _QUOTES + r"]|$)))?",
+    re.I | re.M,
+)
+
+
+_CLOSING_YES_NO = re.compile(r"(?:[,:;\n]|\bso|\btherefore|\bthus|\bhence)[ \t]*(yes|no)[ \t]*[.!]?\s*\Z", re.I)
 
 
 def _yes_no(segment: str) -> list[str]:
-    """["Yes"] / ["No"] for a segment opening with the word ("yes or no" gives both), else []."""
+    """["Yes"] / ["No"] for a segment opening with the word ("yes or no", an echoed "[Yes, No]" give both),
+    else []."""
     m = _YES_NO.match(segment)
     return [w.capitalize() for w in m.groups() if w] if m else []
 
 
-@register("extractor", "yesno", version="1", answer_types=("yesno",),
+@register("extractor", "yesno", version="2", answer_types=("yesno",),
           description="Yes/No by answer statements or the opening word; both or neither → invalid")
 def yesno(item: Item, text: str) -> str | None:
     """``"Yes"`` or ``"No"`` as ``text`` states it, or None (invalid).
 
     Tiers as in `letter`, first that names anything decides: answer slots
     (``<answer>``, ``\\boxed``; must hold yes/no), "final answer" statements,
-    answer statements, then the opening word ("No, the effusion…"). Yes/no
-    words elsewhere are not read ("there is no change" names nothing), and an
-    output naming both is invalid.
+    answer statements, then the opening word ("No, the effusion…") together
+    with a closing one ("Comparing both films, yes."). Yes/no words
+    elsewhere are not read ("there is no change" names nothing), and an
+    output naming both ("Yes or No", an echoed "[Yes, No]") is invalid.
     """
     text = normalise(text)
     slots = [_yes_no(m.group(1) if m.group(1) is not None else m.group(2)) or ["?"] for m in _TAGS.finditer(text)]
@@ -310,7 +421,7 @@ def yesno(item: Item, text: str) -> str | None:
         [x for slot in slots for x in slot],
         [x for seg in _after(_FINAL, text) for x in _yes_no(seg)],
         [x for seg in _after(_MARKER, text) for x in _yes_no(seg)],
-        _yes_no(text),
+        _yes_no(text) + [m.group(1).capitalize() for m in _CLOSING_YES_NO.finditer(text)],
     )
     return _decide(tiers, ("Yes", "No"))
 

@@ -16,7 +16,10 @@ into the group's value: ``"mean"`` (sum / count), or any function
 ``reduce(sums[..., k], counts[...]) -> values[...]`` that works on leading
 batch axes, so the clustered bootstrap (`medtemporal.scoring.ci`) stays
 vectorised. ``chance`` maps one item to its chance-level score (or None);
-``percent`` asks reports to show the value × 100. A metric registered with
+``percent`` asks reports to show the value × 100. A metric that cannot be
+computed at all on this machine (its encoder or data files cannot be had, or
+an optional package is missing) raises one of `UNAVAILABLE`; scoring then
+reports it as unavailable with that sentence and scores the others. A metric registered with
 ``reads_output=True`` is called as ``(items, answers, outputs)`` with the raw
 outputs too (None where missing); ``settings`` is a function returning the
 options it runs with, recorded in ``scores.json``.
@@ -34,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, MissingDependencyError, UnavailableError
 from medtemporal.registry import lookup, register
 from medtemporal.schema import Item
 
@@ -42,6 +45,8 @@ Answer = str | list[str] | None
 """An extracted answer: a letter, Yes/No or text, an ordering, or None (invalid or missing)."""
 SampleFn = Callable[[Sequence[Item], Sequence[Answer]], np.ndarray]
 Reduce = Callable[[np.ndarray, np.ndarray], np.ndarray]
+UNAVAILABLE = (UnavailableError, MissingDependencyError)
+"""What a metric raises when it cannot be computed on this machine: reported as unavailable, not an error."""
 
 
 def reduce_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:

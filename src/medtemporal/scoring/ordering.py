@@ -44,7 +44,7 @@ _SEP = r"(?:[ \t]*(?:,|;|→|->|=>|⇒|>|–|—|-|\bthen\b|\band\b|&)[ \t]*|[ \
 _LABEL = re.compile(
     r"(?:\b(?:final|predicted|correct|proposed|temporal|chronological|my)\s+)?"
     r"\b(?:order(?:ing)?|sequence|answer)\b(?:\s+of\s+(?:the\s+)?frames)?"
-    r"\s*(?:is|should\s+be|would\s+be|will\s+be|:|=)\s*",
+    r"\s*(?:(?:is|should\s+be|would\s+be|will\s+be)\s*:?|:|=)\s*",
     re.I,
 )
 _FINAL = re.compile(r"\bfinal\b", re.I)
@@ -264,7 +264,7 @@ def _ends_sentence(text: str, end: int) -> bool:
     return re.match(r"[ \t]*(?:$|[.,;:!)\n]|\(|(?:because|since|as|as\s+follows|based)\b)", text[end:], re.I) is not None
 
 
-@register("extractor", "ordering", version="1", answer_types=("ordering",),
+@register("extractor", "ordering", version="2", answer_types=("ordering",),
           description="an order holding each identifier exactly once (JSON, labelled, or a bare sequence line); else invalid")
 def ordering(item: Item, text: str) -> list[str] | None:
     """The order ``text`` commits to, or None (invalid); see `split_ordering`."""

@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from medtemporal.scoring.aggregate import Outcome, groups, layout
-from medtemporal.scoring.metrics import is_correct, metric
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL, Outcome, groups, layout
+from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
 
 
 def point_values(
@@ -33,8 +33,10 @@ def point_values(
     metrics_for_task: Callable[[str], Sequence[str]],
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]],
     overall_tasks: Sequence[str] | None = None,
+    overall_weights: Mapping[str, float] | None = None,
 ) -> dict[tuple[str, str], float]:
-    """(group, metric) → value of one set of outcomes, groups as in `medtemporal.scoring.aggregate`."""
+    """(group, metric) → value of one set of outcomes, groups as in `medtemporal.scoring.aggregate`
+    (``overall:paper`` where ``overall_weights`` names groups that all have a value)."""
     tasks = layout([o.item for o in outcomes], subtype_groups)
     named = groups(outcomes, tasks, overall_tasks)
     task_of = np.array([o.item.task for o in outcomes], dtype=object)
@@ -47,8 +49,11 @@ def point_values(
             continue
         row = np.full(len(outcomes), -1)
         row[scored] = np.arange(len(scored))
-        stats = m.per_sample([outcomes[i].item for i in scored], [outcomes[i].answer for i in scored],
-                             [outcomes[i].output for i in scored]).reshape(len(scored), -1)  # once per metric
+        try:
+            stats = m.per_sample([outcomes[i].item for i in scored], [outcomes[i].answer for i in scored],
+                                 [outcomes[i].output for i in scored]).reshape(len(scored), -1)  # once per metric
+        except UNAVAILABLE:  # reported as unavailable in the scores themselves
+            continue
         for group, (idx, covered) in named.items():
             if not any(name in metrics_for_task(t) for t in covered):
                 continue
@@ -56,6 +61,9 @@ def point_values(
             if not len(idx):
                 continue
             result[(group, name)] = float(m.reduce(stats[row[idx]].sum(axis=0), np.float64(len(idx))))
+        parts = [(result.get((g, name)), w) for g, w in (overall_weights or {}).items()]
+        if parts and all(v is not None for v, _ in parts):
+            result[(WEIGHTED_OVERALL, name)] = math.fsum(v * w for v, w in parts) / math.fsum(w for _, w in parts)
     return result
 
 
@@ -88,10 +96,11 @@ def repeat_summary(
     metrics_for_task: Callable[[str], Sequence[str]],
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]],
     overall_tasks: Sequence[str] | None = None,
+    overall_weights: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The ``repeats`` block of ``scores.json``: ``n``, per (group, metric) the value of each repeat with
     mean, sd and range, and `consistency`."""
-    values = [point_values(o, metrics_for_task, subtype_groups, overall_tasks) for o in by_repeat]
+    values = [point_values(o, metrics_for_task, subtype_groups, overall_tasks, overall_weights) for o in by_repeat]
     rows = []
     for group, name in dict.fromkeys(k for v in values for k in v):
         series = [v.get((group, name), math.nan) for v in values]

@@ -135,7 +135,8 @@ def score_run(
                                         "decides; score it without --judge.")
         outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
         scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
-                                confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks)
+                                confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks,
+                                overall_weights=loaded.overall_weights)
         variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
                     for name, variant in family.variants.items()}
         first = next(iter(latest.values()), None)
@@ -160,8 +161,8 @@ def score_run(
                        "resamples": resamples, "confidence": confidence, "seed": seed},
             scored_with=f"medtemporal {__version__}",
             judge=judge_block,
-            repeats=repeat_summary(by_repeat, loaded.metrics_for, loaded.subtype_groups, loaded.overall_tasks)
-            if repeats > 1 else None,
+            repeats=(repeat_summary(by_repeat, loaded.metrics_for, loaded.subtype_groups, loaded.overall_tasks,
+                                    loaded.overall_weights) if repeats > 1 else None),
             variants=variants or None,
         )
         folder.write_scores(result.model_dump(mode="python"))
@@ -205,6 +206,8 @@ class RunOutcomes:
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
     overall_tasks: tuple[str, ...] | None = None
     """The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all)."""
+    overall_weights: Mapping[str, float] = field(default_factory=dict)
+    """Group → weight of the paper's weighted Overall (`BenchmarkSpec.overall_weights`)."""
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Values computed once per run and reused (e.g. per-item metric statistics, `medtemporal.scoring.compare`)."""
 
@@ -253,7 +256,8 @@ def _load_outcomes(folder: RunFolder, judged: bool, allow_rebuilt: bool = False)
     specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
     return RunOutcomes(config, bench, items, by_repeat, tallies, latest, lines, _metrics_for(items, specs, judged=judged),
-                       main.subtype_groups if main else {}, main.overall_tasks if main else None)
+                       main.subtype_groups if main else {}, main.overall_tasks if main else None,
+                       main.overall_weights if main else {})
 
 
 def read_scores(run_dir: str | Path) -> RunScores:

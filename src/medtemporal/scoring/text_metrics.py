@@ -1,14 +1,17 @@
 """BERTScore, and the texts report-generation metrics compare.
 
-BERTScore (metric ``bertscore_f1``) is `bert_score`'s per-sample F1. Its
-encoder is the environment variable ``MEDTEMPORAL_BERTSCORE_MODEL``: a local
-model folder, or the name of a model
-already in the Hugging Face cache (``$HF_HOME``, by default
-``~/.cache/huggingface``). Unset, it is ``roberta-large``, bert-score's
-encoder for English. The layer compared is the one bert-score tuned for that
-name (17 for ``roberta-large``; a folder named after a model bert-score knows
-counts as that model), else the encoder's last layer. Nothing is downloaded:
-an encoder that is not on disk fails with one sentence. For example::
+BERTScore (metric ``bertscore_f1``) is
+`bert_score`'s per-sample F1. Its encoder is the environment variable
+``MEDTEMPORAL_BERTSCORE_MODEL``: a local model folder or a Hugging Face model
+name. Unset, it is ``roberta-large``, bert-score's encoder for English. A name
+resolves through the Hugging Face hub cache and is downloaded on first use, as
+bert-score's own ``from_pretrained`` would (`medtemporal.hub.model_folder`;
+``HF_HUB_OFFLINE=1`` forbids it). The layer compared is the one bert-score
+tuned for that name (17 for ``roberta-large``; a folder named after a model
+bert-score knows counts as that model), else the encoder's last layer; no idf,
+no baseline rescaling. An encoder that cannot be had fails with one sentence
+(`UnavailableError`), and scoring reports the metric as unavailable. For
+example::
 
     MEDTEMPORAL_BERTSCORE_MODEL=/models/roberta-large medtemporal score runs/r1
 
@@ -21,53 +24,44 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.hub import model_folder
 from medtemporal.registry import register
 from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
+from medtemporal.scoring.metrics import UNAVAILABLE, Answer
 
 BERTSCORE_MODEL_ENV = "MEDTEMPORAL_BERTSCORE_MODEL"
-"""Environment variable naming the BERTScore encoder (a local folder or a cached model name)."""
+"""Environment variable naming the BERTScore encoder (a local folder or a Hugging Face model name)."""
 DEFAULT_BERTSCORE_MODEL = "roberta-large"
 """bert-score's encoder for English (``bert_score.utils.lang2model["en"]``)."""
+
+
+def bertscore_layer(model: str | Path) -> int | None:
+    """bert-score's tuned layer for encoder ``model`` (a name, or a folder named after one), else None."""
+    layers = require("bert_score.utils", "bertscore").model2layers
+    return layers.get(str(model), layers.get(Path(str(model)).name))
 
 
 def bertscore_encoder(model: str | Path = DEFAULT_BERTSCORE_MODEL) -> tuple[Path, int]:
     """The local folder of BERTScore encoder ``model`` and the layer bert-score compares.
 
     Args:
-        model: A local model folder, or a model name already in the Hugging Face cache.
+        model: A local model folder, or a Hugging Face model name (downloaded into the hub cache on first use).
 
     Returns:
         The folder, and bert-score's tuned layer for the name (or the folder's name), else the last layer.
 
     Raises:
-        InvalidInputError: the encoder is not on this machine (nothing is downloaded).
+        UnavailableError: the encoder is not on disk and cannot be downloaded now (one sentence naming the fix).
     """
-    bert_score_utils = require("bert_score.utils", "bertscore")
-    name = str(model)
-    folder = Path(name).expanduser()
-    if not folder.is_dir():
-        hub = require("huggingface_hub", "bertscore")
-        hub_errors = require("huggingface_hub.errors", "bertscore")
-        try:
-            folder = Path(hub.snapshot_download(name, local_files_only=True))
-        except (hub_errors.LocalEntryNotFoundError, hub_errors.HFValidationError):
-            raise InvalidInputError(
-                f"The BERTScore encoder {name!r} is neither a local folder nor in the Hugging Face cache; "
-                f"set {BERTSCORE_MODEL_ENV} to a local model folder (nothing is downloaded)."
-            ) from None
-    has_weights = any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
-    if not (folder / "config.json").is_file() or not has_weights:
-        raise InvalidInputError(
-            f"The BERTScore encoder folder {folder} lacks config.json or weights; "
-            f"set {BERTSCORE_MODEL_ENV} to a complete Hugging Face model folder."
-        )
-    layer = bert_score_utils.model2layers.get(name, bert_score_utils.model2layers.get(folder.name))
+    require("bert_score", "bertscore")
+    folder = model_folder(model, what="BERTScore encoder",
+                          fix=f"set {BERTSCORE_MODEL_ENV}=/path/to/model (a local copy of it, or another encoder)")
+    layer = bertscore_layer(model)
     if layer is None:
         transformers = require("transformers", "bertscore")
         layer = int(transformers.AutoConfig.from_pretrained(str(folder)).num_hidden_layers)
@@ -89,13 +83,14 @@ def bertscore_f1(
     Args:
         references: Reference reports.
         candidates: Outputs (None counts as empty).
-        model: A local model folder, or a model name already in the Hugging Face cache.
+        model: A local model folder, or a Hugging Face model name (see `bertscore_encoder`).
         num_layers: Layer whose embeddings are compared; default: as `bertscore_encoder` chooses.
         batch_size: Encoder batch size.
         device: torch device; default: CUDA when available, else CPU.
 
     Raises:
-        InvalidInputError: different numbers of references and outputs, or the encoder is not on disk.
+        InvalidInputError: different numbers of references and outputs.
+        UnavailableError: the encoder cannot be had (see `bertscore_encoder`).
     """
     if len(references) != len(candidates):
         raise InvalidInputError(f"Got {len(references)} references but {len(candidates)} outputs; pass one of each per sample.")
@@ -129,9 +124,25 @@ def reference_texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[l
     return refs, texts
 
 
-@register("metric", "bertscore_f1", higher_is_better=True, aggregation="mean", percent=True,
+def bertscore_model() -> str:
+    """The BERTScore encoder in use: ``$MEDTEMPORAL_BERTSCORE_MODEL`` or bert-score's English default."""
+    return os.environ.get(BERTSCORE_MODEL_ENV) or DEFAULT_BERTSCORE_MODEL
+
+
+def bertscore_settings() -> dict[str, Any]:
+    """The encoder, its layer (None when the encoder cannot be had) and bert-score's options, as recorded in
+    ``scores.json``."""
+    name = bertscore_model()
+    try:
+        layer: int | None = bertscore_encoder(name)[1]
+    except UNAVAILABLE:
+        layer = None
+    return {"bertscore_model": name, "bertscore_layer": layer, "bertscore_idf": False,
+            "bertscore_rescale_with_baseline": False}
+
+
+@register("metric", "bertscore_f1", higher_is_better=True, aggregation="mean", percent=True, settings=bertscore_settings,
           description=f"BERTScore F1 (bert-score); encoder from ${BERTSCORE_MODEL_ENV}, default {DEFAULT_BERTSCORE_MODEL}")
 def bertscore_f1_metric(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-sample BERTScore F1 with the encoder named by ``$MEDTEMPORAL_BERTSCORE_MODEL`` (see the module doc)."""
-    model = os.environ.get(BERTSCORE_MODEL_ENV) or DEFAULT_BERTSCORE_MODEL
-    return np.asarray(bertscore_f1(*reference_texts(items, answers), model), dtype=float)
+    return np.asarray(bertscore_f1(*reference_texts(items, answers), bertscore_model()), dtype=float)

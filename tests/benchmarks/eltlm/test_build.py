@@ -43,6 +43,9 @@ def test_sequences_of_two_to_five_time_ordered_studies_with_both_types(built, ph
         assert times == sorted(times) and [by_study[s]["frontal"] for s in ids] == [r.path for r in item.images]
     seen = Counter(s for i in bench.items if i.task == "perception" for s in i.meta["study_ids"])
     assert max(seen.values()) == 1  # sequences do not overlap
+    differs = [i.meta["study_ids"] != sorted(i.meta["study_ids"]) for i in bench.items]  # phantom ids: 8 digits
+    assert [i.meta["date_order_differs"] for i in bench.items] == differs and 0 < sum(differs) < len(differs)
+    assert bench.manifest.config["order"] == "date" and bench.manifest.config["date_order_differs"] == sum(differs)
 
 
 def test_perception_references_quote_the_later_reports_change_sentences(built, phantoms):

@@ -75,6 +75,7 @@ def test_the_release_in_time_order_from_the_metadata(tmp_path):
                                              .split(",")) if len(s) == 9]
         expected += ids != original[: len(ids)] if len(original) == len(ids) else 1
     assert counts.reordered_by_time == expected > 100  # random dates reorder many lists
+    assert counts.date_order_differs == expected == sum(i.meta["date_order_differs"] for i in items)
 
 
 def test_reading_rules_on_a_small_file(tmp_path):
@@ -103,6 +104,42 @@ def test_reading_rules_on_a_small_file(tmp_path):
                                                   ["s50000004", "s50000005"]]
     assert counts.reordered_by_time == 1 and [i.task for i in items] == ["perception", "reasoning", "perception"]
     assert items[0].images[0].path.endswith(".jpg") and items[0].images[0].view == "PA"
+    assert [i.meta["date_order_differs"] for i in items] == [True, False, False] and counts.date_order_differs == 1
+    # --order file: the file's lists as they are, the same items flagged
+    as_listed, counts = read_official(path, read_studies(root), verify_images=False, order="file")
+    assert [i.meta["study_ids"] for i in as_listed] == [["s50000001", "s50000002"], ["s50000002", "s50000003"],
+                                                      ["s50000004", "s50000005"]]
+    assert counts.reordered_by_time == 0 and counts.date_order_differs == 1
+    assert [i.meta["date_order_differs"] for i in as_listed] == [True, False, False]
+    assert {i.meta["order"] for i in as_listed} == {"file"} and {i.meta["order"] for i in items} == {"date"}
+    days = [ref.timestamp[:10] for ref in as_listed[0].images]
+    assert days == ["2150-03-10", "2150-01-01"]  # shown by id: the later study first
+
+
+def test_the_build_records_the_order_in_the_manifest(tmp_path, capsys):
+    path = tmp_path / "test.json"
+    path.write_text(json.dumps([
+        {"Source file": "p10000001", "type": "g", "Picture number": "s50000001,s50000002",
+         "Question": "What changed between the first and the second report?", "Standard Answer": "New effusion."},
+        {"Source file": "p10000001", "type": "t", "Picture number": "s50000002,s50000003",
+         "Question": "Why?", "Standard Answer": "Heart failure."}]))
+    root = write_metadata(tmp_path / "jpg", {"s50000001": ("p10000001", "21500310"),
+                                            "s50000002": ("p10000001", "21500101"),
+                                            "s50000003": ("p10000001", "21500601")})
+    for order in ("date", "file"):
+        out = tmp_path / order
+        assert main(["build", "eltlm", "--official", str(path), "--mimic-cxr-jpg", str(root), "--no-verify-images",
+                     "--order", order, "--out", str(out)]) == 0
+        config = load(out).manifest.config
+        assert config["order"] == order and config["date_order_differs"] == 1
+        assert config["release"]["reordered_by_time"] == (1 if order == "date" else 0)
+    assert main(["build", "eltlm", "--official", str(path), "--no-verify-images", "--out", str(tmp_path / "q")]) == 0
+    config = load(tmp_path / "q").manifest.config
+    assert config["order"] == "file" and config["date_order_differs"] is None  # no metadata: no dates to compare
+    capsys.readouterr()
+    assert main(["build", "eltlm", "--mimic-cxr-jpg", str(root), "--qba", str(tmp_path), "--order", "file",
+                 "--out", str(tmp_path / "rule")]) == 2
+    assert "--order file applies to --official imports" in capsys.readouterr().err
 
 
 def test_without_a_root_the_file_is_validated_and_a_run_refuses(tmp_path, capsys):

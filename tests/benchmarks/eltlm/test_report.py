@@ -40,6 +40,22 @@ def test_paper_layout_tables_and_figure(runs, tmp_path):
     assert png in written and png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_the_image_order_and_the_items_it_puts_at_risk_are_counted(runs, tmp_path):
+    bench, paths = runs
+    write_eltlm_report(paths, tmp_path)
+    text = (tmp_path / "eltlm_tables.md").read_text()
+    section = text.split("## Image order (date vs file)")[1].split("## Ablations")[0]
+    items = load(bench).items
+    differ = [i for i in items if i.meta["date_order_differs"]]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "Run" not in line and "---" not in line]
+    assert len(rows) == 2 and all(f"| date | {len(differ)} of {len(items)} |" in r for r in rows)
+    # direct answers the constant ANSWER: ROUGE-L 1 exactly where it is the reference, on each group
+    expected = [sum(rouge_l_f1_of(i.reference, ANSWER) for i in g) / len(g)
+                for g in (differ, [i for i in items if not i.meta["date_order_differs"]])]
+    direct = next(r for r in rows if "caption" not in r)
+    assert f"ROUGE-L {expected[0]:.3f} (n={len(differ)}) / {expected[1]:.3f} (n={len(items) - len(differ)})" in direct
+
+
 def test_ablation_deltas_are_paired_and_clustered_by_patient(runs):
     bench, paths = runs
     items = load(bench).items

@@ -68,6 +68,23 @@ def test_nulls_stay_within_their_share_when_the_quota_cannot_be_filled(non_null)
     assert nulls == non_null // 4  # as many as a one-in-five share allows
 
 
+@pytest.mark.parametrize("mixed", [0, 5, 27, 60, 200])
+def test_uniform_cap_holds_on_the_items_chosen_when_the_quota_cannot_be_filled(mixed):
+    """Issue 21 §7: the cap was a share of the quota, so an under-filled qtype (``multiple_emergence_2``: 70
+    of 250 built) kept 17% uniform items at a 10% cap. Uniform nulls are replaced by mixed ones, so E keeps
+    its share."""
+    cands = [_cand(i, null=i % 2 == 0, entity="abcd"[i % 4], pattern="all_neg") for i in range(300)]
+    cands += [_cand(1000 + i, null=i % 5 == 0, entity="abcd"[i % 4]) for i in range(mixed)]
+    random.Random(mixed).shuffle(cands)
+    chosen = select(cands, 250, Caps(null=0.2, abnormality=1.0, uniform_pattern=0.1))
+    n_uniform = sum(c.uniform for c in chosen)
+    assert n_uniform <= 0.1 * len(chosen) + 1e-9
+    assert sum(not c.uniform and not c.null for c in chosen) == mixed - -(-mixed // 5)  # every mixed non-null one
+    assert sum(c.null for c in chosen) <= 0.2 * len(chosen) + 1e-9
+    if mixed >= 27:
+        assert n_uniform > 0  # the cap limits uniform items, it does not ban them
+
+
 def test_nulls_do_not_take_every_key_when_keys_are_fewer_than_the_quota():
     """Each window is one question, asked as null or not (GTS multi): 179 windows, quota 1000."""
     cands = [_cand(2 * i + null, null=bool(null), entity="abcd"[i % 4], key=i) for i in range(179) for null in (0, 1)]

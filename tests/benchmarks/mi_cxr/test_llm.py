@@ -13,7 +13,7 @@ from medtemporal.benchmarks.mi_cxr.pipeline import MiCxrConfig, build_items
 from medtemporal.benchmarks.mi_cxr.llm import REWORDED, TextModel, check_text, open_text_model
 from medtemporal.benchmarks.mi_cxr.windows import Track
 from medtemporal.errors import InvalidInputError
-from medtemporal.backends.cache import ResponseCache
+from medtemporal.backends.session import DataUse, ModelSession
 
 CONFIG = MiCxrConfig(max_items=250, icr_variant=True, icr_variant_items=60)
 _VARIANT = {"Resolution": "has cleared", "New Appearance": "is newly seen", "Marked Improvement": "is markedly improved",
@@ -25,6 +25,11 @@ def _summary(spec: dict) -> str:
     arrow = " \u2192 "
     steps = ", ".join(f"{iv['interval'].replace(arrow, ' to ')} shows {iv['change']}" for iv in spec["intervals"])
     return f"For the {side}{spec['abnormality']}, {steps}."
+
+
+def _session(backend: Backend, cache) -> ModelSession:
+    """``backend`` as the session a build opens (cached in ``cache``; None: no cache)."""
+    return ModelSession(backend, use=DataUse("mi-cxr", "synthetic"), cache_path=cache, no_cache=cache is None)
 
 
 @dataclass
@@ -59,7 +64,7 @@ def template(timelines):
 
 
 def test_faithful_model_words_the_summaries_and_never_changes_a_label(timelines, template, tmp_path):
-    model = TextModel(Scripted("scripted:faithful"), ResponseCache(tmp_path / "c.sqlite"))
+    model = TextModel(_session(Scripted("scripted:faithful"), tmp_path / "c.sqlite"))
     items, exclusions = build_items(timelines[:100], CONFIG, model)
     assert _plain(items) == _plain(template)
     assert not [k for k in exclusions if k.startswith("llm_text_rejected")]
@@ -77,15 +82,15 @@ def test_faithful_model_words_the_summaries_and_never_changes_a_label(timelines,
 
 def test_cached_responses_rebuild_the_same_items_without_calling_the_model(timelines, tmp_path):
     first = Scripted("scripted:faithful")
-    items, _ = build_items(timelines[:100], CONFIG, TextModel(first, ResponseCache(tmp_path / "c.sqlite")))
+    items, _ = build_items(timelines[:100], CONFIG, TextModel(_session(first, tmp_path / "c.sqlite")))
     again = Scripted("scripted:faithful")
-    items2, _ = build_items(timelines[:100], CONFIG, TextModel(again, ResponseCache(tmp_path / "c.sqlite")))
+    items2, _ = build_items(timelines[:100], CONFIG, TextModel(_session(again, tmp_path / "c.sqlite")))
     assert first.calls > 0 and again.calls == 0 and items2 == items
 
 
 def test_outputs_breaking_a_constraint_fall_back_to_templates_and_are_counted(timelines, template, tmp_path):
     items, exclusions = build_items(
-        timelines[:100], CONFIG, TextModel(Scripted("scripted:unfaithful", faithful=False), None)
+        timelines[:100], CONFIG, TextModel(_session(Scripted("scripted:unfaithful", faithful=False), None))
     )
     rejected = sum(v for k, v in exclusions.items() if k.startswith("llm_text_rejected"))
     fell_back = [i for i in items if i.subtype in REWORDED and i.meta["text"] == "template"]

@@ -80,6 +80,8 @@ def test_the_release_is_answerable_from_its_text_and_ours_removes_it(tmp_path: P
     everything = rows["(all)"]
     assert bench.manifest.audit["flagged"] == ["change/(all)"] and everything["n"] == 3000
     assert 0.55 < everything["classifier"]["accuracy"] < 0.7 and everything["chance"] == 0.25  # issue: about 59%
+    assert 0.5 < everything["question"]["accuracy"] < everything["classifier"]["accuracy"]  # the question adds noise
+    assert everything["best"] == bench.manifest.config["blind_reader"] == "classifier"  # the picks are the options'
     by_type = {t: rows[t]["classifier"]["accuracy"] for t in ("no change", "worsen", "improved")}
     assert by_type["no change"] > max(by_type["worsen"], by_type["improved"]) > 0.45  # FACTS §5.3: 70 / 50 / 49
     items = bench.items

@@ -11,12 +11,14 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.fake_openai import TEST_API_KEY, FakeOpenAI
 
+from medtemporal.audit import READERS
 from medtemporal.benchmark import load, spec
 from medtemporal.benchmarks.mmxu.release import CURRENT_LABEL, PRIOR_LABEL
 from medtemporal.cli import main
 from medtemporal.export import item_from_row
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import format_options
+from medtemporal.report.audit import READER_NAMES
 from medtemporal.scoring import read_scores
 
 
@@ -28,10 +30,12 @@ def test_the_build_audits_across_content_types_and_keeps_each_blind_pick(bench: 
     rows = {r["subtype"]: r for r in audit["subtypes"]}
     assert set(rows) == {"no change", "worsen", "improved", "(all)"} and rows["(all)"]["n"] == len(b.items)
     assert audit["flagged"] == [] and all(rows[t].get("breakdown") for t in ("no change", "worsen", "improved"))
-    assert abs(rows["(all)"]["classifier"]["accuracy"] - 0.25) < 0.08  # the text alone says nothing
+    assert all(abs(rows["(all)"][r]["accuracy"] - 0.25) < 0.08 for r in READERS)  # the text alone says nothing
     assert all(i.meta["blind_pick"] in i.options for i in b.items)
+    best = rows["(all)"]["best"]
+    assert b.manifest.config["blind_reader"] == best and b.manifest.config["blind_picks"] is True
     right = sum(i.meta["blind_pick"] == i.answer for i in b.items) / len(b.items)
-    assert right == pytest.approx(rows["(all)"]["classifier"]["accuracy"], abs=1e-4)  # the picks are the audit's
+    assert right == pytest.approx(rows["(all)"][best]["accuracy"], abs=1e-4)  # the picks are the best reader's
     assert main(["build", "mmxu", "--official", str(release), "--mimic-cxr-jpg", str(b.image_root),
                  "--out", str(tmp_path / "again")]) == 0
     assert (tmp_path / "again" / "items.jsonl").read_bytes() == (bench / "items.jsonl").read_bytes()
@@ -51,7 +55,9 @@ def test_baselines_run_score_and_report_the_audit_beside_the_score(bench: Path, 
     assert main(["report", *map(str, runs), "--out", str(tmp_path / "report")]) == 0
     tables = (tmp_path / "report" / "mmxu_tables.md").read_text()
     assert "| System | Overall | no change | worsen | improved | Invalid | Missing |" in tables
-    assert "| baseline:oracle | 100.0 [100.0, 100.0] |" in tables and "| Blind reader (text only) |" in tables
+    reader = READER_NAMES[load(bench).manifest.config["blind_reader"]]
+    assert "| baseline:oracle | 100.0 [100.0, 100.0] |" in tables and f"| Blind reader (text only: {reader}) |" in tables
+    assert "| Content type | n | Chance | Heuristic (95% CI) | Rule | Options (95% CI) | Question + options" in tables
     assert "## Accuracy where the blind reader is wrong (ours)" in tables and "## Blind-adjusted accuracy (ours)" in tables
     assert "| Overall |" in tables.split("## Blind-solvability audit by content type")[1]
     assert (tmp_path / "report" / "mmxu_accuracy.png").read_bytes().startswith(b"\x89PNG")

@@ -46,6 +46,10 @@ def test_phantoms_build_run_report(env, capsys):
         "mode": "slices", "size": 32, "slices": 4, "window": "-1000,1000"}
     prediction = json.loads((out / "predictions.jsonl").read_text().splitlines()[0])
     assert prediction["calls"][0]["mode"] == "slices" and prediction["calls"][0]["window"] == [-1000.0, 1000.0]
+    slices = [p for m in prediction["prompt"] for p in m["parts"] if "image" in p]
+    assert len(slices) == 4 and all(p["root"] == "volumes" and p["image"].endswith(f"/slice_00{k}.png")
+                                    for k, p in enumerate(slices))  # relative to the volume cache
+    assert str(env) not in (out / "predictions.jsonl").read_text()  # no record holds a machine path
     report = env / "report"
     assert main(["report", *map(str, sorted(runs.iterdir())), "--out", str(report)]) == 0
     tables = (report / "3d-rad_tables.md").read_text()

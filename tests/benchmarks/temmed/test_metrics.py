@@ -12,10 +12,10 @@ import pytest
 
 from medtemporal.benchmarks.temmed import metrics as temmed_metrics
 from medtemporal.benchmarks.temmed.metrics import report_scores
-from medtemporal.errors import MissingDependencyError
+from medtemporal.errors import UnavailableError
 from medtemporal.schema import Item
 from medtemporal.scoring import metric
-from medtemporal.scoring.nltk_data import require_nltk_data
+from medtemporal.scoring.nltk_data import ensure_nltk_data
 
 
 def _report_item(reference: str) -> Item:
@@ -114,9 +114,10 @@ def test_missing_nltk_data_fails_with_one_sentence(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
     temmed_metrics._scorers.cache_clear()
     try:
-        with pytest.raises(MissingDependencyError, match="punkt_tab.*make install"):
-            require_nltk_data()
-        with pytest.raises(MissingDependencyError):
+        with pytest.raises(UnavailableError, match="'punkt_tab' and 'wordnet' .* HF_HUB_OFFLINE=1 forbids downloading "
+                           "it; run once online, or install it offline with `medtemporal nltk-data --wordnet-archive FILE`"):
+            ensure_nltk_data()
+        with pytest.raises(UnavailableError):
             report_scores("a", "b")
     finally:
         temmed_metrics._scorers.cache_clear()

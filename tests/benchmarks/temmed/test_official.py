@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from helpers.tiny_clip import tiny_clip
+
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.temmed.official import read_official
+from medtemporal.benchmarks.temmed.refs import LEARNED_EMBEDDER
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.retrieval import load_corpus
@@ -73,13 +76,45 @@ def test_released_files_become_items_with_their_references(tmp_path: Path) -> No
 def test_build_imports_the_release_and_reports_the_overlap(tmp_path: Path) -> None:
     root, files = _release(tmp_path)
     out = tmp_path / "bench"
-    assert main(["build", "temmed", "--official", str(files), "--chexpert-plus", str(root), "--out", str(out)]) == 0
+    assert main(["build", "temmed", "--official", str(files), "--chexpert-plus", str(root), "--out", str(out),
+                 "--embedder", "none"]) == 0
     bench = load(out)
     assert bench.manifest.config["split"]["overlap_patients"] == 1
+    assert bench.manifest.config["embedder"] is None and bench.manifest.config["retrievers"] == ["official"]
     assert bench.manifest.licence == "credentialed"
     assert len(load_corpus(out / "corpus.jsonl")) == 2
     assert all(i.meta["retriever"] == "official" and "ablation" in i.meta for i in bench.items)
     assert set(bench.manifest.sources) == {p.name for p in files.glob("*.json")}
+
+
+def test_real_data_defaults_to_the_learned_encoder_which_offline_fails_in_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, files = _release(tmp_path)
+    out = tmp_path / "bench"
+    assert main(["build", "temmed", "--official", str(files), "--chexpert-plus", str(root), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"medtemporal: error: The retrieval encoder '{LEARNED_EMBEDDER.split(':', 1)[1]}' is not in the Hugging Face "
+        "cache and HF_HUB_OFFLINE=1 forbids downloading it; run once online, or pass --embedder clip:/path/to/model, "
+        "or --embedder pixel.\n")
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_an_import_with_a_learned_encoder_adds_every_retriever_of_table_5(tmp_path: Path) -> None:
+    root, files = _release(tmp_path)
+    clip = tiny_clip(tmp_path / "clip")
+    out = tmp_path / "bench"
+    assert main(["build", "temmed", "--official", str(files), "--chexpert-plus", str(root), "--out", str(out),
+                 "--embedder", f"clip:{clip}"]) == 0
+    bench = load(out)
+    config = bench.manifest.config
+    assert config["embedder"] == f"clip:{clip}" and config["retrievers"] == ["official", "image", "pairwise", "text"]
+    assert config["embedder_identity"]["weights"] == [["model.safetensors", (clip / "model.safetensors").stat().st_size]]
+    for item in bench.items:
+        expected = {"official"} if item.task == "image_pair" else {"official", "image", "pairwise", "text"}
+        assert set(item.meta["retrieval"]) == expected and item.meta["retriever"] == "official"
+        assert all(len(refs) == 2 for name, refs in item.meta["retrieval"].items() if name != "official")
 
 
 def test_without_the_selection_file_every_question_is_an_item(tmp_path: Path) -> None:

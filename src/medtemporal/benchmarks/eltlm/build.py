@@ -154,7 +154,9 @@ def build_items(timelines: Sequence[Timeline], seed: int) -> tuple[list[Item], C
             for seq in split(chain, rng):
                 refs = [ImageRef(path=str(s.frontal), visit=k, label=f"Image {k}", view=None,
                                  timestamp=s.timestamp) for k, s in enumerate(seq, 1)]
-                meta = {"patient_id": timeline.patient_id, "study_ids": [s.study_id for s in seq]}
+                ids = [s.study_id for s in seq]
+                meta = {"patient_id": timeline.patient_id, "study_ids": ids, "order": "date",
+                        "date_order_differs": ids != sorted(ids, key=lambda s: int(s.lstrip("s")))}
                 common = dict(benchmark=BENCHMARK, subtype=subtype_of(len(seq)), images=refs, answer_type="open")
                 reference = perception_reference(seq)
                 items.append(Item.create(task="perception", question=PERCEPTION_QUESTION.format(

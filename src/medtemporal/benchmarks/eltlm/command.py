@@ -1,8 +1,8 @@
 """``medtemporal build eltlm``: import the released ``test.json``, or build from MIMIC-CXR / phantoms.
 
-``medtemporal build eltlm --official test.json [--mimic-cxr-jpg ROOT | --no-verify-images] --out DIR``
+``medtemporal build eltlm --official test.json [--mimic-cxr-jpg ROOT | --no-verify-images] [--order date|file] --out DIR``
     reads the released file (`official`); with a root, images resolve and
-    studies are put in time order.
+    studies are put in time order (``--order file``: as the file lists them).
 ``medtemporal build eltlm --mimic-cxr-jpg ROOT --qba QBA [--reports DIR] --out DIR``
     builds items by rule (`build`).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
-from medtemporal.benchmarks.eltlm.official import BENCHMARK, read_official
+from medtemporal.benchmarks.eltlm.official import BENCHMARK, ORDERS, read_official
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
@@ -22,7 +22,8 @@ from medtemporal.provenance import licence_in_background, licence_of
 from medtemporal.schema import Item
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
 
-VERSION = "1.0"
+VERSION = "1.1"
+"""1.1: each item records ``date_order_differs`` (and ``order``); ``--order file|date``."""
 
 
 def source_checksums(jpg: Path, qba: Path | None = None) -> dict[str, str]:
@@ -46,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="root of the MIMIC-CXR reports (files/.../sSTUDY.txt); default: --mimic-cxr-jpg")
     src.add_argument("--min-quality", default="B", metavar="GRADE",
                      help="lowest QBA observation quality kept, D ... A++ (default %(default)s)")
+    src.add_argument("--order", choices=ORDERS, default="date",
+                     help="order of each item's images: date (StudyDate/StudyTime, default: the paper shows images "
+                     "in time order) or file (as test.json lists them, ascending by study id; --official only)")
     src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
                      help="do not check that each chosen JPEG exists; with --official and no --mimic-cxr-jpg, "
                      "load and validate the file with images left unresolved")
@@ -58,8 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                       help="allow credentialed report text to go to a non-local question model")
 
 
-def import_official(path: Path, root: Path | None, verify_images: bool) -> tuple[list[Item], Manifest]:
-    """The released file as a benchmark (rules in `official`)."""
+def import_official(path: Path, root: Path | None, verify_images: bool,
+                    order: str = "date") -> tuple[list[Item], Manifest]:
+    """The released file as a benchmark (rules in `official`), images in ``order`` (``date`` or ``file``)."""
     if root is None and verify_images:
         raise InvalidInputError(
             "--official needs --mimic-cxr-jpg to resolve and order the studies; "
@@ -67,7 +72,7 @@ def import_official(path: Path, root: Path | None, verify_images: bool) -> tuple
         )
     root = root.resolve() if root is not None else None
     studies = read_studies(root) if root is not None else None
-    items, counts = read_official(path, studies, verify_images=verify_images, image_root=root)
+    items, counts = read_official(path, studies, verify_images=verify_images, image_root=root, order=order)
     sources = {Path(path).name: sha256_file(path)}
     if root is not None:
         sources.update(source_checksums(root))
@@ -75,6 +80,7 @@ def import_official(path: Path, root: Path | None, verify_images: bool) -> tuple
         benchmark=BENCHMARK, version=VERSION, licence=licence_of(root) if root else "credentialed",
         image_root=str(root) if root else None,
         config={"official": Path(path).name, "verify_images": verify_images, "images_resolved": root is not None,
+                "order": order if root is not None else "file", "date_order_differs": counts.date_order_differs,
                 "release": counts.as_dict()},
         sources=sources, exclusions=dict(counts.excluded),
     )
@@ -83,8 +89,14 @@ def import_official(path: Path, root: Path | None, verify_images: bool) -> tuple
 
 def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     """Build ELTLM from parsed options (`add_arguments`, plus ``--seed``)."""
+    order = getattr(args, "order", "date")
     if args.official is not None:
-        return import_official(args.official, args.mimic_cxr_jpg, args.verify_images)
+        return import_official(args.official, args.mimic_cxr_jpg, args.verify_images, order)
+    if order != "date":
+        raise InvalidInputError(
+            "--order file applies to --official imports: a build by rule writes its reference answers "
+            "against the date order, so its images must stay in date order."
+        )
     if args.mimic_cxr_jpg is None or args.qba is None:
         raise InvalidInputError(
             "Building ELTLM needs --mimic-cxr-jpg and --qba (or --official test.json to import the release)."
@@ -108,7 +120,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,
         image_root=str(jpg),
         config={"min_report_words": MIN_REPORT_WORDS, "lengths": list(LENGTHS), "min_quality": args.min_quality,
-                "verify_images": args.verify_images, **questions},
+                "verify_images": args.verify_images, "order": "date",
+                "date_order_differs": sum(bool(i.meta["date_order_differs"]) for i in items), **questions},
         sources=source_checksums(jpg, qba),
         exclusions=dict(sorted(excluded.items())),
     )

@@ -15,9 +15,13 @@ counted in `ReadCounts`:
    resolved when exactly one study of the same subject has the id with one
    digit dropped (``malformed_resolved``); otherwise its item is left out.
 3. With a MIMIC-CXR-JPG root, studies are shown in time order from
-   ``StudyDate``/``StudyTime`` (the file's order is ascending by id, which is
-   random in MIMIC; ``reordered_by_time`` counts the items whose order changed),
-   each by its frontal image (`studies.read_studies`). Items with a study the
+   ``StudyDate``/``StudyTime`` (``order="date"``, the default: the file's order
+   is ascending by id, which is random in MIMIC; ``reordered_by_time`` counts
+   the items whose order changed), or in the file's order (``order="file"``),
+   each by its frontal image (`studies.read_studies`). Either way each item's
+   ``meta["date_order_differs"]`` says whether the two orders differ, and
+   ``date_order_differs`` counts such items: on them, a reference written
+   against the other order names the exams differently. Items with a study the
    metadata lacks, a lateral-only study, a study without a time or (with
    ``verify_images``) a missing JPEG are left out, counted by reason.
    Without a root the file order is kept (``id_order_not_ascending`` counts
@@ -49,6 +53,8 @@ TASKS = {"g": "perception", "t": "reasoning"}
 KEYS = ("Source file", "type", "Picture number", "Question", "Standard Answer")
 STUDY_ID = re.compile(r"s5\d{7}")
 SUBJECT_ID = re.compile(r"p1\d{7}")
+ORDERS = ("date", "file")
+"""How an item's images are ordered: by StudyDate/StudyTime (default), or as the file lists them (by study id)."""
 
 
 @dataclass
@@ -63,7 +69,9 @@ class ReadCounts:
     study_of_two_patients: int = 0
     """Items listing a study id that another item lists under another patient (2 ids, 3 items in the release)."""
     reordered_by_time: int | None = None
-    """Items whose studies the time order rearranged; None without metadata."""
+    """Items whose studies the time order rearranged; None without metadata (0 with ``order="file"``)."""
+    date_order_differs: int | None = None
+    """Items whose date order differs from their file order, whichever is shown; None without metadata."""
     excluded: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
@@ -109,7 +117,7 @@ def load_records(path: str | Path) -> list[dict[str, str]]:
 
 def read_official(
     path: str | Path, studies: dict[str, StudyInfo] | None, *, verify_images: bool = True,
-    image_root: Path | None = None,
+    image_root: Path | None = None, order: str = "date",
 ) -> tuple[list[Item], ReadCounts]:
     """Items of the released file, in file order, and the counts of every rule applied.
 
@@ -118,9 +126,15 @@ def read_official(
         studies: `read_studies` of a MIMIC-CXR-JPG root, or None to leave images unresolved.
         verify_images: With ``studies``, require each chosen JPEG to exist under ``image_root``.
         image_root: The MIMIC-CXR-JPG root (needed with ``verify_images``).
+        order: ``date`` (StudyDate/StudyTime) or ``file`` (the ``Picture number`` order) for the images
+            of each item; without ``studies`` the file order is kept.
     """
+    if order not in ORDERS:
+        raise InvalidInputError(f"--order must be one of {', '.join(ORDERS)}, not {order!r}.")
     records = load_records(path)
-    counts = ReadCounts(records=len(records), reordered_by_time=None if studies is None else 0)
+    known = studies is not None
+    counts = ReadCounts(records=len(records), reordered_by_time=0 if known else None,
+                        date_order_differs=0 if known else None)
     by_subject: dict[str, list[str]] = {}
     if studies is not None:
         for info in studies.values():
@@ -147,6 +161,7 @@ def read_official(
             ids = list(dict.fromkeys(dict(zip(bad, fixed)).get(s, s) for s in ids))
         numbers = [int(s[1:]) for s in ids]
         counts.id_order_not_ascending += numbers != sorted(numbers)
+        differs = False
         if studies is None:
             refs = [ImageRef(path=f"files/{subject_folder(subject)}/{s}", visit=k, label=f"Image {k}", role="study")
                     for k, s in enumerate(ids, 1)]
@@ -156,8 +171,11 @@ def read_official(
                 counts.excluded[why] += 1
                 continue
             timed = sorted(ids, key=lambda s: (studies[s].time, s))
-            counts.reordered_by_time += timed != ids  # type: ignore[operator]
-            ids = timed
+            differs = timed != ids
+            counts.date_order_differs += differs  # type: ignore[operator]
+            if order == "date":
+                counts.reordered_by_time += differs  # type: ignore[operator]
+                ids = timed
             refs = [ImageRef(path=str(studies[s].frontal), visit=k, label=f"Image {k}", view=studies[s].view,
                              timestamp=studies[s].time.isoformat(timespec="milliseconds"))  # type: ignore[union-attr]
                     for k, s in enumerate(ids, 1)]
@@ -166,7 +184,8 @@ def read_official(
             question=record["Question"], answer_type="open", answer=record["Standard Answer"],
             reference=record["Standard Answer"],
             meta={"patient_id": subject, "study_ids": ids, "source_index": index, "type": record["type"],
-                  "images_resolved": studies is not None},
+                  "images_resolved": studies is not None, "order": order if known else "file",
+                  "date_order_differs": differs if known else None},
         ))
     return items, counts
 

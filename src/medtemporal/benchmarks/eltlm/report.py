@@ -5,6 +5,11 @@
   verdicts, and the judge's calibration row (reference answers, empty answer).
 * Sequence length: judge Accuracy and Completeness by number of studies
   (subtypes ``2_studies`` … ``5_studies``, both tasks together), table and PNG.
+* Image order: per benchmark, the order its images are in (``date`` or
+  ``file``) and how many items would be shown in another order the other way
+  (``meta["date_order_differs"]``), with each run's metrics on those items and
+  on the rest: where a reference was written against the other order, the
+  first group scores lower (``docs/eltlm.md``, known risks).
 * Ablations: each run whose protocol is not ``direct`` is paired with the
   direct run of the same model, benchmark and judge; the per-item differences
   (ablation − direct) are averaged and bootstrapped over patients
@@ -21,8 +26,9 @@ from typing import Sequence
 import numpy as np
 
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
+from medtemporal.errors import InvalidInputError
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.plots import MAX_WIDTH_IN, figure_png, legend_columns, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
 from medtemporal.scoring.ci import cluster_bootstrap
 from medtemporal.runs import JUDGEMENTS, RunFolder
@@ -84,23 +90,31 @@ def _length_metrics(run: ReportRun) -> list[str]:
 
 
 def length_figure(runs: Sequence[ReportRun]) -> bytes:
-    """Fig. 3: each run's metrics against the number of studies, with CI bars."""
-    fig, ax = pyplot().subplots(figsize=(6, 3.6))
+    """Fig. 3: each run's scores against the number of studies with CI bars, one panel per metric, the runs
+    named in a legend above the panels."""
+    metrics = list(dict.fromkeys(m for run in runs for m in _length_metrics(run)))
+    width = min(MAX_WIDTH_IN, 1.0 + 4.5 * len(metrics))
+    fig, axes = pyplot().subplots(1, len(metrics), figsize=(width, 3.6), squeeze=False, sharey=True,
+                                  layout="constrained")
     x = np.arange(2, 2 + len(LENGTHS))
-    for run in runs:
-        for metric in _length_metrics(run):
+    for ax, metric in zip(axes[0], metrics):
+        for k, run in enumerate(runs):
+            if metric not in _length_metrics(run):
+                continue
             scores = [run.scores.score(f"subtype:{n}", metric) for n in LENGTHS]
             y = np.array([s.value if s else np.nan for s in scores])
             lo = np.array([s.value - s.ci_low if s and s.ci_low is not None else 0 for s in scores])
             hi = np.array([s.ci_high - s.value if s and s.ci_high is not None else 0 for s in scores])
-            ax.errorbar(x, y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)], marker="o", capsize=3,
-                        label=f"{run.label}: {metric}")
-    ax.set_xticks(x)
-    ax.set_xlabel("studies per question")
-    ax.set_ylabel("score (0-1)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=6, loc="best")
-    ax.set_title("ELTLM by sequence length (Fig. 3 layout)")
+            ax.errorbar(x + 0.06 * (k - (len(runs) - 1) / 2), y, yerr=[np.nan_to_num(lo), np.nan_to_num(hi)],
+                        marker="o", capsize=3, color=f"C{k % 10}", label=run.label)
+        ax.set_xticks(x)
+        ax.set_xlabel("studies per question")
+        ax.set_title(metric, fontsize=10)
+        ax.set_ylim(-0.02, 1.02)
+    axes[0][0].set_ylabel("score (0-1)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=legend_columns(labels, width), frameon=False,
+               fontsize=9, title="ELTLM by sequence length (Fig. 3 layout)", title_fontproperties={"size": 11})
     return figure_png(fig)
 
 
@@ -110,6 +124,10 @@ class ItemValues:
 
     values: dict[str, dict[str, float]]
     patients: dict[str, str]
+    differs: dict[str, bool | None]
+    """Item id → whether its date order differs from its file order (None: unknown, no metadata)."""
+    order: str | None
+    """The benchmark's image order (``date`` or ``file``; None for a benchmark built before it was recorded)."""
 
 
 def item_values(run: ReportRun) -> ItemValues:
@@ -126,13 +144,49 @@ def item_values(run: ReportRun) -> ItemValues:
             values[metric] = {o.item.id: float((verdicts[o.item.id].scores or {}).get(criterion, 0))
                               if o.item.id in verdicts else 0.0
                               for o in outcomes if o.item.id in verdicts or o.status == "missing"}
-    return ItemValues(values, {o.item.id: o.item.cluster for o in outcomes})
+    loaded = load_outcomes(run.path)
+    return ItemValues(values, {o.item.id: o.item.cluster for o in outcomes},
+                      {o.item.id: o.item.meta.get("date_order_differs") for o in outcomes},
+                      loaded.bench.manifest.config.get("order"))
 
 
-def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: int = 0) -> str:
-    """Ablation − direct per metric, mean of paired per-item differences with a patient-clustered 95% CI."""
+def _values(run: ReportRun, cache: dict[Path, ItemValues]) -> ItemValues:
+    """`item_values` of ``run``, read once per run folder."""
+    if run.path not in cache:
+        cache[run.path] = item_values(run)
+    return cache[run.path]
+
+
+def order_table(runs: Sequence[ReportRun], cache: dict[Path, ItemValues] | None = None) -> str:
+    """Per run: the benchmark's image order, how many items the other order would rearrange, and the mean of
+    each metric on those items and on the rest."""
+    cache = {} if cache is None else cache
     rows = []
-    cache: dict[Path, ItemValues] = {}
+    for run in runs:
+        try:
+            v = _values(run, cache)
+        except InvalidInputError as exc:  # the benchmark folder moved: the other sections do not need it
+            rows.append([run.label, DASH, DASH, f"benchmark not readable: {exc}"])
+            continue
+        known = {i: d for i, d in v.differs.items() if d is not None}
+        counted = f"{sum(known.values())} of {len(v.differs)}" if known else f"unknown of {len(v.differs)}"
+        cells = []
+        for metric, label in MAIN:
+            per = v.values.get(metric, {})
+            groups = [[per[i] for i, d in known.items() if d is flag and i in per] for flag in (True, False)]
+            if any(groups):
+                cells.append(f"{label} " + " / ".join(f"{np.mean(g):.3f} (n={len(g)})" if g else DASH for g in groups))
+        rows.append([run.label, v.order or DASH, counted, "; ".join(cells) or DASH])
+    return markdown_table(["Run", "Images in", "Items whose date and file orders differ",
+                           "Orders differ / agree"], rows)
+
+
+def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: int = 0,
+                   cache: dict[Path, ItemValues] | None = None) -> str:
+    """Ablation − direct per metric, mean of paired per-item differences with a patient-clustered 95% CI
+    (``cache``: per-item values already read, by run folder)."""
+    rows = []
+    cache = {} if cache is None else cache
     for run in runs:
         if run.scores.run.get("protocol") == "direct":
             continue
@@ -142,8 +196,8 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
                      and (r.scores.judge or {}).get("id") == (run.scores.judge or {}).get("id")), None)
         if base is None:
             continue
-        a = cache.setdefault(run.path, item_values(run))
-        b = cache.setdefault(base.path, item_values(base))
+        a = _values(run, cache)
+        b = _values(base, cache)
         for metric, label in MAIN:
             shared = sorted(a.values.get(metric, {}).keys() & b.values.get(metric, {}).keys())
             if not shared:
@@ -161,6 +215,7 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
 def write_eltlm_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
     """Write ``eltlm_tables.md`` and ``eltlm_lengths.png`` into ``out``."""
     runs = load_runs(run_dirs, rescore=False)
+    cache: dict[Path, ItemValues] = {}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     text = (
@@ -169,7 +224,11 @@ def write_eltlm_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[
         f"## Main results (Table 2 layout)\n\n{main_table(runs)}\n\n"
         f"## Judge calibration\n\n{calibration_table(runs)}\n\n"
         f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths](eltlm_lengths.png)\n\n"
-        f"## Ablations (paired, clustered by patient)\n\n{ablation_table(runs)}\n"
+        "## Image order (date vs file)\n\nThe release lists each item's studies by id; the images are shown in "
+        "date order unless the benchmark was built with `--order file`. On items whose two orders differ, a "
+        "reference written against the other order names the exams differently (docs/eltlm.md).\n\n"
+        f"{order_table(runs, cache)}\n\n"
+        f"## Ablations (paired, clustered by patient)\n\n{ablation_table(runs, cache=cache)}\n"
     )
     written = [out / "eltlm_tables.md", out / "eltlm_lengths.png"]
     written[0].write_text(text, encoding="utf-8")

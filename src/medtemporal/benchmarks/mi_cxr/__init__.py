@@ -5,7 +5,7 @@ consecutive MIMIC-CXR studies: Temporal Event Localization (TEL), Interval
 Change Reasoning (ICR) and Global Temporal Summary (GTS), plus the ICR
 variant (Table 2). Where each rule lives:
 
-* `command` — ``medtemporal build mi-cxr``: options (defaults are the paper's),
+* `command` — ``medtemporal build mi-cxr``: options (quotas and mix the paper's, cap values ours),
   licence, source checksums, raw build or import of the released file.
 * `windows` — windows and per-abnormality state tracks (appendix A.4, A.5.1).
 * `tel` — TEL events and qtypes (appendix A.8.2).
@@ -17,6 +17,7 @@ variant (Table 2). Where each rule lives:
 * `official` — the released ``micxr_test.jsonl`` layout, read and written
   (also ``medtemporal export --format micxr``).
 * `describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
+* `overall` — the paper's Overall: a weighted mean of Table 1's six columns (``overall:paper``).
 * `analyses` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
   source statistics; the spec's ``report`` hook.
 * `error_judge` — the LLM judge's error types (appendix G) through ``medtemporal score RUN --judge URI``.
@@ -39,6 +40,7 @@ from medtemporal.benchmarks.mi_cxr import describer  # noqa: F401  (registers th
 from medtemporal.benchmarks.mi_cxr.error_judge import judge_pass
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.official import write_official
+from medtemporal.benchmarks.mi_cxr.overall import PAPER_OVERALL_WEIGHTS
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
 from medtemporal.registry import register
 
@@ -117,7 +119,8 @@ SPEC = register("benchmark", BENCHMARK)(
         },
         exports={"micxr": export_official},
         report=_report,
-        overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's Overall; ICR-V is Table 2, scored on its own
+        overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's tasks (micro Overall); ICR-V is Table 2, scored on its own
+        overall_weights=PAPER_OVERALL_WEIGHTS,  # Table 1's Overall: a weighted mean of its columns (`overall`)
         generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise
         demo=demo,
         judge_pass=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric

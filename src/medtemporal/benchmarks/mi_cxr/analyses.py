@@ -34,10 +34,11 @@ from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.plots import figure_png, legend_columns, pyplot
 from medtemporal.report.sections import run_config
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 from medtemporal.scoring.metrics import is_correct
 from medtemporal.scoring.runs import load_outcomes
@@ -145,10 +146,11 @@ def temperature_table(runs: Sequence[ReportRun]) -> str:
         flips = (run.scores.repeats or {}).get("consistency", {}).get("overall")
         rows.append([str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), f"{_temperature(run):g}",
                      str((run.scores.repeats or {}).get("n", 1)),
-                     *(_mean_sd(run, f"task:{f}") for f in FAMILIES), _mean_sd(run, "overall"),
+                     *(_mean_sd(run, f"task:{f}") for f in FAMILIES), _mean_sd(run, WEIGHTED_OVERALL),
+                     _mean_sd(run, "overall"),
                      DASH if flips is None else f"{100 * (1 - flips['answer_agreement']):.1f}"])
-    return markdown_table(["Model", "Protocol", "Temperature", "Repeats", *FAMILIES, "Overall",
-                           "Items that flipped (%)"], rows)
+    return markdown_table(["Model", "Protocol", "Temperature", "Repeats", *FAMILIES, "Overall (paper)",
+                           "Overall (micro)", "Items that flipped (%)"], rows)
 
 
 def _paired_rows(a: ReportRun, b: ReportRun, label: str) -> list[list[str]]:
@@ -311,7 +313,7 @@ def judged_taxonomy(run_dir: str | Path) -> dict[str, Counter[str]]:
 
 def _stacked(per_family: dict[str, Counter[str]], labels: dict[str, str], title: str) -> bytes:
     """Horizontal stacked bars: each family's share of its counted errors by label (Fig. 25 layout)."""
-    fig, ax = pyplot().subplots(figsize=(6.5, 3.4))
+    fig, ax = pyplot().subplots(figsize=(7.5, 3.6), layout="constrained")
     families = list(per_family)
     left = np.zeros(len(families))
     for k, (label, name) in enumerate(labels.items()):
@@ -321,8 +323,9 @@ def _stacked(per_family: dict[str, Counter[str]], labels: dict[str, str], title:
         left += share
     ax.set_xlabel("share of wrong answers (%)")
     ax.set_xlim(0, 100)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    ax.set_title(title, fontsize=9)
+    names = list(labels.values())
+    fig.legend(loc="outside upper center", ncol=legend_columns(names, 7.5), frameon=False, fontsize=9, title=title,
+               title_fontproperties={"size": 10})
     return figure_png(fig)
 
 

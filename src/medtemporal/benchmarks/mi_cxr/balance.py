@@ -21,7 +21,9 @@ random score (a shuffle that does not depend on how many candidates follow).
 * per-abnormality cap — no abnormality is the focus of more than
   ``floor(quota * abnormality)`` items of the type;
 * certainty-pattern cap — at most ``floor(quota * uniform_pattern)`` items whose
-  focus abnormality is uniformly present or uniformly absent over the window;
+  focus abnormality is uniformly present or uniformly absent over the window,
+  and no more than a ``uniform_pattern`` share of the items chosen where the
+  quota is not filled (the selection is made again admitting fewer);
 * mutually exclusive keys — two candidates with one `Candidate.key` (the same
   window and question) never both enter;
 * among non-null candidates whose correct letter is fixed by the data (the TEL
@@ -101,7 +103,9 @@ that a `Pool` builds only the candidates it keeps (at MIMIC scale, a few percent
 
 @dataclass(frozen=True)
 class Caps:
-    """The balancing caps, as fractions of a question type's quota."""
+    """The balancing caps, as fractions of a question type's quota (and of its items where the quota is not
+    filled). Appendix A.5.2 names these caps but gives no values: the defaults are ours (0.2 keeps E at one
+    letter's share of five)."""
 
     null: float = 0.2
     abnormality: float = 0.35
@@ -192,12 +196,31 @@ def select(
     unfilled, nulls beyond a ``caps.null`` share of the chosen items are
     dropped again (`_trim_nulls`). The null cap is ``caps.null`` scaled to the
     letters the non-null candidates can take (`null_share`).
+
+    The uniform-pattern cap holds on what is chosen, not only on the quota:
+    where the candidates cannot fill the quota, the selection is made again
+    with fewer uniform items admitted until they are at most a
+    ``caps.uniform_pattern`` share of it (mixed candidates take their place;
+    each round admits fewer, so it ends).
     """
     candidates = list(candidates)
+    share = caps.uniform_pattern
+    limit_uniform = math.floor(quota * share)
+    while True:
+        chosen = _select(candidates, quota, caps, mix, limit_uniform)
+        n_uniform = sum(c.uniform for c in chosen)
+        allowed = math.floor((len(chosen) - n_uniform) * share / (1 - share) + 1e-9) if share < 1 else n_uniform
+        if n_uniform <= allowed:
+            return chosen
+        limit_uniform = min(limit_uniform - 1, allowed)
+
+
+def _select(candidates: list[Candidate], quota: int, caps: Caps, mix: Mapping[str, float] | None,
+            limit_uniform: int) -> list[Candidate]:
+    """One selection of `select` with at most ``limit_uniform`` uniform-pattern items."""
     null = null_share(caps.null, len({x for c in candidates if not c.null for x in c.letters}))
     limit_null = round(min(quota, len({c.key for c in candidates})) * null)
     cap = max(1, math.floor(quota * caps.abnormality))
-    limit_uniform = math.floor(quota * caps.uniform_pattern)
     chosen: list[Candidate] = []
     keys: set[Hashable] = set()
     per_abn: Counter[str] = Counter()

@@ -62,7 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="lowest QBA observation quality kept, D ... A++ (default %(default)s)")
     src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
                      help="do not check that each chosen frontal JPEG exists and is whole")
-    rules = p.add_argument_group("construction (defaults are the paper's)")
+    rules = p.add_argument_group(
+        "construction (quotas and abnormality mix are the paper's, Tables 9-10; appendix A.5.2 names the caps "
+        "but gives no values: the cap defaults are ours)")
     rules.add_argument("--max-items", type=int, default=PAPER_TOTAL, metavar="N",
                        help=f"size of the main benchmark; Table 9's per-qtype quotas scale to it (default {PAPER_TOTAL})")
     rules.add_argument("--quota", action="append", default=[], metavar="QTYPE=N",
@@ -70,12 +72,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rules.add_argument("--null-cap", type=float, default=Caps.null, metavar="F",
                        help="largest share of a qtype's items answered by the null option E where the answers can "
                        "take all four letters; where only k can, E keeps its ratio to one letter "
-                       "(1/(k+1) with the default %(default)s)")
+                       "(1/(k+1) with our default %(default)s)")
     rules.add_argument("--abnormality-cap", type=float, default=Caps.abnormality, metavar="F",
-                       help="largest share of a qtype's items about one abnormality (default %(default)s)")
+                       help="largest share of a qtype's items about one abnormality (our default %(default)s)")
     rules.add_argument("--uniform-pattern-cap", type=float, default=Caps.uniform_pattern, metavar="F",
                        help="largest share of a qtype's items whose abnormality is all present or all absent "
-                       "over the window (default %(default)s)")
+                       "over the window, of the items built (our default %(default)s)")
     rules.add_argument("--no-mix", action="store_true",
                        help="do not sample abnormalities to Table 10's frequencies (§3.2); only the caps apply")
     rules.add_argument("--icr-variant", action="store_true",

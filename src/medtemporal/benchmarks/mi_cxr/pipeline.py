@@ -48,7 +48,7 @@ from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.mimic_qba import ENTITIES
 
 BENCHMARK = "mi-cxr"
-VERSION = "1.2.1"
+VERSION = "1.2.2"  # 1.2.2: the uniform-pattern cap holds on the items built (issue 21)
 
 PAPER_QUOTAS: dict[str, int] = {
     "single_emergence": 500,
@@ -101,7 +101,8 @@ QTYPES = tuple(TASKS)
 
 @dataclass(frozen=True)
 class MiCxrConfig:
-    """Builder options; the defaults are the paper's."""
+    """Builder options: quotas and abnormality mix are the paper's (Tables 9-10); the cap values are ours
+    (appendix A.5.2 names the caps without numbers)."""
 
     seed: int = 0
     max_items: int = PAPER_TOTAL

@@ -8,7 +8,7 @@ per content type. Where each rule lives:
 * `release` — the released ``MMXU-test.jsonl``: read into items (prior image, then current, captioned),
   written back byte for byte (``medtemporal export --format mmxu``).
 * `command` — ``medtemporal build mmxu --official FILE``: images under ``--mimic-cxr-jpg``, licence, the
-  audit with readers fitted across content types and each item's held-out blind pick.
+  audit with readers fitted across content types and each item's held-out pick by its best blind reader.
 * `metrics` — ours, beside the paper's accuracy: ``mmxu_blind_hard_accuracy`` and ``mmxu_blind_adjusted``.
 * `phantom` and `wording` — ``medtemporal phantoms mmxu --cxr DIR``: a release file over a phantom cohort,
   exact truth, options that give nothing away without the images.

@@ -9,8 +9,8 @@ MMXU releases questions only (its dev split is withheld and its generation needs
 GPT; FACTS §5.3), so there is no build from raw data. The build audits the items itself
 (`medtemporal.audit.run_audit` with readers fitted across content types, since ``content_type`` names the
 answer's category and no model sees it), writes the audit into the manifest and stores each item's held-out
-classifier pick as ``meta["blind_pick"]`` for the blind-adjusted scores (`metrics`); ``--no-audit`` skips
-both. The licence is `medtemporal.provenance.licence_of` of the question file and the image root:
+pick by the best reader of the task's row (subtype ``(all)``; its name in ``config.blind_reader``) as
+``meta["blind_pick"]`` for the blind-adjusted scores (`metrics`); ``--no-audit`` skips both. The licence is `medtemporal.provenance.licence_of` of the question file and the image root:
 ``synthetic`` for verified phantoms, ``credentialed`` otherwise (the images are PhysioNet-credentialed even
 though the released question file is public).
 """
@@ -62,14 +62,15 @@ def check_images(root: Path, items: list[Item]) -> int:
     return missing
 
 
-def with_blind_picks(items: list[Item]) -> tuple[list[Item], dict]:
-    """The items with their held-out blind picks in ``meta``, and the audit section."""
+def with_blind_picks(items: list[Item]) -> tuple[list[Item], dict, str | None]:
+    """The items with their held-out blind picks in ``meta``, the audit section, and the reader that picked
+    (the best of the task's row, `medtemporal.audit.Audit.picks`; None when too few items were audited)."""
     from medtemporal.audit import run_audit
 
     audit = run_audit(items, progress=sys.stderr.isatty(), fit=AUDIT_FIT)
     picked = [Item.create(**{**item.model_dump(exclude={"id"}), "meta": {**item.meta, PICK: audit.picks[item.id]}})
-              for item in items]
-    return picked, audit.section
+              if item.id in audit.picks else item for item in items]
+    return picked, audit.section, next(iter(set(audit.readers.values())), None)  # one task: one row picks
 
 
 def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
@@ -82,15 +83,16 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         raise InvalidInputError(f"--mimic-cxr-jpg {root} is not a folder; pass the MIMIC-CXR-JPG root.")
     items = read_release(args.official)
     missing = check_images(root, items) if root is not None and args.verify_images else 0
-    audit = None
+    audit, reader = None, None
     if not args.no_audit:
-        items, audit = with_blind_picks(items)
+        items, audit, reader = with_blind_picks(items)
     roots = [args.official] + ([root] if root is not None else [])
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, licence=licence_of(*roots),
         image_root=str(root) if root is not None else None,
         config={"official": Path(args.official).name, "verify_images": args.verify_images,
-                "images_resolved": root is not None, "images_missing": missing, "blind_picks": audit is not None,
+                "images_resolved": root is not None, "images_missing": missing, "blind_picks": reader is not None,
+                "blind_reader": reader,
                 "content_types": dict(sorted(Counter(i.subtype for i in items).items())),
                 "patients": len({i.cluster for i in items})},
         sources={Path(args.official).name: sha256_file(args.official)},

@@ -1,9 +1,11 @@
 """Scores a reader of the text alone cannot reach for free (ours, beside the paper's plain accuracy).
 
 MMXU's options give much of the answer away (FACTS §5.3: about 55–63% from the options alone, against
-25% chance). Every item of a build carries ``meta["blind_pick"]``: the answer the audit's text classifier
+25% chance). Every item of a build carries ``meta["blind_pick"]``: the answer the audit's best blind reader
 gives it when fitted on other patients (`medtemporal.audit.run_audit`, readers fitted across content
-types, which no model sees; `command`). Two scores compare a model with that reader on the same items:
+types, which no model sees; the reader with the highest held-out accuracy over all items, named in the
+manifest's ``config.blind_reader``; on the release the option classifier; `command`). Two scores compare a
+model with that reader on the same items:
 
 * ``mmxu_blind_hard_accuracy`` — accuracy on the items the blind reader gets wrong: of the items whose
   blind pick is wrong, the share the model answers right. The blind reader scores 0 here and a uniform
@@ -58,7 +60,8 @@ def reduce_adjusted(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 @register("metric", "mmxu_blind_hard_accuracy", higher_is_better=True, aggregation=reduce_ratio, percent=True,
           chance=chance_level,
-          description="ours: accuracy on the items the text-only reader (held-out audit classifier) gets wrong")
+          description="ours: accuracy on the items the text-only reader (the audit's best blind reader, held out) "
+                      "gets wrong")
 def blind_hard_accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per item: (right and blind wrong, blind wrong), each 0 or 1."""
     out = np.zeros((len(items), 2))

@@ -61,6 +61,20 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     return DemoSection("3D-RAD", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
+AUDIT_NOTES = {
+    "task4/*": "Existence answers are the scan's CT-RATE label, 0 → No, 1 → Yes (seeds/004 line 60), so each "
+               "subtype carries its label's prevalence: always-No scores 82.01 macro on the release (FACTS §1.1). "
+               "Compare models with baseline:constant-B, not with chance.",
+    "task5/*": "Temporal categories come from the labels of the patient's scans (seeds/004 lines 60, 366-378), "
+               "and most labels are absent throughout: always-D (No Abnormality) scores 46.09 macro on the "
+               "release (FACTS §1.1). Compare models with baseline:constant-D, not with chance.",
+    "task6/*": "Each question states the label's history as [0/1, ...] by the paper's design (seeds/004 lines "
+               "44, 60: 'prior information is provided as a sequence of binary labels'), and the history decides "
+               "Refractory/Resolved against New/No Abnormality: rad3d:history scores 75.92 macro on the release. "
+               "Compare models with rad3d:history, not with chance.",
+}
+"""Subtypes the paper's own design makes answerable without the images (`BenchmarkSpec.audit_notes`)."""
+
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     name=BENCHMARK,
     version=VERSION,
@@ -75,6 +89,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     exports={"3drad": export_official},
     variants={"as released": RELEASED},
     default_protocol="ct",  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
+    audit_notes=AUDIT_NOTES,
     generation={"temperature": 0.0, "max_tokens": 256},  # the release: greedy, max_new_tokens 256 (eval_3DRAD.py 34-52)
     demo=demo,
 ))

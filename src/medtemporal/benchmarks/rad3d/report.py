@@ -14,13 +14,14 @@ variant "as released" that ``medtemporal score`` writes beside them (`scoring.RE
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Sequence
 
 from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS, EXISTENCE_ORDER, LETTERS_BH, OPEN_SUBTASKS, OPEN_TASKS, TASKS
 from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, macro
 from medtemporal.report import load_runs
-from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
 from medtemporal.schema import Score
 
 TABLES = "3d-rad_tables.md"
@@ -36,7 +37,10 @@ def _subtypes(task: str) -> list[str]:
 
 
 def _fmt(value: float | None) -> str:
-    return DASH if value is None else f"{100 * value:.2f}"
+    """× 100 to two decimals; "–" when absent; "unavailable" for NaN (a metric that could not be computed)."""
+    if value is None:
+        return DASH
+    return UNAVAILABLE if math.isnan(value) else f"{100 * value:.2f}"
 
 
 def _released(run: ReportRun) -> list[Score]:
@@ -111,7 +115,8 @@ def write_rad3d_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     if tasks & set(OPEN_TASKS):
         parts += ["## Open tasks (Table 5)", "",
                   "Corpus BLEU-1, ROUGE-1 F, METEOR, BERTScore F1 × 100, macro over subtasks; an empty answer scores 0 "
-                  "(the release drops it).", "", open_table(runs), ""]
+                  "(the release drops it).", "", *(f"{n}\n" for m in OPEN_METRICS for n in unavailable_notes(runs, m)),
+                  open_table(runs), ""]
     path = Path(out) / TABLES
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text("\n".join(parts), encoding="utf-8")

@@ -18,8 +18,8 @@ check ours against both libraries), ROUGE-1 F
 where HF ``rouge`` reports an unseeded bootstrap mid-point), METEOR per sample
 (``rad3d_meteor``; nltk ``meteor_score`` with its defaults, as HF ``meteor``)
 and BERTScore F1 (the shared ``bertscore_f1``: roberta-large, layer 17, no
-idf, no rescaling, unless ``$MEDTEMPORAL_BERTSCORE_MODEL`` names another
-encoder). An empty or missing answer scores 0 (in BLEU-1: no match, while its
+idf, no rescaling, fetched into the Hugging Face cache on first use, unless
+``$MEDTEMPORAL_BERTSCORE_MODEL`` names another encoder). An empty or missing answer scores 0 (in BLEU-1: no match, while its
 reference's length still counts): the release drops it (``eval_3DRAD.py`` lines 159–162).
 """
 
@@ -37,7 +37,7 @@ from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS
 from medtemporal.registry import register
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.metrics import Answer
-from medtemporal.scoring.nltk_data import require_nltk_data
+from medtemporal.scoring.nltk_data import ensure_nltk_data
 
 @register("extractor", "rad3d_released", version="1", answer_types=("choice",),
           description="3D-RAD as released: right when the case-sensitive substring '<gold>.' occurs anywhere")
@@ -64,7 +64,7 @@ def _tokenize_13a() -> Callable[[str], str]:
 
 @lru_cache(maxsize=1)
 def _tools() -> tuple:
-    require_nltk_data()
+    ensure_nltk_data()
     from nltk.tokenize import word_tokenize
     from nltk.translate.meteor_score import meteor_score
     from rouge_score import rouge_scorer

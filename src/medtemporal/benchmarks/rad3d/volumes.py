@@ -12,6 +12,10 @@
   for backends that declare they take 3-D arrays (`Backend.takes_volumes`, e.g. ``hf:`` with
   ``--option volume_input=images``); any other backend is refused before the run starts.
 
+A backend that reads no pixels (the baselines: `Backend.reads_images` is False) gets each volume named in
+the prompt instead ("CT volume PATH (not sent: this model reads no images)."): nothing is prepared, and
+the run needs no volume files (`CTDirect.needs_images`), e.g. on an official import without CT-RATE.
+
 NIfTI values are rescaled to HU with the metadata CSV's slope and intercept when the image
 root holds one (``dataset/metadata/*_metadata.csv``). The authors' ``.npy`` volumes
 (1 × 32 × 256 × 256 in [0, 1]) are used as they are (no window). Each volume is
@@ -36,6 +40,7 @@ from PIL import Image
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.backends.images import file_sha256
 from medtemporal.errors import InvalidInputError
+from medtemporal.image_roots import register_root
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import question_prompt
@@ -55,6 +60,9 @@ def cache_root() -> Path:
     if explicit:
         return Path(explicit)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "medtemporal" / "volumes"
+
+
+register_root("volumes", cache_root)  # predictions record the slices shown as paths under the cache
 
 
 def parse_window(window: str | tuple[float, float]) -> tuple[float, float]:
@@ -174,6 +182,7 @@ class CTDirect(Solver):
         if int(slices) < 1 or int(size) < 8:
             raise InvalidInputError("Protocol ct: slices must be at least 1 and size at least 8.")
         self.mode, self.slices, self.window, self.size = mode, int(slices), parse_window(str(window)), int(size)
+        self._pixels = True
 
     @property
     def settings(self) -> dict[str, object]:
@@ -181,8 +190,14 @@ class CTDirect(Solver):
         return {"mode": self.mode, "slices": self.slices, "window": f"{self.window[0]:g},{self.window[1]:g}",
                 "size": self.size}
 
+    def needs_images(self, backend: Backend) -> bool:
+        """Only a backend that reads images needs the volumes (a baseline answers from the text alone)."""
+        return backend.reads_images
+
     def check_backend(self, backend: Backend) -> None:
-        """Refuse ``mode=volume`` for a backend that does not declare it takes 3-D volumes."""
+        """Refuse ``mode=volume`` for a backend that does not declare it takes 3-D volumes; note whether the
+        backend reads pixels at all (if not, volumes are named, not prepared or sent)."""
+        self._pixels = backend.reads_images
         if self.mode == "volume" and not backend.takes_volumes:
             raise InvalidInputError(
                 f"Protocol ct with mode=volume sends 3-D arrays, which {backend.uri} does not declare it takes; "
@@ -194,6 +209,9 @@ class CTDirect(Solver):
         for ref in item.images:
             if ref.role != "volume":
                 parts += image_parts([ref], image_root)
+                continue
+            if not self._pixels:
+                parts.append(TextPart(f"CT volume {ref.path} (not sent: this model reads no images)."))
                 continue
             files = prepare(image_root / ref.path, self.mode, self.slices, self.window, self.size, image_root)
             if self.mode == "slices":

@@ -5,8 +5,9 @@
   reference rationale, averaged over instances (§4.3). The paper names no
   encoder, layer, idf or rescaling (FACTS §2.2): the encoder is
   ``$MEDTEMPORAL_BERTSCORE_MODEL`` (default bert-score's English
-  ``roberta-large``, its tuned layer, no idf, no rescaling), recorded in
-  ``scores.json`` under the metric's ``settings``.
+  ``roberta-large``, its tuned layer, no idf, no rescaling; fetched into the
+  Hugging Face cache on first use), recorded in ``scores.json`` under the
+  metric's ``settings``.
 * ``skillqa_overall``: S_final = 100·[β·(α·TaskAcc + (1−α)·PairAcc) + (1−β)·BERTScore]
   with α = 0.7, β = 0.8 (§4.4), computed from the unrounded components of
   the group (footnote 4), so its clustered interval resamples all three at once.
@@ -20,7 +21,6 @@ Task Accuracy is the shared ``accuracy`` and Pairwise Accuracy the shared
 
 from __future__ import annotations
 
-import os
 from typing import Any, Sequence
 
 import numpy as np
@@ -30,12 +30,7 @@ from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring.metrics import Answer, is_correct
 from medtemporal.scoring.ordering import adjacent_pairs_correct, rationale
-from medtemporal.scoring.text_metrics import (
-    BERTSCORE_MODEL_ENV,
-    DEFAULT_BERTSCORE_MODEL,
-    bertscore_encoder,
-    bertscore_f1,
-)
+from medtemporal.scoring.text_metrics import BERTSCORE_MODEL_ENV, bertscore_f1, bertscore_model, bertscore_settings
 
 ALPHA = 0.7
 """Weight of Task Accuracy within the ordering score (§4.4)."""
@@ -49,20 +44,9 @@ def overall_score(task_accuracy: float, pairwise_accuracy: float, bertscore: flo
     return 100.0 * (beta * (alpha * task_accuracy + (1 - alpha) * pairwise_accuracy) + (1 - beta) * bertscore)
 
 
-def encoder_name() -> str:
-    """The BERTScore encoder in use: ``$MEDTEMPORAL_BERTSCORE_MODEL`` or bert-score's English default."""
-    return os.environ.get(BERTSCORE_MODEL_ENV) or DEFAULT_BERTSCORE_MODEL
-
-
 def settings() -> dict[str, Any]:
     """α, β and the BERTScore encoder and layer as they are now (recorded in ``scores.json``)."""
-    name = encoder_name()
-    try:
-        layer: int | None = bertscore_encoder(name)[1]
-    except InvalidInputError:
-        layer = None
-    return {"alpha": ALPHA, "beta": BETA, "bertscore_model": name, "bertscore_layer": layer,
-            "bertscore_idf": False, "bertscore_rescale_with_baseline": False}
+    return {"alpha": ALPHA, "beta": BETA, **bertscore_settings()}
 
 
 _CACHE: dict[tuple[str, str, str], float] = {}
@@ -70,7 +54,7 @@ _CACHE: dict[tuple[str, str, str], float] = {}
 
 def rationale_f1(items: Sequence[Item], outputs: Sequence[str | None]) -> np.ndarray:
     """Per-item BERTScore F1 of each output's rationale against ``item.reference`` (0 for no rationale)."""
-    model = encoder_name()
+    model = bertscore_model()
     refs, cands = [], []
     for item, output in zip(items, outputs, strict=True):
         if item.reference is None:

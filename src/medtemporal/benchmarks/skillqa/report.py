@@ -30,7 +30,7 @@ import numpy as np
 
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
 from medtemporal.schema import Item
 from medtemporal.scoring.runs import load_outcomes
 
@@ -42,8 +42,11 @@ LEADERBOARD = (("Overall Score", "skillqa_overall"), ("Task Accuracy", "accuracy
 
 
 def _value(run: ReportRun, group: str, metric: str, *, ci: bool = False) -> str:
-    """A cell: the overall score × 100, components as fractions, each to two decimals; "–" when absent."""
+    """A cell: the overall score × 100, components as fractions, each to two decimals; "–" when absent,
+    "unavailable" when it could not be computed (the reason is under the table)."""
     score = run.scores.score(group, metric)
+    if score is not None and score.unavailable:
+        return UNAVAILABLE
     if score is None or score.value is None or math.isnan(score.value):
         return DASH
     scale = 100.0 if metric == "skillqa_overall" else 1.0
@@ -143,6 +146,10 @@ def confusion_png(runs: Sequence[ReportRun], answers: Sequence[list[tuple[Item, 
     return figure_png(fig)
 
 
+def _layer(layer: int | None) -> str:
+    return "not available here" if layer is None else f"layer {layer}"
+
+
 def write_skillqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     """Write ``skillqa_tables.md`` and ``skillqa_positions.png`` for the runs into ``out``."""
     runs = load_runs(run_dirs)
@@ -150,9 +157,10 @@ def write_skillqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     alpha_beta = next((r.scores.metrics.get("skillqa_overall", {}).get("settings") for r in runs), None) or {}
     note = (f"Overall = 100·[β(α·TaskAcc + (1−α)·PairAcc) + (1−β)·BERTScore], α = {alpha_beta.get('alpha')}, "
             f"β = {alpha_beta.get('beta')}, from unrounded components; BERTScore encoder "
-            f"`{alpha_beta.get('bertscore_model')}` (layer {alpha_beta.get('bertscore_layer')}).")
+            f"`{alpha_beta.get('bertscore_model')}` ({_layer(alpha_beta.get('bertscore_layer'))}).")
+    notes = list(dict.fromkeys(n for _, m in LEADERBOARD for n in unavailable_notes(runs, m)))
     text = "\n\n".join([
-        "# ClinicalSkillQA", "## Leaderboard (Table 2 layout)", leaderboard(runs), note,
+        "# ClinicalSkillQA", "## Leaderboard (Table 2 layout)", leaderboard(runs), note, *notes,
         "## With clustered 95% intervals", leaderboard(runs, ci=True),
         "## Pairwise Accuracy, both readings of §4.2", pairwise_readings(runs),
         "## By procedure", breakdown(runs, GROUPS[:3]),

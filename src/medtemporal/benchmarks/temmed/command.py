@@ -10,9 +10,12 @@
     imports the released JSON files (`official`).
 
 The folder also gets ``corpus.jsonl`` (the knowledge corpus) and
-``embeddings/`` (cached vectors). Tasks: ``vqa`` (yes/no), ``report`` (open)
-and ``image_pair`` (A/B/C); answers are extracted and scored exactly as the
-release does (`extract`, `metrics`).
+``embeddings/`` (cached vectors). References are retrieved with ``--embedder``,
+by default the learned `refs.LEARNED_EMBEDDER` for real data and the offline
+``pixel`` thumbnail for phantoms (`refs.default_embedder`); the manifest
+records the spec and the encoder's identity (weight files, hub revision).
+Tasks: ``vqa`` (yes/no), ``report`` (open) and ``image_pair`` (A/B/C); answers
+are extracted and scored exactly as the release does (`extract`, `metrics`).
 """
 
 from __future__ import annotations
@@ -39,13 +42,20 @@ from medtemporal.benchmarks.temmed.pipeline import (
     vqa_items,
 )
 from medtemporal.benchmarks.temmed.official import read_official
-from medtemporal.benchmarks.temmed.refs import MAX_K, ablation_images, image_references, statement_references
+from medtemporal.benchmarks.temmed.refs import (
+    LEARNED_EMBEDDER,
+    MAX_K,
+    ablation_images,
+    default_embedder,
+    image_references,
+    statement_references,
+)
 from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_question
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.provenance import licence_of
-from medtemporal.retrieval import PairEntry, save_corpus
+from medtemporal.retrieval import Embedder, PairEntry, load_embedder, save_corpus
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import find_csv, load_timelines
 
@@ -86,8 +96,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                       help="allow sending credentialed report sentences to a --vqa-model that is not local")
     ret = p.add_argument_group("retrieval")
     ret.add_argument("--embedder", metavar="SPEC",
-                     help="image embedder for retrieved references: pixel[:SIZE], clip:PATH, open_clip:PATH "
-                     "(default: pixel when building; none when importing --official)")
+                     help="encoder for retrieved references: clip:NAME_OR_PATH (a Hugging Face CLIP or SigLIP, "
+                     "fetched on first use), open_clip:PATH, pixel[:SIZE], or none (an --official import keeps only "
+                     f"the released references); default: {LEARNED_EMBEDDER} for real data, pixel for phantoms")
 
 
 def _tasks(value: str) -> tuple[str, ...]:
@@ -128,7 +139,11 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     corpus = [PairEntry(id=k, patient_id=instances[i].patient_id, historical=instances[i].historical,
                         current=instances[i].current, report=instances[i].report) for k, i in enumerate(corpus_idx)]
     out: Path = args.out
-    embedder = args.embedder or "pixel"
+    spec = args.embedder or default_embedder(licence)
+    if spec == "none":
+        raise InvalidInputError("--embedder none applies to --official imports only; a build needs an encoder, "
+                                "e.g. --embedder pixel.")
+    embedder = load_embedder(spec)
     refs = image_references([(t.historical, t.current) for t in test], corpus, root, embedder, out / EMBEDDINGS)
     out.mkdir(parents=True, exist_ok=True)
     save_corpus(out / CORPUS, corpus)
@@ -166,7 +181,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                 "test_instances": len(test), "corpus_instances": len(corpus), "vqa_items": args.vqa_items,
                 "pair_items": args.pair_items, "pathology_keywords": sorted(patterns),
                 "vqa_model": args.vqa_model, "vqa_question_sources": dict(sorted(question_sources.items())),
-                "embedder": embedder,
+                **_encoder(spec, embedder),
                 "retrievers": sorted(refs[0]) if refs else [], "references_per_retriever": MAX_K,
                 "split_rule": args.split, "split": overlap, "corpus_file": CORPUS},
         sources={csv.name: sha256_file(csv)},
@@ -175,16 +190,27 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     return items, manifest
 
 
+def _encoder(spec: str, embedder: Embedder) -> dict:
+    """The manifest's record of the retrieval encoder: its spec and identity (weight files, hub revision)."""
+    return {"embedder": spec, "embedder_identity": embedder.identity()}
+
+
 def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tuple[list[Item], Manifest]:
     folder = args.official
     if not folder.is_dir():
         raise InvalidInputError(f"--official {folder} is not a folder; pass the folder holding the released JSON files.")
     official = read_official(folder, root)
     out: Path = args.out
+    licence = licence_of(root)
+    if args.embedder is None:  # real data: the learned encoder beside the released references; phantoms: none
+        spec = None if licence == "synthetic" else default_embedder(licence)
+    else:
+        spec = None if args.embedder == "none" else args.embedder
+    embedder = load_embedder(spec) if spec else None
     refs = None
-    if args.embedder:
+    if embedder is not None:
         refs = image_references([(t.historical, t.current) for t in official.test], official.corpus, root,
-                                args.embedder, out / EMBEDDINGS)
+                                embedder, out / EMBEDDINGS)
     out.mkdir(parents=True, exist_ok=True)
     save_corpus(out / CORPUS, official.corpus)
     ablation = ablation_images(len(official.test), official.corpus, random.Random(f"{args.seed}:ablation"))
@@ -198,10 +224,12 @@ def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tup
         items.append(Item.create(**{**item.model_dump(exclude={"id"}), "meta": meta}))
     files = sorted(folder.glob("*.json"))
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence_of(root), image_root=str(root),
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(root),
         config={"source": "official", "tasks": list(tasks), "test_instances": len(official.test),
                 "corpus_instances": len(official.corpus), "selected_vqa_file": official.selected_vqa,
-                "embedder": args.embedder, "split": official.overlap, "corpus_file": CORPUS},
+                **(_encoder(spec, embedder) if spec and embedder else {"embedder": None}),
+                "retrievers": ["official", *sorted(refs[0])] if refs else ["official"],
+                "split": official.overlap, "corpus_file": CORPUS},
         sources={p.name: sha256_file(p) for p in files},
     )
     return items, manifest

@@ -32,7 +32,7 @@ import numpy as np
 from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring.metrics import Answer
-from medtemporal.scoring.nltk_data import require_nltk_data
+from medtemporal.scoring.nltk_data import ensure_nltk_data
 from medtemporal.scoring.text_metrics import reference_texts
 
 LEGACY_NAMES = {"temmed_bleu_1": "bleu_1", "temmed_rouge_l": "rouge_l", "temmed_meteor": "meteor",
@@ -43,7 +43,7 @@ LEGACY_NAMES = {"temmed_bleu_1": "bleu_1", "temmed_rouge_l": "rouge_l", "temmed_
 @lru_cache(maxsize=1)
 def _scorers() -> tuple:
     """(word_tokenize, sentence_bleu, smoothing method1, meteor_score, ROUGE-L scorer), once nltk's data is checked."""
-    require_nltk_data()
+    ensure_nltk_data()
     from nltk.tokenize import word_tokenize
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
     from nltk.translate.meteor_score import meteor_score

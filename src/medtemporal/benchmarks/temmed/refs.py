@@ -9,6 +9,15 @@ folder; the corpus and its cached embeddings lie beside it (``corpus.jsonl``,
 (current image → report); image-pair statements use ``tfidf``. A reference is
 ``{"id", "historical", "current", "report", "score"}``.
 
+The paper retrieves with learned image and text encoders it does not name
+(§3.2, eq. 1–2). `default_embedder` chooses ours: for real data (a manifest
+licence other than ``synthetic``) `LEARNED_EMBEDDER`, XrayCLIP (Stanford AIMI's
+CLIP ViT-B/16 fine-tuned on chest X-rays, among them CheXpert Plus; CheXagent,
+arXiv 2401.12208; CC-BY-NC-4.0), which ``transformers`` loads natively and
+embeds images and reports in one space, so all of Table 5's retrievers exist; it is
+fetched into the Hugging Face cache on first use. For phantoms,
+the offline ``pixel`` thumbnail, which embeds no text (no ``text`` retriever).
+
 ``meta["ablation"]`` holds, per instance, a random corpus historical image and
 a random corpus current image for the appendix C.2 ablations.
 """
@@ -22,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from medtemporal.retrieval import (
+    Embedder,
     ImageRetriever,
     ImageTextRetriever,
     PairEntry,
@@ -34,6 +44,24 @@ from medtemporal.retrieval import (
 
 MAX_K = 5
 """References stored per retriever (the paper's top-k goes from 1 to 5)."""
+LEARNED_EMBEDDER = "clip:StanfordAIMI/XrayCLIP__vit-b-16__laion2b-s34b-b88k"
+"""The learned image–text encoder used for real data unless ``--embedder`` says otherwise."""
+PHANTOM_EMBEDDER = "pixel"
+"""The offline default for phantoms (licence ``synthetic``): no model, no download."""
+
+
+def default_embedder(licence: str) -> str:
+    """`PHANTOM_EMBEDDER` for synthetic data, else `LEARNED_EMBEDDER`."""
+    return PHANTOM_EMBEDDER if licence == "synthetic" else LEARNED_EMBEDDER
+
+
+def describe_encoder(spec: str) -> str:
+    """What an embedder spec is, in a few words, for reports."""
+    if spec.split(":", 1)[0] == "pixel":
+        return "a grey thumbnail, not a learned encoder: the phantom default"
+    if spec == LEARNED_EMBEDDER:
+        return "XrayCLIP, a CLIP fine-tuned on chest X-rays: our choice of learned encoder"
+    return "an encoder chosen with --embedder"
 
 
 def references(corpus: Sequence[PairEntry], indices: np.ndarray, scores: np.ndarray) -> list[list[dict]]:
@@ -54,15 +82,16 @@ def image_references(
     queries: Sequence[tuple[str, str]],
     corpus: Sequence[PairEntry],
     image_root: Path,
-    embedder_spec: str,
+    embedder: str | Embedder,
     folder: Path,
     k: int = MAX_K,
 ) -> list[dict[str, list[dict]]]:
     """Per query pair (historical, current): ``{"pairwise": [...], "image": [...], ("text": [...])}``.
 
-    Corpus vectors are cached in ``folder`` (query vectors too), so a rebuild embeds nothing again.
+    ``embedder`` is an embedder or its spec (`load_embedder`). Corpus vectors are cached in ``folder``
+    (query vectors too), so a rebuild embeds nothing again.
     """
-    embedder = load_embedder(embedder_spec)
+    embedder = load_embedder(embedder) if isinstance(embedder, str) else embedder
     k = min(k, len(corpus))
     ch, cc = _pairs(embedder, image_root, [e.historical for e in corpus], [e.current for e in corpus], folder)
     qh, qc = _pairs(embedder, image_root, [q[0] for q in queries], [q[1] for q in queries], folder)

@@ -15,9 +15,14 @@ all × 100. The "Random guess" row shows, in brackets, the chance levels that
 model's closed-book row (k = 1 rows with each item's own retriever); every
 other retrieval run (other k, a chosen retriever) is listed in the ablation
 table and drawn in the top-k plot, whose error bars are the runs' 95%
-intervals clustered by patient. Nothing is computed here that ``scores.json``
-does not hold (a run scored before the report metrics were named ``temmed_*``
-is read under its old names, `metrics.LEGACY_NAMES`).
+intervals clustered by patient. Every RAG and top-1 row says what retrieved
+its references ("Retrieved by": the retriever and the encoder the benchmark
+was built with, from its manifest, or the release's own references), and the
+header states the deviation: the paper's learned encoders are unnamed, and
+the phantom default ``pixel`` is a grey thumbnail, not a learned encoder. A
+metric that could not be computed shows "unavailable", with its reason in the
+header. Nothing is computed here that ``scores.json`` or the manifest does not hold (a run scored
+before the report metrics were named ``temmed_*`` is read under its old names, `metrics.LEGACY_NAMES`).
 
 ``medtemporal report`` writes ``temmed_tables.md`` and ``temmed_topk.png``
 beside the common report when every run is of ``temmed`` (`BenchmarkSpec.report`).
@@ -25,16 +30,20 @@ beside the common report when every run is of ``temmed`` (`BenchmarkSpec.report`
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
+from medtemporal.benchmark import MANIFEST
 from medtemporal.errors import InvalidInputError
 from medtemporal.benchmarks.temmed.metrics import LEGACY_NAMES
 from medtemporal.benchmarks.temmed.rag import DEFAULT_K
+from medtemporal.benchmarks.temmed.refs import describe_encoder
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.report.plots import figure_png, legend_columns, pyplot
+from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
 
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("VQA", "Acc", "task:vqa", "accuracy"),
@@ -50,14 +59,17 @@ SETTINGS = {"direct": "closed-book", "rag-text": "+ Text-only RAG", "rag-multimo
             "retrieval-top1": "Top-1 retrieval hack"}
 """Protocol → its row label in Table 4, in the table's order."""
 RAG = ("rag-text", "rag-multimodal")
+RETRIEVING = (*RAG, "retrieval-top1")
 
 
 @dataclass(frozen=True)
 class TemmedRun:
-    """One scored run: its model, protocol, k and the seven values (× 100, None if not scored).
+    """One scored run: its model, protocol, k and the seven values (× 100, None if not scored, NaN if the
+    metric could not be computed).
 
     ``retriever`` is the retriever option (None: each item's own); ``chance`` the seven chance
-    levels (× 100, None where the metric has none), empty when unknown.
+    levels (× 100, None where the metric has none), empty when unknown; ``retrieved_by`` what retrieved a
+    retrieval run's references (``pairwise · pixel``), empty for other runs.
     """
 
     model: str
@@ -68,12 +80,34 @@ class TemmedRun:
     chance: tuple[float | None, ...] = ()
     ci: tuple[tuple[float | None, float | None], ...] = ()
     """The seven 95% intervals (× 100; None where undefined), empty when unknown."""
+    retrieved_by: str = ""
 
     @property
     def setting(self) -> str:
         """The Table 4 row label: ``+ Text-only RAG``, with ``(image)`` for a chosen retriever."""
         label = SETTINGS.get(self.protocol, self.protocol)
         return f"{label} ({self.retriever})" if self.retriever else label
+
+
+def _manifest_config(run: ReportRun) -> dict[str, Any]:
+    """The ``config`` of the run's benchmark manifest (empty when the folder is gone)."""
+    path = Path(str(run.scores.run.get("benchmark_path") or "")) / MANIFEST
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")).get("config") if path.is_file() else None
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        config = None
+    return config if isinstance(config, dict) else {}
+
+
+def retrieved_by(config: dict[str, Any], retriever: str | None) -> str:
+    """``pairwise · pixel``: the retriever whose references a run showed (VQA and report items; image pairs
+    always use TF-IDF) and the encoder behind it, from the benchmark manifest's ``config``."""
+    name = retriever or ("official" if config.get("source") == "official" else "pairwise")
+    if name == "official":
+        return "the release's references"
+    if name == "tfidf":
+        return "TF-IDF"
+    return f"{name} · {config.get('embedder') or 'unknown encoder'}"
 
 
 def _temmed_run(run: ReportRun) -> TemmedRun:
@@ -87,13 +121,23 @@ def _temmed_run(run: ReportRun) -> TemmedRun:
     for _, _, group, metric in COLUMNS:
         score = run.scores.score(group, metric) or run.scores.score(group, LEGACY_NAMES.get(metric, metric))
         answered = score is not None and score.missing < score.n  # a task the run did not answer shows "–"
-        values.append(100.0 * score.value if answered else None)
+        values.append(100.0 * score.value if answered else None)  # NaN when unavailable
         chance.append(100.0 * score.chance if score is not None and score.chance is not None else None)
         has_ci = answered and score.ci_low is not None and score.ci_high is not None  # type: ignore[union-attr]
         ci.append((100.0 * score.ci_low, 100.0 * score.ci_high) if has_ci else (None, None))  # type: ignore[union-attr,operator]
     retriever = options.get("retriever")
-    return TemmedRun(str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), k, tuple(values),
-                     str(retriever) if retriever else None, tuple(chance), tuple(ci))
+    protocol = str(run.scores.run.get("protocol"))
+    by = retrieved_by(_manifest_config(run), str(retriever) if retriever else None) if protocol in RETRIEVING else ""
+    return TemmedRun(str(run.scores.run.get("model")), protocol, k, tuple(values),
+                     str(retriever) if retriever else None, tuple(chance), tuple(ci), by)
+
+
+def _checked(reports: Sequence[ReportRun]) -> list[ReportRun]:
+    """``reports``, refusing a run that is not of the ``temmed`` benchmark."""
+    for run in reports:
+        if run.scores.run.get("benchmark") != "temmed":
+            raise InvalidInputError(f"{run.path} is a run of {run.scores.run.get('benchmark')!r}, not temmed; leave it out.")
+    return list(reports)
 
 
 def temmed_runs(run_dirs: Sequence[str | Path]) -> list[TemmedRun]:
@@ -102,19 +146,16 @@ def temmed_runs(run_dirs: Sequence[str | Path]) -> list[TemmedRun]:
     Raises:
         InvalidInputError: a run is not of the ``temmed`` benchmark.
     """
-    out = []
-    for run in load_runs(run_dirs):
-        if run.scores.run.get("benchmark") != "temmed":
-            raise InvalidInputError(f"{run.path} is a run of {run.scores.run.get('benchmark')!r}, not temmed; leave it out.")
-        out.append(_temmed_run(run))
-    return out
+    return [_temmed_run(run) for run in _checked(load_runs(run_dirs))]
 
 
 def _fmt(value: float | None, base: float | None = None) -> str:
-    """``61.20``, or ``61.20 (+3.10)`` with the gain over ``base``; a dash when missing."""
+    """``61.20``, or ``61.20 (+3.10)`` with the gain over ``base``; a dash when missing; "unavailable" for NaN."""
     if value is None:
         return DASH
-    if base is None:
+    if math.isnan(value):
+        return UNAVAILABLE
+    if base is None or math.isnan(base):
         return f"{value:.2f}"
     return f"{value:.2f} ({value - base:+.2f})"
 
@@ -142,8 +183,8 @@ def table4(runs: Sequence[TemmedRun]) -> str:
         for run in sorted(mine, key=lambda r: order.index(r.protocol)):
             gains = run.protocol != "direct" and base is not None
             cells = [_fmt(v, base.values[i] if gains else None) for i, v in enumerate(run.values)]
-            rows.append([model, run.setting, *cells])
-    return markdown_table(_header(), rows)
+            rows.append([model, run.setting, *cells, run.retrieved_by])
+    return markdown_table([*_header(), "Retrieved by"], rows)
 
 
 def ablation_table(runs: Sequence[TemmedRun]) -> str | None:
@@ -158,9 +199,9 @@ def ablation_table(runs: Sequence[TemmedRun]) -> str | None:
         low, high = r.ci[0] if r.ci else (None, None)
         acc = _fmt(r.values[0]) + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else "")
         rows.append([r.model, SETTINGS[r.protocol], r.retriever or "each item's own", str(r.k), acc,
-                     *(_fmt(v) for v in r.values[1:])])
+                     *(_fmt(v) for v in r.values[1:]), r.retrieved_by])
     header = ["Model", "Setting", "Retriever", "k", "VQA Acc [95% CI]",
-              *(f"{task} {col}" for task, col, _, _ in COLUMNS[1:])]
+              *(f"{task} {col}" for task, col, _, _ in COLUMNS[1:]), "Retrieved by"]
     return markdown_table(header, rows)
 
 
@@ -172,11 +213,11 @@ def hack_table(runs: Sequence[TemmedRun]) -> str | None:
         return None
     report = [i for i, (task, _, _, _) in enumerate(COLUMNS) if task == "Report Generation"]
     rows = [[r.model, SETTINGS[r.protocol] if r.protocol != "rag-text" else f"{SETTINGS[r.protocol]} (k={r.k})",
-             *(_fmt(r.values[i]) for i in report)]
+             *(_fmt(r.values[i]) for i in report), r.retrieved_by]
             for r in runs if r.protocol == "rag-text" and r.k == 1 and r.values[report[-1]] is not None]
-    rows += [["(retrieved report as the answer)", SETTINGS["retrieval-top1"], *(_fmt(r.values[i]) for i in report)]
-             for r in hacks]
-    return markdown_table(["Model", "Setting", *(COLUMNS[i][1] for i in report)], rows)
+    rows += [["(retrieved report as the answer)", SETTINGS["retrieval-top1"], *(_fmt(r.values[i]) for i in report),
+              r.retrieved_by] for r in hacks]
+    return markdown_table(["Model", "Setting", *(COLUMNS[i][1] for i in report), "Retrieved by"], rows)
 
 
 def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
@@ -185,7 +226,7 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
     series: dict[tuple[str, str, str], dict[int, float]] = {}
     bars: dict[tuple[str, str, str], dict[int, tuple[float, float]]] = {}
     for r in runs:
-        if r.protocol in RAG and r.values[column] is not None:
+        if r.protocol in RAG and r.values[column] is not None and not math.isnan(r.values[column]):
             key = (r.model, r.protocol, r.retriever or "")
             series.setdefault(key, {})[r.k] = r.values[column]
             low, high = r.ci[column] if r.ci else (None, None)
@@ -193,7 +234,7 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
                 bars.setdefault(key, {})[r.k] = (r.values[column] - low, high - r.values[column])
     if not series:
         return None
-    fig, ax = pyplot().subplots(figsize=(5.5, 3.6))
+    fig, ax = pyplot().subplots(figsize=(7.0, 3.8), layout="constrained")
     for (model, protocol, retriever), points in sorted(series.items()):
         ks = sorted(points)
         label = f"{model}: {SETTINGS[protocol][2:]}" + (f" ({retriever})" if retriever else "")
@@ -207,18 +248,37 @@ def topk_plot(runs: Sequence[TemmedRun], column: int = 0) -> bytes | None:
     ax.set_ylabel(f"{task} {col} (%)")
     ax.set_xticks(range(1, 6))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return figure_png(fig, dpi=120)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=legend_columns(labels, 7.0), frameon=False, fontsize=9)
+    return figure_png(fig)
+
+
+def retrieval_note(runs: Sequence[TemmedRun]) -> str | None:
+    """The header paragraph on what retrieved the RAG references (None without retrieval runs)."""
+    encoders = sorted({r.retrieved_by.split(" · ", 1)[-1] for r in runs if " · " in r.retrieved_by})
+    if not any(r.protocol in RETRIEVING for r in runs):
+        return None
+    text = ("Retrieval: every RAG and top-1 row names what retrieved its references (\"Retrieved by\": the "
+            "retriever, pairwise (eq. 2) unless the run chose another, and the encoder the benchmark was built "
+            "with; image-pair items always by TF-IDF, appendix B.2). The paper's image and text encoders are "
+            "learned but not named (§3.2, eq. 1–2), so retrieval-based numbers depend on ours and are not the "
+            "paper's setting.")
+    if encoders:
+        text += " Encoders here: " + "; ".join(f"`{e}` ({describe_encoder(e)})" for e in encoders) + "."
+    return text
 
 
 def write_temmed_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
     """Write ``temmed_tables.md`` (Tables 3 and 4) and, with RAG runs, ``temmed_topk.png`` into ``out``."""
-    runs = temmed_runs(run_dirs)
+    reports = _checked(load_runs(run_dirs))
+    runs = [_temmed_run(run) for run in reports]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    notes = [n for _, _, _, metric in COLUMNS for n in unavailable_notes(reports, metric)]
+    header = "\n\n".join(["Values × 100; gains over the same model's closed-book run in brackets.",
+                           *filter(None, [retrieval_note(runs)]), *dict.fromkeys(notes)])
     text = (
-        "# TemMed-Bench\n\nValues × 100; gains over the same model's closed-book run in brackets.\n\n"
+        f"# TemMed-Bench\n\n{header}\n\n"
         f"## Closed-book (Table 3 layout)\n\n{table3(runs)}\n\n"
         f"## Retrieval augmentation, top-1 (Table 4 layout)\n\n{table4(runs)}\n"
     )

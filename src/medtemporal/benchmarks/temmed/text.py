@@ -5,7 +5,12 @@ in any inflection: a word starting with the keyword's stem (the keyword less a
 final ``e``: ``increas`` matches increase/increased/increasing), except
 ``thin``, which must be thin/thins/thinned/thinning/thinner (so that "thing"
 and "think" do not count). A *target report* is an impression in which every
-sentence is such a sentence.
+sentence is such a sentence. Nouns formed on a keyword's stem match with it
+("progression", "improvement") and others do not ("resolution", "stability"):
+the paper lists keywords "in any tense" (appendix A.1, ``seeds/001`` line 131),
+not their nouns, and a substring search for its list ("unchange" is listed as
+a stem) splits these words the same way; the release's selection code is not
+published.
 
 Image-pair statements are matched by ``(change keyword) … (pathology keyword)``
 within a sentence: the first pathology after a change keyword with no other

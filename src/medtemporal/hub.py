@@ -1,0 +1,138 @@
+"""Hugging Face models fetched the way ``transformers`` fetches them, and the offline switch.
+
+`model_folder` turns a model name (``roberta-large``,
+``StanfordAIMI/XrayCLIP__vit-b-16__laion2b-s34b-b88k``) or a local folder into
+a local folder. A name is looked up in the Hugging Face hub cache
+(``$HF_HUB_CACHE``; by default ``$HF_HOME/hub``, ``~/.cache/huggingface/hub``)
+and, on first use, downloaded there with ``huggingface_hub.snapshot_download``:
+the configuration, tokenizer and processor files and the ``safetensors``
+weights (the PyTorch ``.bin`` weights only for a model without
+``safetensors``), the files ``from_pretrained`` reads, so a later
+``from_pretrained(name)`` finds them. A cached model is used without
+contacting the hub.
+
+`offline_variable` names the set switch when ``HF_HUB_OFFLINE`` or
+``TRANSFORMERS_OFFLINE`` is ``1`` (``true``, ``yes``, ``on``): then nothing is
+downloaded (the nltk data of the text metrics neither) and what is not on disk
+fails with one sentence naming what fixes it (`UnavailableError`).
+
+>>> offline_variable() in (None, "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+True
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from medtemporal.errors import UnavailableError, require
+
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+"""Environment variables that forbid downloads (Hugging Face's own switches)."""
+MODEL_FILES = ("*.json", "*.txt", "*.model", "*.tiktoken", "*.safetensors")
+"""Configuration, tokenizer and processor files and ``safetensors`` weights; no TensorFlow, Flax, ONNX or
+Rust copies of the weights."""
+BIN_WEIGHTS = ("pytorch_model*.bin",)
+"""PyTorch weights, fetched only for a model that has no ``safetensors``."""
+
+_KNOWN: dict[tuple[str | None, ...], Path | str] = {}
+"""What each (name, switch, cache) resolved to in this process: a folder, or the sentence it failed with."""
+
+
+def offline_variable() -> str | None:
+    """The variable that forbids downloads (read now, not at import), or None when downloads are allowed."""
+    return next((v for v in OFFLINE_VARIABLES if os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")),
+                None)
+
+
+def has_weights(folder: Path) -> bool:
+    """Whether ``folder`` holds ``config.json`` and ``safetensors`` or PyTorch ``.bin`` weights."""
+    return (folder / "config.json").is_file() and (any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")))
+
+
+def revision(folder: Path) -> str | None:
+    """The commit of a hub-cache snapshot folder (``…/snapshots/<commit>``), else None."""
+    return folder.name if folder.parent.name == "snapshots" else None
+
+
+def _looks_like_path(name: str) -> bool:
+    """A name no hub model can have: absolute, ``./``, ``~``, or more than one ``/``."""
+    return name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1
+
+
+def model_folder(name: str | Path, *, what: str, fix: str) -> Path:
+    """The local folder of model ``name``, downloaded into the hub cache on first use.
+
+    Args:
+        name: A local model folder, or a Hugging Face model name.
+        what: What the model is for, e.g. ``"BERTScore encoder"`` (in messages).
+        fix: The clause that tells a user what else to do, e.g. ``"set MEDTEMPORAL_BERTSCORE_MODEL=/path/to/model"``.
+
+    Raises:
+        UnavailableError: in one sentence: a folder without config or weights, an unknown or gated name,
+            no connection, or a name not cached while downloads are switched off.
+    """
+    text = str(name)
+    folder = Path(text).expanduser()
+    if folder.is_dir():
+        if not has_weights(folder):
+            raise UnavailableError(f"The {what} folder {folder} lacks config.json or weights; {fix}.")
+        return folder
+    if _looks_like_path(text):
+        raise UnavailableError(f"The {what} folder {folder} does not exist; {fix}.")
+    switch = offline_variable()
+    key = (text, switch, os.environ.get("HF_HOME"), os.environ.get("HF_HUB_CACHE"))
+    if key not in _KNOWN:
+        try:
+            _KNOWN[key] = _fetch(text, switch, what, fix)
+        except UnavailableError as exc:
+            _KNOWN[key] = str(exc)
+    known = _KNOWN[key]
+    if isinstance(known, str):
+        raise UnavailableError(known)
+    return known
+
+
+def _snapshot(repo: str, local: bool) -> Path:
+    """``snapshot_download`` of the files `from_pretrained` reads (`MODEL_FILES`, else `BIN_WEIGHTS` too)."""
+    hub = require("huggingface_hub", "hf")
+    folder = Path(hub.snapshot_download(repo, allow_patterns=list(MODEL_FILES), local_files_only=local))
+    if not has_weights(folder):
+        folder = Path(hub.snapshot_download(repo, allow_patterns=list(BIN_WEIGHTS), local_files_only=local))
+    return folder
+
+
+def _fetch(repo: str, switch: str | None, what: str, fix: str) -> Path:
+    """The cached snapshot of ``repo``, else (downloads allowed) a fresh download of it."""
+    errors = require("huggingface_hub.errors", "hf")
+    try:
+        folder = _snapshot(repo, local=True)
+        if has_weights(folder):
+            return folder
+    except errors.LocalEntryNotFoundError:
+        pass
+    except errors.HFValidationError:
+        raise UnavailableError(f"The {what} {repo!r} is neither a local folder nor a Hugging Face model name; {fix}.") from None
+    if switch is not None:
+        raise UnavailableError(f"The {what} {repo!r} is not in the Hugging Face cache and {switch}=1 forbids "
+                               f"downloading it; run once online, or {fix}.")
+    print(f"medtemporal: downloading the {what} {repo} into the Hugging Face cache (first use; "
+          f"set HF_HUB_OFFLINE=1 to forbid downloads)", file=sys.stderr)
+    try:
+        folder = _snapshot(repo, local=False)
+    except errors.GatedRepoError:
+        raise UnavailableError(f"The {what} {repo!r} is gated on the Hugging Face hub; accept its terms on its page and "
+                               f"log in with `hf auth login`, or {fix}.") from None
+    except (errors.RepositoryNotFoundError, errors.RevisionNotFoundError):
+        raise UnavailableError(f"The {what} {repo!r} is neither a local folder nor a model on the Hugging Face hub; "
+                               f"{fix}.") from None
+    except OSError as exc:  # no connection (LocalEntryNotFoundError), HTTP errors, a full disk
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UnavailableError(f"The {what} {repo!r} could not be downloaded from the Hugging Face hub "
+                               f"({first.removeprefix('Got: ').rstrip('.')}); check the connection and run again, "
+                               f"or {fix}.") from None
+    if not has_weights(folder):
+        raise UnavailableError(f"The {what} {repo!r} on the Hugging Face hub has no config.json or PyTorch weights "
+                               f"that transformers can load; {fix}.")
+    return folder
