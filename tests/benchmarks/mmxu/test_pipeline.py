@@ -20,6 +20,7 @@ from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import format_options
 from medtemporal.report.audit import READER_NAMES
 from medtemporal.scoring import read_scores
+from medtemporal.scoring.extraction import rule_id
 
 
 def test_the_build_audits_across_content_types_and_keeps_each_blind_pick(bench: Path, release: Path,
@@ -99,6 +100,26 @@ def test_a_loopback_model_sees_prior_then_current_and_our_prompt_at_temperature_
     scores = read_scores(tmp_path / "run")
     assert scores.score("overall", "accuracy").invalid >= 1
     assert scores.score("overall", "mmxu_blind_adjusted") is not None
+
+
+@pytest.mark.parametrize("mode", ["line", "lines"])
+def test_a_model_that_echoes_the_options_is_invalid_on_every_item(bench: Path, tmp_path: Path, mode: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_API_KEY)
+    monkeypatch.setenv("MEDTEMPORAL_CACHE", str(tmp_path / "cache.sqlite"))
+    with FakeOpenAI.start() as server:
+        server.configure(echo=mode)
+        assert main(["run", str(bench), "--model", server.uri("echo-vlm"), "--out", str(tmp_path / "run"),
+                     "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    first = load(bench).items[0]
+    assert rows[0]["raw_output"] == ("\n" if mode == "lines" else " ").join(format_options(first.options).splitlines())
+    assert all(r["answer"] is None for r in rows)
+    scores = read_scores(tmp_path / "run")
+    assert scores.counts["rules"] == {rule_id("letter"): len(rows)} and rule_id("letter") == "letter@2"
+    for metric in ("accuracy", "mmxu_blind_hard_accuracy"):
+        s = scores.score("overall", metric)
+        assert s.value == 0.0 and s.invalid == s.n == len(rows)
 
 
 def test_exports_to_parquet_vlmevalkit_lmms_eval_and_the_release(bench: Path, release: Path, tmp_path: Path) -> None:
