@@ -73,6 +73,66 @@ def test_a_yesno_leak_is_caught_by_the_classifier() -> None:
     assert row["flagged"] and row["classifier"]["accuracy"] > 0.9
 
 
+def category_items(n: int, seed: int, leak: bool = False) -> list[Item]:
+    """Four options, each a change of a random finding; the subtype names the answer's change (as MMXU's
+    content_type does). Without ``leak`` the options are exchangeable; with it the answer is padded."""
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        changes = [rng.choice(CHANGES[:4]) for _ in "ABCD"]
+        options = {x: f"The {rng.choice(WORDS)} {c}." for x, c in zip("ABCD", changes)}
+        answer = rng.choice("ABCD")
+        if leak:
+            options[answer] = options[answer][:-1] + " over the interval in both lungs."
+        items.append(Item.create(benchmark="b", task="T", subtype=changes["ABCD".index(answer)], images=(),
+                                 question=f"What changed? #{i}", options=options, answer_type="choice",
+                                 answer=answer, meta={"patient_id": f"p{i // 3}"}))
+    return items
+
+
+def test_a_subtype_naming_the_answer_is_audited_across_subtypes() -> None:
+    from medtemporal.audit import READERS, run_audit
+
+    items = category_items(600, 7)
+    within = audit_items(items)  # fitted within a subtype, a reader learns the answer from the subtype
+    assert len(within["flagged"]) == 4 and all(r["classifier"]["accuracy"] > 0.5 for r in within["subtypes"])
+    assert "fit" not in within["method"] and not any("breakdown" in r for r in within["subtypes"])
+    across = run_audit(items, fit="task")
+    rows = {r["subtype"]: r for r in across.section["subtypes"]}
+    assert across.section["flagged"] == [] and across.section["method"]["fit"] == "task"
+    assert set(rows) == set(CHANGES[:4]) | {"(all)"} and rows["(all)"]["n"] == 600
+    assert all(rows[c]["breakdown"] and not rows[c]["flagged"] and not rows[c]["answerable"] for c in CHANGES[:4])
+    assert all(abs(rows["(all)"][r]["accuracy"] - 0.25) < 0.06 for r in READERS)
+    # the picks are the held-out picks of the pooled row's best reader, and score exactly what that row says
+    best = rows["(all)"]["best"]
+    assert set(across.picks) == {i.id for i in items} and set(across.readers.values()) == {best}
+    right = sum(across.picks[i.id] == i.answer for i in items) / len(items)
+    assert right == pytest.approx(rows["(all)"][best]["accuracy"], abs=1e-4)
+    for change in CHANGES[:4]:
+        mine = [i for i in items if i.subtype == change]
+        right = sum(across.picks[i.id] == i.answer for i in mine) / len(mine)
+        assert right == pytest.approx(rows[change][best]["accuracy"], abs=1e-4)
+    leaking = category_items(600, 7, leak=True)
+    assert run_audit(leaking, fit="task").section["flagged"] == ["T/(all)"]
+    declared = run_audit(leaking, fit="task", notes={"T/*": "the paper pads its answers"}).section
+    assert declared["flagged"] == [] and declared["by_design"] == {"T/(all)": "the paper pads its answers"}
+    with pytest.raises(ValueError, match="fit must be one of"):
+        run_audit(items, fit="patient")
+
+
+def test_the_default_fit_picks_by_each_subtypes_best_reader() -> None:
+    from medtemporal.audit import run_audit
+
+    items = choice_items(300, 1, "longest") + yesno_items(300, 3, True)
+    audit = run_audit(items)
+    assert audit.section == audit_items(items)
+    for row in audit.section["subtypes"]:
+        mine = [i for i in items if i.subtype == row["subtype"]]
+        assert {audit.readers[i.id] for i in mine} == {row["best"]}
+        right = sum(audit.picks[i.id] == i.answer for i in mine) / len(mine)
+        assert right == pytest.approx(row[row["best"]]["accuracy"], abs=1e-4)
+
+
 def test_folds_never_share_a_patient() -> None:
     from medtemporal.audit.core import _folds
 

@@ -24,14 +24,27 @@ makes some subtypes answerable (`BenchmarkSpec.audit_notes`, patterns over
 ``task/subtype``): those are reported **by design**, with the note, and not
 flagged (also where a reader is above chance + 5 points with too few patients
 for an interval). Open and ordering answers are skipped with a note.
+
+Readers are fitted on each subtype's items alone (``fit="subtype"``, the
+default), or on each task's items across its subtypes (``fit="task"``), for
+benchmarks whose subtype names the answer's category: a model never sees the
+subtype, and a reader fitted within it would learn the answer from it. Then
+the task's row over all its subtypes (`POOLED`) is judged as above, and the
+subtype rows are its breakdown (``breakdown``, never flagged nor by design): a
+reader that favours one category's wording is right more often on that
+category's items and less on the others, which no one who cannot see the
+category can use. `run_audit` also returns each item's held-out pick by the
+best reader of the row its readers were fitted for.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.model_selection import GroupKFold
@@ -56,6 +69,10 @@ RESAMPLES = 1000
 AUDITED = ("choice", "yesno")
 READERS = ("heuristic", "classifier", "question")
 """The blind readers, in report order (``classifier``: options one at a time; ``question``: with the question)."""
+FITS = ("subtype", "task")
+"""What the readers are fitted on: one subtype's items, or one task's items across its subtypes."""
+POOLED = "(all)"
+"""The subtype label of a task's row over all its audited subtypes (``fit="task"``)."""
 Table = Mapping[str, Mapping[str, Scores]]
 
 
@@ -140,25 +157,39 @@ def _estimate(picks: Sequence[str], items: Sequence[Item], chance: float) -> dic
             "flagged": bool(flagged)}
 
 
-def audit_subtype(items: Sequence[Item], folds: int = FOLDS) -> dict[str, Any]:
-    """The blind-accuracy record of one subtype's items (all of one answer type)."""
-    chance = chance_level(items)
+@dataclass(frozen=True)
+class _Fitted:
+    """Every reader's held-out picks for a list of items (one subtype's, or one task's), fitted together."""
+
+    ties: Mapping[str, list[tuple[str, ...]]]
+    chosen: Counter[str]
+    picks: Mapping[str, list[str]]
+    """Reader (`READERS`) → its held-out pick of every item."""
+
+
+def _fit(items: Sequence[Item], folds: int) -> _Fitted:
     table = score_table(items)
     ties = rule_ties(items, table)
-    h_picks, chosen = heuristic_picks(items, folds, ties)
-    heuristic = _estimate(h_picks, items, chance)
-    heuristic["rule"] = chosen.most_common(1)[0][0]
-    prior = _prior(items)
-    heuristic["rules_in_sample"] = {k: round(_accuracy(p, items), 4)
-                                    for k, p in _rule_predictions(ties, range(len(items)), prior).items()}
+    heuristic, chosen = heuristic_picks(items, folds, ties)
     data = SubtypeData(items, table)
-    readers = {"heuristic": heuristic,
-               "classifier": _estimate(model_picks(data, folds, classifier_for), items, chance),
-               "question": _estimate(model_picks(data, folds, question_reader_for), items, chance)}
+    return _Fitted(ties, chosen, {"heuristic": heuristic,
+                                  "classifier": model_picks(data, folds, classifier_for),
+                                  "question": model_picks(data, folds, question_reader_for)})
+
+
+def _record(items: Sequence[Item], fitted: _Fitted, index: Sequence[int]) -> dict[str, Any]:
+    """The blind-accuracy record of ``items[index]`` from the readers ``fitted`` on ``items``."""
+    sub = [items[i] for i in index]
+    chance = chance_level(sub)
+    readers = {r: _estimate([fitted.picks[r][i] for i in index], sub, chance) for r in READERS}
+    heuristic = readers["heuristic"]
+    heuristic["rule"] = fitted.chosen.most_common(1)[0][0]
+    heuristic["rules_in_sample"] = {k: round(_accuracy(p, sub), 4)
+                                    for k, p in _rule_predictions(fitted.ties, index, _prior(sub)).items()}
     best = max(READERS, key=lambda r: (readers[r]["accuracy"], -READERS.index(r)))
-    patients = len({it.cluster for it in items})
+    patients = len({it.cluster for it in sub})
     return {
-        "n": len(items),
+        "n": len(sub),
         "patients": patients,
         "chance": round(chance, 4),
         **readers,
@@ -185,9 +216,31 @@ def note_for(where: str, notes: Mapping[str, str]) -> str | None:
     return next((note for pattern, note in notes.items() if fnmatchcase(where, pattern)), None)
 
 
-def audit_items(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
-                notes: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The ``audit`` section of a manifest for ``items``.
+@dataclass(frozen=True)
+class Audit:
+    """The manifest's ``audit`` section and every audited item's held-out blind pick."""
+
+    section: dict[str, Any]
+    picks: dict[str, str]
+    """Item id → the answer its row's best reader gave it, fitted on other patients. The row is the one the
+    readers were fitted for: the task's `POOLED` row with ``fit="task"`` (and several subtypes), else the
+    item's subtype's row; that row's ``best`` names the reader."""
+    readers: dict[str, str]
+    """Item id → the reader (`READERS`) whose pick `picks` holds."""
+
+
+def _judge(row: dict[str, Any], notes: Mapping[str, str]) -> dict[str, Any]:
+    """``row`` with ``by_design`` (its note, where a reader is above chance + `MARGIN`) and ``flagged``."""
+    where = f"{row['task']}/{row['subtype']}"
+    above = any(row[r]["accuracy"] > row["chance"] + MARGIN for r in READERS)  # a point estimate will do here
+    row["by_design"] = note_for(where, notes) if row["answerable"] or above else None
+    row["flagged"] = row["answerable"] and row["by_design"] is None
+    return row
+
+
+def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
+              notes: Mapping[str, str] | None = None, fit: str = "subtype") -> Audit:
+    """Audit ``items``: the ``audit`` section of a manifest and every audited item's held-out blind pick.
 
     Args:
         items: The benchmark's items (any families; grouped by task and subtype).
@@ -195,51 +248,86 @@ def audit_items(items: Sequence[Item], folds: int = FOLDS, progress: bool = Fals
         progress: Show a progress bar.
         notes: ``task/subtype`` pattern → why the paper's design makes it answerable blind (default: the
             benchmark spec's ``audit_notes``).
+        fit: ``"subtype"``: readers fitted on each subtype's items; ``"task"``: on each task's items across its
+            subtypes (of one answer type), judged by the task's `POOLED` row.
 
-    Returns:
-        ``{"method": ..., "subtypes": [{"task", "subtype", "n", "patients", "chance", "heuristic": {...},
-        "classifier": {...}, "question": {...}, "best", "answerable", "by_design", "flagged"}, ...],
-        "skipped": {"task/subtype": why}, "flagged": ["task/subtype", ...], "by_design": {"task/subtype": note}}``.
+    The section is ``{"method": ..., "subtypes": [{"task", "subtype", "n", "patients", "chance",
+    "heuristic": {...}, "classifier": {...}, "question": {...}, "best", "answerable", "by_design", "flagged"},
+    ...], "skipped": {"task/subtype": why}, "flagged": ["task/subtype", ...], "by_design": {"task/subtype":
+    note}}``. With ``fit="task"`` the method also says ``"fit": "task"``, and a task with several audited
+    subtypes has a row over all of them (subtype `POOLED`) after its subtype rows, which are marked
+    ``breakdown`` and are neither answerable, flagged nor by design.
+
+    Raises:
+        ValueError: ``fit`` is not one of `FITS`.
     """
+    if fit not in FITS:
+        raise ValueError(f"fit must be one of {', '.join(FITS)}, not {fit!r}")
     notes = declared_notes(items) if notes is None else notes
     groups: dict[tuple[str, str], list[Item]] = defaultdict(list)
     for it in items:
         groups[(it.task, it.subtype)].append(it)
-    rows, skipped = [], {}
-    keys = sorted(groups)
-    if progress:
-        from tqdm import tqdm
-
-        keys = tqdm(keys, desc="audit", unit="subtype", leave=False)
-    for task, subtype in keys:
+    pools: dict[tuple[str, str], list[tuple[str, list[Item]]]] = defaultdict(list)
+    skipped = {}
+    for task, subtype in sorted(groups):
         group = groups[(task, subtype)]
         kinds = {it.answer_type for it in group}
         where = f"{task}/{subtype}"
         if not kinds <= set(AUDITED) or len(kinds) > 1 or any(not isinstance(it.answer, str) for it in group):
             skipped[where] = f"{'/'.join(sorted(kinds))} answers have no blind accuracy to measure"
-            continue
-        if len(group) < MIN_ITEMS or len({it.cluster for it in group}) < 2:
+        elif len(group) < MIN_ITEMS or len({it.cluster for it in group}) < 2:
             skipped[where] = f"too few items ({len(group)}) or patients to cross-validate"
-            continue
-        row = {"task": task, "subtype": subtype, **audit_subtype(group, folds)}
-        above = any(row[r]["accuracy"] > row["chance"] + MARGIN for r in READERS)  # a point estimate will do here
-        row["by_design"] = note_for(where, notes) if row["answerable"] or above else None
-        row["flagged"] = row["answerable"] and row["by_design"] is None
-        rows.append(row)
-    return {
-        "method": {
-            "folds": f"GroupKFold by patient, {folds} folds",
-            "heuristic": "structural rule chosen on the training folds (medtemporal.audit.heuristics)",
-            "classifier": "options one at a time: TF-IDF + logistic regression (medtemporal.audit.classifier)",
-            "question": "question n-grams crossed with each option's letter, beside the option features "
-                        "(medtemporal.audit.question)",
-            "ci": f"95% percentile bootstrap over patients, {RESAMPLES} resamples",
-            "flag": f"a reader's 95% interval lies above chance + {MARGIN:.0%} (its lower end), with at least "
-                    f"{MIN_PATIENTS} patients, unless the benchmark's spec notes that the paper's design makes the "
-                    "subtype answerable",
-        },
+        else:
+            pools[(task, subtype if fit == "subtype" else group[0].answer_type)].append((subtype, group))
+    keys: Iterable[tuple[str, str]] = list(pools)
+    if progress:
+        from tqdm import tqdm
+
+        keys = tqdm(keys, desc="audit", unit=fit, leave=False)
+    rows: list[dict[str, Any]] = []
+    picks: dict[str, str] = {}
+    readers: dict[str, str] = {}
+    for key in keys:
+        members = pools[key]
+        pool = [it for _, group in members for it in group]
+        fitted = _fit(pool, folds)
+        start = 0
+        for subtype, group in members:
+            row = {"task": key[0], "subtype": subtype, **_record(pool, fitted, range(start, start + len(group)))}
+            if len(members) > 1:  # a reader that never sees the subtype is judged over the whole task
+                row.update(answerable=False, by_design=None, flagged=False, breakdown=True)
+            else:
+                _judge(row, notes)
+            rows.append(row)
+            start += len(group)
+        if len(members) > 1:
+            rows.append(_judge({"task": key[0], "subtype": POOLED, **_record(pool, fitted, range(len(pool)))}, notes))
+        best = rows[-1]["best"]
+        picks.update((it.id, p) for it, p in zip(pool, fitted.picks[best]))
+        readers.update((it.id, best) for it in pool)
+    method = {
+        "folds": f"GroupKFold by patient, {folds} folds",
+        "heuristic": "structural rule chosen on the training folds (medtemporal.audit.heuristics)",
+        "classifier": "options one at a time: TF-IDF + logistic regression (medtemporal.audit.classifier)",
+        "question": "question n-grams crossed with each option's letter, beside the option features "
+                    "(medtemporal.audit.question)",
+        **({"fit": "task"} if fit == "task" else {}),  # the default fit's method is as it always was
+        "ci": f"95% percentile bootstrap over patients, {RESAMPLES} resamples",
+        "flag": f"a reader's 95% interval lies above chance + {MARGIN:.0%} (its lower end), with at least "
+                f"{MIN_PATIENTS} patients, unless the benchmark's spec notes that the paper's design makes the "
+                "subtype answerable",
+    }
+    section = {
+        "method": method,
         "subtypes": rows,
         "skipped": skipped,
         "flagged": [f"{r['task']}/{r['subtype']}" for r in rows if r["flagged"]],
         "by_design": {f"{r['task']}/{r['subtype']}": r["by_design"] for r in rows if r["by_design"]},
     }
+    return Audit(section, picks, readers)
+
+
+def audit_items(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
+                notes: Mapping[str, str] | None = None, fit: str = "subtype") -> dict[str, Any]:
+    """The ``audit`` section of a manifest for ``items`` (see `run_audit`)."""
+    return run_audit(items, folds, progress, notes, fit).section

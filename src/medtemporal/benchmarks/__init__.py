@@ -8,5 +8,6 @@ import from here. A family's model calls go through `medtemporal.backends.sessio
 """
 
 from medtemporal.benchmarks import eltlm, mi_cxr, rad3d, skillqa, temmed
+from medtemporal.benchmarks import mmxu  # noqa: F401
 
 __all__ = ["eltlm", "mi_cxr", "rad3d", "skillqa", "temmed"]

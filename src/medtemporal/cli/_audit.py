@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from medtemporal.audit import audit_items
+from medtemporal.audit import FITS, audit_items
 from medtemporal.audit.core import FOLDS
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
@@ -24,6 +24,9 @@ def add(sub: argparse._SubParsersAction) -> None:
                                    "notes do not say the paper's design makes it so.")
     p.add_argument("benchmark", type=Path, metavar="BENCH", help="benchmark folder (built or imported)")
     p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds by patient (default {FOLDS})")
+    p.add_argument("--fit", choices=FITS, default=None,
+                   help="fit the readers on each subtype's items, or on each task's items across its subtypes "
+                        "(for subtypes that name the answer's category); default: as the build's audit did")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the audit as JSON to FILE")
     p.set_defaults(func=run)
 
@@ -32,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     if args.folds < 2:
         raise InvalidInputError(f"--folds must be 2 or more, not {args.folds}.")
     bench = load(args.benchmark)
-    audit = audit_items(bench.items, folds=args.folds, progress=sys.stderr.isatty())
+    fit = args.fit or (bench.manifest.audit or {}).get("method", {}).get("fit", "subtype")
+    audit = audit_items(bench.items, folds=args.folds, progress=sys.stderr.isatty(), fit=fit)
     print(audit_markdown(audit, f"Blind-solvability audit of {bench.manifest.benchmark} ({args.benchmark})"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

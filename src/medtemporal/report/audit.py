@@ -4,10 +4,11 @@ computes, the report package renders, and neither imports the other."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
-from typing import Any, Mapping
+from typing import Any
 
-from medtemporal.audit.core import MIN_PATIENTS
+from medtemporal.audit.core import MIN_PATIENTS, POOLED
 from medtemporal.report.tables import markdown_table
 
 READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
@@ -31,6 +32,8 @@ def _flag(r: Mapping[str, Any]) -> str:
         return "BY DESIGN"
     if r["flagged"]:
         return "BLIND-SOLVABLE"
+    if r.get("breakdown"):
+        return "breakdown"  # a subtype row of a task audited as a whole (``fit="task"``), never flagged
     return "ok (few patients)" if r["patients"] < MIN_PATIENTS else "ok"
 
 
@@ -49,12 +52,15 @@ def _summary(audit: Mapping[str, Any]) -> str:
             f"5 points above chance: {', '.join(flagged)}."
             if flagged else "No subtype is answerable blind more than 5 points above chance (the lower end of "
                             "every blind reader's 95% interval).")
+    if audit.get("method", {}).get("fit") == "task":
+        head += (" Readers were fitted on each task's items across its subtypes (a model never sees the subtype); "
+                 f"each task is judged over all its subtypes (subtype {POOLED}), its subtype rows are the breakdown.")
     design = audit.get("by_design", {})
     if design:
         head += (f" {len(design)} subtype(s) are answerable blind by the paper's own design (BY DESIGN; see the "
                  "notes below), not by a defect of the build.")
     few = [f"{r['task']}/{r['subtype']}" for r in audit.get("subtypes", [])
-           if r["patients"] < MIN_PATIENTS and not r.get("by_design")]
+           if r["patients"] < MIN_PATIENTS and not r.get("by_design") and not r.get("breakdown")]
     if few:
         head += (f" Measured but not flagged, with fewer than {MIN_PATIENTS} patients (no interval to flag by): "
                  f"{', '.join(few)}.")
