@@ -10,3 +10,5 @@ import from here. `llm_calls` is the one helper families share. See
 from medtemporal.benchmarks import eltlm, mi_cxr, rad3d, skillqa, temmed
 
 __all__ = ["eltlm", "mi_cxr", "rad3d", "skillqa", "temmed"]
+from medtemporal.benchmarks import ms_cxr_t  # noqa: E402,F401  (registers MS-CXR-T)
+from medtemporal.benchmarks import medical_diff_vqa  # noqa: E402,F401  (registers Medical-Diff-VQA)
