@@ -16,7 +16,7 @@ import medtemporal as mt
 from medtemporal.benchmark import spec
 from medtemporal.cli import main
 
-FAMILIES = ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad")
+FAMILIES = ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad", "ms-cxr-t", "medical-diff-vqa")
 SETTINGS = ("protocol", "generation", "tasks", "limit", "repeats")
 
 

@@ -11,7 +11,7 @@ does (DIFF ``code/question_gen.py``: ``create_question_set`` L634–643 and the 
   ``test`` with ``--test-share``, ``validate`` 10%, else ``train``), ``study_date`` and ``study_order``
   (date rank within the subject, ties sharing the lower rank).
 * Pairs: every main study whose image is frontal and whole gets one reference, drawn among the subject's
-  frontal studies of a lower ``study_order`` (as the 1.0.1 generator, L1224–1233); the question rows carry
+  frontal studies of a lower ``study_order`` (as the 1.0.1 generator, L1222–1236); the question rows carry
   the patient's split (``val`` for ``validate``).
 * A study's findings are the cohort's present entities under the release's official names (pleural
   effusion, atelectasis, cardiomegaly, edema, vascular congestion, pneumothorax, lung opacity,
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmarks.medical_diff_vqa.release import MIMIC_ALL_FILE, QUESTION_COLUMNS, QUESTIONS_FILE
-from medtemporal.benchmarks.ms_cxr_t.phantom import prepare_out, read_cohort
+from medtemporal.benchmarks.ms_cxr_t.phantom import cohort_options, ensure_cohort, prepare_out, read_cohort
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.kinds import PhantomKind
 from medtemporal.provenance import write_phantom_manifest
@@ -127,7 +127,7 @@ def _shuffled(entities: dict[str, dict[str, Any]], rng: random.Random) -> list[t
 
 
 def abnormality(ent: dict, rng: random.Random) -> tuple[str, str] | None:
-    """``abnormality_ques`` (L645–699; q1 needs a post-location, which phantoms lack, so it is drawn again)."""
+    """``abnormality_ques`` (L645–711; q1 needs a post-location, which phantoms lack, so it is drawn again)."""
     while True:
         q = rng.randrange(3)
         if q in (0, 1) and not ent:
@@ -141,13 +141,15 @@ def abnormality(ent: dict, rng: random.Random) -> tuple[str, str] | None:
 
 
 def _present_or_not(ent: dict, question: str, rng: random.Random) -> tuple[str, str]:
-    """``pres_ques0_yes``: a random disease of the library; yes when the study has it."""
+    """``pres_ques0_yes`` (L720–732): a random disease of the library; yes when the study has it."""
     name = DISEASES[rng.randrange(len(DISEASES))]
     return question.replace("xxx", name), "yes" if name in ent else "no"
 
 
 def _pres_loc(ent: dict, rng: random.Random) -> tuple[str, str] | None:
-    """``sub_ques_pres_loc`` without post-locations: the finding at its place (yes) or the mirrored one (no)."""
+    """``sub_ques_pres_loc`` (L781–859) without post-locations: the finding at its place (yes) or at the
+    mirrored side (no). Unlike the release, the finding named is always the one whose place is asked: the
+    release's yes branch replaces the name before it knows the finding has a place (see the docs)."""
     question = QUESTIONS["presence"][2]
     if not ent:
         return None
@@ -175,7 +177,7 @@ def _pres_loc(ent: dict, rng: random.Random) -> tuple[str, str] | None:
 
 
 def presence(ent: dict, absent: list[str], rng: random.Random) -> tuple[str, str] | None:
-    """``presence_ques`` (L736–773)."""
+    """``presence_ques`` (L734–779)."""
     if not ent and not absent:
         return None
     while True:
@@ -199,7 +201,7 @@ def presence(ent: dict, absent: list[str], rng: random.Random) -> tuple[str, str
 
 
 def view(main_view: str | None, rng: random.Random) -> tuple[str, str] | None:
-    """``view_ques``: AP studies are asked about 5% of the time."""
+    """``view_ques`` (L861–899): AP studies are asked about 5% of the time."""
     words = VIEW_WORDS.get(main_view or "")
     if words is None or (words == "AP view" and rng.random() > 0.05):
         return None
@@ -211,7 +213,7 @@ def view(main_view: str | None, rng: random.Random) -> tuple[str, str] | None:
 
 
 def location_question(ent: dict, rng: random.Random) -> tuple[str, str] | None:
-    """``location_ques`` (L811–872)."""
+    """``location_ques`` (L901–969)."""
     q = rng.randrange(3)
     for name, rec in _shuffled(ent, rng):
         where = rec["location"]
@@ -227,7 +229,7 @@ def location_question(ent: dict, rng: random.Random) -> tuple[str, str] | None:
 
 
 def attribute(ent: dict, key: str, rng: random.Random) -> tuple[str, str] | None:
-    """``level_ques`` and ``type_ques``: the first finding (in a random order) that has the attribute."""
+    """``level_ques`` and ``type_ques`` (L971–1001): the first finding (in a random order) that has the attribute."""
     for name, rec in _shuffled(ent, rng):
         if rec[key] is not None:
             return QUESTIONS[key][0].replace("xxx", name), " ".join(rec[key])
@@ -387,8 +389,7 @@ def write_diff_vqa_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
 
 
 def _options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cxr", type=Path, required=True, metavar="DIR",
-                   help="a cohort written by `medtemporal phantoms cxr` (its images are the MIMIC-CXR-JPG root)")
+    cohort_options(p)
     p.add_argument("--out", type=Path, required=True, help="output folder (must not exist or be empty)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--test-share", type=float, default=0.5, metavar="X",
@@ -398,6 +399,7 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 
 def _write(args: argparse.Namespace) -> list[str]:
+    ensure_cohort(args.cxr, args.patients, args.seed)
     studies, questions, test = write_diff_vqa_phantoms(args.cxr, args.out, seed=args.seed, test_share=args.test_share,
                                                        pairs=args.pairs, overwrite=args.overwrite)
     return [f"Wrote {studies} studies and {questions} questions ({test} in the test split) to {args.out}",

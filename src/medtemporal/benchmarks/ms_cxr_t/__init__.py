@@ -15,7 +15,7 @@ Where each rule lives:
 * ``prompts/`` — CheXinstruct's templates for both tasks (the paper publishes none; CheXagent's, cited).
 
 Generation: greedy with at most 512 new tokens, as CheXbench runs CheXagent (``models/chexagent.py``
-L33–41). The paper's own model is an embedding model; its metric wording was not found.
+L40–48). The paper's own model is an embedding model; its metric wording was not found.
 """
 
 from __future__ import annotations
@@ -40,17 +40,16 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
 
 
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
-    """The CXR cohort (shared with the other CXR families), the MS-CXR-T phantom over it, build, two
+    """The MS-CXR-T phantom over the CXR cohort the CXR families share (written first when absent), build, two
     baselines (random; majority, whose accuracy is the class prior and whose macro accuracy is 1/3), report."""
     cxr, data, bench = out / "phantoms" / "cxr", out / "phantoms" / BENCHMARK, out / "benchmarks" / BENCHMARK
-    cohort = ["cxr", "--patients", str(patients), "--seed", str(seed), "--out", str(cxr)]
-    steps = [["phantoms", BENCHMARK, "--cxr", str(cxr), "--seed", str(seed), "--pairs", str(DEMO_PAIRS),
-              "--out", str(data), "--overwrite"],
-             ["build", BENCHMARK, "--ms-cxr-t", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"),
-              "--seed", str(seed), "--out", str(bench), "--overwrite"]]
+    phantoms = [BENCHMARK, "--cxr", str(cxr), "--patients", str(patients), "--seed", str(seed), "--pairs",
+                str(DEMO_PAIRS), "--out", str(data)]  # writes the shared CXR cohort first when it is not there
+    steps = [["build", BENCHMARK, "--ms-cxr-t", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"), "--seed", str(seed),
+              "--out", str(bench), "--overwrite"]]
     runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in DEMO_MODELS]
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(DEMO_MODELS, runs)]
-    return DemoSection("MS-CXR-T", cohort, steps, runs, out / "report" / BENCHMARK)
+    return DemoSection("MS-CXR-T", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(

@@ -4,7 +4,7 @@ Task ``progression`` (the image task): one three-way choice per labelled (image 
 the finding (``consolidation`` … ``pneumothorax``); the prior image first, then the current one, captioned
 as TemMed's two visits are, with the CheXinstruct prompt's words for them (reference, new). The options
 ``improving``, ``stable`` and ``worsening`` are shuffled per item with the seed (CheXinstruct shuffles
-them too, ``templates.py`` L2985–2987), lettered A–C.
+them too, ``templates.py`` L2984–2986), lettered A–C.
 
 Task ``sentence_similarity`` (for text models, no image): paraphrase or contradiction, a two-way choice,
 subtype the file's ``subset_name``.

@@ -48,6 +48,24 @@ NAMES = {"consolidation": "consolidation", "edema": "pulmonary edema", "pleural_
          "pneumonia": "pneumonia", "pneumothorax": "pneumothorax"}
 
 
+def ensure_cohort(folder: Path, patients: int | None, seed: int) -> None:
+    """Write a ``phantoms cxr`` cohort of ``patients`` into ``folder`` when it holds none and ``patients`` is given
+    (as ``medtemporal phantoms cxr --patients N --seed SEED --out FOLDER``)."""
+    if patients is not None and not (folder / "phantom_truth.jsonl").is_file():
+        from medtemporal.phantoms.cxr import write_cxr_phantoms
+
+        write_cxr_phantoms(folder, patients=patients, seed=seed)
+
+
+def cohort_options(p: argparse.ArgumentParser) -> None:
+    """``--cxr`` and ``--patients``, shared by the kinds written over a CXR cohort."""
+    p.add_argument("--cxr", type=Path, required=True, metavar="DIR",
+                   help="a cohort written by `medtemporal phantoms cxr` (its images are the MIMIC-CXR-JPG root)")
+    p.add_argument("--patients", type=int, metavar="N",
+                   help="when DIR holds no cohort, write one of N patients there first (as `phantoms cxr "
+                   "--patients N --seed SEED`)")
+
+
 def read_cohort(folder: Path) -> dict[str, list[dict[str, Any]]]:
     """The truth lines of a ``medtemporal phantoms cxr`` folder, by patient, in visit order."""
     truth = folder / "phantom_truth.jsonl"
@@ -183,8 +201,7 @@ def write_ms_cxr_t_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
 
 
 def _options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cxr", type=Path, required=True, metavar="DIR",
-                   help="a cohort written by `medtemporal phantoms cxr` (its images are the MIMIC-CXR-JPG root)")
+    cohort_options(p)
     p.add_argument("--out", type=Path, required=True, help="output folder (must not exist or be empty)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--pairs", type=int, metavar="N", help="image pairs to write (default: every labelled pair)")
@@ -193,6 +210,7 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 
 def _write(args: argparse.Namespace) -> list[str]:
+    ensure_cohort(args.cxr, args.patients, args.seed)
     rows, labels, sentences = write_ms_cxr_t_phantoms(args.cxr, args.out, seed=args.seed, pairs=args.pairs,
                                                       sentences=args.sentences, overwrite=args.overwrite)
     return [f"Wrote {rows} image pairs ({labels} labels) and {sentences} sentence pairs to {args.out}",
