@@ -10,6 +10,7 @@ from helpers.phantoms import cxr_phantoms  # noqa: F401  (the session cohort)
 from medtemporal.benchmarks.medical_diff_vqa.phantom import write_diff_vqa_phantoms
 from medtemporal.phantoms.cxr import CxrPhantom
 
+
 @pytest.fixture(scope="session")
 def diffvqa(cxr_phantoms: CxrPhantom, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
     """Both Medical-Diff-VQA files over the 12-patient cohort (test split: 60% of the patients); read-only."""

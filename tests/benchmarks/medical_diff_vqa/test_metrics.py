@@ -101,3 +101,20 @@ def test_without_java_the_metrics_are_unavailable_with_their_reason_and_nothing_
     assert all(math.isnan(s.value) for s in scores if s.metric in TEXT_METRICS)
     assert not math.isnan(next(s for s in scores if s.metric == "accuracy" and s.group == "overall").value)
     assert java.startswith("unavailable: no `java` on PATH")
+
+
+def test_a_failing_library_leaves_the_metrics_unavailable_with_the_reason(monkeypatch):
+    def read_only(texts):
+        raise PermissionError(13, "Permission denied", "pycocoevalcap/tokenizer/tmpabc")
+
+    monkeypatch.setattr(diffvqa_metrics, "java_status", lambda: (True, 'openjdk version "17"'))
+    monkeypatch.setattr(diffvqa_metrics, "tokenize", read_only)
+    diffvqa_metrics.score_texts.cache_clear()
+    try:
+        scores = score_outcomes(_outcomes(), lambda t: TEXT_METRICS, resamples=20)
+        java = metric("diffvqa_bleu_1").summary()["settings"]["java"]
+    finally:
+        diffvqa_metrics._FAILURE.clear()
+        diffvqa_metrics.score_texts.cache_clear()
+    assert all(math.isnan(s.value) for s in scores)
+    assert java.startswith("unavailable: pycocoevalcap failed (PermissionError") and "Permission denied" in java

@@ -100,3 +100,21 @@ def test_baselines_score_and_the_report_holds_the_paper_layout_the_text_levels_a
     assert "## Temporal sentence similarity (text models)" in text
     assert (tmp_path / "report" / "mscxrt_findings.png").stat().st_size > 10_000
     assert "| baseline:oracle | 100.0 | 100.0 |" in text
+
+
+def test_exports_to_parquet_vlmevalkit_and_lmms_eval_keep_both_tasks(bench, tmp_path):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from medtemporal.export import item_from_row
+
+    items = load(bench).items
+    assert main(["export", str(bench), "--format", "parquet", "--out", str(tmp_path / "m.parquet")]) == 0
+    rows = pq.read_table(tmp_path / "m.parquet").to_pylist()
+    assert [item_from_row(r) for r in rows] == items  # round trip, sentence items without images included
+    assert rows[0]["visit_labels"] == ["Last visit image (reference image)", "Current visit image (new image)"]
+    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(tmp_path / "m.tsv")]) == 0
+    tsv = pd.read_csv(tmp_path / "m.tsv", sep="\t", keep_default_na=False)
+    assert len(tsv) == len(items) and {"A", "B", "C"} <= set(tsv.columns)
+    assert main(["export", str(bench), "--format", "lmms-eval", "--out", str(tmp_path / "lmms")]) == 0
+    assert (tmp_path / "lmms" / "medtemporal_ms_cxr_t.yaml").is_file()

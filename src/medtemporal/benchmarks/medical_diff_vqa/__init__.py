@@ -55,8 +55,8 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     cxr, data, bench = out / "phantoms" / "cxr", out / "phantoms" / BENCHMARK, out / "benchmarks" / BENCHMARK
     phantoms = [BENCHMARK, "--cxr", str(cxr), "--patients", str(patients), "--seed", str(seed), "--pairs",
                 str(DEMO_PAIRS), "--out", str(data)]  # writes the shared CXR cohort first when it is not there
-    steps = [["build", BENCHMARK, "--diff-vqa", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"), "--seed", str(seed),
-              "--out", str(bench), "--overwrite"]]
+    steps = [["build", BENCHMARK, "--diff-vqa", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"),
+              "--seed", str(seed), "--out", str(bench), "--overwrite"]]
     runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in DEMO_MODELS]
     steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(DEMO_MODELS, runs)]
     return DemoSection("Medical-Diff-VQA", phantoms, steps, runs, out / "report" / BENCHMARK)

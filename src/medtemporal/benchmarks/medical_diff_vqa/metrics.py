@@ -24,8 +24,9 @@ The answer scored is the extracted one (``Yes``/``No`` for closed questions, the
 ones; an invalid or missing answer is an empty string), the reference the released answer. Groups are
 resampled by patient like every other metric: the per-item statistics are summed per patient.
 
-pycocoevalcap's tokenizer and METEOR run Java. Without a working ``java`` the seven metrics are NaN (shown
-as "–") and ``scores.json`` says why under each metric's ``settings.java``; nothing else stops.
+pycocoevalcap's tokenizer and METEOR run Java. Without a working ``java`` (or when the library fails, e.g. its
+tokenizer cannot write its temporary file beside itself) the seven metrics are NaN (shown as "–") and
+``scores.json`` says why under each metric's ``settings.java``; nothing else stops.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def java_status() -> tuple[bool, str]:
     return True, (done.stderr or done.stdout).strip().splitlines()[0]
 
 
+_FAILURE: dict[str, str] = {}
+"""Why the library failed in this process after Java was found (reported in the metrics' settings)."""
 _METEOR: Any = None
 _METEOR_LOCK = threading.Lock()
 
@@ -153,7 +156,11 @@ def _stats(items: Sequence[Item], answers: Sequence[Answer], pick: Callable[[Sco
         return np.full((len(items), width), np.nan)
     if not items:
         return np.zeros((0, width))
-    return pick(score_texts(*texts(items, answers)))
+    try:
+        return pick(score_texts(*texts(items, answers)))
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError) as exc:  # the Java side failed
+        _FAILURE["reason"] = f"pycocoevalcap failed ({type(exc).__name__}: {exc})"
+        return np.full((len(items), width), np.nan)
 
 
 def reduce_bleu(n: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -198,6 +205,8 @@ def reduce_meteor(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def settings() -> dict[str, Any]:
     """The library, tokenizer and Java the text metrics run with (recorded in ``scores.json``)."""
     usable, java = java_status()
+    if usable and "reason" in _FAILURE:
+        usable, java = False, _FAILURE["reason"]
     return {"library": LIBRARY, "tokenizer": "PTBTokenizer (Stanford CoreNLP 3.4.1, -lowerCase, punctuation removed)",
             "references_per_question": 1, "java": java if usable else f"unavailable: {java}"}
 

@@ -64,7 +64,8 @@ LEVELS = frozenset({"moderately", "moderate", "acute", "mildly", "mild", "small"
 ZONE = {"pneumothorax": "apical", "consolidation": "lower", "atelectasis": "lower", "lung opacity": "mid"}
 """Location word beside the side (``libs/location_lib.csv`` words), as the cohort's reports place them."""
 SIDED = frozenset({"pleural effusion", "pneumothorax", "consolidation", "atelectasis", "lung opacity"})
-TYPE_WORDS = {"lung opacity": ("patchy", "ground-glass", "scattered"), "atelectasis": ("linear", "plate-like", "compressive"),
+TYPE_WORDS = {"lung opacity": ("patchy", "ground-glass", "scattered"),
+              "atelectasis": ("linear", "plate-like", "compressive"),
               "consolidation": ("focal", "patchy", "dense", "multifocal"), "edema": ("interstitial",),
               "pleural effusion": ("layering",)}
 """``libs/type_lib.csv`` words a finding may have; each patient's finding keeps one, drawn with the seed."""
@@ -270,7 +271,8 @@ def difference(ent: dict, ref: dict, rng: random.Random) -> tuple[str, str]:
         if name in ref:
             old = ref[name]
             if rec["level"] is not None and old["level"] is not None and rec["level"] != old["level"]:
-                sentence = f"the level of {name} has changed from {' '.join(old['level'])} to {' '.join(rec['level'])}. "
+                before, after = " ".join(old["level"]), " ".join(rec["level"])
+                sentence = f"the level of {name} has changed from {before} to {after}. "
                 if rec["location"] is not None and old["location"] is not None:
                     common = [w for w in rec["location"] if w in old["location"]]
                     if common and " ".join(common) != "bilateral":

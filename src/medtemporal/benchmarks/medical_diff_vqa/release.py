@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 QUESTIONS_FILE = "mimic_pair_questions.csv"
 MIMIC_ALL_FILE = "mimic_all.csv"
 QUESTION_COLUMNS: tuple[str, ...] = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer", "split")
-MIMIC_ALL_COLUMNS: tuple[str, ...] = ("subject_id", "study_id", "dicom_id", "view", "split", "study_date", "study_order")
+MIMIC_ALL_COLUMNS: tuple[str, ...] = ("subject_id", "study_id", "dicom_id", "view", "split", "study_date",
+                                      "study_order")
 """The columns of ``mimic_all.csv`` read here (it also holds the 14 CheXpert labels)."""
 TYPES: tuple[str, ...] = ("abnormality", "presence", "view", "location", "level", "type", "difference")
 CLOSED_ANSWERS = ("yes", "no")
@@ -139,7 +140,8 @@ def read_studies(path: str | Path) -> dict[int, StudyImage]:
         try:
             order = float(rec.study_order)
         except ValueError:
-            raise InvalidInputError(f"{where}: study_order {rec.study_order!r} is not a number; fix that row.") from None
+            raise InvalidInputError(f"{where}: study_order {rec.study_order!r} is not a number; "
+                                    "fix that row.") from None
         studies[study] = StudyImage(subject, image_path(subject, study, dicom), rec.view.strip() or None,
                                     _iso(rec.study_date), order)
     return studies

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.ms_cxr_t.release import (
+    CATEGORIES,
     IMAGE_FILE,
     PROGRESSIONS,
     SENTENCE_FILE,
-    CATEGORIES,
     Label,
     SentencePair,
     read_labels,

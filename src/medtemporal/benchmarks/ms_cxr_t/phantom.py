@@ -138,7 +138,8 @@ def image_rows(cohort: dict[str, list[dict[str, Any]]], seed: int, pairs: int | 
     for index, (prior, current, labels) in enumerate(candidates):
         rng = random.Random(f"{seed}:quality:{index}")
         row: dict[str, Any] = {"dicom_id": _dicom(current["frontal"]), "previous_dicom_id": _dicom(prior["frontal"]),
-                               "previous_study_id": int(prior["study_id"][1:]), "study_id": int(current["study_id"][1:]),
+                               "previous_study_id": int(prior["study_id"][1:]),
+                               "study_id": int(current["study_id"][1:]),
                                "subject_id": int(current["patient_id"][1:])}
         for finding in FINDINGS:
             label = labels.get(finding)
