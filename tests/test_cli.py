@@ -17,6 +17,9 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch)
     assert (out / "report" / "mi-cxr" / "report.html").is_file()
     assert "Table 3 layout" in (out / "report" / "temmed" / "temmed_tables.md").read_text()
     assert "Table 2 layout" in (out / "report" / "skillqa" / "skillqa_tables.md").read_text()
+    assert "| Commonest label of the finding (text only) |" in (out / "report" / "ms-cxr-t" / "ms-cxr-t_tables.md").read_text()
+    assert "## All questions (EKAID `caption_metric`)" in (
+        out / "report" / "medical-diff-vqa" / "medical-diff-vqa_tables.md").read_text()
     assert "$ export MEDTEMPORAL_BERTSCORE_MODEL=" in first and "MEDTEMPORAL_BERTSCORE_MODEL" not in os.environ
     temmed = (out / "report" / "temmed" / "temmed_tables.md").read_text()
     assert "| image | 1 |" in temmed and "Top-1 retrieval hack (Table 8 layout)" in temmed  # ablation runs shown

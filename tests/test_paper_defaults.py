@@ -18,7 +18,7 @@ from helpers.fake_openai import FakeOpenAI
 from medtemporal.benchmark import spec
 from medtemporal.cli import main
 
-FAMILIES = ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad")
+FAMILIES = ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad", "ms-cxr-t", "medical-diff-vqa")
 SETTINGS = ("protocol", "generation", "tasks", "limit", "repeats")
 
 

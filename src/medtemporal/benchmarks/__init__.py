@@ -11,3 +11,5 @@ from medtemporal.benchmarks import eltlm, mi_cxr, rad3d, skillqa, temmed
 from medtemporal.benchmarks import mmxu  # noqa: F401
 
 __all__ = ["eltlm", "mi_cxr", "rad3d", "skillqa", "temmed"]
+from medtemporal.benchmarks import ms_cxr_t  # noqa: E402,F401  (registers MS-CXR-T)
+from medtemporal.benchmarks import medical_diff_vqa  # noqa: E402,F401  (registers Medical-Diff-VQA)

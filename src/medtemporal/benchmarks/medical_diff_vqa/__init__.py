@@ -1,0 +1,78 @@
+"""Medical-Diff-VQA (the ``medical-diff-vqa`` benchmark): questions about a main chest X-ray and what changed
+since a reference one.
+
+Release: Hu et al., "Expert Knowledge-Aware Image Difference Graph Representation Learning for
+Difference-Aware Medical Visual Question Answering" (KDD 2023; dataset first named MIMIC-Diff-VQA);
+PhysioNet ``medical-diff-vqa`` 1.0.1 (credentialed; the authors refuse re-hosting). Generator:
+``Holipori/MIMIC-Diff-VQA``; the paper's model and evaluation: ``Holipori/EKAID``. Facts with sources:
+``FACTS.md`` §5.2. Where each rule lives:
+
+* `release` — readers of ``mimic_pair_questions.csv`` and ``mimic_all.csv`` (one image per study, as
+  ``get_mimic_all.py`` chose it), the ``split`` column, the 1.0.0 order check.
+* `command` — ``medtemporal build medical-diff-vqa``: tasks ``closed`` (yes/no), ``open`` and
+  ``difference``, subtype the question type; the reference image first, then the main one.
+* `metrics` — BLEU-1…4, METEOR, ROUGE-L and CIDEr by pycocoevalcap as EKAID's ``evaluation.py`` (Java);
+  accuracy is the shared exact match, over closed and open questions (EKAID's ``acc`` leaves difference
+  questions out).
+* `blind` — what the question text alone answers (ours; the shared audit reads closed questions only).
+* `phantom` — ``medtemporal phantoms medical-diff-vqa``: both files over a ``phantoms cxr`` cohort, every
+  question type worded as the release's generator, answers from the cohort's truth.
+* `report` — EKAID's tables (all questions, per type, difference on its own, accuracy total / open /
+  closed) with the text-only levels, and the per-type figure.
+* ``prompts/`` — ours: the paper publishes none for generative models (its model reads question tokens).
+
+No LLM judge is offered (``score --judge`` refuses): the paper scores answers by n-gram overlap and exact
+match, and a judge rubric without a published protocol would make numbers no one else can compare.
+Generation settings are ours: greedy, at most 256 tokens (answers are phrases or a few template sentences).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
+from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
+from medtemporal.registry import register
+
+TEXT_METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
+                "diffvqa_rouge_l", "diffvqa_cider")
+DEMO_MODELS = ("baseline:oracle", "baseline:constant-no")
+"""Baselines that answer every question: the oracle (the metrics' ceiling) and a constant "no"."""
+DEMO_PAIRS = 120
+
+
+def _report(runs: list[Path], out: Path) -> list[Path]:
+    """EKAID's tables and the per-type figure (see `report`)."""
+    from medtemporal.benchmarks.medical_diff_vqa.report import write_diffvqa_report
+
+    return write_diffvqa_report(runs, out)
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """The Medical-Diff-VQA phantom over the CXR cohort the CXR families share (written first when absent),
+    build, the oracle and a constant "no", report."""
+    cxr, data, bench = out / "phantoms" / "cxr", out / "phantoms" / BENCHMARK, out / "benchmarks" / BENCHMARK
+    phantoms = [BENCHMARK, "--cxr", str(cxr), "--patients", str(patients), "--seed", str(seed), "--pairs",
+                str(DEMO_PAIRS), "--out", str(data)]  # writes the shared CXR cohort first when it is not there
+    steps = [["build", BENCHMARK, "--diff-vqa", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"),
+              "--seed", str(seed), "--out", str(bench), "--overwrite"]]
+    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in DEMO_MODELS]
+    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(DEMO_MODELS, runs)]
+    return DemoSection("Medical-Diff-VQA", phantoms, steps, runs, out / "report" / BENCHMARK)
+
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="Medical-Diff-VQA: questions about a main chest X-ray and its differences from a reference one; "
+    "BLEU/METEOR/ROUGE-L/CIDEr and exact-match accuracy",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={"closed": "diffvqa_closed", "open": "diffvqa_open", "difference": "diffvqa_difference"},
+    metrics={"closed": ("accuracy", *TEXT_METRICS), "open": ("accuracy", *TEXT_METRICS), "difference": TEXT_METRICS},
+    report=_report,
+    demo=demo,
+    generation={"temperature": 0.0, "max_tokens": 256},
+))

@@ -1,0 +1,201 @@
+"""Readers of Medical-Diff-VQA 1.0.1 (PhysioNet ``medical-diff-vqa``) in its released schema (FACTS §5.2).
+
+``mimic_pair_questions.csv``: ``study_id, subject_id, ref_id, question_type, question, answer, split``, one
+question a row; ``study_id`` is the main study, ``ref_id`` the reference study, ``split`` ``train``, ``val``
+or ``test``. ``mimic_all.csv`` gives each study its one image, chosen by the release's
+``get_mimic_all.py`` (L5–44: the first PA or AP dicom of the study in the MIMIC-CXR-JPG metadata, else its
+first dicom) with ``view``, ``study_date`` (YYYYMMDD) and ``study_order`` (the study's date rank within the
+subject, ``method="min"``). Rules, each counted:
+
+1. Both files need their columns (`QUESTION_COLUMNS`, `MIMIC_ALL_COLUMNS`); ids must be integers and
+   ``question_type`` one of `TYPES` (``question_gen.py`` L634–643), else `InvalidInputError` naming the row.
+2. Only the rows of one ``split`` are read (default ``test``; EKAID itself ignores the column and cuts the
+   rows 80/10/10 by order, ``dataset_preparation.py`` L204–208, so published subsets differ).
+3. A row whose question or answer is empty is left out (``question_or_answer_empty``); one whose main or
+   reference study is not in ``mimic_all.csv`` (``study_not_in_mimic_all``), belongs to another subject
+   (``study_of_another_subject``) or is its own reference (``reference_is_main``) likewise.
+4. Order. Release 1.0.0 had ``difference`` rows whose reference study came after the main one; 1.0.1 swapped
+   them (DIFF commit eea4d56, ``code/temp/fix_order.py``: ``study_order`` of the reference above the
+   main's). Such a ``difference`` row is refused here (``difference_reference_after_main``: the file is
+   1.0.0, or was edited). Rows of the other types only ask about the main image and were not swapped by
+   the fix: they are kept, flagged in ``meta.reference_after_main`` and counted.
+5. With ``verify_images``, both images must exist under the MIMIC-CXR-JPG root (``image_missing``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from medtemporal.errors import InvalidInputError
+from medtemporal.sources.mimic_cxr import image_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+QUESTIONS_FILE = "mimic_pair_questions.csv"
+MIMIC_ALL_FILE = "mimic_all.csv"
+QUESTION_COLUMNS: tuple[str, ...] = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer", "split")
+MIMIC_ALL_COLUMNS: tuple[str, ...] = ("subject_id", "study_id", "dicom_id", "view", "split", "study_date",
+                                      "study_order")
+"""The columns of ``mimic_all.csv`` read here (it also holds the 14 CheXpert labels)."""
+TYPES: tuple[str, ...] = ("abnormality", "presence", "view", "location", "level", "type", "difference")
+CLOSED_ANSWERS = ("yes", "no")
+"""Answers of closed questions (EKAID ``evaluate_score.py`` ``acc``: ``gt_ans == 'yes' or gt_ans == 'no'``)."""
+_INT = re.compile(r"\d+(\.0+)?")
+
+
+@dataclass(frozen=True)
+class StudyImage:
+    """One study of ``mimic_all.csv``: its subject, chosen image and date rank."""
+
+    subject_id: int
+    path: str
+    """``files/pXX/pSUBJECT/sSTUDY/<dicom_id>.jpg`` under the MIMIC-CXR-JPG root."""
+    view: str | None
+    date: str | None
+    """ISO date (``2180-05-06``) from ``study_date``."""
+    order: float
+
+
+@dataclass(frozen=True)
+class Question:
+    """One kept row of ``mimic_pair_questions.csv`` with its two images."""
+
+    row: int
+    subject_id: int
+    study_id: int
+    ref_id: int
+    question_type: str
+    question: str
+    answer: str
+    """As released (lower case; ``difference`` answers end with a space)."""
+    split: str
+    main: StudyImage
+    reference: StudyImage
+
+    @property
+    def closed(self) -> bool:
+        """A yes/no question (the release's closed questions)."""
+        return self.answer.strip() in CLOSED_ANSWERS
+
+    @property
+    def reference_after_main(self) -> bool:
+        return self.reference.order > self.main.order
+
+
+@dataclass
+class ReadCounts:
+    """What reading found: rows per split, exclusions and notes."""
+
+    rows: int = 0
+    splits: dict[str, int] = field(default_factory=dict)
+    excluded: Counter[str] = field(default_factory=Counter)
+    reference_after_main_kept: Counter[str] = field(default_factory=Counter)
+    """Non-difference rows kept although their reference study is the later one, by question type."""
+
+
+def _csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
+    if not path.is_file():
+        raise InvalidInputError(f"{path} does not exist; pass the folder holding the Medical-Diff-VQA 1.0.1 files "
+                                f"({QUESTIONS_FILE}, {MIMIC_ALL_FILE}).")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{path} cannot be read as CSV ({exc}); download {path.name} again.") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InvalidInputError(f"{path} lacks the column(s) {', '.join(missing)}; is it the released {path.name} "
+                                f"(columns {', '.join(columns)})?")
+    return df
+
+
+def _int(value: str, where: str, column: str) -> int:
+    if not _INT.fullmatch(value.strip()):
+        raise InvalidInputError(f"{where}: {column} {value!r} is not an integer id; fix that row.")
+    return int(float(value))
+
+
+def _iso(date: str) -> str | None:
+    text = date.strip()
+    return f"{text[:4]}-{text[4:6]}-{text[6:8]}" if re.fullmatch(r"\d{8}", text) else None
+
+
+def read_studies(path: str | Path) -> dict[int, StudyImage]:
+    """Study id → its image, from ``mimic_all.csv``."""
+    path = Path(path)
+    df = _csv(path, MIMIC_ALL_COLUMNS)
+    studies = {}
+    for row, rec in enumerate(df[list(MIMIC_ALL_COLUMNS)].itertuples(index=False)):
+        where = f"{path.name}, data row {row + 1}"
+        subject, study = _int(rec.subject_id, where, "subject_id"), _int(rec.study_id, where, "study_id")
+        dicom = rec.dicom_id.strip()
+        if not dicom:
+            raise InvalidInputError(f"{where}: dicom_id is empty; fix that row.")
+        try:
+            order = float(rec.study_order)
+        except ValueError:
+            raise InvalidInputError(f"{where}: study_order {rec.study_order!r} is not a number; "
+                                    "fix that row.") from None
+        studies[study] = StudyImage(subject, image_path(subject, study, dicom), rec.view.strip() or None,
+                                    _iso(rec.study_date), order)
+    return studies
+
+
+def read_questions(folder: str | Path, split: str = "test", *, image_root: Path | None = None,
+                   verify_images: bool = True) -> tuple[list[Question], ReadCounts]:
+    """The kept rows of ``split`` in file order, and what the rules counted (module doc)."""
+    folder = Path(folder)
+    studies = read_studies(folder / MIMIC_ALL_FILE)
+    path = folder / QUESTIONS_FILE
+    df = _csv(path, QUESTION_COLUMNS)
+    counts = ReadCounts(rows=len(df), splits=dict(sorted(Counter(df["split"].str.strip()).items())))
+    if split not in counts.splits:
+        raise InvalidInputError(f"{path} has no row of split {split!r}; choose --split from "
+                                f"{', '.join(counts.splits) or 'none'}.")
+    questions = []
+    records = df[list(QUESTION_COLUMNS)].itertuples(index=True)
+    for rec in records:
+        if rec.split.strip() != split:
+            continue
+        where = f"{path.name}, data row {rec.Index + 1}"
+        qtype = rec.question_type.strip()
+        if qtype not in TYPES:
+            raise InvalidInputError(f"{where}: question_type {rec.question_type!r} is none of {', '.join(TYPES)}; "
+                                    "fix that row.")
+        ids = {c: _int(getattr(rec, c), where, c) for c in ("study_id", "subject_id", "ref_id")}
+        why = _unusable(rec, ids, studies, verify_images, image_root)
+        if why:
+            counts.excluded[why] += 1
+            continue
+        q = Question(int(rec.Index), ids["subject_id"], ids["study_id"], ids["ref_id"], qtype, rec.question.strip(),
+                     rec.answer, split, studies[ids["study_id"]], studies[ids["ref_id"]])
+        if q.reference_after_main:
+            if qtype == "difference":
+                counts.excluded["difference_reference_after_main"] += 1
+                continue
+            counts.reference_after_main_kept[qtype] += 1
+        questions.append(q)
+    return questions, counts
+
+
+def _unusable(rec: Any, ids: dict[str, int], studies: dict[int, StudyImage], verify: bool,
+              root: Path | None) -> str | None:
+    """Why a row cannot be used (an exclusion key), or None (rule 3 and 5)."""
+    if not rec.question.strip() or not rec.answer.strip():
+        return "question_or_answer_empty"
+    main, ref = studies.get(ids["study_id"]), studies.get(ids["ref_id"])
+    if main is None or ref is None:
+        return "study_not_in_mimic_all"
+    if main.subject_id != ids["subject_id"] or ref.subject_id != ids["subject_id"]:
+        return "study_of_another_subject"
+    if ids["study_id"] == ids["ref_id"]:
+        return "reference_is_main"
+    if verify and root is not None and not ((root / main.path).is_file() and (root / ref.path).is_file()):
+        return "image_missing"
+    return None

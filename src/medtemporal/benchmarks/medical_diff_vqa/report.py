@@ -1,0 +1,176 @@
+"""Medical-Diff-VQA tables in the layout of EKAID's evaluation and the headline figure.
+
+``medical-diff-vqa_tables.md``:
+
+* the text metrics over all questions (EKAID ``evaluate_score.py`` ``caption_metric``): BLEU-1…4, METEOR,
+  ROUGE-L, CIDEr, as pycocoevalcap prints them (fractions; CIDEr up to 10), one row per run;
+* the same per ``question_type`` (``caption_metric_by_question_type``), ``difference`` on its own row;
+* accuracy as EKAID's ``acc`` (exact match, difference questions left out): total, open, closed and per
+  type, each run beside what the question text alone answers (`blind`, ours) and the shared audit of the
+  closed questions (from the manifest);
+* the overall values again with their patient-clustered 95% intervals.
+
+``diffvqa_types.png``: accuracy and BLEU-1 per question type for each run, with intervals and the
+question-text level. Model numbers come from ``scores.json``; the text-only level from the benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from medtemporal.benchmark import load
+from medtemporal.benchmarks.medical_diff_vqa.blind import blind_accuracy
+from medtemporal.benchmarks.medical_diff_vqa.release import TYPES
+from medtemporal.errors import InvalidInputError
+from medtemporal.report import load_runs
+from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.schema import Item, Score
+
+TABLES = "medical-diff-vqa_tables.md"
+FIGURE = "diffvqa_types.png"
+TEXT_METRICS = (("BLEU-1", "diffvqa_bleu_1"), ("BLEU-2", "diffvqa_bleu_2"), ("BLEU-3", "diffvqa_bleu_3"),
+                ("BLEU-4", "diffvqa_bleu_4"), ("METEOR", "diffvqa_meteor"), ("ROUGE-L", "diffvqa_rouge_l"),
+                ("CIDEr", "diffvqa_cider"))
+BLIND_ROW = "Question text alone (ours)"
+
+
+def _value(score: Score | None, percent: bool, ci: bool = False) -> str:
+    if score is None or score.value is None or math.isnan(score.value):
+        return DASH
+    scale, digits = (100.0, 1) if percent else (1.0, 3)
+    text = f"{scale * score.value:.{digits}f}"
+    if ci and score.ci_low is not None and score.ci_high is not None:
+        text += f" [{scale * score.ci_low:.{digits}f}, {scale * score.ci_high:.{digits}f}]"
+    return text
+
+
+def _types(runs: Sequence[ReportRun]) -> list[str]:
+    return [t for t in TYPES if any(r.scores.score(f"subtype:{t}", "diffvqa_bleu_1") or
+                                    r.scores.score(f"subtype:{t}", "accuracy") for r in runs)]
+
+
+def text_table(runs: Sequence[ReportRun], group: str, *, ci: bool = False) -> str:
+    """The seven text metrics of ``group``, one row per run."""
+    rows = []
+    for run in runs:
+        first = run.scores.score(group, "diffvqa_bleu_1")
+        rows.append([run.label, *(_value(run.scores.score(group, m), False, ci) for _, m in TEXT_METRICS),
+                     str(first.n) if first else DASH])
+    return markdown_table(["Run", *(label for label, _ in TEXT_METRICS), "n"], rows)
+
+
+def type_table(run: ReportRun, types: Sequence[str]) -> str:
+    """One run's text metrics per question type."""
+    rows = [[t, *(_value(run.scores.score(f"subtype:{t}", m), False) for _, m in TEXT_METRICS)] for t in types]
+    return markdown_table(["Question type", *(label for label, _ in TEXT_METRICS)], rows)
+
+
+def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]]) -> str:
+    """EKAID's ``acc``: total, open, closed and per non-difference type; the question-text row last."""
+    columns = [("Total", "overall"), ("Open", "task:open"), ("Closed", "task:closed"),
+               *((t, f"subtype:{t}") for t in types if t != "difference")]
+    rows = []
+    for run in runs:
+        total = run.scores.score("overall", "accuracy")
+        rows.append([run.label, *(_value(run.scores.score(g, "accuracy"), True) for _, g in columns),
+                     str(total.invalid) if total else DASH])
+    if blind:
+        rows.append([BLIND_ROW, *(f"{100 * blind[g][1]:.1f}" if g in blind else DASH for _, g in columns), DASH])
+    return markdown_table(["Run", *(label for label, _ in columns), "Invalid"], rows)
+
+
+def audit_table(audit: dict[str, Any] | None) -> str:
+    """The shared audit of the closed questions (yes/no), per question type."""
+    rows = [[r["subtype"], str(r["n"]), f"{100 * r['chance']:.1f}", f"{100 * r['heuristic']['accuracy']:.1f}",
+             str(r["heuristic"]["rule"]), f"{100 * r['classifier']['accuracy']:.1f}",
+             "BLIND-SOLVABLE" if r["flagged"] else "ok"] for r in (audit or {}).get("subtypes", [])]
+    if not rows:
+        return "No audited subtype in the benchmark's manifest (too few closed questions, or built with --no-audit)."
+    return markdown_table(["Question type (closed)", "n", "Chance", "Heuristic", "Rule", "Classifier", "Flag"], rows)
+
+
+def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]]) -> bytes:
+    """Accuracy (difference excluded) and BLEU-1 per question type, bars per run with intervals."""
+    fig, axes = pyplot().subplots(1, 2, figsize=(12, 4.2))
+    width = 0.8 / max(1, len(runs))
+    for ax, (title, metric, scale, shown) in zip(axes, (("Accuracy (%)", "accuracy", 100.0,
+                                                         [t for t in types if t != "difference"]),
+                                                        ("BLEU-1", "diffvqa_bleu_1", 1.0, list(types)))):
+        x = np.arange(len(shown))
+        for k, run in enumerate(runs):
+            scores = [run.scores.score(f"subtype:{t}", metric) for t in shown]
+            values = np.array([scale * s.value if s and not math.isnan(s.value) else np.nan for s in scores])
+            low = np.array([scale * s.ci_low if s and s.ci_low is not None else np.nan for s in scores])
+            high = np.array([scale * s.ci_high if s and s.ci_high is not None else np.nan for s in scores])
+            err = np.nan_to_num(np.vstack([values - low, high - values]))
+            ax.bar(x + (k - (len(runs) - 1) / 2) * width, values, width, yerr=err, capsize=2, label=run.label)
+        if metric == "accuracy" and blind:
+            level = [100 * blind[f"subtype:{t}"][1] if f"subtype:{t}" in blind else np.nan for t in shown]
+            ax.scatter(x, level, marker="_", s=400, color="black", zorder=3, label=BLIND_ROW)
+        ax.set_xticks(x, shown, rotation=20)
+        ax.set_title(title)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, fontsize=7, loc="lower center", ncol=min(6, len(names)), frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return figure_png(fig)
+
+
+def _bench(runs: Sequence[ReportRun]) -> tuple[list[Item], dict[str, Any] | None]:
+    path = runs[0].scores.run.get("benchmark_path")
+    try:
+        bench = load(path) if path else None
+    except InvalidInputError:
+        bench = None
+    return (bench.items, bench.manifest.audit) if bench else ([], None)
+
+
+def _java_note(runs: Sequence[ReportRun]) -> list[str]:
+    java = str((runs[0].scores.metrics.get("diffvqa_bleu_1", {}).get("settings") or {}).get("java", ""))
+    return [f"**The text metrics are unavailable** ({java.removeprefix('unavailable: ')}); accuracy is not "
+            "affected.", ""] if java.startswith("unavailable") else []
+
+
+def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
+    """Write ``medical-diff-vqa_tables.md`` and ``diffvqa_types.png`` for the runs into ``out``."""
+    runs = load_runs(run_dirs)
+    items, audit = _bench(runs)
+    blind = blind_accuracy(items) if items else {}
+    types = _types(runs)
+    parts = ["# Medical-Diff-VQA", "",
+             "Text metrics by pycocoevalcap on PTB tokens, one reference per question, as EKAID's "
+             "`model/evaluation.py` (fractions, as it prints them; CIDEr runs to 10). Accuracy × 100: exact match "
+             "of the extracted answer (Yes/No for closed questions, the whole answer for open ones), difference "
+             "questions left out, as EKAID's `acc`.", "", *_java_note(runs),
+             "## All questions (EKAID `caption_metric`)", "", text_table(runs, "overall"), "",
+             "## Difference questions, on their own", "", text_table(runs, "task:difference"), ""]
+    parts += ["## Per question type (EKAID `caption_metric_by_question_type`)", "",
+              "CIDEr's document frequencies come from all questions of the run; EKAID recomputes them per type, so "
+              "per-type CIDEr can differ from its script (the other metrics equal the library's on each type).", ""]
+    for run in runs:
+        parts += [f"### {run.label}", "", type_table(run, types), ""]
+    parts += ["## Accuracy (EKAID `acc`; difference questions excluded)", "", accuracy_table(runs, types, blind), "",
+              f"{BLIND_ROW}: every question answered with the commonest answer its text had among other patients "
+              "(cross-validated by patient). A type where it is high is answerable without the images; compare "
+              "models with that row, not with zero.", "",
+              "### Audit of the closed questions (shared audit: text only, cross-validated by patient)", "",
+              audit_table(audit), "",
+              "## With patient-clustered 95% intervals", "", text_table(runs, "overall", ci=True), "",
+              markdown_table(["Run", "Accuracy total", "Open", "Closed"],
+                             [[r.label, *(_value(r.scores.score(g, "accuracy"), True, True)
+                                          for g in ("overall", "task:open", "task:closed"))] for r in runs]), "",
+              f"![accuracy and BLEU-1 per question type]({FIGURE})", ""]
+    out.mkdir(parents=True, exist_ok=True)
+    figure = out / FIGURE
+    tmp = figure.with_suffix(".png.tmp")
+    tmp.write_bytes(types_png(runs, types, blind))
+    tmp.replace(figure)
+    path = out / TABLES
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(parts), encoding="utf-8")
+    tmp.replace(path)
+    return [path, figure]

@@ -1,0 +1,69 @@
+"""MS-CXR-T (the ``ms-cxr-t`` benchmark): how five findings progressed between two chest X-rays.
+
+Release: Bannur et al., "Learning to Exploit Temporal Structure for Biomedical Vision-Language Processing"
+(BioViL-T, CVPR 2023); PhysioNet ``ms-cxr-t`` 1.0.0 (credentialed, DOI 10.13026/pg10-j984). Facts with
+sources: ``FACTS.md`` §5.1. No image is released: prior and current images come from MIMIC-CXR-JPG.
+Where each rule lives:
+
+* `release` — readers of ``MS_CXR_T_temporal_image_classification_v1.0.0.csv`` (15 columns; one item per
+  labelled image pair and finding, 1,326 on the release) and ``…_sentence_similarity_v1.0.0.csv``.
+* `command` — ``medtemporal build ms-cxr-t``: items (task ``progression``, subtype the finding; task
+  ``sentence_similarity`` for text models, subtype the subset), images through the MIMIC-CXR-JPG root.
+* `metrics` — accuracy and macro accuracy (mean per-class recall), per finding and averaged over findings.
+* `phantom` — ``medtemporal phantoms ms-cxr-t``: both files over a ``phantoms cxr`` cohort, exact truth.
+* `report` — the per-finding table with the text-only levels and the audit, the sentence table, the figure.
+* ``prompts/`` — CheXinstruct's templates for both tasks (the paper publishes none; CheXagent's, cited).
+
+Generation: greedy with at most 512 new tokens, as CheXbench runs CheXagent (``models/chexagent.py``
+L40–48). The paper's own model is an embedding model; its metric wording was not found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.benchmarks.ms_cxr_t import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
+from medtemporal.benchmarks.ms_cxr_t.command import BENCHMARK, VERSION, add_arguments, build
+from medtemporal.registry import register
+
+PROGRESSION_METRICS = ("accuracy", "mscxrt_macro_accuracy", "mscxrt_accuracy_mean", "mscxrt_macro_accuracy_mean")
+DEMO_MODELS = ("baseline:random", "baseline:majority")
+DEMO_PAIRS = 150
+
+
+def _report(runs: list[Path], out: Path) -> list[Path]:
+    """The per-finding tables, the sentence table and the figure (see `report`)."""
+    from medtemporal.benchmarks.ms_cxr_t.report import write_mscxrt_report
+
+    return write_mscxrt_report(runs, out)
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """The MS-CXR-T phantom over the CXR cohort the CXR families share (written first when absent), build, two
+    baselines (random; majority, whose accuracy is the class prior and whose macro accuracy is 1/3), report."""
+    cxr, data, bench = out / "phantoms" / "cxr", out / "phantoms" / BENCHMARK, out / "benchmarks" / BENCHMARK
+    phantoms = [BENCHMARK, "--cxr", str(cxr), "--patients", str(patients), "--seed", str(seed), "--pairs",
+                str(DEMO_PAIRS), "--out", str(data)]  # writes the shared CXR cohort first when it is not there
+    steps = [["build", BENCHMARK, "--ms-cxr-t", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"),
+              "--seed", str(seed), "--out", str(bench), "--overwrite"]]
+    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in DEMO_MODELS]
+    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(DEMO_MODELS, runs)]
+    return DemoSection("MS-CXR-T", phantoms, steps, runs, out / "report" / BENCHMARK)
+
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="MS-CXR-T: progression of five findings between two chest X-rays (improving / stable / "
+    "worsening), and temporal sentence similarity",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={"progression": "mscxrt_progression", "sentence_similarity": "mscxrt_sentence_similarity"},
+    metrics={"progression": PROGRESSION_METRICS, "sentence_similarity": ("accuracy", "mscxrt_macro_accuracy")},
+    report=_report,
+    demo=demo,
+    overall_tasks=("progression",),
+    generation={"temperature": 0.0, "max_tokens": 512},
+))

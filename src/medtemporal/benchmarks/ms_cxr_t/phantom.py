@@ -1,0 +1,227 @@
+"""``medtemporal phantoms ms-cxr-t --cxr DIR --out DIR``: the two MS-CXR-T files over a phantom CXR cohort.
+
+The image-classification file pairs consecutive frontal studies of each patient of a ``medtemporal
+phantoms cxr`` cohort (studies with a corrupt image or a time equal to the previous study's are skipped)
+and labels four findings from the cohort's ``phantom_truth.jsonl``: consolidation, edema (the cohort's
+pulmonary edema), pleural effusion and pneumothorax. A finding absent at both studies is not annotated
+(empty cells, as in the release); new or more severe is ``worsening``, resolved or less severe
+``improving``, present at the same severity ``stable``. The cohort has no pneumonia, so its columns stay
+empty. Pairs without any label are not written. ``<finding>_label_quality`` is drawn per label
+(one_expert 75%, multiple_experts 20%, disagreement 5%); it never changes the label.
+
+The sentence-similarity file holds template sentences about a change of a finding: a paraphrase says the
+same change in other words, a contradiction names another change. Subset names are ``RadGraph`` (the one
+MedST keeps) and ``synthetic``.
+
+``OUT`` gets both CSVs, ``phantom_truth.jsonl`` (one line per label and per sentence pair, with the states
+the label came from) and ``phantom_manifest.json`` (written last; marks the folder synthetic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS, IMAGE_COLUMNS, IMAGE_FILE, SENTENCE_COLUMNS, SENTENCE_FILE
+from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.kinds import PhantomKind
+from medtemporal.provenance import MANIFEST, write_phantom_manifest
+from medtemporal.registry import register
+
+GENERATOR = "medtemporal phantoms ms-cxr-t"
+TRUTH = "phantom_truth.jsonl"
+COHORT_ENTITY = {"consolidation": "consolidation", "edema": "pulmonary edema", "pleural_effusion": "pleural effusion",
+                 "pneumothorax": "pneumothorax"}
+"""MS-CXR-T finding → the cohort's entity (the cohort has no pneumonia)."""
+QUALITY_SHARES = (("one_expert", 0.75), ("multiple_experts", 0.2), ("disagreement", 0.05))
+SENTENCES = {
+    "improving": ("{X} has improved.", "Interval improvement of {x}.", "{X} is less pronounced than before."),
+    "worsening": ("{X} has worsened.", "Interval worsening of {x}.", "{X} is more pronounced than before."),
+    "stable": ("{X} is unchanged.", "No change in {x}.", "Stable {x} since the prior study."),
+}
+NAMES = {"consolidation": "consolidation", "edema": "pulmonary edema", "pleural_effusion": "pleural effusion",
+         "pneumonia": "pneumonia", "pneumothorax": "pneumothorax"}
+
+
+def ensure_cohort(folder: Path, patients: int | None, seed: int) -> None:
+    """Write a ``phantoms cxr`` cohort of ``patients`` into ``folder`` when it holds none and ``patients`` is given
+    (as ``medtemporal phantoms cxr --patients N --seed SEED --out FOLDER``)."""
+    if patients is not None and not (folder / "phantom_truth.jsonl").is_file():
+        from medtemporal.phantoms.cxr import write_cxr_phantoms
+
+        write_cxr_phantoms(folder, patients=patients, seed=seed)
+
+
+def cohort_options(p: argparse.ArgumentParser) -> None:
+    """``--cxr`` and ``--patients``, shared by the kinds written over a CXR cohort."""
+    p.add_argument("--cxr", type=Path, required=True, metavar="DIR",
+                   help="a cohort written by `medtemporal phantoms cxr` (its images are the MIMIC-CXR-JPG root)")
+    p.add_argument("--patients", type=int, metavar="N",
+                   help="when DIR holds no cohort, write one of N patients there first (as `phantoms cxr "
+                   "--patients N --seed SEED`)")
+
+
+def read_cohort(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """The truth lines of a ``medtemporal phantoms cxr`` folder, by patient, in visit order."""
+    truth = folder / "phantom_truth.jsonl"
+    if not truth.is_file() or not (folder / "mimic-cxr-jpg").is_dir():
+        raise InvalidInputError(f"--cxr {folder} is not a folder written by `medtemporal phantoms cxr` (it needs "
+                                "phantom_truth.jsonl and mimic-cxr-jpg/); write one first.")
+    by_patient: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in truth.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            study = json.loads(line)
+            by_patient[study["patient_id"]].append(study)
+    return {p: sorted(v, key=lambda s: s["visit"]) for p, v in sorted(by_patient.items())}
+
+
+def prepare_out(out: Path, overwrite: bool, generator: str) -> None:
+    """Make ``out`` empty: refuse a non-empty folder unless ``overwrite`` and it holds phantoms of ``generator``."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        manifest = out / MANIFEST
+        ours = manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8")).get("generator") == generator
+        if not (overwrite and ours):
+            why = "pass --overwrite to replace it" if ours else "choose a new output folder or delete that one"
+            raise InvalidInputError(f"{out} already exists and is not an empty folder; {why}.")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def progression(prior: dict[str, Any], current: dict[str, Any]) -> str | None:
+    """The label of one finding between two states of the truth; None when absent at both."""
+    if not prior["present"] and not current["present"]:
+        return None
+    if not prior["present"] or current["severity_level"] > prior["severity_level"]:
+        return "worsening" if current["present"] else "improving"
+    if not current["present"] or current["severity_level"] < prior["severity_level"]:
+        return "improving"
+    return "stable"
+
+
+def usable(study: dict[str, Any]) -> bool:
+    """A study with a whole frontal image and a time of its own."""
+    return bool(study["frontal"]) and not {"corrupt_image", "equal_timestamp"} & set(study["messy"])
+
+
+def _dicom(frontal: str) -> str:
+    """``files/p10/p1…/s5…/<dicom>.jpg`` → ``p10/p1…/s5…/<dicom>`` (the release's form)."""
+    return frontal.removeprefix("files/").removesuffix(".jpg")
+
+
+def _quality(rng: random.Random) -> str:
+    r = rng.random()
+    for name, share in QUALITY_SHARES:
+        r -= share
+        if r < 0:
+            return name
+    return QUALITY_SHARES[-1][0]
+
+
+def image_rows(cohort: dict[str, list[dict[str, Any]]], seed: int, pairs: int | None) -> tuple[list[dict], list[dict]]:
+    """The rows of the image file and their truth lines."""
+    candidates = []
+    for studies in cohort.values():
+        kept = [s for s in studies if usable(s)]
+        for prior, current in zip(kept, kept[1:]):
+            labels = {f: progression(prior["findings"][e], current["findings"][e]) for f, e in COHORT_ENTITY.items()}
+            if any(labels.values()):
+                candidates.append((prior, current, labels))
+    if pairs is not None and pairs < len(candidates):
+        chosen = sorted(random.Random(f"{seed}:pairs").sample(range(len(candidates)), pairs))
+        candidates = [candidates[i] for i in chosen]
+    rows, truth = [], []
+    for index, (prior, current, labels) in enumerate(candidates):
+        rng = random.Random(f"{seed}:quality:{index}")
+        row: dict[str, Any] = {"dicom_id": _dicom(current["frontal"]), "previous_dicom_id": _dicom(prior["frontal"]),
+                               "previous_study_id": int(prior["study_id"][1:]),
+                               "study_id": int(current["study_id"][1:]),
+                               "subject_id": int(current["patient_id"][1:])}
+        for finding in FINDINGS:
+            label = labels.get(finding)
+            row[f"{finding}_progression"] = label
+            row[f"{finding}_label_quality"] = _quality(rng) if label else None
+            if label:
+                entity = COHORT_ENTITY[finding]
+                truth.append({"file": IMAGE_FILE, "row": index, "finding": finding, "progression": label,
+                              "patient_id": current["patient_id"], "study_id": current["study_id"],
+                              "previous_study_id": prior["study_id"], "prior": prior["findings"][entity],
+                              "current": current["findings"][entity]})
+        rows.append(row)
+    return rows, truth
+
+
+def sentence_rows(n: int, seed: int) -> tuple[list[dict], list[dict]]:
+    """``n`` sentence pairs, half paraphrases, and their truth lines."""
+    rng = random.Random(f"{seed}:sentences")
+    rows, truth = [], []
+    for index in range(n):
+        finding = rng.choice(FINDINGS)
+        name = NAMES[finding]
+        change = rng.choice(sorted(SENTENCES))
+        category = "paraphrase" if index % 2 == 0 else "contradiction"
+        other = change if category == "paraphrase" else rng.choice([c for c in sorted(SENTENCES) if c != change])
+        first, second = rng.sample(range(3), 2)
+        words = {"X": name.capitalize(), "x": name}
+        rows.append({"subset_name": "RadGraph" if rng.random() < 0.5 else "synthetic",
+                     "sentence_1": SENTENCES[change][first].format(**words),
+                     "sentence_2": SENTENCES[other][second].format(**words), "category": category})
+        truth.append({"file": SENTENCE_FILE, "row": index, "category": category, "changes": [change, other]})
+    return rows, truth
+
+
+def write_ms_cxr_t_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, pairs: int | None = None,
+                            sentences: int = 40, overwrite: bool = False) -> tuple[int, int, int]:
+    """Write both files, the truth and the phantom manifest under ``out``; return (rows, labels, sentence pairs)."""
+    import pandas as pd
+
+    cxr, out = Path(cxr), Path(out)
+    if pairs is not None and pairs < 1:
+        raise InvalidInputError(f"--pairs must be at least 1 (got {pairs}).")
+    if sentences < 0:
+        raise InvalidInputError(f"--sentences must be zero or more (got {sentences}).")
+    cohort = read_cohort(cxr)
+    rows, truth = image_rows(cohort, seed, pairs)
+    if not rows:
+        raise InvalidInputError(f"The cohort in {cxr} has no pair of studies with a labelled finding; write one with "
+                                "more patients.")
+    s_rows, s_truth = sentence_rows(sentences, seed)
+    prepare_out(out, overwrite, GENERATOR)
+    image = pd.DataFrame(rows, columns=list(IMAGE_COLUMNS))
+    image.to_csv(out / IMAGE_FILE, index=False, lineterminator="\n")
+    pd.DataFrame(s_rows, columns=list(SENTENCE_COLUMNS)).to_csv(out / SENTENCE_FILE, index=False, lineterminator="\n")
+    with (out / TRUTH).open("w", encoding="utf-8", newline="\n") as fh:
+        for line in [*truth, *s_truth]:
+            fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+    write_phantom_manifest(out, GENERATOR, seed=seed, cohort=str(cxr.resolve()), pairs=pairs, sentences=sentences)
+    return len(rows), len(truth), len(s_rows)
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    cohort_options(p)
+    p.add_argument("--out", type=Path, required=True, help="output folder (must not exist or be empty)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--pairs", type=int, metavar="N", help="image pairs to write (default: every labelled pair)")
+    p.add_argument("--sentences", type=int, default=40, metavar="N", help="sentence pairs (default %(default)s)")
+    p.add_argument("--overwrite", action="store_true", help="replace an ms-cxr-t phantom already in --out")
+
+
+def _write(args: argparse.Namespace) -> list[str]:
+    ensure_cohort(args.cxr, args.patients, args.seed)
+    rows, labels, sentences = write_ms_cxr_t_phantoms(args.cxr, args.out, seed=args.seed, pairs=args.pairs,
+                                                      sentences=args.sentences, overwrite=args.overwrite)
+    return [f"Wrote {rows} image pairs ({labels} labels) and {sentences} sentence pairs to {args.out}",
+            f"  ms-cxr-t folder:    {args.out}  (pass it to `medtemporal build ms-cxr-t` as --ms-cxr-t)",
+            f"  MIMIC-CXR-JPG root: {Path(args.cxr) / 'mimic-cxr-jpg'}  (as --mimic-cxr-jpg)",
+            f"  ground truth:       {Path(args.out) / TRUTH}"]
+
+
+register("phantom", "ms-cxr-t")(PhantomKind(
+    help="MS-CXR-T 1.0.0 phantoms (both CSVs) over a `phantoms cxr` cohort, with exact truth",
+    description="Write MS_CXR_T_temporal_image_classification_v1.0.0.csv (labels from the cohort's trajectories), "
+    "MS_CXR_T_temporal_sentence_similarity_v1.0.0.csv, phantom_truth.jsonl and phantom_manifest.json under OUT.",
+    add_arguments=_options, write=_write))
