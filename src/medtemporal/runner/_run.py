@@ -27,7 +27,6 @@ from medtemporal.image_roots import record_image
 from medtemporal.prompts import PromptSet
 from medtemporal.provenance import run_licence
 from medtemporal.protocols.base import Solver
-from medtemporal.provenance import run_licence
 from medtemporal.registry import lookup
 from medtemporal.runner.config import build_config, now
 from medtemporal.runner.options import RunOptions
