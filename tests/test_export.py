@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -178,3 +179,14 @@ def test_unknown_format_and_embed_for_a_family_layout_are_one_sentence(bench_dir
         export(load(bench_dir), "xlsx", tmp_path / "x")
     with pytest.raises(InvalidInputError, match="--embed-images applies to"):
         export(load(bench_dir), "micxr", tmp_path / "x.jsonl", embed_images=True)
+
+
+def test_interop_never_imports_export():
+    """export → interop only (issue 20 §7): the writers and readers of other tools' formats stand alone."""
+    import medtemporal.interop
+
+    for module in Path(medtemporal.interop.__file__).parent.glob("*.py"):
+        tree = ast.parse(module.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+        assert not any(n == "medtemporal.export" or n.startswith("medtemporal.export.") for n in names), module.name

@@ -10,8 +10,9 @@ patient-clustered confidence intervals and paper tables without running it again
   benchmark exported as one file).
 - lmms-eval sample logs (``--log_samples``: ``*_samples_<task>.jsonl``, one per task, or older ``.json``
   files holding a list or ``{"logs": [...]}``): the output is ``filtered_resps[0]`` (else
-  ``resps[0]``); rows are matched by ``doc["id"]`` when the log keeps the document, else by
-  ``doc_id``, the item order within the task the file name ends in.
+  ``resps[0]``); rows are matched by ``doc["id"]`` when the log keeps the document, else by the item id
+  our export's ``process_results`` puts in each metric's entry (lmms-eval's command line drops the
+  document), else by ``doc_id``, the item order within the task the file name ends in.
 
 The run folder gets ``config.json`` (model ``imported:<tool>:<name>``, protocol
 ``imported-<tool>``, the source files and their sha256; generation settings unknown),
@@ -142,8 +143,11 @@ def _lmms_rows(path: Path, bench: Benchmark) -> Iterator[tuple[str | None, str]]
                                     "wrote with --log_samples.")
         output = _first_text(record.get("filtered_resps")) or _first_text(record.get("resps")) or ""
         doc = record.get("doc")
+        ours = [v["id"] for v in record.values() if isinstance(v, dict) and "metric" in v and v.get("id")]
         if isinstance(doc, dict) and doc.get("id"):
             yield str(doc["id"]), output
+        elif ours:  # the per-metric payload our export's process_results writes names the item
+            yield str(ours[0]), output
         elif ordered is not None:
             yield _by_order(ordered, record["doc_id"], path), output
         else:
