@@ -76,7 +76,7 @@ def main() -> None:
     files = sorted(str(f) for f in args.work.rglob("*_samples_*.jsonl"))
     args.out.write_text(json.dumps({"tasks": found, "metrics": metrics, "samples": files, "calls": calls},
                                    default=float))
-    print(f"{args.group}: lmms-eval found {len(found)} tasks and group, answered {len(calls)} docs", flush=True)
+    print(f"{args.group}: lmms-eval found the group and {len(found) - 1} tasks, answered {len(calls)} docs", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ every lmms-eval metric; BERTScore within 2e-3, as one-at-a-time encoding pads di
 
     .venv/bin/python bench/interop.py --vlmevalkit-src ~/src/VLMEvalKit [--work /tmp/medtemporal-interop]
 
-The environments are kept in ``--work`` and reused by later runs.
+The environments and the phantom benchmarks are kept in ``--work`` and reused by later runs; everything
+else (runs, exports, the tools' outputs) is made again.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -57,6 +59,13 @@ LMMS_EVAL_PACKAGES = ["lmms-eval==0.7.3", "torch", "transformers", "accelerate",
                       "tenacity", "filelock<4", "sqlitedict", "pytablewriter", "jsonlines", "zstandard", "dill"]
 """lmms-eval (installed without its dependencies, which pull video and model stacks) and what its evaluator imports;
 filelock 4 dropped the module lmms-eval 0.7.3 patches."""
+
+
+def fresh(*paths: Path) -> None:
+    """Remove what an earlier bench run left at ``paths`` (tool outputs are never reused: VLMEvalKit would skip
+    answered rows and reuse unpacked images)."""
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
 
 
 def pip(venv: Path, *args: str) -> None:
@@ -107,7 +116,7 @@ def same_scores(ours: Path, theirs: Path) -> tuple[bool, str]:
             return False, f"{score.group} {score.metric} missing"
         if score.value is not None and abs(score.value - other.value) > 1e-9:
             return False, f"{score.group} {score.metric}: {other.value:.4f} vs ours {score.value:.4f}"
-    return True, f"{len(a.scores)} scores"
+    return True, f"all {len(a.scores)} scores"
 
 
 def our_accuracy(run: Path, item_ids: set[str]) -> float:
@@ -131,6 +140,8 @@ def check_vlmevalkit(family: str, bench, views: dict, ours: Path, venv: Path, wo
     lmu.mkdir(parents=True, exist_ok=True)
     name = f"medtemporal_{family.replace('-', '_')}"
     layouts = {path.stem: layout for layout, path in targets(bench, lmu / f"{name}.tsv").items()}
+    fresh(work / f"vlmevalkit-{family}", work / f"imported-vlmevalkit-{family}",
+          *(lmu / "images" / dataset for dataset in layouts))
     export(bench, "vlmevalkit", lmu / f"{name}.tsv", embed_images=True, overwrite=True)
     summary_file = work / f"vlmevalkit-{family}.json"
     subprocess.run([str(venv / "bin" / "python"), str(ROOT / "bench" / "_interop_vlmevalkit.py"), "--bench",
@@ -152,16 +163,21 @@ def check_vlmevalkit(family: str, bench, views: dict, ours: Path, venv: Path, wo
             if view.framing not in call["prompt"] or wanted not in call["prompt"]:
                 problems.append(f"{item_id}: prompt")
     prompts_ok = not problems and sorted(seen) == sorted(views)
-    tool = []
+    tool, notes = [], []
     for dataset, s in summary.items():
-        if s["their_accuracy"] is not None:
-            ids = {i.id for i in bench.items if LAYOUTS[i.answer_type] == layouts[dataset]}
-            tool.append(abs(our_accuracy(ours, ids) - s["their_accuracy"]) < 1e-9)
+        label = {"mcq": "MCQ", "yorn": "Y/N", "vqa": "VQA"}[layouts[dataset]]
+        if s["their_accuracy"] is None:
+            notes.append(f"{label}: no evaluator")
+            continue
+        ids = {i.id for i in bench.items if LAYOUTS[i.answer_type] == layouts[dataset]}
+        mine = our_accuracy(ours, ids)
+        tool.append(abs(mine - s["their_accuracy"]) < 1e-9)
+        notes.append(f"{label} accuracy {s['their_accuracy']:.3f} vs {mine:.3f}")
     imported = work / f"imported-vlmevalkit-{family}"
     import_predictions(bench, [s["result"] for s in summary.values()], imported, tool="vlmevalkit")
     equal, detail = same_scores(ours, imported)
     return {"loaded": loaded, "prompts": prompts_ok, "problems": problems[:5],
-            "tool": (all(tool) if tool else None), "tool_detail": f"{len(tool)} evaluated layouts",
+            "tool": (all(tool) if tool else None), "tool_detail": "; ".join(notes),
             "imported": equal, "detail": detail}
 
 
@@ -173,6 +189,7 @@ def check_lmms_eval(family: str, bench, views: dict, ours: Path, venv: Path, wor
     from medtemporal.scoring import read_scores
 
     folder = work / f"lmms-eval-tasks-{family}"
+    fresh(work / f"lmms-eval-{family}", work / f"imported-lmms-eval-{family}")
     export(bench, "lmms-eval", folder, overwrite=True)
     group = group_name(bench)
     tasks = {task_name(bench, t): t for t in dict.fromkeys(i.task for i in bench.items)}
@@ -198,7 +215,7 @@ def check_lmms_eval(family: str, bench, views: dict, ours: Path, venv: Path, wor
     import_predictions(bench, summary["samples"], imported, tool="lmms-eval")
     equal, detail = same_scores(ours, imported)
     return {"loaded": loaded, "prompts": prompts_ok, "problems": problems[:5], "tool": all(tool) and bool(tool),
-            "tool_detail": f"{len(tool)} task metrics", "imported": equal, "detail": detail}
+            "tool_detail": f"{sum(tool)} of {len(tool)} task metrics", "imported": equal, "detail": detail}
 
 
 def main() -> None:
@@ -227,9 +244,9 @@ def main() -> None:
     for family in args.families:
         bench = load(benches[family])
         ours = work / f"ours-{family}"
-        if not (ours / "scores.json").is_file():
-            assert medtemporal(["run", str(bench.path), "--model", f"follower:{bench.path}", "--out", str(ours),
-                                "--no-progress", "--no-cache"]) == 0
+        fresh(ours)
+        assert medtemporal(["run", str(bench.path), "--model", f"follower:{bench.path}", "--out", str(ours),
+                            "--no-progress", "--no-cache"]) == 0
         views = {v.item.id: v for v in tool_views(bench)}
         rows[(family, "VLMEvalKit")] = check_vlmevalkit(family, bench, views, ours, vlm, work)
         rows[(family, "lmms-eval")] = check_lmms_eval(family, bench, views, ours, lmms, work)

@@ -332,3 +332,19 @@ def test_import_lmms_eval_sample_log_by_doc_id_and_refusals(bench, tmp_path):
     log.write_bytes(b'{"doc_id": 0, "filtered_resps": ["\xff"]}\n')
     with pytest.raises(InvalidInputError, match="is not UTF-8 text"):
         import_predictions(bench, log, tmp_path / "run3", tool="lmms-eval")
+
+
+def test_the_import_command_in_the_exported_utils_docstring_parses(tmp_path):
+    """The command ``utils.py`` tells lmms-eval users to run is one the CLI accepts, with a file per task."""
+    import re
+
+    from medtemporal.cli import parser
+    from medtemporal.interop import lmms_eval_utils
+
+    command = re.search(r"``(medtemporal import-predictions [^`]+)``", lmms_eval_utils.__doc__).group(1)
+    words = command.split()[1:]
+    logs = [str(tmp_path / f"2026_samples_t{n}.jsonl") for n in range(2)]
+    words = [w for w in words if "*" not in w]
+    words[2:2] = logs  # the shell expands OUTPUT/*_samples_*.jsonl into one file per task
+    args = parser().parse_args(words)
+    assert args.tool == "lmms-eval" and [str(s) for s in args.sources] == logs
