@@ -40,9 +40,9 @@ def _audit_lines(bench: Benchmark) -> list[str]:
     if not audit:
         return ["No blind-solvability audit was run for this build (`medtemporal audit BENCH` runs one)."]
     flagged = [s for s in audit.get("subtypes", []) if s.get("flagged")]
-    lines = [f"Blind-solvability audit ({audit.get('method', {}).get('flag', 'see medtemporal audit')}): "
-             f"{len(flagged)} of {len(audit.get('subtypes', []))} subtypes can be answered from the text alone "
-             "above chance."]
+    lines = [(f"Blind-solvability audit ({audit.get('method', {}).get('flag', 'see medtemporal audit')}): "
+              f"{len(flagged)} of {len(audit.get('subtypes', []))} subtypes can be answered from the text alone "
+              "above chance.")]
     if flagged:
         lines += ["", "| task | subtype | n | chance | best blind accuracy (95% CI) |", "|---|---|---|---|---|"]
         for s in flagged:
@@ -80,9 +80,9 @@ def card(bench: Benchmark, schema: Any, num_bytes: int) -> str:
     body = [
         f"# medtemporal {m.benchmark}", "",
         f"{family.description}.", "",
-        f"Built by medtemporal {m.created_with} (builder version {m.version}, "
-        f"seed {m.seed}) and exported by medtemporal {__version__}. Data: {origin}. Licence of this folder: "
-        f"`{LICENCES[m.licence]}` (manifest licence `{m.licence}`).", "",
+        (f"Built by medtemporal {m.created_with} (builder version {m.version}, seed {m.seed}) and exported by "
+         f"medtemporal {__version__}. Data: {origin}. Licence of this folder: `{LICENCES[m.licence]}` (manifest "
+         f"licence `{m.licence}`)."), "",
         "## Counts", "", f"{n} items.", "", "| task | items |", "|---|---|", *counts, "",
         "| subtype | items |", "|---|---|", *subtypes, "",
         "## Audit", "", *_audit_lines(bench), "",
@@ -92,8 +92,8 @@ def card(bench: Benchmark, schema: Any, num_bytes: int) -> str:
         "ds = load_dataset(\"parquet\", data_files={\"test\": \"" + DATA_FILE + "\"}, split=\"test\")  # or the Hub id",
         "row = ds[0]   # images: PIL images in the item's order" + ("; volumes: nibabel images" if "volumes" in schema else ""),
         "```", "",
-        "Score a model's answers with the family's released rules and patient-clustered intervals with "
-        "`medtemporal run` on the benchmark folder, or `medtemporal import-predictions` for answers made elsewhere.",
+        ("Score a model's answers with the family's released rules and patient-clustered intervals with "
+         "`medtemporal run` on the benchmark folder, or `medtemporal import-predictions` for answers made elsewhere."),
         "",
     ]
     if citation:
