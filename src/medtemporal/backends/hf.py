@@ -128,7 +128,7 @@ def load_processor(transformers: Any, name: str, **kwargs: Any) -> Any:
     """
     try:
         return transformers.AutoProcessor.from_pretrained(name, **kwargs)
-    except ImportError as exc:
+    except (ImportError, RuntimeError) as exc:  # torchvision missing, or one built for another torch
         if "torchvision" not in str(exc).lower():
             raise
         base = _processor_class(transformers, name, kwargs)
