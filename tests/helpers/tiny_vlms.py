@@ -1,8 +1,9 @@
 """Tiny random-weight vision-language models built here from a config (no download), in two architectures.
 
-Idefics3 (SmolVLM) and Qwen2-VL handle several images differently (fixed
-image-token blocks vs. a grid of merged patches per image, with its own
-``image_grid_thw``), so the transformers backend is tested on both.
+Idefics3 (SmolVLM), Gemma 3 (MedGemma) and Qwen2-VL / Qwen2.5-VL handle several images differently
+(fixed image-token blocks vs. a grid of merged patches per image, with its own ``image_grid_thw``),
+so the transformers backend is tested on each. The Qwen processors are written as the released
+checkpoints lay them out, without a video processor (it needs torchvision, which is not installed here).
 """
 
 from __future__ import annotations
@@ -81,33 +82,73 @@ QWEN2VL_TEMPLATE = (
 """Qwen2-VL's own chat template, reduced to what the tests send (text and image parts)."""
 
 
-def build_tiny_qwen2vl(folder: Path) -> Path:
-    """A random-weight Qwen2-VL: each image a grid of 14-pixel patches merged 2 × 2 (``min_pixels`` sets how many)."""
-    import torch
-    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor
+def _save_qwen_processor(folder: Path, tokenizer, processor_class: str) -> None:  # noqa: ANN001
+    """A Qwen-VL processor as the released checkpoints lay it out (image processor, tokenizer, chat template,
+    ``processor_class``), written without building the processor: its video processor needs torchvision."""
+    import json
+
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
-    tokenizer = _tokenizer(QWEN2VL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>")
-    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in QWEN2VL_SPECIALS}
-    image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56)
-    Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
-                     chat_template=QWEN2VL_TEMPLATE).save_pretrained(folder)
-    text = {"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+    Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56).save_pretrained(folder)
+    tokenizer.chat_template = QWEN2VL_TEMPLATE
+    tokenizer.save_pretrained(folder)
+    config = folder / "preprocessor_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "processor_class": processor_class}, indent=2))
+
+
+def _qwen_text_config(tokenizer, ids: dict[str, int], **extra) -> dict:  # noqa: ANN001
+    return {"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
             "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 2048,
             "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
             "bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<|im_end|>"],
-            "pad_token_id": ids["<|endoftext|>"]}
-    vision = {"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2, "patch_size": 14,
-              "spatial_merge_size": 2, "temporal_patch_size": 2}
-    config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
-                           video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
-                           vision_end_token_id=ids["<|vision_end|>"], pad_token_id=ids["<|endoftext|>"])
-    torch.manual_seed(0)
-    model = Qwen2VLForConditionalGeneration(config)
+            "pad_token_id": ids["<|endoftext|>"], **extra}
+
+
+def _qwen_tokens(config_class, text: dict, vision: dict, ids: dict[str, int]):  # noqa: ANN001, ANN202
+    return config_class(text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+                        video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+                        vision_end_token_id=ids["<|vision_end|>"], pad_token_id=ids["<|endoftext|>"])
+
+
+def _save_qwen_model(folder: Path, model, ids: dict[str, int]) -> Path:  # noqa: ANN001
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(folder)
     return Path(folder)
+
+
+def build_tiny_qwen2vl(folder: Path) -> Path:
+    """A random-weight Qwen2-VL: each image a grid of 14-pixel patches merged 2 × 2 (``min_pixels`` and
+    ``max_pixels`` bound how many)."""
+    import torch
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+
+    folder = Path(folder)
+    tokenizer = _tokenizer(QWEN2VL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in QWEN2VL_SPECIALS}
+    _save_qwen_processor(folder, tokenizer, "Qwen2VLProcessor")
+    vision = {"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2, "patch_size": 14,
+              "spatial_merge_size": 2, "temporal_patch_size": 2}
+    torch.manual_seed(0)
+    model = Qwen2VLForConditionalGeneration(_qwen_tokens(Qwen2VLConfig, _qwen_text_config(tokenizer, ids), vision, ids))
+    return _save_qwen_model(folder, model, ids)
+
+
+def build_tiny_qwen25vl(folder: Path) -> Path:
+    """A random-weight Qwen2.5-VL (windowed vision attention, RMSNorm, a merger to the text width)."""
+    import torch
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    folder = Path(folder)
+    tokenizer = _tokenizer(QWEN2VL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in QWEN2VL_SPECIALS}
+    _save_qwen_processor(folder, tokenizer, "Qwen2_5_VLProcessor")
+    vision = {"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "patch_size": 14,
+              "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56, "out_hidden_size": 32,
+              "fullatt_block_indexes": [1]}
+    torch.manual_seed(0)
+    config = _qwen_tokens(Qwen2_5_VLConfig, _qwen_text_config(tokenizer, ids), vision, ids)
+    return _save_qwen_model(folder, Qwen2_5_VLForConditionalGeneration(config), ids)
 
 
 GEMMA3_SPECIALS = ["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", "<start_of_image>",

@@ -1,6 +1,7 @@
 """Local Hugging Face transformers models: ``hf:/path/or/name``.
 
-``AutoProcessor`` + ``AutoModelForImageTextToText``, prompts rendered with
+``AutoProcessor`` (`load_processor`: Qwen2-VL and Qwen2.5-VL load without torchvision) +
+``AutoModelForImageTextToText``, prompts rendered with
 the model's own chat template (captions and images interleaved in the
 request's order), and batched generation: concurrent requests with the same
 generation settings are padded (left) into one ``generate`` call. Needs the
@@ -117,6 +118,45 @@ def _fingerprint(path: Path) -> str | None:
     return h.hexdigest()[:16]
 
 
+def load_processor(transformers: Any, name: str, **kwargs: Any) -> Any:
+    """``AutoProcessor.from_pretrained(name, **kwargs)``, or, where that fails only because the model's video
+    processor needs torchvision (Qwen2-VL, Qwen2.5-VL), the model's own processor class without its video
+    processor: its image processor (the PIL backend) and tokenizer, which is all images need.
+
+    ``kwargs`` reach the image processor either way, so resolution settings such as Qwen2-VL's ``min_pixels``
+    and ``max_pixels`` hold.
+    """
+    try:
+        return transformers.AutoProcessor.from_pretrained(name, **kwargs)
+    except (ImportError, RuntimeError) as exc:  # torchvision missing, or one built for another torch
+        if "torchvision" not in str(exc).lower():
+            raise
+        base = _processor_class(transformers, name, kwargs)
+        if base is None or "video_processor" not in base.get_attributes():
+            raise
+
+    class ImagesOnly(base):  # type: ignore[misc,valid-type]
+        """The model's processor without the video processor its ``__init__`` names."""
+
+        @classmethod
+        def get_attributes(cls) -> list[str]:
+            return [a for a in super().get_attributes() if a != "video_processor"]
+
+    ImagesOnly.__name__ = ImagesOnly.__qualname__ = f"{base.__name__}ImagesOnly"
+    return ImagesOnly.from_pretrained(name, **kwargs)
+
+
+def _processor_class(transformers: Any, name: str, kwargs: dict[str, Any]) -> Any:
+    """The processor class transformers maps the model's config to, or None."""
+    from transformers.models.auto import processing_auto
+
+    config = transformers.AutoConfig.from_pretrained(
+        name, revision=kwargs.get("revision"), trust_remote_code=kwargs.get("trust_remote_code", False)
+    )
+    class_name = processing_auto.PROCESSOR_MAPPING_NAMES.get(config.model_type)
+    return processing_auto.processor_class_from_name(class_name) if class_name else None
+
+
 @register("backend", "hf", description="local transformers model (needs the hf extra)",
           example="hf:/models/MedGemma-4b-it")
 class HFBackend(Backend):
@@ -136,8 +176,10 @@ class HFBackend(Backend):
             needs ``accelerate``.
         attn_implementation: ``sdpa``, ``eager``, ``flash_attention_2`` ... (default: transformers' choice).
         processor_kwargs: keyword arguments of ``AutoProcessor.from_pretrained``, e.g. the image resolution
-            (``{"min_pixels": 200704, "max_pixels": 1003520}`` for Qwen2-VL, ``{"size": {"longest_edge": 1536}}``
-            for Idefics3); they change what the model sees, so they are part of its identity. In volume mode,
+            (``{"min_pixels": 200704, "max_pixels": 1003520}`` for Qwen2-VL and Qwen2.5-VL, which newer
+            transformers spell ``{"size": {"shortest_edge": 200704, "longest_edge": 1003520}}``;
+            ``{"size": {"longest_edge": 1536}}`` for Idefics3); they change what the model sees, so they are
+            part of its identity. In volume mode,
             keyword arguments of ``AutoTokenizer.from_pretrained`` (M3D: ``{"use_fast": false}``).
         volume_input: the keyword of the model's ``generate`` that takes the volume tensor (M3D-LaMed: ``images``);
             set, the backend runs in volume mode (see the module docstring).
@@ -207,9 +249,13 @@ class HFBackend(Backend):
         loader = transformers.AutoModelForCausalLM if volume_input else transformers.AutoModelForImageTextToText
         kind = "a causal language model" if volume_input else "an image-text-to-text model"
         try:
-            self.processor = (transformers.AutoTokenizer if volume_input else transformers.AutoProcessor).from_pretrained(
-                name, revision=revision, trust_remote_code=trust_remote_code, **self.processor_kwargs
-            )
+            if volume_input:
+                self.processor = transformers.AutoTokenizer.from_pretrained(
+                    name, revision=revision, trust_remote_code=trust_remote_code, **self.processor_kwargs
+                )
+            else:
+                self.processor = load_processor(transformers, name, revision=revision,
+                                                trust_remote_code=trust_remote_code, **self.processor_kwargs)
             model = loader.from_pretrained(name, **model_kwargs)
         except OSError as exc:
             raise InvalidInputError(

@@ -30,7 +30,7 @@ HELP = {
     "compare": "paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
     "build": "build a benchmark from raw data (or import a released question file)",
     "audit": "how much of a benchmark can be answered without the images",
-    "export": "export a benchmark to Parquet, VLMEvalKit TSV or its paper's release format",
+    "export": "export a benchmark to Parquet, a Hub folder, VLMEvalKit, lmms-eval or its paper's release format",
     "import-predictions": "import VLMEvalKit results or lmms-eval sample logs into a run folder and score them",
     "run": "run a model on a benchmark into a run folder (the same command resumes)",
     "runs": "inspect run folders",

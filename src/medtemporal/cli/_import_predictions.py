@@ -1,4 +1,4 @@
-"""``medtemporal import-predictions BENCH SOURCE --from TOOL --out DIR``: score another tool's predictions here."""
+"""``medtemporal import-predictions BENCH SOURCE... --from TOOL --out DIR``: score another tool's predictions here."""
 
 from __future__ import annotations
 
@@ -17,17 +17,18 @@ def add(sub: argparse._SubParsersAction) -> None:
         "medtemporal extracts the answers, scores them with patient-clustered intervals, and `report` shows them.",
     )
     p.add_argument("benchmark", type=Path, metavar="BENCH", help="the benchmark folder that was exported")
-    p.add_argument("source", type=Path, metavar="SOURCE",
-                   help="VLMEvalKit result file ({model}_{dataset}.xlsx/.tsv) or lmms-eval *_samples_*.jsonl")
+    p.add_argument("sources", type=Path, nargs="+", metavar="SOURCE",
+                   help="VLMEvalKit result files ({model}_{dataset}.xlsx/.tsv; one per exported layout) or "
+                   "lmms-eval *_samples_<task>.jsonl files (one per task)")
     p.add_argument("--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote SOURCE")
     p.add_argument("--out", type=Path, required=True, help="new run folder")
-    p.add_argument("--model", help="the model's name (default: SOURCE's file name)")
+    p.add_argument("--model", help="the model's name (default: the first SOURCE's file name)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Import, score, and print what was read."""
-    summary = import_predictions(load(args.benchmark), args.source, args.out, tool=args.tool, model=args.model)
+    summary = import_predictions(load(args.benchmark), args.sources, args.out, tool=args.tool, model=args.model)
     print(summary)
     print(f"scores: {args.out / 'scores.json'}; see them with `medtemporal report {args.out}`")
     return 0

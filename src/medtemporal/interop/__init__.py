@@ -1,2 +1,4 @@
-"""Interoperability with other evaluation tools: lmms-eval task folders, and predictions imported from
-VLMEvalKit result files and lmms-eval sample logs (`medtemporal import-predictions`)."""
+"""Other tools' formats: Parquet and the Hub folder for Hugging Face ``datasets``, VLMEvalKit TSVs, lmms-eval task
+folders (`parquet`, `hub`, `vlmevalkit`, `lmms_eval`, all built from `views`), and predictions imported back from
+VLMEvalKit result files and lmms-eval sample logs (`imports`). `medtemporal.export` dispatches to the writers;
+nothing here imports it."""

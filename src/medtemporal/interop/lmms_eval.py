@@ -1,87 +1,145 @@
-"""An lmms-eval task folder for a benchmark of choice or yes/no items: YAML + ``utils.py`` + the data.
+"""An lmms-eval task folder for a benchmark of any family: one task per benchmark task, grouped.
 
 ``medtemporal export BENCH --format lmms-eval --out DIR`` writes
 
-- ``DIR/<task>.yaml``: ``dataset_path: parquet`` over the data file, ``generate_until`` with the
-  benchmark's generation settings (greedy), and ``accuracy`` (mean, higher is better) from
-  ``process_results``;
-- ``DIR/utils.py``: `medtemporal.interop.lmms_eval_utils` (visuals, prompt, extraction);
-- ``DIR/<task>.parquet``: the Parquet export (images by absolute path, or embedded).
+- ``DIR/<task>.yaml`` per benchmark task (``medtemporal_<benchmark>_<task>``): ``dataset_path: parquet``
+  over ``DIR/<task>.parquet``, ``generate_until`` with the paper's generation settings as ``medtemporal
+  run`` resolves them, ``cluster_key: patient_id`` (lmms-eval's clustered standard errors: one
+  patient's items are correlated), and the task's metrics as the family scores them (`BenchmarkSpec.metrics`:
+  accuracy; TemMed's BLEU-1, ROUGE-L, METEOR; SkillQA's ordering metrics, rationale BERTScore and overall;
+  ELTLM's ROUGE-L; 3D-RAD's strict and as-released scores), each computed by ``process_results`` and
+  ``aggregation`` in ``utils.py``. Judge metrics (ELTLM's Accuracy and Completeness) are left to
+  ``medtemporal score RUN --judge URI`` after importing the samples.
+- ``DIR/_medtemporal_<benchmark>.yaml``: the group ``medtemporal_<benchmark>`` of those tasks.
+- ``DIR/<task>.parquet``: per item the images our protocol sends (3D-RAD: its 32 axial slices), in order, as
+  ``datasets.Image``; ``prompt`` (the framing sentence, then our prompt: see `medtemporal.interop.views`);
+  ``answer``; ``patient_id``; and ``item`` (the item record, for extraction and scoring).
+- ``DIR/utils.py``: `medtemporal.interop.lmms_eval_utils` (needs medtemporal in lmms-eval's environment).
 
-Run it with ``lmms-eval --include_path DIR --tasks <task> --log_samples ...``. Open-ended
-families (report generation) have no lmms-eval metric here: score them with medtemporal.
+The folder is written under ``DIR.partial`` and renamed at the end: a killed export leaves no ``DIR``,
+and the next export removes the partial folder and starts again. Run it with
+``lmms-eval --include_path DIR --tasks medtemporal_<benchmark> --log_samples ...`` and bring the
+samples back with ``medtemporal import-predictions BENCH DIR/*_samples_*.jsonl --from lmms-eval --out RUN``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
-from medtemporal.backends.base import GenerateConfig
-from medtemporal.benchmark import Benchmark
-from medtemporal.errors import InvalidInputError
-from medtemporal.writes import write_atomic
+from medtemporal.backends.base import LOCAL_MAX_TOKENS, GenerateConfig
+from medtemporal.benchmark import Benchmark, BenchmarkSpec, spec
+from medtemporal.errors import require
+from medtemporal.interop.files import folder_atomically
+from medtemporal.interop.parquet import answer_text, read_bytes, write_table
+from medtemporal.interop.views import ToolView, protocol_name, tool_views
+from medtemporal.registry import lookup
 
-CLOSED = frozenset({"choice", "yesno"})
+
+def _name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]+", "_", text)
 
 
-def task_name(bench: Benchmark) -> str:
+def group_name(bench: Benchmark) -> str:
     """``medtemporal_<benchmark>`` with characters lmms-eval task names avoid replaced by ``_``."""
-    return "medtemporal_" + re.sub(r"[^A-Za-z0-9_]+", "_", bench.manifest.benchmark)
+    return "medtemporal_" + _name(bench.manifest.benchmark)
 
 
-def task_yaml(task: str, data_file: Path, version: str, max_new_tokens: int = GenerateConfig.max_tokens) -> str:
-    """The task's YAML (``!function`` tags as lmms-eval reads them); greedy, as medtemporal runs by default."""
-    return f"""# Exported by medtemporal (benchmark version {version}); see utils.py.
-task: {task}
+def task_name(bench: Benchmark, task: str) -> str:
+    """The lmms-eval task of one benchmark task: ``medtemporal_<benchmark>_<task>``."""
+    return f"{group_name(bench)}_{_name(task)}"
+
+
+def scored_metrics(benchmark: str, task: str) -> list[str]:
+    """The metrics ``medtemporal score`` computes for ``task``, less those that need an LLM judge."""
+    names = BenchmarkSpec.for_task(spec(benchmark).metrics, task, ("accuracy",))
+    return [m for m in names if not lookup("metric", m).info.get("needs_judge")]
+
+
+def generation_kwargs(benchmark: str) -> dict[str, Any]:
+    """lmms-eval ``generation_kwargs`` for the paper's settings as ``medtemporal run`` resolves them.
+
+    No output cap means local transformers' `LOCAL_MAX_TOKENS`; no temperature (the provider's default) leaves
+    temperature and sampling to the lmms-eval model.
+    """
+    resolved = {**dataclasses.asdict(GenerateConfig()), **spec(benchmark).generation}
+    kwargs: dict[str, Any] = {"max_new_tokens": resolved["max_tokens"] or LOCAL_MAX_TOKENS}
+    if resolved["temperature"] is not None:
+        kwargs.update(temperature=resolved["temperature"], do_sample=resolved["temperature"] > 0)
+    return kwargs
+
+
+def task_yaml(bench: Benchmark, task: str, data_file: Path) -> str:
+    """One task's YAML (``!function`` tags as lmms-eval reads them)."""
+    metrics = "".join(
+        f"  - metric: {m}\n    aggregation: !function utils.aggregate\n"
+        f"    higher_is_better: {'true' if lookup('metric', m).info['higher_is_better'] else 'false'}\n"
+        for m in scored_metrics(bench.manifest.benchmark, task)
+    )
+    generation = "".join(f"  {k}: {json.dumps(v)}\n" for k, v in generation_kwargs(bench.manifest.benchmark).items())
+    return f"""# Exported by medtemporal from {bench.manifest.benchmark} (version {bench.manifest.version}), task {task};
+# prompts as protocol {protocol_name(bench)!r} sends them; see utils.py.
+task: {task_name(bench, task)}
 dataset_path: parquet
 dataset_kwargs:
   data_files:
-    test: {data_file}
+    test: {json.dumps(str(data_file))}
 test_split: test
 output_type: generate_until
+cluster_key: patient_id
 doc_to_visual: !function utils.doc_to_visual
 doc_to_text: !function utils.doc_to_text
 doc_to_target: !function utils.doc_to_target
 generation_kwargs:
-  max_new_tokens: {max_new_tokens}
-  temperature: 0
-  do_sample: false
-process_results: !function utils.process_results
+{generation}process_results: !function utils.process_results
 metric_list:
-  - metric: accuracy
-    aggregation: mean
-    higher_is_better: true
-lmms_eval_specific_kwargs:
+{metrics}lmms_eval_specific_kwargs:
   default:
     pre_prompt: ""
     post_prompt: ""
 metadata:
-  version: "{version}"
+  version: {json.dumps(bench.manifest.version)}
+  medtemporal_task: {json.dumps(task)}
 """
 
 
-def write_task(bench: Benchmark, out: Path, *, embed_images: bool = False) -> int:
-    """Write the task folder ``out`` for ``bench``; return the number of items.
+def features() -> Any:
+    """``datasets.Features`` of a task's data file."""
+    datasets = require("datasets", "interop")
+    text = datasets.Value("string")
+    return datasets.Features({
+        "id": text, "task": text, "subtype": text, "patient_id": text, "images": datasets.List(datasets.Image()),
+        "prompt": text, "answer": text, "answer_type": text, "item": text,
+    })
 
-    Raises:
-        InvalidInputError: the benchmark has open-ended or ordering items (no lmms-eval metric here).
-    """
-    from medtemporal.export import to_parquet
 
-    bad = next((it for it in bench.items if it.answer_type not in CLOSED), None)
-    if bad is not None:
-        raise InvalidInputError(
-            f"Item {bad.id} ({bad.task}) is {bad.answer_type}, not choice or yes/no; the lmms-eval export holds "
-            "closed questions only, so export the others as parquet or vlmevalkit."
-        )
-    if out.exists() and not out.is_dir():
-        raise InvalidInputError(f"--out {out} is a file; the lmms-eval export writes a folder, so name a folder.")
-    out.mkdir(parents=True, exist_ok=True)
-    task = task_name(bench)
-    data = (out / f"{task}.parquet").resolve()
-    n = to_parquet(bench, data, embed_images=embed_images)
-    shutil.copyfile(Path(__file__).with_name("lmms_eval_utils.py"), out / "utils.py")
-    write_atomic(out / f"{task}.yaml", task_yaml(task, data, bench.manifest.version))
-    return n
+def _row(view: ToolView, embed: bool) -> dict[str, Any]:
+    item = view.item
+    images = [{"bytes": read_bytes(p), "path": p.name} if embed else {"bytes": None, "path": str(p)}
+              for p in view.images]
+    return {"id": item.id, "task": item.task, "subtype": item.subtype, "patient_id": item.cluster, "images": images,
+            "prompt": view.prompt, "answer": answer_text(item), "answer_type": item.answer_type,
+            "item": item.model_dump_json()}
+
+
+def write_task(bench: Benchmark, out: Path, *, embed_images: bool = False, overwrite: bool = False) -> list[Path]:
+    """Write the task folder ``out`` for ``bench``; return ``[out]``."""
+    by_task: dict[str, list[ToolView]] = {}
+    for view in tool_views(bench):
+        by_task.setdefault(view.item.task, []).append(view)
+    final = out.resolve()
+    group = group_name(bench)
+    with folder_atomically(out, overwrite=overwrite) as tmp:
+        schema = features()
+        for task, views in by_task.items():
+            name = task_name(bench, task)
+            write_table([_row(v, embed_images) for v in views], schema, tmp / f"{name}.parquet", {})
+            (tmp / f"{name}.yaml").write_text(task_yaml(bench, task, final / f"{name}.parquet"), encoding="utf-8")
+        tasks = "".join(f"- {task_name(bench, t)}\n" for t in by_task)
+        (tmp / f"_{group}.yaml").write_text(f"group: {group}\ntask:\n{tasks}", encoding="utf-8")
+        shutil.copyfile(Path(__file__).with_name("lmms_eval_utils.py"), tmp / "utils.py")
+    return [out]

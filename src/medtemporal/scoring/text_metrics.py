@@ -23,6 +23,7 @@ ROUGE-L and METEOR in ``medtemporal.benchmarks.temmed.metrics``, 3D-RAD's in
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -68,6 +69,14 @@ def bertscore_encoder(model: str | Path = DEFAULT_BERTSCORE_MODEL) -> tuple[Path
     return folder, int(layer)
 
 
+@lru_cache(maxsize=2)
+def _bert_scorer(folder: str, layer: int, device: str | None):  # noqa: ANN202  (a bert_score.BERTScorer)
+    """bert-score's scorer for an encoder, loaded once per process (callers that score one sample at a time,
+    such as lmms-eval's per-sample hooks, would otherwise load the encoder on every call)."""
+    bert_score = require("bert_score", "bertscore")
+    return bert_score.BERTScorer(model_type=folder, num_layers=layer, device=device)
+
+
 def bertscore_f1(
     references: Sequence[str],
     candidates: Sequence[str | None],
@@ -94,17 +103,14 @@ def bertscore_f1(
     """
     if len(references) != len(candidates):
         raise InvalidInputError(f"Got {len(references)} references but {len(candidates)} outputs; pass one of each per sample.")
-    bert_score = require("bert_score", "bertscore")
     folder, layer = bertscore_encoder(model)
     cands = [(c or "").strip() for c in candidates]
     refs = [r.strip() for r in references]
     keep = [i for i in range(len(cands)) if cands[i] and refs[i]]
     out = [0.0] * len(cands)
     if keep:
-        _, _, f1 = bert_score.score(
-            [cands[i] for i in keep], [refs[i] for i in keep], model_type=str(folder),
-            num_layers=layer if num_layers is None else num_layers, batch_size=batch_size, device=device, verbose=False,
-        )
+        scorer = _bert_scorer(str(folder), layer if num_layers is None else num_layers, device)
+        _, _, f1 = scorer.score([cands[i] for i in keep], [refs[i] for i in keep], batch_size=batch_size)
         for i, value in zip(keep, f1.tolist(), strict=True):
             out[i] = float(value)
     return out

@@ -61,7 +61,16 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     return DemoSection("ELTLM", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
-SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+CITATION = r"""@inproceedings{eltlm,
+  title     = {{ELTLM}: Evaluation of Longitudinal Temporal Large Multimodal Models in Clinical Scenarios},
+  author    = {Hu, Gengyuan and Liu, Haoxiang and Cao, Chenhong and Tan, Shilei and Gong, Wei},
+  booktitle = {Findings of the Association for Computational Linguistics: ACL 2026},
+  year      = {2026},
+}"""
+"""The paper, as the dataset card of ``export --format hf`` cites it (only what the paper and its release state)."""
+
+
+SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

@@ -94,7 +94,15 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     return DemoSection("MI-CXR", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
-SPEC = register("benchmark", BENCHMARK)(
+CITATION = r"""@misc{micxr,
+  title        = {{MI-CXR}: A Benchmark for Longitudinal Reasoning over Multi-Interval Chest X-rays},
+  note         = {Anonymous ACL submission},
+  howpublished = {\url{https://github.com/anonymousetrap12/MI-CXR}},
+}"""
+"""The paper, as the dataset card of ``export --format hf`` cites it (only what the paper and its release state)."""
+
+
+SPEC = register("benchmark", BENCHMARK, citation=CITATION)(
     BenchmarkSpec(
         name=BENCHMARK,
         version=VERSION,

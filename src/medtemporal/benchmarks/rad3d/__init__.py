@@ -75,7 +75,15 @@ AUDIT_NOTES = {
 }
 """Subtypes the paper's own design makes answerable without the images (`BenchmarkSpec.audit_notes`)."""
 
-SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+CITATION = r"""@misc{3drad,
+  title        = {{3D-RAD}: A Comprehensive {3D} Radiology Med-{VQA} Dataset with Multi-Temporal Analysis and Diverse
+                  Diagnostic Tasks},
+  howpublished = {\url{https://github.com/Tang-xiaoxiao/M3D-RAD}},
+}"""
+"""The paper, as the dataset card of ``export --format hf`` cites it (only what the paper and its release state)."""
+
+
+SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

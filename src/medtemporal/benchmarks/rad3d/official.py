@@ -58,8 +58,8 @@ def find_test_folder(folder: Path) -> Path:
     )
 
 
-def csv_files(test: Path) -> list[tuple[str, str, Path]]:
-    """(task id, subtask name, path) of every released CSV, in release order."""
+def _layout(test: Path) -> list[tuple[str, str, Path]]:
+    """(task id, subtask name, path) of the 41 CSVs of the released layout under ``test``, in release order."""
     files = []
     for task, (_, folder, _) in TASKS.items():
         if task in OPEN_SUBTASKS:
@@ -68,11 +68,16 @@ def csv_files(test: Path) -> list[tuple[str, str, Path]]:
             names = EXISTENCE_ORDER
         else:
             names = LETTERS_BH
-        for name in names:
-            path = test / folder / f"{name}.csv"
-            if not path.is_file():
-                raise InvalidInputError(f"{path} does not exist; the released split has 41 CSVs: download it whole.")
-            files.append((task, name, path))
+        files += [(task, name, test / folder / f"{name}.csv") for name in names]
+    return files
+
+
+def csv_files(test: Path) -> list[tuple[str, str, Path]]:
+    """(task id, subtask name, path) of every released CSV, in release order; all 41 must exist."""
+    files = _layout(test)
+    for _, _, path in files:
+        if not path.is_file():
+            raise InvalidInputError(f"{path} does not exist; the released split has 41 CSVs: download it whole.")
     return files
 
 
@@ -215,14 +220,19 @@ def _row(item: Item) -> dict[str, str]:
 def write_official(items: Sequence[Item], out: Path) -> int:
     """Write ``items`` in the release's layout, ``out/<TaskN_Name>/<subtask>.csv``; returns the rows written.
 
-    Volume names are the released ones for imported items, else the CT-RATE names.
+    All 41 CSVs are written (a subtask without items gets the header alone), so the folder reads back with
+    ``medtemporal build 3d-rad --official OUT``. Volume names are the released ones for imported items, else
+    the CT-RATE names.
     """
     import pandas as pd
-    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+
+    groups: dict[tuple[str, str], list[dict[str, str]]] = {
+        (path.parent.name, path.stem): [] for _, _, path in _layout(out)
+    }
     for item in items:
         folder = TASKS[item.task][1]
         name = item.subtype.rsplit("_", 1)[1] if item.task in ("task5", "task6") else item.subtype
-        groups.setdefault((folder, name), []).append(_row(item))
+        groups[(folder, name)].append(_row(item))
     for (folder, name), rows in groups.items():
         (out / folder).mkdir(parents=True, exist_ok=True)
         pd.DataFrame(rows, columns=list(HEADER)).to_csv(out / folder / f"{name}.csv", index=False)

@@ -72,7 +72,19 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     return DemoSection("ClinicalSkillQA", phantoms, steps, runs, out / "report" / BENCHMARK, env)
 
 
-SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+CITATION = r"""@inproceedings{clinicalskillqa2026,
+  title     = {Overview of the {ClinicalSkillQA} 2026 Shared Task on Continuous Perception and Procedural Reasoning
+               in Clinical Skill Assessment},
+  author    = {Huang, Xiyang and Wei, Renxiong and Xu, Yihuai and Chen, Zhiyuan and Wu, Keying and Xiang, Jiayi and
+               Tang, Buzhou and Ye, Yanqing and Chen, Jinyu and Zeng, Cheng and Peng, Min and Xie, Qianqian and
+               Ananiadou, Sophia},
+  booktitle = {BioNLP Workshop at ACL 2026},
+  year      = {2026},
+}"""
+"""The paper, as the dataset card of ``export --format hf`` cites it (only what the paper and its release state)."""
+
+
+SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

@@ -65,7 +65,14 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     return DemoSection("TemMed-Bench", phantoms, steps, runs, out / "report" / BENCHMARK)
 
 
-SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+CITATION = r"""@misc{temmedbench,
+  title        = {{TemMed-Bench}: Evaluating Temporal Medical Image Reasoning in Vision-Language Models},
+  howpublished = {\url{https://github.com/Levi-ZJY/TemMed-Bench}},
+}"""
+"""The paper, as the dataset card of ``export --format hf`` cites it (only what the paper and its release state)."""
+
+
+SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",
