@@ -106,7 +106,7 @@ def test_exports_to_parquet_vlmevalkit_and_lmms_eval_keep_both_tasks(bench, tmp_
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from medtemporal.export import item_from_row
+    from medtemporal.interop.parquet import item_from_row
 
     items = load(bench).items
     assert main(["export", str(bench), "--format", "parquet", "--out", str(tmp_path / "m.parquet")]) == 0
@@ -117,4 +117,5 @@ def test_exports_to_parquet_vlmevalkit_and_lmms_eval_keep_both_tasks(bench, tmp_
     tsv = pd.read_csv(tmp_path / "m.tsv", sep="\t", keep_default_na=False)
     assert len(tsv) == len(items) and {"A", "B", "C"} <= set(tsv.columns)
     assert main(["export", str(bench), "--format", "lmms-eval", "--out", str(tmp_path / "lmms")]) == 0
-    assert (tmp_path / "lmms" / "medtemporal_ms_cxr_t.yaml").is_file()
+    yamls = {p.name for p in (tmp_path / "lmms").glob("*.yaml")}
+    assert len(yamls) == 3 and any("progression" in n for n in yamls) and any("sentence" in n for n in yamls), yamls
