@@ -183,6 +183,13 @@ class Backend(ABC):
         return True
 
     @property
+    def answers_open(self) -> bool:
+        """Whether the backend answers a request with no answer space (`Request.choices` None: an open question,
+        a report to write). Baselines that pick from the answer space do not; a run skips the open tasks for
+        them (`medtemporal.runner.options.RunOptions.for_backend`). Default True."""
+        return True
+
+    @property
     def endpoint(self) -> str | None:
         """The URL requests (and their images) are sent to; None when the model runs in this process."""
         return None
