@@ -27,14 +27,22 @@ class RequestError(BackendError):
         """Short machine-readable cause (``too_many_images``, ``http_400`` ...) counted in run summaries."""
 
 
+REFUSED = "connection_refused"
+"""The reason of a connection the endpoint refused: nothing listens there (a server not started, a wrong port)."""
+
+
 class RetryableError(BackendError):
     """A transient failure worth retrying: rate limit, 5xx, timeout, dropped connection, garbled reply."""
 
-    def __init__(self, message: str, *, reason: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, reason: str, retry_after: float | None = None,
+                 attempts: int | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.retry_after = retry_after
         """Seconds the server asked us to wait (``Retry-After``), when it said."""
+        self.attempts = attempts
+        """At most this many attempts for a failure of this kind (a refused connection: few), when fewer than the
+        retry policy's are worth making; None: the policy's."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response, TextPart
+from medtemporal.backends.base import REFUSED, Backend, GenerateConfig, ImagePart, Request, Response, TextPart
 from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import FIRST, SPREAD, Benchmark, spec
 from medtemporal.benchmark import load as load_benchmark
@@ -37,6 +37,8 @@ from medtemporal.scoring import extract, score_run
 
 BROKEN_STREAK = 25
 """At least this many failed items in a row stop a run (more with high concurrency)."""
+REFUSED_STREAK = 5
+"""This many items in a row whose connection was refused stop a run at once: nothing listens at the endpoint."""
 
 
 @dataclass
@@ -146,6 +148,8 @@ class _Runner:
         self.broken_after = max(BROKEN_STREAK, 2 * concurrency)
         """Failed items in a row that stop the run: a dead endpoint is not worth a weekend of retries."""
         self.streak = 0
+        self.refused = 0
+        """Items in a row whose connection was refused."""
         self.tasks: list[asyncio.Task[None]] = []
 
     async def generate(self, request: Request, calls: _ItemCalls, sample: int = 0) -> Response:
@@ -211,15 +215,16 @@ class _Runner:
             s.errors[reason] = s.errors.get(reason, 0) + 1
             s.error_examples.setdefault(reason, message)
         progress.advance(prediction.error is not None)
-        self.streak = self.streak + 1 if prediction.error is not None else 0
+        reason = prediction.error.partition(": ")[0] if prediction.error is not None else None
+        self.streak = self.streak + 1 if reason is not None else 0
+        self.refused = self.refused + 1 if reason == REFUSED else 0
         if s.stopped is not None:
             return
         if self.max_errors is not None and s.n_errors > self.max_errors:
             self._stop(f"{s.n_errors} items failed, more than --max-errors {self.max_errors} "
                        f"(most often {max(s.errors, key=s.errors.__getitem__)})")
-        elif self.streak >= self.broken_after:
-            reason = prediction.error.partition(": ")[0]  # type: ignore[union-attr]
-            self._stop(f"the last {self.streak} items all failed ({reason}: {s.error_examples[reason]}), "
+        elif self.streak >= self.broken_after or self.refused >= REFUSED_STREAK:
+            self._stop(f"the last {self.streak} items all failed ({reason}: {s.error_examples[reason]}), "  # type: ignore[index]
                        "so the model or endpoint looks broken")
 
     def _stop(self, why: str) -> None:
