@@ -14,7 +14,13 @@ import pytest
 from helpers.tiny import make_tiny_benchmark
 
 from medtemporal.backends import load
-from medtemporal.backends.base import REFUSED, Message, Request, RetryableError, TextPart
+from medtemporal.backends.base import (
+    REFUSED,
+    Message,
+    Request,
+    RetryableError,
+    TextPart,
+)
 from medtemporal.backends.openai_http import REFUSED_ATTEMPTS
 from medtemporal.runner import run
 from medtemporal.runner._run import REFUSED_STREAK
@@ -70,7 +76,8 @@ def test_a_run_against_a_refused_port_stops_after_a_short_streak(tmp_path, close
     summary = run(bench, f"openai+http://127.0.0.1:{closed_port}/v1:M", tmp_path / "run", progress=False,
                   no_cache=True, concurrency=concurrency, backend_options={"http_client": client})
     assert summary.stopped is not None and "connection_refused" in summary.stopped and "refused:" in summary.stopped
-    assert summary.errors == {REFUSED: summary.n_errors} and REFUSED_STREAK <= summary.n_errors < 2 * concurrency + REFUSED_STREAK
+    assert summary.errors == {REFUSED: summary.n_errors}
+    assert REFUSED_STREAK <= summary.n_errors < 2 * concurrency + REFUSED_STREAK
     # each item tried REFUSED_ATTEMPTS times at most: a handful of calls, not the 210 of six attempts per item
     assert summary.requests <= REFUSED_ATTEMPTS * (REFUSED_STREAK + 2 * concurrency)
     assert summary.done == 0 and summary.pending > 0

@@ -16,9 +16,9 @@ from medtemporal.benchmark import FIRST, SPREAD, load, save
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.runner import run
+from medtemporal.schema import Item
 from medtemporal.scoring import score_run
 from medtemporal.scoring.runs import load_outcomes
-from medtemporal.schema import Item
 
 SUBTYPES = {"TEL": ("single_emergence", "single_resolution", "multiple"), "ICR": ("icr",), "GTS": ("gts_a", "gts_b")}
 
@@ -126,7 +126,8 @@ def test_a_closed_answer_baseline_runs_the_closed_tasks_and_says_which_it_skippe
     assert json.loads((out / "config.json").read_text())["tasks"] == ["TEL"]
     assert {i.task for i in load_outcomes(out).items} == {"TEL"}
     scores = json.loads((out / "scores.json").read_text())
-    assert all(s["missing"] == 0 for s in scores["scores"]) and "task:report" not in {s["group"] for s in scores["scores"]}
+    assert all(s["missing"] == 0 for s in scores["scores"])
+    assert "task:report" not in {s["group"] for s in scores["scores"]}
     assert "no_answer_space" not in (out / "predictions.jsonl").read_text()
 
 

@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import REFUSED, Backend, GenerateConfig, ImagePart, Request, Response, TextPart
+from medtemporal.backends.base import (
+    REFUSED,
+    Backend,
+    GenerateConfig,
+    ImagePart,
+    Request,
+    Response,
+    TextPart,
+)
 from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import FIRST, SPREAD, Benchmark, spec
 from medtemporal.benchmark import load as load_benchmark
@@ -223,8 +231,8 @@ class _Runner:
         if self.max_errors is not None and s.n_errors > self.max_errors:
             self._stop(f"{s.n_errors} items failed, more than --max-errors {self.max_errors} "
                        f"(most often {max(s.errors, key=s.errors.__getitem__)})")
-        elif self.streak >= self.broken_after or self.refused >= REFUSED_STREAK:
-            self._stop(f"the last {self.streak} items all failed ({reason}: {s.error_examples[reason]}), "  # type: ignore[index]
+        elif reason is not None and (self.streak >= self.broken_after or self.refused >= REFUSED_STREAK):
+            self._stop(f"the last {self.streak} items all failed ({reason}: {s.error_examples[reason]}), "
                        "so the model or endpoint looks broken")
 
     def _stop(self, why: str) -> None:

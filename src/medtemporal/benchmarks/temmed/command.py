@@ -27,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 from medtemporal.benchmark import Manifest
+from medtemporal.benchmarks.temmed.official import read_official
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
     TASKS,
@@ -42,7 +43,6 @@ from medtemporal.benchmarks.temmed.pipeline import (
     vqa_candidates,
     vqa_items,
 )
-from medtemporal.benchmarks.temmed.official import read_official
 from medtemporal.benchmarks.temmed.refs import (
     LEARNED_EMBEDDER,
     MAX_K,
