@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import types
+from pathlib import Path
 
 import pytest
 from helpers.tiny import make_tiny_benchmark
@@ -85,3 +86,21 @@ def test_build_shows_reading_progress_on_a_terminal_only(tmp_path, monkeypatch: 
     _terminal(monkeypatch)
     assert main([*args, "--out", str(tmp_path / "shown")]) == 0
     assert "CheXpert Plus patients" in capsys.readouterr().err
+
+
+def test_a_real_notebook_kernel_shows_the_tqdm_auto_bar(tmp_path) -> None:
+    """Through a real Jupyter kernel where one is installed (``pip install ipykernel nbclient ipywidgets``)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    pytest.importorskip("ipywidgets")
+    bench = make_tiny_benchmark(tmp_path, n=4)
+    nb = nbformat.v4.new_notebook()
+    tests = str(Path(__file__).parent)
+    nb.cells = [nbformat.v4.new_code_cell(
+        f"import sys\nsys.path.insert(0, {tests!r})\nimport helpers.tiny\n"  # registers the tiny family
+        f"import medtemporal as mt\nmt.evaluate({str(bench)!r}, 'baseline:constant-A', out={str(tmp_path / 'r')!r}, "
+        "no_cache=True)")]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    widgets = [o for o in nb.cells[0].outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert widgets and "baseline:constant-A" in widgets[0]["data"]["text/plain"]
