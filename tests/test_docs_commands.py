@@ -30,7 +30,8 @@ SKIPS: list[tuple[str, str]] = [
     (r"(^|\s)/data/|/models/", "needs a real dataset or model weights on disk"),
     (r"\b(URI|BENCH|RUN|DIR|FILE|MODEL)\b", "a synopsis with placeholders, not a command"),
     (r"--official\b", "needs the authors' released files"),
-    (r"--(model|judge|text-model|vqa-model)[ =](openai|hf|vllm)[:+]|captioner=openai", "needs a network model or a GPU"),
+    (r"--(model|judge|text-model|vqa-model)[ =](openai|hf|vllm)[:+]|captioner=openai",
+     "needs a network model or a GPU"),
     (r"--ray\b", "needs a Ray cluster"),
     (r"^(?!medtemporal\b)", "not a medtemporal command (a file layout or printed output)"),
 ]
