@@ -14,11 +14,24 @@ from helpers.tiny import make_tiny_benchmark
 
 from medtemporal.benchmark import FIRST, SPREAD, load, save
 from medtemporal.cli import main
+from medtemporal.protocols.base import Solution, Solver
+from medtemporal.registry import register
 from medtemporal.errors import InvalidInputError
 from medtemporal.runner import run
 from medtemporal.schema import Item
 from medtemporal.scoring import score_run
 from medtemporal.scoring.runs import load_outcomes
+
+@register("protocol", "test-echo-reference", description="answers from the item alone, no model call (tests only)")
+class EchoReference(Solver):
+    """Like TemMed's retrieval-top1: the output comes from the item, the model is never asked."""
+
+    name = "test-echo-reference"
+    asks_model = False
+
+    async def solve(self, item, image_root, generate, config):
+        return Solution(str(item.answer))
+
 
 SUBTYPES = {"TEL": ("single_emergence", "single_resolution", "multiple"), "ICR": ("icr",), "GTS": ("gts_a", "gts_b")}
 
@@ -148,3 +161,10 @@ def test_an_open_task_named_for_a_closed_baseline_or_an_all_open_family_gets_one
     assert err.count("\n") == 0 and "every task of eltlm is open (perception, reasoning)" in err
     assert "baseline:constant-<text>" in err and "baseline:oracle" in err
     assert not (tmp_path / "r2").exists()
+
+
+def test_a_protocol_that_asks_no_model_runs_open_tasks_for_any_backend(tmp_path):
+    bench = _with_open_task(tmp_path)
+    summary = run(bench, "baseline:random", tmp_path / "r", protocol="test-echo-reference", tasks=["report"],
+                  progress=False, score=False)
+    assert (summary.done, summary.skipped, summary.requests) == (6, None, 0)

@@ -396,7 +396,7 @@ async def arun(
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(session.aclose)
         backend = session.backend
-        opts, skipped = opts.for_backend(bench, backend)
+        opts, skipped = opts.for_backend(bench, backend) if solver.asks_model else (opts, None)
         if skipped:
             items = _select(bench, opts, rule)
             templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
