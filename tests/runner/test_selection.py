@@ -14,13 +14,14 @@ from helpers.tiny import make_tiny_benchmark
 
 from medtemporal.benchmark import FIRST, SPREAD, load, save
 from medtemporal.cli import main
+from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.base import Solution, Solver
 from medtemporal.registry import register
-from medtemporal.errors import InvalidInputError
 from medtemporal.runner import run
 from medtemporal.schema import Item
 from medtemporal.scoring import score_run
 from medtemporal.scoring.runs import load_outcomes
+
 
 @register("protocol", "test-echo-reference", description="answers from the item alone, no model call (tests only)")
 class EchoReference(Solver):
