@@ -125,7 +125,6 @@ async def _run(
             f"model must be a model URI or a loaded backend, not {type(model).__name__}; "
             "pass e.g. 'hf:/models/MedGemma-4b-it' or medtemporal.load_backend(...)."
         )
-    options.setdefault("progress", False)
     run_options = RunOptions.of(None, options)
     if out is None:
         family = benchmark.manifest.benchmark if isinstance(benchmark, Benchmark) else _family(path)
@@ -178,7 +177,8 @@ def evaluate(
             ``concurrency``, ``backend_options``, ``protocol_options``, ``tasks``, ``no_cache`` …).
 
     Works inside a running event loop (Jupyter): the run goes on medtemporal's own loop (a daemon
-    thread) and this call blocks until it is done.
+    thread) and this call blocks until it is done. A notebook cell shows a progress bar (``progress=False``
+    hides it); a script shows one on a terminal only, never in CI or into a pipe.
 
     Examples:
         >>> import medtemporal as mt                                          # doctest: +SKIP

@@ -9,7 +9,9 @@ another root at run time.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,13 @@ from medtemporal.writes import disk_error, replacing, write_atomic
 
 ITEMS = "items.jsonl"
 MANIFEST = "manifest.json"
+SPREAD = "spread"
+"""How ``--limit`` and ``--limit-per-task`` choose items: a sample drawn with a fixed seed, spread evenly over the
+tasks and, within each task, over its subtypes (`Benchmark.select`)."""
+FIRST = "first"
+"""The first ``limit`` items in file order: what ``--limit`` meant before `SPREAD` (run folders that record no
+rule)."""
+LIMIT_RULES = (SPREAD, FIRST)
 
 
 class Manifest(Record):
@@ -75,11 +84,15 @@ class Benchmark:
         root = Path(self.manifest.image_root or ".")
         return root if root.is_absolute() else (self.path / root).resolve()
 
-    def select(self, tasks: Sequence[str] | None = None, limit: int | None = None) -> list[Item]:
-        """The items of ``tasks`` (all when None or empty), then the first ``limit`` of them.
+    def select(self, tasks: Sequence[str] | None = None, limit: int | None = None, *,
+               per_task: int | None = None, rule: str = SPREAD) -> list[Item]:
+        """The items of ``tasks`` (all when None or empty), at most ``per_task`` of each task, then at most
+        ``limit`` in all, in the benchmark's order.
 
-        This is the selection a run's ``--tasks`` and ``--limit`` make; scoring
-        applies the same one, so unselected items are not counted as missing.
+        This is the selection a run's ``--tasks``, ``--limit-per-task`` and ``--limit`` make; scoring applies
+        the same one (with the rule its run recorded), so unselected items are not counted as missing. With
+        ``rule`` `SPREAD` the limited items are a seeded sample spread evenly over tasks and subtypes (each
+        subtype shuffled with its own seed, then taken in turn); with `FIRST`, the first ones in file order.
         """
         items = self.items
         if tasks:
@@ -90,14 +103,56 @@ class Benchmark:
                     f"The benchmark has no task {', '.join(map(repr, unknown))}; choose --tasks from {', '.join(known)}."
                 )
             items = [item for item in items if item.task in tasks]
-        if limit is not None and limit < 0:
-            raise InvalidInputError(f"--limit must be zero or more, not {limit}.")
-        return items if limit is None else items[:limit]
+        for flag, value in (("--limit", limit), ("--limit-per-task", per_task)):
+            if value is not None and value < 0:
+                raise InvalidInputError(f"{flag} must be zero or more, not {value}.")
+        if rule not in LIMIT_RULES:
+            raise InvalidInputError(f"Unknown limit rule {rule!r}; use one of {', '.join(LIMIT_RULES)}.")
+        take = _spread if rule == SPREAD else _first
+        if per_task is not None:
+            by_task: dict[str, list[Item]] = {}
+            for item in items:
+                by_task.setdefault(item.task, []).append(item)
+            kept = {id(item) for group in by_task.values() for item in take(group, per_task)}
+            items = [item for item in items if id(item) in kept]
+        return items if limit is None else take(items, limit)
 
     @property
     def manifest_hash(self) -> str:
         """sha256 of the manifest file's bytes."""
         return sha256_file(self.path / MANIFEST)
+
+
+_END = object()
+
+
+def _interleave(groups: Sequence[Sequence[Any]]) -> Iterable[Any]:
+    """The first of each group, then the second of each, and so on."""
+    return (x for x in itertools.chain.from_iterable(itertools.zip_longest(*groups, fillvalue=_END)) if x is not _END)
+
+
+def _first(items: list[Item], n: int) -> list[Item]:
+    """The first ``n`` of ``items``."""
+    return items[:n]
+
+
+def _spread(items: list[Item], n: int) -> list[Item]:
+    """``n`` of ``items`` spread evenly over their tasks and, within each task, its subtypes, in the items' order.
+
+    Each (task, subtype) is shuffled with a seed of its own name, so a task's sample does not depend on the
+    other tasks chosen; tasks then take turns, and within a task its subtypes do.
+    """
+    if n >= len(items):
+        return items
+    strata: dict[str, dict[str, list[int]]] = {}
+    for k, item in enumerate(items):
+        strata.setdefault(item.task, {}).setdefault(item.subtype, []).append(k)
+    for task, subtypes in strata.items():
+        for subtype, indices in subtypes.items():
+            random.Random(f"{task}\x00{subtype}").shuffle(indices)
+    by_task = [list(_interleave(list(subtypes.values()))) for subtypes in strata.values()]
+    chosen = sorted(itertools.islice(_interleave(by_task), n))
+    return [items[k] for k in chosen]
 
 
 def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:

@@ -30,9 +30,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from medtemporal.benchmark import Benchmark, load
+from medtemporal.benchmark import FIRST, Benchmark, load
 from medtemporal.errors import InvalidInputError
-from medtemporal.schema import Prediction, Record, describe_validation_error, dumps, iter_jsonl
+from medtemporal.schema import Item, Prediction, Record, describe_validation_error, dumps, iter_jsonl
 from medtemporal.writes import disk_error, replacing, write_atomic
 
 CONFIG = "config.json"
@@ -99,6 +99,9 @@ class RunConfig(_Part):
     tasks: list[str] | None = None
     limit: int | None = None
     limit_per_task: int | None = None
+    limit_rule: str | None = None
+    """How the limits chose items (`medtemporal.benchmark.SPREAD` or ``FIRST``); None, as in folders written
+    before the rule was recorded: the first ``limit`` items."""
     repeats: int = Field(default=1, ge=1)
     """Answers per item; not part of the resume identity, so a run may grow more repeats."""
     allow_remote_data: bool = False
@@ -124,6 +127,10 @@ class RunConfig(_Part):
     @classmethod
     def _repeats(cls, value: Any) -> Any:
         return 1 if value is None else value
+
+    def selected(self, bench: Benchmark) -> list[Item]:
+        """The items of ``bench`` the run answered: its tasks and limits, chosen by its rule (`Benchmark.select`)."""
+        return bench.select(self.tasks, self.limit, per_task=self.limit_per_task, rule=self.limit_rule or FIRST)
 
     def resume_identity(self) -> dict[str, Any]:
         """What must match for a folder to be resumed rather than refused (named in the refusal)."""

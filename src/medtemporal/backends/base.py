@@ -27,14 +27,22 @@ class RequestError(BackendError):
         """Short machine-readable cause (``too_many_images``, ``http_400`` ...) counted in run summaries."""
 
 
+REFUSED = "connection_refused"
+"""The reason of a connection the endpoint refused: nothing listens there (a server not started, a wrong port)."""
+
+
 class RetryableError(BackendError):
     """A transient failure worth retrying: rate limit, 5xx, timeout, dropped connection, garbled reply."""
 
-    def __init__(self, message: str, *, reason: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, reason: str, retry_after: float | None = None,
+                 attempts: int | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.retry_after = retry_after
         """Seconds the server asked us to wait (``Retry-After``), when it said."""
+        self.attempts = attempts
+        """At most this many attempts for a failure of this kind (a refused connection: few), when fewer than the
+        retry policy's are worth making; None: the policy's."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +188,13 @@ class Backend(ABC):
         """Whether the backend reads the bytes of the images it is sent (False for baselines, which answer
         from the text and answer space alone). Protocols that only turn images into pixels for the model
         skip that work, and need no image files, for a backend without it. Default True."""
+        return True
+
+    @property
+    def answers_open(self) -> bool:
+        """Whether the backend answers a request with no answer space (`Request.choices` None: an open question,
+        a report to write). Baselines that pick from the answer space do not; a run skips the open tasks for
+        them (`medtemporal.runner.options.RunOptions.for_backend`). Default True."""
         return True
 
     @property

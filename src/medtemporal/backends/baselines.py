@@ -54,6 +54,7 @@ class RandomBaseline(Backend):
     cacheable = False
     takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
     reads_images = False
+    answers_open = False  # picks from the answer space: an open question has none
 
     def __init__(self, uri: str, seed: int = 0) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -107,6 +108,7 @@ class MajorityBaseline(Backend):
     cacheable = False
     takes_volumes = True  # looks at no pixel, so a 3-D volume is as good as any image
     reads_images = False
+    answers_open = False  # picks from the answer space: an open question has none
 
     def __init__(self, uri: str) -> None:
         super().__init__(uri=uri, concurrency=64)
@@ -187,6 +189,10 @@ class Paced(Backend):
     @property
     def reads_images(self) -> bool:
         return self.inner.reads_images
+
+    @property
+    def answers_open(self) -> bool:
+        return self.inner.answers_open
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()

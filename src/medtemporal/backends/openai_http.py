@@ -34,6 +34,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 from medtemporal.backends.base import (
+    REFUSED,
     Backend,
     ImagePart,
     Message,
@@ -50,6 +51,8 @@ from medtemporal.registry import register
 
 OPENAI_API = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+REFUSED_ATTEMPTS = 2
+"""Attempts at a request whose connection was refused: one retry covers a server that is just starting."""
 HTTP_CLIENTS = ("httpx", "aiohttp")
 """The openai SDK's HTTP transports a backend may send through."""
 
@@ -303,6 +306,11 @@ class OpenAIBackend(Backend):
         """The client's exception as a `RetryableError` or `RequestError`, key scrubbed."""
         o = self._openai
         detail = self._redact(str(exc))[:300]
+        if isinstance(exc, o.APIConnectionError) and _refused(exc):
+            return RetryableError(
+                f"Connection to {self.shown_url} refused: nothing is listening there; start the server or check the "
+                "host and port.", reason=REFUSED, attempts=REFUSED_ATTEMPTS,
+            )
         if isinstance(exc, o.APITimeoutError) and not (self.http_client == "aiohttp" and _dropped(exc)):
             return RetryableError(f"{self.shown_url} did not answer in time.", reason="timeout")
         if isinstance(exc, o.APIConnectionError):  # APITimeoutError is one: here a dropped connection
@@ -330,6 +338,19 @@ class OpenAIBackend(Backend):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _refused(exc: BaseException) -> bool:
+    """True when ``exc`` was caused by a refused connection, whichever transport raised it (httpx and aiohttp
+    both keep the operating system's `ConnectionRefusedError` in the chain; aiohttp's comes labelled a timeout)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _dropped(exc: BaseException) -> bool:

@@ -1,7 +1,8 @@
 """Retries with exponential backoff and jitter that honour ``Retry-After``, and per-request timeouts.
 
 Only `RetryableError` (rate limits, 5xx, timeouts, dropped connections,
-garbled replies) is retried; a `RequestError` fails at once. When the
+garbled replies) is retried, at most as often as the error itself allows
+(`RetryableError.attempts`: a refused connection gets few); a `RequestError` fails at once. When the
 attempts run out, the last error is raised with the count of attempts, and
 the runner records it against the item.
 """
@@ -121,7 +122,7 @@ async def call_with_retries(
                 await asyncio.sleep(0)  # the task given the freed slot sends its request before the caller goes on
             return response
         attempts += 1
-        if attempts == policy.max_attempts:
+        if attempts >= min(policy.max_attempts, error.attempts or policy.max_attempts):
             tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
             raise RetryableError(
                 f"{error} (gave up after {tries})", reason=error.reason, retry_after=error.retry_after

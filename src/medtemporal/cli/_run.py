@@ -31,8 +31,13 @@ def add(sub: argparse._SubParsersAction) -> None:
                    help="protocol name (default: the benchmark's, usually direct; see `medtemporal list protocol`)")
     p.add_argument("--protocol-option", action="append", default=[], metavar="KEY=VALUE",
                    help="protocol option, e.g. k=3 or retriever=pairwise for the RAG protocols")
-    p.add_argument("--tasks", help="comma-separated tasks to run (default all), e.g. vqa,image_pair")
-    p.add_argument("--limit", type=int, help="run only the first N items")
+    p.add_argument("--tasks", help="comma-separated tasks to run, e.g. vqa,image_pair (default: all the model can "
+                   "answer; baseline:random and baseline:majority skip open tasks)")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="run at most N items: a seeded sample spread evenly over tasks and subtypes (the same N "
+                   "gives the same items)")
+    p.add_argument("--limit-per-task", type=int, metavar="N",
+                   help="run at most N items of each task, spread over its subtypes likewise")
     p.add_argument("--image-root", type=Path, help="folder holding the images (default: the manifest's)")
     p.add_argument("--prompt", action="append", default=[], metavar="NAME=FILE", help="replace a prompt template")
     g = p.add_argument_group("generation")
@@ -108,6 +113,7 @@ def main(args: argparse.Namespace) -> int:
         config=generation,
         tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
         limit=args.limit,
+        limit_per_task=args.limit_per_task,
         repeats=args.repeats,
         concurrency=args.concurrency,
         max_errors=args.max_errors,

@@ -74,14 +74,15 @@ def _tally(path: Path) -> tuple[int, int]:
 
 
 def _total(config: RunConfig) -> int | None:
-    """Items in the run: those of its ``tasks`` in the benchmark's manifest (if still there), at most ``limit``."""
+    """Items in the run: those of its ``tasks`` in the benchmark's manifest (if still there), at most
+    ``limit_per_task`` of each and ``limit`` in all."""
     manifest = Path(config.benchmark.path) / MANIFEST
-    limit, tasks = config.limit, config.tasks
+    limit, tasks, per_task = config.limit, config.tasks, config.limit_per_task
     try:
         counts = json.loads(manifest.read_text(encoding="utf-8"))["counts"]["task"]
     except (OSError, ValueError, KeyError, TypeError):
         return limit
-    total = sum(n for task, n in counts.items() if not tasks or task in tasks)
+    total = sum(n if per_task is None else min(n, per_task) for task, n in counts.items() if not tasks or task in tasks)
     return total if limit is None else min(total, limit)
 
 

@@ -38,6 +38,9 @@ class Solver(ABC):
     templates: tuple[str, ...] = ()
     """Names of the prompt templates (see `medtemporal.prompts`) this protocol renders, besides the
     benchmark's own (`BenchmarkSpec.prompts`); the runner records the hash of each."""
+    asks_model: bool = True
+    """Whether answers come from the model; False for a protocol that answers from the item alone (TemMed's
+    ``retrieval-top1``), which any backend may run whatever it answers (`Backend.answers_open`)."""
 
     def __init__(self, prompts: PromptSet | None = None) -> None:
         self.prompts = prompts or PromptSet()

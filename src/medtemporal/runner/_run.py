@@ -18,9 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Request, Response, TextPart
+from medtemporal.backends.base import (
+    REFUSED,
+    Backend,
+    GenerateConfig,
+    ImagePart,
+    Request,
+    Response,
+    TextPart,
+)
 from medtemporal.backends.session import DataUse, ModelSession
-from medtemporal.benchmark import spec
+from medtemporal.benchmark import FIRST, SPREAD, Benchmark, spec
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.image_roots import record_image
@@ -38,6 +46,8 @@ from medtemporal.scoring import extract, score_run
 
 BROKEN_STREAK = 25
 """At least this many failed items in a row stop a run (more with high concurrency)."""
+REFUSED_STREAK = 5
+"""This many items in a row whose connection was refused stop a run at once: nothing listens at the endpoint."""
 
 
 @dataclass
@@ -65,6 +75,8 @@ class RunSummary:
     output_tokens: int = 0
     stopped: str | None = None
     """Why the run stopped before the end (``--max-errors``, a broken endpoint), else None."""
+    skipped: str | None = None
+    """Which tasks the run left out and why (open tasks for a backend that answers only closed ones), else None."""
     scored: bool = False
     repeats: int = 1
 
@@ -85,6 +97,8 @@ class RunSummary:
             f"({self.requests} model calls, {self.cache_hits} from cache, "
             f"{self.input_tokens} input / {self.output_tokens} output tokens)."
         ]
+        if self.skipped:
+            lines.append(f"  {self.skipped}")
         if self.truncated:
             lines.append(f"  {self.truncated} answers were cut off at the token limit (truncated; raise --max-tokens).")
         for reason, n in sorted(self.errors.items(), key=lambda kv: -kv[1]):
@@ -143,6 +157,8 @@ class _Runner:
         self.broken_after = max(BROKEN_STREAK, 2 * concurrency)
         """Failed items in a row that stop the run: a dead endpoint is not worth a weekend of retries."""
         self.streak = 0
+        self.refused = 0
+        """Items in a row whose connection was refused."""
         self.tasks: list[asyncio.Task[None]] = []
 
     async def generate(self, request: Request, calls: _ItemCalls, sample: int = 0) -> Response:
@@ -208,14 +224,15 @@ class _Runner:
             s.errors[reason] = s.errors.get(reason, 0) + 1
             s.error_examples.setdefault(reason, message)
         progress.advance(prediction.error is not None)
-        self.streak = self.streak + 1 if prediction.error is not None else 0
+        reason = prediction.error.partition(": ")[0] if prediction.error is not None else None
+        self.streak = self.streak + 1 if reason is not None else 0
+        self.refused = self.refused + 1 if reason == REFUSED else 0
         if s.stopped is not None:
             return
         if self.max_errors is not None and s.n_errors > self.max_errors:
             self._stop(f"{s.n_errors} items failed, more than --max-errors {self.max_errors} "
                        f"(most often {max(s.errors, key=s.errors.__getitem__)})")
-        elif self.streak >= self.broken_after:
-            reason = prediction.error.partition(": ")[0]  # type: ignore[union-attr]
+        elif reason is not None and (self.streak >= self.broken_after or self.refused >= REFUSED_STREAK):
             self._stop(f"the last {self.streak} items all failed ({reason}: {s.error_examples[reason]}), "
                        "so the model or endpoint looks broken")
 
@@ -318,6 +335,19 @@ def _templates(solver: Solver, items: list[Item], prompts: PromptSet) -> dict[st
     return {name: prompts.hash(name) for name in sorted(names)}
 
 
+def _limit_rule(folder: RunFolder) -> str:
+    """How ``--limit`` chooses items: `SPREAD`, except when resuming a folder limited the older way (`FIRST`)."""
+    old = folder.read_config() if folder.has_predictions() else None
+    if old is not None and old.limit is not None and old.limit_rule is None:
+        return FIRST
+    return SPREAD
+
+
+def _select(bench: Benchmark, opts: RunOptions, rule: str) -> list[Item]:
+    """The items the options select (`Benchmark.select`)."""
+    return bench.select(opts.tasks, opts.limit, per_task=opts.limit_per_task, rule=rule)
+
+
 async def arun(
     benchmark: str | Path,
     model: str | Backend,
@@ -349,7 +379,9 @@ async def arun(
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
     bench = load_benchmark(benchmark)
     opts = RunOptions.of(options, overrides).resolve(spec(bench.manifest.benchmark))
-    items = bench.select(opts.tasks, opts.limit)
+    folder = RunFolder(out)
+    rule = _limit_rule(folder)
+    items = _select(bench, opts, rule)
     solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
     templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
     # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label
@@ -364,10 +396,13 @@ async def arun(
                                **backend_options)
     session = ModelSession.open(model, use=use, options=backend_options, ray=opts.ray, replicas=opts.replicas,
                                 concurrency=opts.concurrency, **policy)
-    folder = RunFolder(out)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(session.aclose)
         backend = session.backend
+        opts, skipped = opts.for_backend(bench, backend) if solver.asks_model else (opts, None)
+        if skipped:
+            items = _select(bench, opts, rule)
+            templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
         solver.check_backend(backend)
         for side in solver.side_models():
             if side.uri is not None:
@@ -383,7 +418,7 @@ async def arun(
         cfg = build_config(
             bench, backend, solver.name, templates, opts.generation, opts.allow_remote_data, opts.limit,
             protocol_options=getattr(solver, "settings", None) or dict(opts.protocol_options), tasks=opts.tasks,
-            repeats=opts.repeats,
+            repeats=opts.repeats, limit_per_task=opts.limit_per_task, limit_rule=rule,
         )
         folder.check_resumable(cfg)
         old = folder.read_config() if folder.has_predictions() else None
@@ -396,7 +431,7 @@ async def arun(
         todo = [(item, r) for r in range(opts.repeats) for item in items if (item.id, r) not in answered]
         folder.write_config(cfg)
         total = len(items) * opts.repeats
-        summary = RunSummary(out, total, skipped_existing=total - len(todo), repeats=opts.repeats)
+        summary = RunSummary(out, total, skipped_existing=total - len(todo), repeats=opts.repeats, skipped=skipped)
         runner = _Runner(session, solver, opts.generation, root, log, summary, session.concurrency, opts.max_errors)
         bar = Progress(total, summary.skipped_existing, backend.uri, enabled=opts.progress)
         try:

@@ -66,6 +66,8 @@ def build_config(
     protocol_options: dict[str, Any] | None = None,
     tasks: Sequence[str] | None = None,
     repeats: int = 1,
+    limit_per_task: int | None = None,
+    limit_rule: str | None = None,
 ) -> RunConfig:
     """The config of a run starting now (``finished_at`` None)."""
     m = bench.manifest
@@ -79,6 +81,8 @@ def build_config(
         generation=asdict(generation),
         tasks=sorted(tasks) if tasks else None,
         limit=limit,
+        limit_per_task=limit_per_task,
+        limit_rule=limit_rule if limit is not None or limit_per_task is not None else None,
         repeats=repeats,
         allow_remote_data=allow_remote_data,
         medtemporal_version=medtemporal.__version__,

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import GenerateConfig
+from medtemporal.backends.base import Backend, GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
-from medtemporal.benchmark import BenchmarkSpec
+from medtemporal.benchmark import Benchmark, BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner.repeats import check_repeats
@@ -38,8 +38,9 @@ class RunOptions:
         protocol_options: keyword options of the protocol (``k``, ``retriever`` ...).
         config: generation settings: a `GenerateConfig` used as it is, a mapping of settings that override
             the paper's (``{"temperature": 0.7}``), or None for the paper's (`BenchmarkSpec.generation`).
-        tasks: run only the items of these tasks.
-        limit: run only the first ``limit`` items (after ``tasks``).
+        tasks: run only the items of these tasks (None: all the backend can answer, `for_backend`).
+        limit: run at most this many items (after ``tasks``): a seeded sample spread over tasks and subtypes.
+        limit_per_task: run at most this many items of each task, spread over its subtypes likewise.
         repeats: answers per item, each its own sample; a folder's run may be resumed with more.
         concurrency: requests in flight at once (None: the backend's).
         max_errors: stop once more items than this have failed.
@@ -63,6 +64,7 @@ class RunOptions:
     config: GenerateConfig | Mapping[str, Any] | None = None
     tasks: Sequence[str] | None = None
     limit: int | None = None
+    limit_per_task: int | None = None
     repeats: int = 1
     concurrency: int | None = None
     max_errors: int | None = None
@@ -105,6 +107,42 @@ class RunOptions:
             protocol_options=dict(self.protocol_options or {}),
             backend_options=dict(self.backend_options or {}),
         )
+
+    def for_backend(self, bench: Benchmark, backend: Backend) -> tuple[RunOptions, str | None]:
+        """These options fitted to what ``backend`` can answer, with a one-line note of what was left out.
+
+        A backend that cannot answer open questions (`Backend.answers_open` False: ``baseline:random``,
+        ``baseline:majority``) runs the benchmark's closed tasks when the user named no ``tasks``; the note
+        names the open tasks it skipped (None when nothing was skipped).
+
+        Raises:
+            InvalidInputError: the user named an open task for such a backend, or every task is open.
+        """
+        if backend.answers_open:
+            return self, None
+        tasks = list(dict.fromkeys(item.task for item in bench.items))
+        open_tasks = [t for t in tasks if any(i.task == t and i.answer_type == "open" for i in bench.items)]
+        if not open_tasks:
+            return self, None
+        works = "baseline:constant-<text> (one fixed answer), baseline:oracle (the true answers) or a model"
+        named = [t for t in self.tasks or () if t in open_tasks]
+        if named:
+            raise InvalidInputError(
+                f"{backend.uri} answers only closed questions (options, yes/no or an order) and task "
+                f"{', '.join(named)} is open; leave it out of --tasks, or run it with {works}."
+            )
+        if self.tasks:
+            return self, None
+        closed = [t for t in tasks if t not in open_tasks]
+        if not closed:
+            raise InvalidInputError(
+                f"{backend.uri} answers only closed questions (options, yes/no or an order), and every task of "
+                f"{bench.manifest.benchmark} is open ({', '.join(open_tasks)}); run it with {works}."
+            )
+        plural = len(open_tasks) > 1
+        note = (f"Skipped the open task{'s' if plural else ''} {', '.join(open_tasks)}: {backend.uri} answers only "
+                f"closed questions; {works} can answer {'them' if plural else 'it'}.")
+        return dataclasses.replace(self, tasks=closed), note
 
     def check(self) -> None:
         """Refuse impossible settings in one sentence each."""

@@ -1,16 +1,9 @@
-"""The live progress bar of a run: done/total, rate, ETA and errors; quiet off a terminal and in CI."""
+"""The live progress bar of a run: done/total, rate, ETA and errors, where a person watches
+(`medtemporal.progress`: a terminal or a notebook; never CI or a pipe)."""
 
 from __future__ import annotations
 
-import os
-import sys
-
-from tqdm import tqdm
-
-
-def interactive() -> bool:
-    """True when stderr is a terminal and no ``CI`` variable is set."""
-    return sys.stderr.isatty() and not os.environ.get("CI")
+from medtemporal.progress import progress_bar
 
 
 class Progress:
@@ -20,19 +13,19 @@ class Progress:
         total: items in the run.
         initial: items already done (resumed).
         desc: label (the model URI; long ones keep their end).
-        enabled: False to silence it; it is also silent off a terminal and in CI.
+        enabled: False to silence it; it is also silent when no one watches (`medtemporal.progress.interactive`).
     """
 
     def __init__(self, total: int, initial: int, desc: str, enabled: bool = True) -> None:
         self.errors = 0
-        self._bar = tqdm(
+        self._bar = progress_bar(
             total=total,
             initial=initial,
             desc=desc if len(desc) <= 40 else "…" + desc[-39:],
             unit="item",
             dynamic_ncols=True,
             smoothing=0.05,
-            disable=not (enabled and interactive()),
+            disable=not enabled,
         )
         self._bar.set_postfix(errors=0, refresh=False)
 

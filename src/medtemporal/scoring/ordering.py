@@ -298,7 +298,7 @@ def reduce_pairwise(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 @register("metric", "pairwise_accuracy", higher_is_better=True, aggregation=reduce_pairwise, percent=True,
           chance=lambda item: 0.5,
           description="adjacent ground-truth pairs in the right relative order, micro-averaged over pairs "
-          "(ClinicalSkillQA §4.2); invalid and missing answers get no pair right")
+          "(ClinicalSkillQA's Pairwise Accuracy); invalid and missing answers get no pair right")
 def pairwise_accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-sample (correct adjacent pairs, n − 1); summed over a group and divided (micro average)."""
     stats = np.zeros((len(items), 2))
@@ -312,7 +312,7 @@ def pairwise_accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.nd
           reads_output=True, chance=lambda item: 0.5,
           description="pairwise accuracy in which an invalid order keeps the adjacent pairs it places right "
           "(a missing identifier's pairs are wrong; a repeated one counts at its first place): the other "
-          "reading of ClinicalSkillQA §4.2")
+          "reading of ClinicalSkillQA's definition")
 def pairwise_accuracy_partial(items: Sequence[Item], answers: Sequence[Answer],
                               outputs: Sequence[str | None]) -> np.ndarray:
     """Per-sample (correct adjacent pairs, n − 1), reading an invalid output's listed identifiers.

@@ -246,7 +246,7 @@ def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
 def _load_outcomes(folder: RunFolder, judged: bool, allow_rebuilt: bool = False) -> RunOutcomes:
     config = folder.config()
     bench = folder.benchmark(config, allow_rebuilt=allow_rebuilt)
-    items = bench.select(config.tasks, config.limit)
+    items = config.selected(bench)
     latest, lines = folder.latest_predictions()
     by_repeat, tallies = [], []
     for r in range(config.repeats):

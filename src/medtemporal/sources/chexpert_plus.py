@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import progress_bar
 from medtemporal.provenance import licence_of
 from medtemporal.schema import ImageRef, Study, Timeline
 
@@ -134,7 +135,7 @@ def load_timelines(root: str | Path) -> list[Timeline]:
         patient, study = study_key(row["path_to_image"])
         rows[row["deid_patient_id"] or patient][study].append(row)
     timelines = []
-    for patient in sorted(rows):
+    for patient in progress_bar(sorted(rows), desc="CheXpert Plus patients", unit="patient", leave=False):
         studies = []
         for study_id, images in rows[patient].items():
             orders = {int(r["patient_report_date_order"]) for r in images}

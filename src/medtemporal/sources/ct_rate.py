@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 import numpy as np
 
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.progress import progress_bar
 from medtemporal.provenance import licence_of
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
 
@@ -239,7 +240,7 @@ def load_timelines(root: str | Path, split: str = "valid", *, check_volumes: boo
         sources["metadata"] = mpath
     excluded: Counter[str] = Counter()
     scans: dict[str, dict[str, dict[int, str]]] = defaultdict(lambda: defaultdict(dict))
-    for name in labels:
+    for name in progress_bar(labels, desc="CT-RATE volumes", unit="volume", leave=False):
         v = parse_volume_name(name)
         rel = volume_path(name)
         if check_volumes:

@@ -87,10 +87,10 @@ from typing import TYPE_CHECKING, Any, Collection, Iterator
 import numpy as np
 import orjson
 from PIL import Image
-from tqdm import tqdm
 
 from medtemporal._gc import paused_gc
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import progress_bar
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
 from medtemporal.sources.mimic_qba import (
     DISEASE_CATEGORIES,
@@ -237,10 +237,10 @@ def _read_all(
     if workers is None:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         workers = cpus if len(studies) > PARALLEL_FROM else 1
-    size = _CHUNK if workers > 1 else max(1, len(studies))
+    size = _CHUNK  # read in chunks in one process too, so the progress bar moves
     chunks = [studies.iloc[a : a + size] for a in range(0, len(studies), size)]
     jobs = [(c, {sid: views[sid] for sid in c["study_id"].tolist()}, settings) for c in chunks]
-    bar = tqdm(total=len(studies), desc="scene graphs", unit="study", disable=None)
+    bar = progress_bar(total=len(studies), desc="MIMIC-CXR studies", unit="study", leave=False)
     with bar, contextlib.ExitStack() as stack:
         if workers > 1 and len(chunks) > 1:
             pool = stack.enter_context(ProcessPoolExecutor(max_workers=min(workers, len(chunks))))

@@ -27,6 +27,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import Field
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import progress_bar
 from medtemporal.schema import Record, iter_jsonl
 
 GOLD = "gold.jsonl"
@@ -77,7 +78,7 @@ def read_frame_sets(root: str | Path, *, verify_images: bool = True) -> list[Fra
         raise InvalidInputError(f"{root} has no {GOLD}; write one gold line per instance (see docs/skillqa.md).")
     sets: list[FrameSet] = []
     seen: set[str] = set()
-    for record in iter_jsonl(root / GOLD, GoldRecord):
+    for record in progress_bar(iter_jsonl(root / GOLD, GoldRecord), desc="frame sets", unit="set", leave=False):
         if record.id in seen:
             raise InvalidInputError(f"{root / GOLD} lists instance {record.id!r} twice; give each instance one line.")
         seen.add(record.id)

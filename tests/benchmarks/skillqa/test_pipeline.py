@@ -66,7 +66,8 @@ def test_report_has_the_leaderboard_and_breakdowns(pipeline: Path) -> None:
     text = (pipeline / "report" / "skillqa_tables.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| 1 |") or line.startswith("| 2 |")]
     assert rows[0].startswith("| 1 | baseline:oracle |") and "| 1.00 | 1.00 |" in rows[0]
-    for heading in ("Pairwise Accuracy, both readings of §4.2", "By procedure", "By frame count", "Position bias", "Per-position confusion"):
+    for heading in ("Pairwise Accuracy, both readings of the paper's definition", "By procedure", "By frame count",
+                    "Position bias", "Per-position confusion"):
         assert f"## {heading}" in text
     assert (pipeline / "report" / "skillqa_positions.png").read_bytes()[:4] == b"\x89PNG"
     assert (pipeline / "report" / "report.html").is_file()

@@ -10,6 +10,7 @@ import pytest
 from helpers.temmed import TEST_SIZE, build_args, temmed_bench, temmed_data  # noqa: F401 (fixtures)
 
 from medtemporal.benchmark import load
+from medtemporal.benchmarks.temmed.command import PAPER, default_test_size
 from medtemporal.benchmarks.temmed.text import find_statements, pathology_patterns, sentences
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
@@ -155,6 +156,25 @@ def test_task_subsets_and_caps(temmed_data: Path, tmp_path: Path) -> None:
     assert main(build_args(temmed_data, tmp_path / "b", "--tasks", "report,image_pair", "--pair-items", "9")) == 0
     counts = Counter(i.task for i in load(tmp_path / "b").items)
     assert counts == {"report": TEST_SIZE, "image_pair": 9}
+
+
+def test_without_test_size_small_data_gets_a_scaled_test_set_with_a_note(
+        temmed_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["build", "temmed", "--chexpert-plus", str(temmed_data), "--out", str(tmp_path / "b"), "--vqa-items", "20"]
+    assert main(args) == 0
+    config = load(tmp_path / "b").manifest.config
+    instances = config["test_instances"] + config["corpus_instances"]
+    assert instances < 4 * PAPER["test_size"]
+    assert (config["test_instances"], config["test_size_from"]) == (instances // 4, "scaled")
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("temmed: ")]
+    assert len(notes) == 1 and f"using {instances // 4} (1 in 4)" in notes[0] and "--test-size N" in notes[0]
+    assert default_test_size(4000) == (1000, None) and default_test_size(10**5) == (1000, None)
+    assert default_test_size(3999)[0] == 999 and default_test_size(2)[0] == 1
+
+
+def test_an_explicit_test_size_is_kept(temmed_bench: Path) -> None:
+    config = load(temmed_bench).manifest.config
+    assert (config["test_instances"], config["test_size_from"]) == (TEST_SIZE, "--test-size")
 
 
 @pytest.mark.parametrize(("extra", "message"), [

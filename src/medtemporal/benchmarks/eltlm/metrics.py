@@ -42,7 +42,7 @@ def rouge_l_f1_of(reference: str, response: str | None) -> float:
 
 
 @register("metric", "rouge_l_f1", higher_is_better=True, aggregation="mean", percent=False,
-          description=f"ROUGE-L F1 against the reference (ELTLM §3.4), 0-1; settings {SETTINGS}")
+          description=f"ROUGE-L F1 against the reference, as the ELTLM paper scores it, 0-1; settings {SETTINGS}")
 def rouge_l_f1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item ROUGE-L F1 of the answer against ``item.reference`` (or ``item.answer``)."""
     return np.fromiter((rouge_l_f1_of(i.reference or str(i.answer), a if isinstance(a, str) else None)

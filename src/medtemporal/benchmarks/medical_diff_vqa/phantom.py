@@ -360,7 +360,24 @@ def question_rows(pairs: list[tuple[dict[str, Any], dict[str, Any]]], studies: d
             rows.append({"study_id": main["study_id"], "subject_id": main["subject_id"],
                          "ref_id": int(reference["study_id"][1:]), "question_type": qtype, "question": qa[0],
                          "answer": qa[1], "split": "val" if main["split"] == "validate" else main["split"]})
-    return rows, truth
+    return _balanced(rows, truth, seed)
+
+
+def _balanced(rows: list[dict[str, Any]], truth: list[dict[str, Any]],
+              seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows with "is there evidence of any abnormalities?" answered yes no more often than no.
+
+    Nearly every phantom study has a finding, so without this the closed abnormality question would be
+    "yes" whatever the image (a property of the phantoms, not of the release's generator). The yes rows
+    kept are drawn with a seed; every other row is kept.
+    """
+    closed = QUESTIONS["abnormality"][2]
+    yes = [k for k, r in enumerate(rows) if r["question"] == closed and r["answer"] == "yes"]
+    no = sum(r["question"] == closed and r["answer"] == "no" for r in rows)
+    dropped = set(yes) - set(random.Random(f"{seed}:balance").sample(yes, min(len(yes), no)))
+    kept = [k for k in range(len(rows)) if k not in dropped]
+    truth_of = {t["row"]: t for t in truth}
+    return [rows[k] for k in kept], [{**truth_of[k], "row": n} for n, k in enumerate(kept)]
 
 
 def write_diff_vqa_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, test_share: float = 0.5,

@@ -83,7 +83,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="largest share of a qtype's items whose abnormality is all present or all absent "
                        "over the window, of the items built (our default %(default)s)")
     rules.add_argument("--no-mix", action="store_true",
-                       help="do not sample abnormalities to Table 10's frequencies (§3.2); only the caps apply")
+                       help="do not sample abnormalities to the paper's Table 10 frequencies; only the caps apply")
     rules.add_argument("--icr-variant", action="store_true",
                        help="also build the ICR variant (task ICR-V: the interval is given; appendix D)")
     rules.add_argument("--icr-variant-items", type=int, default=ICR_VARIANT_ITEMS, metavar="N",

@@ -42,6 +42,7 @@ class HistoryBaseline(Backend):
     cacheable = False
     takes_volumes = True  # looks at no image
     reads_images = False
+    answers_open = False  # answers from the choices only
 
     def __init__(self, uri: str, rule: str) -> None:
         super().__init__(uri=uri, concurrency=64)

@@ -125,7 +125,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         config={
             "source": "frames",
             "presentation": "dataset identifiers" if args.keep_identifiers else "seeded shuffle",
-            "shuffle": "uniform over all n! permutations, identity included (002 §2.1)",
+            "shuffle": "uniform over all n! permutations, identity included, as the ClinicalSkillQA paper shuffles",
             "rename_identifiers": args.rename_identifiers,
             "verify_images": args.verify_images,
             "procedures": dict(sorted(Counter(fs.procedure for fs in sets).items())),

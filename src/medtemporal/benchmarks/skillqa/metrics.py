@@ -71,7 +71,7 @@ def rationale_f1(items: Sequence[Item], outputs: Sequence[str | None]) -> np.nda
 
 @register("metric", "skillqa_rationale_bertscore", higher_is_better=True, aggregation="mean", reads_output=True,
           settings=settings, description="BERTScore F1 of the rationale (the output without its order) against the "
-          f"reference (002 §4.3); encoder from ${BERTSCORE_MODEL_ENV}")
+          f"reference, as the ClinicalSkillQA paper scores it; encoder from ${BERTSCORE_MODEL_ENV}")
 def rationale_bertscore(items: Sequence[Item], answers: Sequence[Answer], outputs: Sequence[str | None]) -> np.ndarray:
     """Per-item rationale BERTScore F1; see `rationale_f1`."""
     return rationale_f1(items, outputs)
@@ -87,7 +87,7 @@ def reduce_overall(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 @register("metric", "skillqa_overall", higher_is_better=True, aggregation=reduce_overall, percent=True,
           reads_output=True, settings=settings,
           description=f"ClinicalSkillQA overall score 100·[β(α·TaskAcc + (1−α)·PairAcc) + (1−β)·BERTScore], "
-          f"α = {ALPHA}, β = {BETA}, from unrounded components (002 §4.4)")
+          f"α = {ALPHA}, β = {BETA}, from unrounded components")
 def overall(items: Sequence[Item], answers: Sequence[Answer], outputs: Sequence[str | None]) -> np.ndarray:
     """Per-item (exact order, adjacent pairs right, adjacent pairs, rationale F1), reduced by `reduce_overall`."""
     stats = np.zeros((len(items), 4))

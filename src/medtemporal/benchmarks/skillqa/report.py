@@ -163,7 +163,7 @@ def write_skillqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     text = "\n\n".join([
         "# ClinicalSkillQA", "## Leaderboard (Table 2 layout)", leaderboard(runs), note, *notes,
         "## With clustered 95% intervals", leaderboard(runs, ci=True),
-        "## Pairwise Accuracy, both readings of §4.2", pairwise_readings(runs),
+        "## Pairwise Accuracy, both readings of the paper's definition", pairwise_readings(runs),
         "## By procedure", breakdown(runs, GROUPS[:3]),
         "## By frame count", breakdown(runs, GROUPS[3:]),
         "## Position bias", position_bias(runs, answers),

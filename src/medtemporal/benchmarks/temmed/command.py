@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from collections import Counter
 from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
+from medtemporal.benchmarks.temmed.official import read_official
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
     TASKS,
@@ -42,7 +44,6 @@ from medtemporal.benchmarks.temmed.pipeline import (
     vqa_candidates,
     vqa_items,
 )
-from medtemporal.benchmarks.temmed.official import read_official
 from medtemporal.benchmarks.temmed.refs import (
     LEARNED_EMBEDDER,
     MAX_K,
@@ -65,6 +66,9 @@ CORPUS = "corpus.jsonl"
 EMBEDDINGS = "embeddings"
 PAPER = {"test_size": 1000, "vqa_items": 2000}
 SPLITS = ("random", "patient")
+TEST_SHARE = 4
+"""Without ``--test-size``, data with fewer than ``TEST_SHARE`` × the paper's 1,000 instances gives 1 in ``TEST_SHARE``
+of its instances to the test set, so the retrieval corpus keeps the rest (`default_test_size`)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,10 +79,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--official", type=Path, metavar="DIR",
                      help="import the released TemMed-Bench JSON files from DIR instead of building")
     rules = p.add_argument_group("construction (defaults are the paper's)")
-    rules.add_argument("--test-size", type=int, default=PAPER["test_size"], metavar="N",
-                       help="test instances (default %(default)s)")
+    rules.add_argument("--test-size", type=int, metavar="N",
+                       help=f"test instances (default: the paper's {PAPER['test_size']}; on data with fewer than "
+                       f"{TEST_SHARE * PAPER['test_size']} instances, one in {TEST_SHARE} of them, with a note)")
     rules.add_argument("--split", choices=SPLITS, default="random",
-                       help="random: N instances drawn at random, the rest the corpus (the paper's §2.3, default; a "
+                       help="random: N instances drawn at random, the rest the corpus (the paper's rule, default; a "
                        "patient may be in both); patient: whole patients, none in both")
     rules.add_argument("--vqa-items", type=int, default=PAPER["vqa_items"], metavar="N",
                        help="VQA questions, half answered Yes (default %(default)s; fewer if the data has fewer)")
@@ -103,6 +108,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      f"the released references); default: {LEARNED_EMBEDDER} for real data, pixel for phantoms")
 
 
+def default_test_size(instances: int) -> tuple[int, str | None]:
+    """The test size when the user names none: the paper's 1,000, or on smaller data 1 in `TEST_SHARE` of the
+    ``instances`` (at least 1), with a note saying so (None when the paper's size is used)."""
+    paper = PAPER["test_size"]
+    if instances >= TEST_SHARE * paper:
+        return paper, None
+    size = max(1, instances // TEST_SHARE)
+    return size, (f"the data has {instances} instances, too few for the paper's {paper} test instances beside a "
+                  f"retrieval corpus; using {size} (1 in {TEST_SHARE}) as the test set and the rest as the corpus "
+                  "(pass --test-size N to choose).")
+
+
 def _tasks(value: str) -> tuple[str, ...]:
     tasks = tuple(t.strip() for t in value.split(",") if t.strip())
     unknown = [t for t in tasks if t not in TASKS]
@@ -121,7 +138,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if args.official is not None:
         return _import(args, root, tasks)
     for name in ("test_size", "vqa_items"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             raise InvalidInputError(f"--{name.replace('_', '-')} must be at least 1.")
     if args.pair_items is not None and args.pair_items < 1:
         raise InvalidInputError("--pair-items must be at least 1.")
@@ -135,8 +152,11 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         raise InvalidInputError(
             f"No TemMed instances in {root} (left out: {dict(collected.exclusions)}); check the CheXpert Plus folder."
         )
+    test_size, note = default_test_size(len(instances)) if args.test_size is None else (args.test_size, None)
+    if note:
+        print(f"temmed: {note}", file=sys.stderr)
     splitter = split_by_patient if args.split == "patient" else split_random
-    test_idx, corpus_idx = splitter(instances, args.test_size, random.Random(args.seed))
+    test_idx, corpus_idx = splitter(instances, test_size, random.Random(args.seed))
     test = [instances[i] for i in test_idx]
     corpus = [PairEntry(id=k, patient_id=instances[i].patient_id, historical=instances[i].historical,
                         current=instances[i].current, report=instances[i].report) for k, i in enumerate(corpus_idx)]
@@ -179,7 +199,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     overlap = patient_overlap(test, [instances[i] for i in corpus_idx])
     manifest = Manifest(
         benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(root),
-        config={"source": "chexpert-plus", "tasks": list(tasks), "test_size": args.test_size,
+        config={"source": "chexpert-plus", "tasks": list(tasks), "test_size": test_size,
+                "test_size_from": "--test-size" if args.test_size is not None else "scaled" if note else "paper",
                 "test_instances": len(test), "corpus_instances": len(corpus), "vqa_items": args.vqa_items,
                 "pair_items": args.pair_items, "pathology_keywords": sorted(patterns),
                 "vqa_model": shown_uri(args.vqa_model) if args.vqa_model else None,

@@ -190,6 +190,7 @@ class RetrievalTop1(_Retrieving):
     """The report of the top-1 reference as the output, without calling the model (report items only)."""
 
     name = "retrieval-top1"
+    asks_model = False
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         if item.task != "report":

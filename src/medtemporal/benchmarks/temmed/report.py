@@ -260,8 +260,9 @@ def retrieval_note(runs: Sequence[TemmedRun]) -> str | None:
         return None
     text = ("Retrieval: every RAG and top-1 row names what retrieved its references (\"Retrieved by\": the "
             "retriever, pairwise (eq. 2) unless the run chose another, and the encoder the benchmark was built "
-            "with; image-pair items always by TF-IDF, appendix B.2). The paper's image and text encoders are "
-            "learned but not named (§3.2, eq. 1–2), so retrieval-based numbers depend on ours and are not the "
+            "with; image-pair items always by TF-IDF, as in the paper's appendix B.2). The paper's image and text "
+            "encoders are learned but not named (its eq. 1–2), so retrieval-based numbers depend on ours and are not "
+            "the "
             "paper's setting.")
     if encoders:
         text += " Encoders here: " + "; ".join(f"`{e}` ({describe_encoder(e)})" for e in encoders) + "."
