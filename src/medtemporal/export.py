@@ -25,6 +25,7 @@ from typing import Callable
 from medtemporal.benchmark import Benchmark, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.interop.files import refuse_existing
+from medtemporal.writes import disk_error
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,13 @@ def export(bench: Benchmark, fmt: str, out: str | Path, *, embed_images: bool = 
             ``overwrite``, a folder where a file is written, or the format refuses the benchmark.
     """
     out = Path(out)
+    try:
+        return _export(bench, fmt, out, embed_images, overwrite)
+    except OSError as exc:  # a full or read-only disk: one sentence naming where (what was written before stays)
+        raise disk_error(exc, out) or exc from None
+
+
+def _export(bench: Benchmark, fmt: str, out: Path, embed_images: bool, overwrite: bool) -> Exported:
     writer = WRITERS.get(fmt)
     if writer is not None:
         if fmt not in FOLDER_FORMATS and out.is_dir():

@@ -22,14 +22,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import load
 from medtemporal.benchmarks.medical_diff_vqa.blind import blind_accuracy
 from medtemporal.benchmarks.medical_diff_vqa.release import TYPES
-from medtemporal.errors import InvalidInputError
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item, Score
+from medtemporal.scoring.runs import load_outcomes
 
 TABLES = "medical-diff-vqa_tables.md"
 FIGURE = "diffvqa_types.png"
@@ -121,12 +120,9 @@ def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, 
 
 
 def _bench(runs: Sequence[ReportRun]) -> tuple[list[Item], dict[str, Any] | None]:
-    path = runs[0].scores.run.get("benchmark_path")
-    try:
-        bench = load(path) if path else None
-    except InvalidInputError:
-        bench = None
-    return (bench.items, bench.manifest.audit) if bench else ([], None)
+    """The items and audit of the first run's benchmark, read through its run folder."""
+    bench = load_outcomes(runs[0].path).bench
+    return bench.items, bench.manifest.audit
 
 
 def _java_note(runs: Sequence[ReportRun]) -> list[str]:

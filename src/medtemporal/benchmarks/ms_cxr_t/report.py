@@ -23,13 +23,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import load
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS
-from medtemporal.errors import InvalidInputError
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item, Score
+from medtemporal.scoring.runs import load_outcomes
 
 TABLES = "ms-cxr-t_tables.md"
 FIGURE = "mscxrt_findings.png"
@@ -154,13 +153,9 @@ def findings_png(runs: Sequence[ReportRun], floors: dict[str, float]) -> bytes:
 
 
 def _bench_items(runs: Sequence[ReportRun]) -> tuple[list[Item], dict[str, Any] | None]:
-    """The items and audit of the first run's benchmark (empty when it cannot be loaded)."""
-    path = runs[0].scores.run.get("benchmark_path")
-    try:
-        bench = load(path) if path else None
-    except InvalidInputError:
-        bench = None
-    return (bench.items, bench.manifest.audit) if bench else ([], None)
+    """The items and audit of the first run's benchmark, read through its run folder."""
+    bench = load_outcomes(runs[0].path).bench
+    return bench.items, bench.manifest.audit
 
 
 def write_mscxrt_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
