@@ -2,7 +2,9 @@
 
 The datasets' phantoms (``cxr``, ``chexpert-plus``, ``skillqa``, ``ct-rate``) register here; a family whose
 release file is its own (a question file over MIMIC-CXR-JPG, say) registers its kind in its own folder
-the same way, so ``medtemporal phantoms`` needs no edit for it::
+the same way, so ``medtemporal phantoms`` needs no edit for it (a kind written over a ``phantoms cxr`` cohort
+takes its ``--cxr``/``--patients`` options, reads the cohort and prepares its output folder with
+`medtemporal.phantoms.cohort`)::
 
     register("phantom", "mmxu")(PhantomKind(help=..., description=..., add_arguments=..., write=...))
 

@@ -97,6 +97,6 @@ def test_the_phantom_refuses_an_occupied_folder_unless_it_replaces_its_own(cxr_p
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "data.csv").write_text("x\n")
     assert main([*args[:-1], str(tmp_path / "other"), "--overwrite"]) == 2
-    assert "choose a new output folder" in capsys.readouterr().err
+    assert "is not an empty folder; choose a new --out." in capsys.readouterr().err
     assert main(["phantoms", "ms-cxr-t", "--cxr", str(tmp_path), "--out", str(tmp_path / "q")]) == 2
     assert "phantoms cxr" in capsys.readouterr().err

@@ -30,14 +30,13 @@ the answer came from) and ``phantom_manifest.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmarks.medical_diff_vqa.release import MIMIC_ALL_FILE, QUESTION_COLUMNS, QUESTIONS_FILE
-from medtemporal.benchmarks.ms_cxr_t.phantom import cohort_options, ensure_cohort, prepare_out, read_cohort
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, prepare_out, read_cohort, write_lines
 from medtemporal.phantoms.kinds import PhantomKind
 from medtemporal.provenance import write_phantom_manifest
 from medtemporal.registry import register
@@ -400,9 +399,7 @@ def write_diff_vqa_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
     columns = ["subject_id", "study_id", *CHEXPERT, "dicom_id", "view", "split", "study_date", "study_order"]
     pd.DataFrame(all_rows, columns=columns).to_csv(out / MIMIC_ALL_FILE, index=False, lineterminator="\n")
     pd.DataFrame(rows, columns=list(QUESTION_COLUMNS)).to_csv(out / QUESTIONS_FILE, index=False, lineterminator="\n")
-    with (out / TRUTH).open("w", encoding="utf-8", newline="\n") as fh:
-        for line in truth:
-            fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+    write_lines(out / TRUTH, truth)
     write_phantom_manifest(out, GENERATOR, seed=seed, cohort=str(cxr.resolve()), test_share=test_share, pairs=pairs)
     return len(all_rows), len(rows), sum(r["split"] == "test" for r in rows)
 

@@ -25,10 +25,12 @@ import numpy as np
 from medtemporal.benchmarks.medical_diff_vqa.blind import blind_accuracy
 from medtemporal.benchmarks.medical_diff_vqa.release import TYPES
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.audit import HEADER, audit_rows
+from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.runs import load_outcomes
+from medtemporal.writes import write_atomic
 
 TABLES = "medical-diff-vqa_tables.md"
 FIGURE = "diffvqa_types.png"
@@ -84,18 +86,17 @@ def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[
 
 
 def audit_table(audit: dict[str, Any] | None) -> str:
-    """The shared audit of the closed questions (yes/no), per question type."""
-    rows = [[r["subtype"], str(r["n"]), f"{100 * r['chance']:.1f}", f"{100 * r['heuristic']['accuracy']:.1f}",
-             str(r["heuristic"]["rule"]), f"{100 * r['classifier']['accuracy']:.1f}",
-             "BLIND-SOLVABLE" if r["flagged"] else "ok"] for r in (audit or {}).get("subtypes", [])]
+    """The shared audit of the closed questions (yes/no), per question type, as `medtemporal audit` shows it (every
+    reader with its interval, the best, and the flag: BY DESIGN where the spec's note applies)."""
+    rows = [[r[1], r[2], *r[4:]] for r in audit_rows(audit or {})]
     if not rows:
         return "No audited subtype in the benchmark's manifest (too few closed questions, or built with --no-audit)."
-    return markdown_table(["Question type (closed)", "n", "Chance", "Heuristic", "Rule", "Classifier", "Flag"], rows)
+    return markdown_table(["Question type (closed)", "n", "Chance", *HEADER[5:]], rows)
 
 
 def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]]) -> bytes:
     """Accuracy (difference excluded) and BLEU-1 per question type, bars per run with intervals."""
-    fig, axes = pyplot().subplots(1, 2, figsize=(12, 4.2))
+    fig, axes = pyplot().subplots(1, 2, figsize=(MAX_WIDTH_IN, 4.2), layout="constrained")
     width = 0.8 / max(1, len(runs))
     for ax, (title, metric, scale, shown) in zip(axes, (("Accuracy (%)", "accuracy", 100.0,
                                                          [t for t in types if t != "difference"]),
@@ -114,8 +115,8 @@ def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, 
         ax.set_xticks(x, shown, rotation=20)
         ax.set_title(title)
     handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=7, loc="lower center", ncol=min(6, len(names)), frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.legend(handles, names, fontsize=FONT_PT, loc="outside upper center", ncol=legend_columns(names, MAX_WIDTH_IN),
+               frameon=False)
     return figure_png(fig)
 
 
@@ -161,12 +162,7 @@ def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
                                           for g in ("overall", "task:open", "task:closed"))] for r in runs]), "",
               f"![accuracy and BLEU-1 per question type]({FIGURE})", ""]
     out.mkdir(parents=True, exist_ok=True)
-    figure = out / FIGURE
-    tmp = figure.with_suffix(".png.tmp")
-    tmp.write_bytes(types_png(runs, types, blind))
-    tmp.replace(figure)
-    path = out / TABLES
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    tmp.replace(path)
+    figure, path = out / FIGURE, out / TABLES
+    write_atomic(figure, types_png(runs, types, blind))
+    write_atomic(path, "\n".join(parts))
     return [path, figure]

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,11 +40,12 @@ from typing import Any
 from medtemporal.benchmarks.mmxu.release import CONTENT_TYPES, release_line
 from medtemporal.benchmarks.mmxu.wording import option_text, question_text
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.cohort import TRUTH_FILE, check_out, prepare_out, read_cohort
 from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import MANIFEST, write_phantom_manifest
+from medtemporal.provenance import write_phantom_manifest
 from medtemporal.registry import register
 
-RELEASE_FILE, TRUTH_FILE = "MMXU-test.jsonl", "phantom_truth.jsonl"
+RELEASE_FILE = "MMXU-test.jsonl"
 GENERATOR = "medtemporal phantoms mmxu"
 LUNG = ("pleural effusion", "pneumothorax", "consolidation", "lung opacity", "atelectasis")
 DIAPHRAGM = ("elevated hemidiaphragm", "sub-diaphragmatic air")
@@ -96,30 +96,6 @@ def change_of(prior: int, current: int) -> tuple[str, str]:
     if current > prior:
         return "worsen", "new" if prior == 0 else "increased"
     return "improved", "resolved" if current == 0 else "decreased"
-
-
-def read_cohort(cxr: Path) -> dict[str, list[dict[str, Any]]]:
-    """Each patient's truth lines in visit order from ``cxr/phantom_truth.jsonl``.
-
-    Raises:
-        InvalidInputError: ``cxr`` holds no CXR phantom truth.
-    """
-    path = cxr / TRUTH_FILE
-    if not path.is_file():
-        raise InvalidInputError(
-            f"{cxr} holds no {TRUTH_FILE}; pass --cxr the folder `medtemporal phantoms cxr` wrote.")
-    patients: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            try:
-                row = json.loads(line)
-                if not isinstance(row["visit"], int) or not isinstance(row["findings"], dict):
-                    raise TypeError
-                patients[row["patient_id"]].append(row)
-            except (ValueError, KeyError, TypeError):
-                raise InvalidInputError(f"{path}, line {lineno} is not a CXR phantom truth line; "
-                                        "write the cohort again with `medtemporal phantoms cxr`.") from None
-    return {p: sorted(rows, key=lambda r: r["visit"]) for p, rows in sorted(patients.items())}
 
 
 def candidates(cohort: Mapping[str, list[dict[str, Any]]]) -> list[Candidate]:
@@ -206,14 +182,6 @@ def draft(pool: list[Candidate], seed: int, questions: int | None) -> list[dict[
     return records
 
 
-def _written_here(out: Path) -> bool:
-    """Whether folder ``out`` holds phantoms this generator wrote (its manifest names it)."""
-    try:
-        return json.loads((out / MANIFEST).read_bytes()).get("generator") == GENERATOR
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 def write_mmxu_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, questions: int | None = None,
                         overwrite: bool = False) -> tuple[Path, Counter[str]]:
     """Write the phantom release over the cohort in ``cxr`` to ``out``; return its path and its content types.
@@ -225,20 +193,12 @@ def write_mmxu_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, ques
     cxr, out = Path(cxr), Path(out)
     if questions is not None and questions < 1:
         raise InvalidInputError(f"--questions must be at least 1, not {questions}.")
-    replace = out.exists() and (not out.is_dir() or any(out.iterdir()))
-    if replace:
-        ours = _written_here(out)
-        if not (overwrite and ours):
-            raise InvalidInputError(
-                f"{out} is not an empty folder; choose a new --out"
-                + (", or pass --overwrite to replace the MMXU phantoms in it." if ours else "."))
-    records = draft(candidates(read_cohort(cxr)), seed, questions)
+    check_out(out, overwrite, GENERATOR)
+    records = draft(candidates(read_cohort(cxr, images=False)), seed, questions)
     if not records:
         raise InvalidInputError(f"The cohort in {cxr} is too small for a balanced MMXU question set; write a larger "
                                 "one with `medtemporal phantoms cxr --patients 100`.")
-    if replace:
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out(out, overwrite, GENERATOR)
     with (out / RELEASE_FILE).open("w", encoding="utf-8", newline="\n") as fh, \
             (out / TRUTH_FILE).open("w", encoding="utf-8", newline="\n") as truth:
         for n, record in enumerate(records, 1):

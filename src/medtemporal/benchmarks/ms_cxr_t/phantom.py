@@ -20,17 +20,15 @@ the label came from) and ``phantom_manifest.json`` (written last; marks the fold
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import shutil
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS, IMAGE_COLUMNS, IMAGE_FILE, SENTENCE_COLUMNS, SENTENCE_FILE
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, prepare_out, read_cohort, write_lines
 from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import MANIFEST, write_phantom_manifest
+from medtemporal.provenance import write_phantom_manifest
 from medtemporal.registry import register
 
 GENERATOR = "medtemporal phantoms ms-cxr-t"
@@ -46,50 +44,6 @@ SENTENCES = {
 }
 NAMES = {"consolidation": "consolidation", "edema": "pulmonary edema", "pleural_effusion": "pleural effusion",
          "pneumonia": "pneumonia", "pneumothorax": "pneumothorax"}
-
-
-def ensure_cohort(folder: Path, patients: int | None, seed: int) -> None:
-    """Write a ``phantoms cxr`` cohort of ``patients`` into ``folder`` when it holds none and ``patients`` is given
-    (as ``medtemporal phantoms cxr --patients N --seed SEED --out FOLDER``)."""
-    if patients is not None and not (folder / "phantom_truth.jsonl").is_file():
-        from medtemporal.phantoms.cxr import write_cxr_phantoms
-
-        write_cxr_phantoms(folder, patients=patients, seed=seed)
-
-
-def cohort_options(p: argparse.ArgumentParser) -> None:
-    """``--cxr`` and ``--patients``, shared by the kinds written over a CXR cohort."""
-    p.add_argument("--cxr", type=Path, required=True, metavar="DIR",
-                   help="a cohort written by `medtemporal phantoms cxr` (its images are the MIMIC-CXR-JPG root)")
-    p.add_argument("--patients", type=int, metavar="N",
-                   help="when DIR holds no cohort, write one of N patients there first (as `phantoms cxr "
-                   "--patients N --seed SEED`)")
-
-
-def read_cohort(folder: Path) -> dict[str, list[dict[str, Any]]]:
-    """The truth lines of a ``medtemporal phantoms cxr`` folder, by patient, in visit order."""
-    truth = folder / "phantom_truth.jsonl"
-    if not truth.is_file() or not (folder / "mimic-cxr-jpg").is_dir():
-        raise InvalidInputError(f"--cxr {folder} is not a folder written by `medtemporal phantoms cxr` (it needs "
-                                "phantom_truth.jsonl and mimic-cxr-jpg/); write one first.")
-    by_patient: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line in truth.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            study = json.loads(line)
-            by_patient[study["patient_id"]].append(study)
-    return {p: sorted(v, key=lambda s: s["visit"]) for p, v in sorted(by_patient.items())}
-
-
-def prepare_out(out: Path, overwrite: bool, generator: str) -> None:
-    """Make ``out`` empty: refuse a non-empty folder unless ``overwrite`` and it holds phantoms of ``generator``."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        manifest = out / MANIFEST
-        ours = manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8")).get("generator") == generator
-        if not (overwrite and ours):
-            why = "pass --overwrite to replace it" if ours else "choose a new output folder or delete that one"
-            raise InvalidInputError(f"{out} already exists and is not an empty folder; {why}.")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
 
 
 def progression(prior: dict[str, Any], current: dict[str, Any]) -> str | None:
@@ -194,9 +148,7 @@ def write_ms_cxr_t_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
     image = pd.DataFrame(rows, columns=list(IMAGE_COLUMNS))
     image.to_csv(out / IMAGE_FILE, index=False, lineterminator="\n")
     pd.DataFrame(s_rows, columns=list(SENTENCE_COLUMNS)).to_csv(out / SENTENCE_FILE, index=False, lineterminator="\n")
-    with (out / TRUTH).open("w", encoding="utf-8", newline="\n") as fh:
-        for line in [*truth, *s_truth]:
-            fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+    write_lines(out / TRUTH, [*truth, *s_truth])
     write_phantom_manifest(out, GENERATOR, seed=seed, cohort=str(cxr.resolve()), pairs=pairs, sentences=sentences)
     return len(rows), len(truth), len(s_rows)
 

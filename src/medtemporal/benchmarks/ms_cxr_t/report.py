@@ -25,10 +25,12 @@ import numpy as np
 
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS
 from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
+from medtemporal.report.audit import HEADER, audit_rows
+from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.runs import load_outcomes
+from medtemporal.writes import write_atomic
 
 TABLES = "ms-cxr-t_tables.md"
 FIGURE = "mscxrt_findings.png"
@@ -95,17 +97,12 @@ def commonest_label_floor(items: Sequence[Item]) -> dict[str, float]:
 
 
 def audit_table(audit: dict[str, Any] | None) -> str:
-    """The manifest's blind-solvability audit of the image task, one row per finding."""
-    rows = []
-    for r in (audit or {}).get("subtypes", []):
-        if r["task"] != "progression":
-            continue
-        h, c = r["heuristic"], r["classifier"]
-        rows.append([_name(r["subtype"]), str(r["n"]), f"{100 * r['chance']:.1f}", f"{100 * h['accuracy']:.1f}",
-                     str(h["rule"]), f"{100 * c['accuracy']:.1f}", "BLIND-SOLVABLE" if r["flagged"] else "ok"])
+    """The manifest's blind-solvability audit of the image task, one row per finding, as `medtemporal audit` shows
+    it (every reader with its interval, the best, and the flag: BY DESIGN where the spec's note applies)."""
+    rows = [[_name(r[1]), r[2], *r[4:]] for r in audit_rows(audit or {}) if r[0] == "progression"]
     if not rows:
         return "No audit in the benchmark's manifest (built with --no-audit)."
-    return markdown_table(["Finding", "n", "Chance", "Heuristic", "Rule", "Classifier", "Flag"], rows)
+    return markdown_table(["Finding", "n", "Chance", *HEADER[5:]], rows)
 
 
 def sentence_table(runs: Sequence[ReportRun]) -> str:
@@ -124,7 +121,7 @@ def findings_png(runs: Sequence[ReportRun], floors: dict[str, float]) -> bytes:
     """Accuracy and macro accuracy per finding (and the average) for each run, with intervals."""
     findings = [f for f in FINDINGS if any(r.scores.score(f"subtype:{f}", "accuracy") for r in runs)]
     labels = [_name(f) for f in findings] + ["Average"]
-    fig, axes = pyplot().subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = pyplot().subplots(1, 2, figsize=(MAX_WIDTH_IN, 4.2), layout="constrained", sharey=True)
     width = 0.8 / max(1, len(runs))
     x = np.arange(len(labels))
     for ax, (title, metric, mean) in zip(axes, (("Accuracy", "accuracy", "mscxrt_accuracy_mean"),
@@ -147,8 +144,8 @@ def findings_png(runs: Sequence[ReportRun], floors: dict[str, float]) -> bytes:
         ax.set_ylim(0, 100)
     axes[0].set_ylabel("%")
     handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=7, loc="lower center", ncol=min(6, len(names)), frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.legend(handles, names, fontsize=FONT_PT, loc="outside upper center", ncol=legend_columns(names, MAX_WIDTH_IN),
+               frameon=False)
     return figure_png(fig)
 
 
@@ -179,14 +176,10 @@ def write_mscxrt_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
                   "### Blind-solvability audit of the benchmark (text only, cross-validated by patient)", "",
                   audit_table(audit), "", f"![accuracy and macro accuracy per finding]({FIGURE})", ""]
         figure = out / FIGURE
-        tmp = figure.with_suffix(".png.tmp")
-        tmp.write_bytes(findings_png(runs, floors))
-        tmp.replace(figure)
+        write_atomic(figure, findings_png(runs, floors))
         written.append(figure)
     if "sentence_similarity" in tasks:
         parts += ["## Temporal sentence similarity (text models)", "", sentence_table(runs), ""]
     path = out / TABLES
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, "\n".join(parts))
     return [path, *written]
