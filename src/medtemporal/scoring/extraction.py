@@ -393,7 +393,8 @@ _YES_NO = re.compile(
 )
 
 
-_CLOSING_YES_NO = re.compile(r"(?:[,:;\n]|\bso|\btherefore|\bthus|\bhence)[ \t]*(yes|no)[ \t]*[.!]?\s*\Z", re.I)
+_CLOSING_YES_NO = re.compile(r"(?:[,:;\n]|[.!?][ \t]|\bso|\btherefore|\bthus|\bhence)[ \t]*(yes|no)[ \t]*[.!]?\s*\Z", re.I)
+"""A reply's last word when it is yes/no closing a clause or a sentence ("…, yes.", "… stable. No.")."""
 
 
 def _yes_no(segment: str) -> list[str]:
@@ -411,7 +412,7 @@ def yesno(item: Item, text: str) -> str | None:
     Tiers as in `letter`, first that names anything decides: answer slots
     (``<answer>``, ``\\boxed``; must hold yes/no), "final answer" statements,
     answer statements, then the opening word ("No, the effusion…") together
-    with a closing one ("Comparing both films, yes."). Yes/no words
+    with a closing one ("Comparing both films, yes.", "The effusion is stable. No."). Yes/no words
     elsewhere are not read ("there is no change" names nothing), and an
     output naming both ("Yes or No", an echoed "[Yes, No]") is invalid.
     """
