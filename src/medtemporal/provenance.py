@@ -54,6 +54,7 @@ from tqdm import tqdm
 
 from medtemporal.checksums import sha256_file
 from medtemporal.schema import Licence
+from medtemporal.writes import write_atomic
 
 if TYPE_CHECKING:
     from medtemporal.benchmark import Manifest
@@ -83,11 +84,6 @@ def _tree(root: Path) -> list[tuple[str, int, int]]:
     return out
 
 
-def _files(root: Path) -> list[str]:
-    """Every file under ``root`` (the manifest excepted) as a sorted POSIX path relative to it."""
-    return [rel for rel, _, _ in _tree(root)]
-
-
 def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Path:
     """List the sha256 of every file under ``root`` in ``root/phantom_manifest.json``; call it last.
 
@@ -100,16 +96,16 @@ def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Pat
         The manifest's path.
     """
     root = Path(root)
+    tree = _tree(root)
     files = {
         rel: sha256_file(root / rel)
-        for rel in tqdm(_files(root), desc="phantom checksums", unit="file", disable=None, leave=False)
+        for rel, _, _ in tqdm(tree, desc="phantom checksums", unit="file", disable=None, leave=False)
     }
     body = {"format": FORMAT, "generator": generator, "licence": "synthetic", **info, "files": files}
+    raw = (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8")
     path = root / MANIFEST
-    tmp = root / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    _write_stamp(root, path.read_bytes())
+    write_atomic(path, raw)
+    _write_stamp(root, raw, tree)
     return path
 
 
@@ -138,7 +134,7 @@ def verify_phantom(root: str | Path) -> bool:
         return all(sha256_file(root / rel) == files[rel] for rel in recent)
     if not all(sha256_file(root / rel) == sha for rel, sha in files.items()):
         return False
-    _write_stamp(root, raw)
+    _write_stamp(root, raw, tree)
     return True
 
 
@@ -158,10 +154,11 @@ def stamp_path(root: str | Path) -> Path:
     return Path(folder) / f"{key}.json"
 
 
-def _write_stamp(root: Path, manifest: bytes) -> None:
-    """Record that ``root`` verified now; where the cache cannot be written no stamp is kept."""
+def _write_stamp(root: Path, manifest: bytes, tree: list[tuple[str, int, int]]) -> None:
+    """Record that ``root`` (as `_tree` read it before its files were hashed) verified now; where the cache cannot
+    be written no stamp is kept. A file changed since ``tree`` was read no longer matches the stamp."""
     written = time.time_ns()
-    digest = _digest(_tree(root), manifest)
+    digest = _digest(tree, manifest)
     path = stamp_path(root)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,17 +13,12 @@ from the training items).
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from medtemporal.audit.features import SubtypeData, tfidf
-
-
-def _prior(answers: list[str]) -> list[str]:
-    return [a for a, _ in sorted(Counter(answers).items(), key=lambda kv: (-kv[1], kv[0]))]
+from medtemporal.audit.heuristics import commonest
 
 
 class ChoiceRanker:
@@ -42,7 +37,7 @@ class ChoiceRanker:
         d = self.data
         self.train_rows = d.rows(train)
         y = d.row_correct[self.train_rows]
-        self.prior = _prior([d.answers[i] for i in train])
+        self.prior = commonest(d.answers[i] for i in train)
         self.constant = len(set(y)) < 2
         if not self.constant:
             self.model = LogisticRegression(solver="liblinear", C=1.0).fit(self._features(self.train_rows), y)
@@ -72,7 +67,7 @@ class YesNoClassifier:
     def fit(self, train: np.ndarray) -> "YesNoClassifier":
         labels = [self.data.answers[i] for i in train]
         self.train = train
-        self.constant = _prior(labels)[0] if len(set(labels)) < 2 else None
+        self.constant = commonest(labels)[0] if len(set(labels)) < 2 else None
         if self.constant is None:
             self.model = LogisticRegression(solver="liblinear", C=1.0).fit(
                 tfidf(self.data.question_tfidf, train, train), labels)

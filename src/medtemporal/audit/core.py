@@ -51,7 +51,7 @@ from sklearn.model_selection import GroupKFold
 
 from medtemporal.audit.classifier import classifier_for
 from medtemporal.audit.features import SubtypeData
-from medtemporal.audit.heuristics import PRIOR, Scores, answers, rules_for, score_table
+from medtemporal.audit.heuristics import PRIOR, Scores, answers, commonest, rules_for, score_table
 from medtemporal.audit.question import question_reader_for
 from medtemporal.errors import UndefinedMetricWarning, UnknownNameError
 from medtemporal.schema import Item
@@ -88,8 +88,7 @@ def _folds(items: Sequence[Item], folds: int) -> list[tuple[np.ndarray, np.ndarr
 
 
 def _prior(items: Iterable[Item]) -> list[str]:
-    counts = Counter(str(it.answer) for it in items)
-    return [a for a, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return commonest(str(it.answer) for it in items)
 
 
 def rule_ties(items: Sequence[Item], table: Table) -> dict[str, list[tuple[str, ...]]]:
@@ -107,8 +106,8 @@ def rule_ties(items: Sequence[Item], table: Table) -> dict[str, list[tuple[str, 
 
 def _rule_predictions(ties: Mapping[str, list[tuple[str, ...]]], index: Iterable[int],
                       prior: list[str]) -> dict[str, list[str]]:
-    """Each rule's pick for the items ``index``: its best answer, ties going to the commonest training answer
-    (as `heuristics.pick`); the prior rule's: the commonest training answer the item offers."""
+    """Each rule's pick for the items ``index``: its best answer, ties going to the commonest training answer;
+    the prior rule's: the commonest training answer the item offers."""
     rank = {a: i for i, a in enumerate(prior)}
     index = list(index)
     return {name: [min(per[i], key=lambda a: rank.get(a, len(rank))) for i in index] for name, per in ties.items()}

@@ -17,7 +17,8 @@ null option", "the option that shares the question's words").
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections import Counter
+from typing import Callable, Iterable, Sequence
 
 from medtemporal.schema import Item
 
@@ -87,24 +88,28 @@ def _yesno_rules() -> dict[str, Rule]:
     }
 
 
-RULES: dict[str, Rule] = {**_choice_rules(), **_yesno_rules()}
+_BY_TYPE: dict[str, dict[str, Rule]] = {"choice": _choice_rules(), "yesno": _yesno_rules()}
+RULES: dict[str, Rule] = {**_BY_TYPE["choice"], **_BY_TYPE["yesno"]}
 """Every rule by name; `rules_for` picks those that apply to an answer type."""
 PRIOR = "answer_prior"
 """The name of the rule "always the answer the training folds gave most often" (no text at all)."""
 
 
 def rules_for(answer_type: str) -> dict[str, Rule]:
-    """The rules that apply to items of ``answer_type`` (``choice`` or ``yesno``)."""
-    names = _choice_rules() if answer_type == "choice" else _yesno_rules()
-    return {k: RULES[k] for k in names}
+    """The rules that apply to items of ``answer_type`` (``choice`` or ``yesno``); read-only."""
+    return _BY_TYPE["choice" if answer_type == "choice" else "yesno"]
+
+
+def commonest(given: Iterable[str]) -> list[str]:
+    """The distinct answers of ``given``, most frequent first (ties in answer order): the prior rule's ranking.
+
+    >>> commonest(["B", "A", "B", "C", "A"])
+    ['A', 'B', 'C']
+    """
+    return [a for a, _ in sorted(Counter(given).items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def score_table(items: "Sequence[Item]") -> dict[str, dict[str, Scores]]:
     """Every applicable rule's scores for each item, by item id (computed once, reused by every fold)."""
     return {it.id: {name: rule(it) for name, rule in rules_for(it.answer_type).items()} for it in items}
 
-
-def pick(scores: Scores, prior: list[str]) -> str:
-    """The best-scored answer; ties go to the earliest in ``prior`` (answers by training frequency)."""
-    rank = {a: i for i, a in enumerate(prior)}
-    return max(scores, key=lambda a: (scores[a], -rank.get(a, len(rank))))

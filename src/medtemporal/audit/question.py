@@ -23,14 +23,13 @@ logistic regression fitted on training folds only.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from medtemporal.audit.classifier import ChoiceRanker
 from medtemporal.audit.features import SubtypeData, document_frequency
+from medtemporal.audit.heuristics import commonest
 
 WORD_SCALE = 0.3
 """Weight of the n-gram features beside the number features (a stronger penalty on wording: many words each
@@ -85,8 +84,7 @@ class QuestionYesNo:
 
     def fit(self, train: np.ndarray) -> "QuestionYesNo":
         labels = [self.data.answers[i] for i in train]
-        counts = Counter(labels)
-        self.constant = min(counts, key=lambda a: (-counts[a], a)) if len(counts) < 2 else None
+        self.constant = commonest(labels)[0] if len(set(labels)) < 2 else None
         if self.constant is None:
             self.question = QuestionFeatures(self.data, train)
             self.model = LogisticRegression(solver="liblinear", C=1.0).fit(self.question.of(train), labels)

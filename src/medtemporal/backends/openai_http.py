@@ -45,7 +45,14 @@ from medtemporal.backends.base import (
     TextPart,
 )
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
-from medtemporal.backends.uri import MIN_SECRET, BaseURL, is_local_endpoint, parse_base_url, parse_endpoint
+from medtemporal.backends.uri import (
+    MIN_SECRET,
+    BaseURL,
+    is_local_endpoint,
+    parse_base_url,
+    parse_endpoint,
+    shown_uri,
+)
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
 
@@ -405,12 +412,10 @@ def load_openai(
     """
     if uri.startswith("openai:"):
         base, model = parse_base_url(os.environ.get("OPENAI_BASE_URL") or OPENAI_API, "OPENAI_BASE_URL"), target
-        shown = uri
     else:
         base, model = parse_endpoint(uri)
-        shown = f"openai+{base.shown}:{model}"
     return OpenAIBackend(
-        shown,
+        shown_uri(uri),
         base,
         model,
         _api_key(api_key_env, base),

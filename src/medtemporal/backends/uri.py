@@ -219,12 +219,6 @@ def parse_base_url(url: str, where: str) -> BaseURL:
                    password=None if parts.password is None else unquote(parts.password), raw_userinfo=userinfo)
 
 
-def check_base_url(url: str, where: str) -> str:
-    """``url`` if `parse_base_url` takes it (else its one sentence)."""
-    parse_base_url(url, where)
-    return url
-
-
 def split_scheme(uri: str) -> tuple[str, str]:
     """``(scheme, target)`` of ``uri``, split at the first ``:``.
 

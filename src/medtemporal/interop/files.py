@@ -1,4 +1,5 @@
-"""Writing export files and folders so that an interrupted export never leaves half of one where it belongs."""
+"""Export folders written whole or not at all, and the refusal to replace what exists (single files are written
+with `medtemporal.writes.replacing`)."""
 
 from __future__ import annotations
 
@@ -12,18 +13,6 @@ from medtemporal.errors import InvalidInputError
 
 
 @contextlib.contextmanager
-def replace_atomically(out: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``out``; on success it replaces ``out``, on failure it is removed."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f"{out.name}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
 def folder_atomically(out: Path, *, overwrite: bool = False) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``out``, renamed to ``out`` at the end.
 
@@ -32,8 +21,7 @@ def folder_atomically(out: Path, *, overwrite: bool = False) -> Iterator[Path]:
     """
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; this export writes a folder, so name a folder.")
-    if out.exists() and not overwrite:
-        raise InvalidInputError(f"{out} exists; pass --overwrite to replace it, or choose another --out.")
+    refuse_existing([out], overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f"{out.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)

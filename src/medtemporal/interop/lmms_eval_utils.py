@@ -45,7 +45,7 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
     output = results[0] if results else ""
     answer = extract(item, output).answer
     out = {}
-    for name in _metric_names(doc):
+    for name in _metric_names(item):
         m = metric(name)
         stats = m.per_sample([item], [answer], [output])[0].reshape(-1)
         own = float(m.reduce(stats[None], np.ones(1))[0])
@@ -63,9 +63,8 @@ def aggregate(results: list[dict[str, Any]]) -> float:
     return float(m.reduce(np.asarray(sums, dtype=float)[None], np.asarray([len(results)], dtype=float))[0])
 
 
-def _metric_names(doc: dict[str, Any]) -> list[str]:
-    """The metrics of the doc's task as the export listed them (`medtemporal.interop.lmms_eval.scored_metrics`)."""
+def _metric_names(item: Item) -> list[str]:
+    """The metrics of the item's task as the export listed them (`medtemporal.interop.lmms_eval.scored_metrics`)."""
     from medtemporal.interop.lmms_eval import scored_metrics
 
-    item = Item.model_validate_json(doc["item"])
     return scored_metrics(item.benchmark, item.task)

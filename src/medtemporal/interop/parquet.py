@@ -18,8 +18,8 @@ from typing import Any
 
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.interop.files import replace_atomically
 from medtemporal.schema import ImageRef, Item
+from medtemporal.writes import replacing
 
 NIFTI_SUFFIXES = (".nii", ".nii.gz")
 
@@ -128,16 +128,18 @@ def item_from_row(row: dict[str, Any]) -> Item:
 
 
 def write_table(rows: list[dict[str, Any]], schema_features: Any, out: Path, metadata: dict[str, str]) -> int:
-    """Encode ``rows`` with ``schema_features`` and write them to ``out`` atomically, with extra ``metadata``;
-    return the table's size in memory (bytes), as ``datasets`` reports a split's ``num_bytes``."""
+    """Encode ``rows`` with ``schema_features`` and write them to ``out`` (its folder made if missing), with extra
+    ``metadata``; return the table's size in memory (bytes), as ``datasets`` reports a split's ``num_bytes``.
+
+    The folder exports call it inside their temporary folder; `to_parquet` wraps it in `replacing`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = schema_features.arrow_schema
     schema = schema.with_metadata({**(schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}})
     table = pa.Table.from_pylist([schema_features.encode_example(r) for r in rows], schema=schema)
-    with replace_atomically(out) as tmp:
-        pq.write_table(table, tmp)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, out)
     return table.nbytes
 
 
@@ -152,5 +154,8 @@ def to_parquet(bench: Benchmark, out: str | Path, *, embed_images: bool = False)
     """
     with_volumes = has_volumes(bench)
     rows = [row(item, bench.image_root, with_volumes, embed_images) for item in bench.items]
-    write_table(rows, features(with_volumes), Path(out), {"medtemporal.manifest": bench.manifest.model_dump_json()})
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(out) as tmp:
+        write_table(rows, features(with_volumes), tmp, {"medtemporal.manifest": bench.manifest.model_dump_json()})
     return len(rows)

@@ -42,7 +42,8 @@ class ToolView:
         """One sentence saying which image is which (empty when no image has a caption).
 
         >>> from medtemporal.schema import Item
-        >>> item = Item.create(benchmark="b", task="t", subtype="s", question="?", answer_type="open", answer="x")
+        >>> item = Item.create(benchmark="b", task="t", subtype="s", images=[], question="?", answer_type="open",
+        ...                    answer="x")
         >>> ToolView(item, (Path("a.png"), Path("b.png")), ("T1", "T2"), "Q?").framing
         'The 2 images are shown in order: image 1 is T1, image 2 is T2.'
         """

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmark import Benchmark
-from medtemporal.interop.files import refuse_existing, replace_atomically
+from medtemporal.interop.files import refuse_existing
 from medtemporal.interop.parquet import answer_text, read_bytes
 from medtemporal.interop.views import ToolView, tool_views
+from medtemporal.writes import replacing
 
 LAYOUTS = {"choice": "mcq", "yesno": "yorn", "open": "vqa", "ordering": "vqa"}
 """VLMEvalKit layout of each answer type."""
@@ -88,7 +89,8 @@ def to_vlmevalkit(bench: Benchmark, out: Path, *, embed_images: bool = False, ov
     by_layout: dict[str, list[ToolView]] = {layout: [] for layout in paths}
     for view in tool_views(bench):
         by_layout[LAYOUTS[view.item.answer_type]].append(view)
+    out.parent.mkdir(parents=True, exist_ok=True)
     for layout, views in by_layout.items():
-        with replace_atomically(paths[layout]) as tmp:
+        with replacing(paths[layout]) as tmp:
             frame(views, layout, embed_images).to_csv(tmp, sep="\t", index=False, lineterminator="\n")
     return list(paths.values())

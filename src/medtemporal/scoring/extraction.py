@@ -168,6 +168,8 @@ _WORD_AFTER = re.compile(r"[ \t]+(?!(?:or|and|nor|vs|versus)\b)[a-z]")
 _CLOSES = re.compile(r"[ \t]*(?:[.,:;!?\n" + _QUOTES + r"]|$)")
 _NOT_BEFORE = re.compile(r"\bnot\s+(?:option\s+|choice\s+)?\(?$", re.I)
 _WORD_LETTERS = frozenset("AI")  # also English words: the article "A", the pronoun "I"
+_GLUED = re.compile(r"[\w'’\-→←]")
+"""What makes a letter part of a word (``T3``, ``B-lines``, ``E→R``) when it touches it."""
 
 
 def _token(text: str, pos: int, article: bool) -> tuple[str, int] | None:
@@ -182,7 +184,7 @@ def _token(text: str, pos: int, article: bool) -> tuple[str, int] | None:
         return None
     opened, letter, closed = m.groups()
     rest = text[m.end() :]
-    if not closed and re.match(r"[\w'’\-→←]", rest):
+    if not closed and _GLUED.match(rest):
         return None
     if letter.islower() and not (opened or closed or _CLOSES.match(rest)):
         return None
@@ -208,6 +210,9 @@ def _head(segment: str, options: Mapping[str, str], article: bool) -> list[str]:
 _MARK = re.compile(r"(?:[(\[][ \t]*([A-Z])[ \t]*[)\]][.:]?|([A-Z])[.):])(?=\s|$)")
 _GAP = re.compile(r"[ \t]*[.,;:]?[ \t]*")
 _NEXT_LINE = re.compile(r"[ \t.,;:]*\n\s*(?:[-+•][ \t]+)?")
+_BARE_AFTER = re.compile(r"[ \t]*(?:$|\n|[(\[]?[A-Z][.):\]])")
+"""What follows a marker that continues a list of bare letters: the end of the line or another marker."""
+_WORD_AFTER_MARK = re.compile(r"\s+[A-Z0-9]")
 
 
 @lru_cache(maxsize=4096)
@@ -255,11 +260,11 @@ def _continued(segment: str, pos: int, letter: str, options: Mapping[str, str]) 
         return mark[0], mark[1]
     gap = _GAP.match(segment, at).end()
     if mark := _marker(segment, gap, options):
-        bare = re.match(r"[ \t]*(?:$|\n|[(\[]?[A-Z][.):\]])", segment[mark[1] : mark[1] + 4])
+        bare = _BARE_AFTER.match(segment[mark[1] : mark[1] + 4])
         if (own is not None and mark[2]) or bare:
             return mark[0], mark[1]
     if (later := _OR_LATER.match(segment, pos)) and (mark := _marker(segment, later.end(), options)):
-        if re.match(r"\s+[A-Z0-9]", segment[mark[1] : mark[1] + 2]) or mark[2]:
+        if _WORD_AFTER_MARK.match(segment[mark[1] : mark[1] + 2]) or mark[2]:
             return mark[0], mark[1]
     letters = list(options)
     if own is not None and letter in letters[:-1] and (line := _NEXT_LINE.match(segment, at)):
@@ -393,7 +398,8 @@ _YES_NO = re.compile(
 )
 
 
-_CLOSING_YES_NO = re.compile(r"(?:[,:;\n]|\bso|\btherefore|\bthus|\bhence)[ \t]*(yes|no)[ \t]*[.!]?\s*\Z", re.I)
+_CLOSING_YES_NO = re.compile(r"(?:[,:;\n]|[.!?][ \t]|\bso|\btherefore|\bthus|\bhence)[ \t]*(yes|no)[ \t]*[.!]?\s*\Z", re.I)
+"""A reply's last word when it is yes/no closing a clause or a sentence ("…, yes.", "… stable. No.")."""
 
 
 def _yes_no(segment: str) -> list[str]:
@@ -411,7 +417,7 @@ def yesno(item: Item, text: str) -> str | None:
     Tiers as in `letter`, first that names anything decides: answer slots
     (``<answer>``, ``\\boxed``; must hold yes/no), "final answer" statements,
     answer statements, then the opening word ("No, the effusion…") together
-    with a closing one ("Comparing both films, yes."). Yes/no words
+    with a closing one ("Comparing both films, yes.", "The effusion is stable. No."). Yes/no words
     elsewhere are not read ("there is no change" names nothing), and an
     output naming both ("Yes or No", an echoed "[Yes, No]") is invalid.
     """
