@@ -85,6 +85,7 @@ def spy(monkeypatch):
     """Record every session opened (by what it guards) and fail any backend call made outside `ModelSession.ask`."""
     opened: list[tuple[str, DataUse]] = []
     outside: list[str] = []
+    called: list[str] = []
     original_init, original_ask = ModelSession.__init__, ModelSession.ask
 
     def init(self, backend, **kwargs):
@@ -93,8 +94,7 @@ def spy(monkeypatch):
         generate = backend.generate
 
         async def guarded(request):
-            if not _INSIDE.get():
-                outside.append(backend.uri)
+            (called if _INSIDE.get() else outside).append(backend.uri)
             return await generate(request)
 
         backend.generate = guarded
@@ -108,34 +108,38 @@ def spy(monkeypatch):
 
     monkeypatch.setattr(ModelSession, "__init__", init)
     monkeypatch.setattr(ModelSession, "ask", ask)
-    yield opened, outside
+    yield opened, called
     assert not outside, f"backend calls outside a ModelSession: {outside}"
 
 
 def test_a_run_and_its_side_model_go_through_sessions(tmp_path, spy):
-    opened, _ = spy
+    opened, called = spy
     bench = make_tiny_benchmark(tmp_path)
     run(bench, "baseline:constant-A", tmp_path / "r", protocol="caption-then-reason",
         protocol_options={"captioner": "baseline:constant-A patchy opacity"}, progress=False, no_cache=True)
     assert {uri for uri, _ in opened} == {"baseline:constant-A", "baseline:constant-A patchy opacity"}
+    assert set(called) == {uri for uri, _ in opened}  # both models were asked, each inside its session
     assert all(use == DataUse("tiny", "synthetic", False) for _, use in opened)
 
 
 def test_the_judge_goes_through_a_session(tmp_path, spy):
-    opened, _ = spy
+    opened, called = spy
     bench = make_open_benchmark(tmp_path, n=4)
     out = make_open_run(bench, tmp_path / "r")
     opened.clear()
+    called.clear()
     score_run(out, judge=Judge("scripted-judge:overlap"), judge_options={"no_cache": True, "progress": False})
     assert [uri for uri, _ in opened] == ["scripted-judge:overlap"]
+    assert called == ["scripted-judge:overlap"] * 12  # answer, reference and empty of each of 4 items
 
 
 def test_a_builder_text_step_goes_through_a_session(tmp_path, spy):
-    opened, _ = spy
+    opened, called = spy
     request = Request((Message("user", (TextPart("Word this."),)),))
     texts = complete("baseline:constant-Worded.", [request, request], use=DataUse("temmed", "credentialed"),
                      desc="questions", no_cache=True)
     assert texts == ["Worded.", "Worded."] and opened[0][1].licence == "credentialed"
+    assert called == ["baseline:constant-Worded."] * 2
 
 
 class _Flaky(Backend):

@@ -82,7 +82,7 @@ def _scores_frame(run_dir: Path) -> pd.DataFrame:
 
     from medtemporal.scoring import read_scores
 
-    if not (run_dir / "scores.json").is_file():
+    if not RunFolder(run_dir).has_scores():
         return pd.DataFrame(columns=list(SCORE_COLUMNS))
     scores = read_scores(run_dir)
     return pd.DataFrame([s.model_dump() for s in scores.scores], columns=list(SCORE_COLUMNS))
@@ -128,7 +128,7 @@ async def _run(
     run_options = RunOptions.of(None, options)
     if out is None:
         family = benchmark.manifest.benchmark if isinstance(benchmark, Benchmark) else _family(path)
-        protocol = run_options.protocol or (spec(family).default_protocol if family else "direct")
+        protocol = run_options.resolve(spec(family)).protocol if family else run_options.protocol or "direct"
         out = default_out(path, model, protocol)
     summary = await arun(path, model, out, run_options)
     return EvalResult(Path(out), summary, _scores_frame(Path(out)))

@@ -288,9 +288,6 @@ class RunFolder:
         return self.path / name
 
     # config.json -----------------------------------------------------------------------------------------
-    def has_config(self) -> bool:
-        return (self.path / CONFIG).is_file()
-
     def read_config(self) -> RunConfig | None:
         """The config, or None when the folder has none.
 
@@ -320,14 +317,15 @@ class RunFolder:
         """Write ``config.json`` atomically."""
         self._write_atomic(CONFIG, json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
 
-    def check_resumable(self, new: RunConfig) -> None:
-        """Refuse to add to a folder that holds a run of something else, naming the first setting that differs.
+    def check_resumable(self, new: RunConfig) -> RunConfig | None:
+        """Refuse to add to a folder that holds a run of something else, naming the first setting that differs;
+        return the config of the run it holds (None when there is none to resume).
 
         An empty folder (no predictions yet) may take new settings.
         """
         old = self.read_config()
         if old is None or not self.has_predictions():
-            return
+            return None
         before, after = old.resume_identity(), new.resume_identity()
         for name in before:
             if before[name] != after[name]:
@@ -341,6 +339,7 @@ class RunFolder:
                     f"{self.path} holds a run with another {name} ({was} there, {now} now); run the same command "
                     "as before to resume, or choose a new --out folder."
                 )
+        return old
 
     # lock ------------------------------------------------------------------------------------------------
     def writer(self) -> WriterLock:
@@ -373,7 +372,7 @@ class RunFolder:
 
     # predictions and judgements ----------------------------------------------------------------------------
     def predictions(self) -> AppendLog[Prediction]:
-        """The predictions log (append with `AppendLog.append`; `resume_predictions` first)."""
+        """The predictions log (`AppendLog.resume` it, then `AppendLog.append`)."""
         return AppendLog(self.path / PREDICTIONS, Prediction)
 
     def has_predictions(self) -> bool:

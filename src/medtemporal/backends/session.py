@@ -28,13 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from tqdm.auto import tqdm
 
 from medtemporal.backends.base import Backend, Request, RequestError, Response
 from medtemporal.backends.cache import ResponseCache, default_cache_path, request_key
@@ -42,6 +39,7 @@ from medtemporal.backends.guard import guard_backend
 from medtemporal.backends.images import hash_is_cheap
 from medtemporal.backends.retry import RetryPolicy, call_with_retries
 from medtemporal.errors import BackendError, InvalidInputError
+from medtemporal.progress import progress_bar
 from medtemporal.schema import Licence
 
 __all__ = ["DataUse", "ModelSession", "Reply", "RetryPolicy", "complete", "default_cache_path"]
@@ -221,9 +219,9 @@ class ModelSession:
         progress: bool = True,
     ) -> None:
         """Ask every request at once (bounded by the concurrency) and hand each outcome to
-        ``on_reply(index, reply, error)`` as it arrives, under a progress bar labelled ``desc``."""
-        bar = tqdm(total=len(requests), desc=desc, unit=unit, leave=False,
-                   disable=not (progress and sys.stderr.isatty()))
+        ``on_reply(index, reply, error)`` as it arrives, under a progress bar labelled ``desc``
+        (`medtemporal.progress.progress_bar`: shown where a person watches)."""
+        bar = progress_bar(total=len(requests), desc=desc, unit=unit, leave=False, disable=not progress)
 
         async def one(k: int, request: Request) -> None:
             try:

@@ -88,7 +88,7 @@ def _total(config: RunConfig) -> int | None:
 
 def _headline(folder: Path) -> str:
     """Overall and per-family scores of the first metric, from scores.json."""
-    if not (folder / SCORES).is_file():
+    if not RunFolder(folder).has_scores():
         return "not scored"
     try:
         scores = read_scores(folder)

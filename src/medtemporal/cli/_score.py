@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from medtemporal.runs import SCORES, RunFolder
 from medtemporal.scoring import read_scores, score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.judge import Judge
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
                   judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark)
-        print(f"wrote {path / 'scores.json'}")
+        print(f"wrote {RunFolder(path).file(SCORES)}")
         failed += judge_failures(path)
     print_scores(args.runs)
     return 1 if failed else 0

@@ -214,6 +214,7 @@ class _Runner:
         """Append ``prediction`` durably and count it; stop the run past ``max_errors``."""
         self.log.append(prediction)
         s = self.summary
+        reason = None
         if prediction.error is None:
             s.done += 1
             s.truncated += prediction.finish_reason == "length"
@@ -223,8 +224,7 @@ class _Runner:
             reason, _, message = prediction.error.partition(": ")
             s.errors[reason] = s.errors.get(reason, 0) + 1
             s.error_examples.setdefault(reason, message)
-        progress.advance(prediction.error is not None)
-        reason = prediction.error.partition(": ")[0] if prediction.error is not None else None
+        progress.advance(reason is not None)
         self.streak = self.streak + 1 if reason is not None else 0
         self.refused = self.refused + 1 if reason == REFUSED else 0
         if s.stopped is not None:
@@ -383,6 +383,7 @@ async def arun(
     rule = _limit_rule(folder)
     items = _select(bench, opts, rule)
     solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
+    # the templates are hashed (and so checked) before the model loads
     templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
     # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label
     licence = run_licence(bench.manifest, opts.image_root, (r.path for i in items for r in i.images), folder=bench.path)
@@ -400,7 +401,7 @@ async def arun(
         stack.push_async_callback(session.aclose)
         backend = session.backend
         opts, skipped = opts.for_backend(bench, backend) if solver.asks_model else (opts, None)
-        if skipped:
+        if skipped:  # the backend answers fewer tasks: the limits choose among those
             items = _select(bench, opts, rule)
             templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
         solver.check_backend(backend)
@@ -415,13 +416,9 @@ async def arun(
         backend.fit_answers({i.id: i.answer for i in items})
         backend.fit_items(items)
         stack.enter_context(folder.writer())
-        cfg = build_config(
-            bench, backend, solver.name, templates, opts.generation, opts.allow_remote_data, opts.limit,
-            protocol_options=getattr(solver, "settings", None) or dict(opts.protocol_options), tasks=opts.tasks,
-            repeats=opts.repeats, limit_per_task=opts.limit_per_task, limit_rule=rule,
-        )
-        folder.check_resumable(cfg)
-        old = folder.read_config() if folder.has_predictions() else None
+        cfg = build_config(bench, backend, solver.name, getattr(solver, "settings", None) or opts.protocol_options,
+                           templates, opts, rule)
+        old = folder.check_resumable(cfg)
         if old is not None:
             cfg.started_at = old.started_at or cfg.started_at
             cfg.model.served = list(old.model.served)

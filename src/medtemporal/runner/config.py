@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import medtemporal
-from medtemporal.backends.base import Backend, GenerateConfig
+from medtemporal.backends.base import Backend
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Benchmark
+from medtemporal.runner.options import RunOptions
 from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig
 
 PACKAGES = ("medtemporal", "openai", "torch", "transformers", "vllm", "numpy", "pillow", "pydantic")
@@ -58,33 +59,28 @@ def build_config(
     bench: Benchmark,
     backend: Backend,
     protocol: str,
+    protocol_options: Mapping[str, Any],
     templates: dict[str, str],
-    generation: GenerateConfig,
-    allow_remote_data: bool,
-    limit: int | None = None,
-    *,
-    protocol_options: dict[str, Any] | None = None,
-    tasks: Sequence[str] | None = None,
-    repeats: int = 1,
-    limit_per_task: int | None = None,
-    limit_rule: str | None = None,
+    opts: RunOptions,
+    limit_rule: str,
 ) -> RunConfig:
-    """The config of a run starting now (``finished_at`` None)."""
+    """The config of a run of ``opts`` (resolved) starting now (``finished_at`` None)."""
     m = bench.manifest
+    limited = opts.limit is not None or opts.limit_per_task is not None
     return RunConfig(
         benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
                                manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
         model=ModelRef(uri=backend.uri, identity=backend.identity(), settings=backend.settings()),
         protocol=ProtocolRef(name=protocol, options={k: shown_uri(v) if isinstance(v, str) else v  # no credentials
-                                                     for k, v in sorted((protocol_options or {}).items())},
+                                                     for k, v in sorted(protocol_options.items())},
                              templates=dict(sorted(templates.items()))),
-        generation=asdict(generation),
-        tasks=sorted(tasks) if tasks else None,
-        limit=limit,
-        limit_per_task=limit_per_task,
-        limit_rule=limit_rule if limit is not None or limit_per_task is not None else None,
-        repeats=repeats,
-        allow_remote_data=allow_remote_data,
+        generation=asdict(opts.generation),
+        tasks=sorted(opts.tasks) if opts.tasks else None,
+        limit=opts.limit,
+        limit_per_task=opts.limit_per_task,
+        limit_rule=limit_rule if limited else None,
+        repeats=opts.repeats,
+        allow_remote_data=opts.allow_remote_data,
         medtemporal_version=medtemporal.__version__,
         git_revision=git_revision(),
         started_at=now(),

@@ -121,7 +121,8 @@ class RunOptions:
         if backend.answers_open:
             return self, None
         tasks = list(dict.fromkeys(item.task for item in bench.items))
-        open_tasks = [t for t in tasks if any(i.task == t and i.answer_type == "open" for i in bench.items)]
+        has_open = {item.task for item in bench.items if item.answer_type == "open"}
+        open_tasks = [t for t in tasks if t in has_open]
         if not open_tasks:
             return self, None
         works = "baseline:constant-<text> (one fixed answer), baseline:oracle (the true answers) or a model"

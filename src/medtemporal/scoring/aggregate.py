@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from medtemporal.errors import MetricUnavailableWarning
+from medtemporal.progress import progress_bar
 from medtemporal.schema import Item, Record, Score
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_bootstrap
 from medtemporal.scoring.metrics import UNAVAILABLE, Answer, Metric, metric
@@ -179,7 +179,7 @@ def score_outcomes(
     jobs = [(g, name) for g, (_, covered) in named.items() for name in names
             if any(name in metrics_for_task(t) for t in covered)]
     scores = []
-    for group, name in tqdm(jobs, desc="scoring", unit="score", disable=None, leave=False):
+    for group, name in progress_bar(jobs, desc="scoring", unit="score", leave=False):
         m = resolved[name]
         idx = named[group][0]
         idx = idx[applies[name][idx]]
