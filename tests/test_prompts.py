@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from medtemporal import prompts
-from medtemporal.benchmark import spec
+from medtemporal.contract import spec
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError, UnknownNameError
 from medtemporal.prompts import PromptSet, available, prompt_folder, required_fields

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Request, Response, TextPart
-from medtemporal.benchmark import load, save, spec
+from medtemporal.benchmark import load, save
+from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import Direct

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
 from medtemporal.registry import register

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.ms_cxr_t import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
 from medtemporal.benchmarks.ms_cxr_t.command import BENCHMARK, VERSION, add_arguments, build
 from medtemporal.registry import register
