@@ -65,9 +65,9 @@ DESCRIBER = "micxr-describer:noisy-truth"
 """The demo's stage-wise instrument (`demo_describer`): stage-1 text from recorded truth, random answers; not a model."""
 
 
-STAGEWISE_GUIDELINES = {"TEL": "stagewise_guideline_tel", "ICR": "stagewise_guideline_icr",
-                        "ICR-V": "stagewise_guideline_icr", "*": "stagewise_guideline_gts"}
-"""Task → stage-1 guideline of ``--protocol stagewise`` (appendix E.4; `prompts/stagewise_guideline_*.txt`)."""
+STAGEWISE_GUIDELINES = {"TEL": "mi_cxr_stagewise_guideline_tel", "ICR": "mi_cxr_stagewise_guideline_icr",
+                        "ICR-V": "mi_cxr_stagewise_guideline_icr", "*": "mi_cxr_stagewise_guideline_gts"}
+"""Task → stage-1 guideline of ``--protocol stagewise`` (appendix E.4; `prompts/mi_cxr_stagewise_guideline_*.txt`)."""
 
 
 ERROR_JUDGE = "micxr-scripted-judge:errors"

@@ -69,7 +69,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     "worsening), and temporal sentence similarity",
     add_arguments=add_arguments,
     build=build,
-    prompts={"progression": "mscxrt_progression", "sentence_similarity": "mscxrt_sentence_similarity"},
+    prompts={"progression": "ms_cxr_t_progression", "sentence_similarity": "ms_cxr_t_sentence_similarity"},
     metrics={"progression": PROGRESSION_METRICS, "sentence_similarity": ("accuracy", "mscxrt_macro_accuracy")},
     report=_report,
     demo=demo,
