@@ -304,8 +304,13 @@ def test_import_vlmevalkit_results_scores_with_our_extraction(bench, tmp_path, c
     lines = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
     assert [p["answer"] for p in lines] == ["A", "B", None, "A"]
     assert json.loads((out / "config.json").read_text())["imported_from"]["tool"] == "vlmevalkit"
-    assert main(["import-predictions", str(bench.path), str(tmp_path / "MyVLM_tiny.xlsx"), "--from", "vlmevalkit",
-                 "--out", str(out)]) == 2  # never over an existing run
+    again = ["import-predictions", str(bench.path), str(tmp_path / "MyVLM_tiny.xlsx"), "--from", "vlmevalkit",
+             "--out", str(out)]
+    assert main(again) == 0  # the same import again (as after a kill) gives the same folder
+    assert [json.loads(x)["answer"] for x in (out / "predictions.jsonl").read_text().splitlines()] == ["A", "B", None, "A"]
+    results.to_csv(tmp_path / "other.tsv", sep="\t", index=False)
+    assert main([*again[:2], str(tmp_path / "other.tsv"), *again[3:]]) == 2  # never over another run
+    assert "already holds another run" in capsys.readouterr().err
 
 
 def test_xlsx_without_openpyxl_names_the_package_to_install(bench, tmp_path, monkeypatch):

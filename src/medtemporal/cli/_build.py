@@ -15,8 +15,9 @@ from functools import partial
 from pathlib import Path
 
 from medtemporal import registry
-from medtemporal.benchmark import MANIFEST, BenchmarkSpec, save
+from medtemporal.benchmark import MANIFEST, BenchmarkSpec, Manifest, save
 from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Item
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -36,6 +37,19 @@ def add(sub: argparse._SubParsersAction) -> None:
         bp.set_defaults(func=partial(run, spec))
 
 
+def _unique(items: list[Item], manifest: Manifest) -> tuple[list[Item], Manifest]:
+    """The items with each id once (an item's id hashes all of its content, so a repeat is the same question
+    twice, which scores would count twice), the repeats counted in ``exclusions.repeated_item`` and said."""
+    kept = list({item.id: item for item in items}.values())  # in the order of first appearance
+    if len(kept) == len(items):
+        return items, manifest
+    repeated = len(items) - len(kept)
+    print(f"medtemporal: note: {repeated} item(s) repeated an earlier one exactly and were left out "
+          "(recorded as exclusions.repeated_item).", file=sys.stderr)
+    exclusions = {**manifest.exclusions, "repeated_item": manifest.exclusions.get("repeated_item", 0) + repeated}
+    return kept, manifest.model_copy(update={"exclusions": dict(sorted(exclusions.items()))})
+
+
 def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     """Build ``spec`` from ``args`` and save it; refuse to replace a benchmark unless asked."""
     out: Path = args.out
@@ -44,6 +58,7 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     if (out / MANIFEST).exists() and not args.overwrite:
         raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another --out.")
     items, manifest = spec.build(args)
+    items, manifest = _unique(items, manifest)
     if not items:
         raise InvalidInputError(
             f"No {spec.name} items could be built from this input (see the exclusion counts: "

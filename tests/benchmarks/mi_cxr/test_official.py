@@ -30,7 +30,7 @@ def fake_root(tmp_path: Path, items) -> Path:
 
 @needs_head
 def test_head_file_round_trips_byte_for_byte(tmp_path):
-    items = read_official(HEAD)
+    items, _ = read_official(HEAD)
     assert [i.subtype for i in items] == [json.loads(line)["qtype"] for line in HEAD.read_text().splitlines()]
     gts = items[0]
     assert gts.task == "GTS" and gts.answer == "E" and list(gts.options) == list("ABCDE")
@@ -44,7 +44,7 @@ def test_head_file_round_trips_byte_for_byte(tmp_path):
 
 @needs_head
 def test_head_file_imports_as_a_benchmark_and_exports_back(tmp_path, capsys):
-    root = fake_root(tmp_path, read_official(HEAD))
+    root = fake_root(tmp_path, read_official(HEAD)[0])
     bench_dir = tmp_path / "bench"
     assert main(["build", "mi-cxr", "--official", str(HEAD), "--mimic-cxr-jpg", str(root), "--out", str(bench_dir)]) == 0
     bench = load(bench_dir)
@@ -59,7 +59,7 @@ def test_built_items_round_trip_through_the_format(timelines, tmp_path):
     items, _ = build_items(timelines[:60], MiCxrConfig(max_items=120, icr_variant=True))
     path = tmp_path / "micxr.jsonl"
     write_official(items, path)
-    again = read_official(path)
+    again, _ = read_official(path)
     assert [(i.task, i.subtype, i.question, i.options, i.answer) for i in again] == [
         (i.task, i.subtype, i.question, i.options, i.answer) for i in items
     ]

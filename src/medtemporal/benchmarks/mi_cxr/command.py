@@ -23,6 +23,7 @@ restrictive of its inputs.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,10 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
     """
     if image_root is None:
         raise InvalidInputError("--official needs --mimic-cxr-jpg, the root the question file's image paths are under.")
-    items = read_official(path)
+    items, repeated = read_official(path)
+    if repeated:
+        print(f"medtemporal: note: {path} repeats {repeated} line(s) verbatim; each question is kept once "
+              "(recorded as exclusions.repeated_line).", file=sys.stderr)
     root = Path(image_root).resolve()
     missing = check_image_root(root, items) if verify_images else 0
     manifest = Manifest(
@@ -160,7 +164,7 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
         image_root=str(root),
         config={"official": Path(path).name},
         sources={Path(path).name: sha256_file(Path(path))},
-        exclusions={"image_missing": missing} if missing else {},
+        exclusions={k: v for k, v in (("image_missing", missing), ("repeated_line", repeated)) if v},
     )
     return items, manifest
 
