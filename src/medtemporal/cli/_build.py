@@ -37,6 +37,21 @@ def add(sub: argparse._SubParsersAction) -> None:
         bp.set_defaults(func=partial(run, spec))
 
 
+def _check_out(out: Path, overwrite: bool) -> None:
+    """Refuse an ``--out`` that holds files but no benchmark medtemporal built (nothing of the user's is replaced),
+    and one that holds a benchmark, unless ``overwrite``."""
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    try:
+        Manifest.model_validate_json((out / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        raise InvalidInputError(f"{out} holds files but no benchmark built by medtemporal (no readable {MANIFEST}), so "
+                                "a build would replace files of yours there; choose a new or empty --out.") from None
+    if not overwrite:
+        raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another "
+                                "--out.")
+
+
 def _unique(items: list[Item], manifest: Manifest) -> tuple[list[Item], Manifest]:
     """The items with each id once (an item's id hashes all of its content, so a repeat is the same question
     twice, which scores would count twice), the repeats counted in ``exclusions.repeated_item`` and said."""
@@ -55,8 +70,7 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     out: Path = args.out
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the benchmark.")
-    if (out / MANIFEST).exists() and not args.overwrite:
-        raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another --out.")
+    _check_out(out, args.overwrite)
     items, manifest = spec.build(args)
     items, manifest = _unique(items, manifest)
     if not items:

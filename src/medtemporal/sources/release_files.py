@@ -24,7 +24,7 @@ different records.
 >>> read_table(path, what="the released q.csv")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-medtemporal.errors.InvalidInputError: ...q.csv ends in the middle of line 3 (no line break after it), so it is cut short; pass the released q.csv whole.
+medtemporal.errors.InvalidInputError: ...q.csv ends in the middle of line 3 (no line break after it), so it is cut short; download the released q.csv again.
 """
 
 from __future__ import annotations
@@ -168,8 +168,8 @@ def read_text(path: str | Path, *, what: str) -> str:
         try:
             raw = gzip.decompress(raw)
         except EOFError:
-            raise InvalidInputError(f"{path} ends before its gzip stream does, so it is cut short; pass {what} "
-                                    "whole.") from None
+            raise InvalidInputError(f"{path} ends before its gzip stream does, so it is cut short; download {what} "
+                                    "again.") from None
         except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
             raise InvalidInputError(f"{path} is not a readable gzip file ({exc}); pass {what}.") from None
     try:
@@ -189,7 +189,7 @@ def read_json(path: str | Path, *, what: str) -> Any:
     >>> read_json(path, what="the released test.json")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    medtemporal.errors.InvalidInputError: ...test.json ends in the middle of a record (line 2), so it is cut short; pass the released test.json whole.
+    medtemporal.errors.InvalidInputError: ...test.json ends in the middle of a record (line 2), so it is cut short; download the released test.json again.
     """
     path = Path(path)
     text = read_text(path, what=what)
@@ -199,9 +199,9 @@ def read_json(path: str | Path, *, what: str) -> Any:
         if _at_end(exc, text):
             line = text.rstrip().count("\n") + 1
             raise InvalidInputError(f"{path} ends in the middle of a record (line {line}), so it is cut short; "
-                                    f"pass {what} whole.") from None
-        raise InvalidInputError(f"{path}, line {exc.lineno}, column {exc.colno} is not JSON ({exc.msg}); fix it, or pass "
-                                f"{what}.") from None
+                                    f"download {what} again.") from None
+        raise InvalidInputError(f"{path}, line {exc.lineno}, column {exc.colno} is not JSON ({exc.msg}); fix it, or "
+                                f"pass {what}.") from None
 
 
 def read_jsonl(path: str | Path, *, what: str) -> Iterator[tuple[int, Any]]:
@@ -220,8 +220,8 @@ def read_jsonl(path: str | Path, *, what: str) -> Iterator[tuple[int, Any]]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             if number == len(lines) and not text.endswith("\n") and _at_end(exc, line):
-                raise InvalidInputError(f"{path} ends in the middle of line {number}, so it is cut short; pass "
-                                        f"{what} whole.") from None
+                raise InvalidInputError(f"{path} ends in the middle of line {number}, so it is cut short; download "
+                                        f"{what} again.") from None
             raise InvalidInputError(f"{path}, line {number} is not a JSON record ({exc.msg}, column {exc.colno}); "
                                     f"fix that line, or pass {what}.") from None
         yield number, value
@@ -275,7 +275,7 @@ def _check_end(path: Path, text: str, sep: str, what: str) -> None:
     if not text.endswith(("\n", "\r")):
         lines = text.count("\n") + 1
         raise InvalidInputError(f"{path} ends in the middle of line {lines} (no line break after it), so it is cut "
-                                f"short; pass {what} whole.")
+                                f"short; download {what} again.")
     body = text.rstrip("\r\n")
     last_line = start = body.rfind("\n")
     while start >= 0 and body.count('"', start + 1) % 2:
@@ -289,7 +289,7 @@ def _check_end(path: Path, text: str, sep: str, what: str) -> None:
     if len(fields) < len(header):
         line = body.count("\n", 0, start) + 2
         raise InvalidInputError(f"{path} ends in the middle of a record: its last one (line {line}) has {len(fields)} "
-                                f"of the header's {len(header)} fields, so it is cut short; pass {what} whole.")
+                                f"of the header's {len(header)} fields, so it is cut short; download {what} again.")
 
 
 def _parser_problem(message: str, text: str, sep: str, what: str) -> str:
@@ -298,11 +298,12 @@ def _parser_problem(message: str, text: str, sep: str, what: str) -> str:
 
     fields = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", message)
     if fields:
-        return f"line {fields[2]} has {fields[3]} fields where the header has {fields[1]}; fix that line, or pass {what}"
+        return (f"line {fields[2]} has {fields[3]} fields where the header has {fields[1]}; fix that line, or pass "
+                f"{what}")
     if "EOF inside string" in message:
         lines = _row_lines(text, sep)
         return (f"ends inside a quoted field of the record on line {lines[-1] if lines else 1}, so it is cut short; "
-                f"pass {what} whole")
+                f"download {what} again")
     return f"cannot be read as a table ({message.strip().splitlines()[-1][:200]}); pass {what}"
 
 
