@@ -79,7 +79,7 @@ def _tree(root: Path) -> list[tuple[str, int, int]]:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, f"{rel}{entry.name}/"))
                 elif rel or entry.name != MANIFEST:
-                    st = entry.stat()
+                    st = entry.stat(follow_symlinks=False)  # a link (even a looping or dangling one) is listed as itself
                     out.append((rel + entry.name, st.st_size, max(st.st_mtime_ns, st.st_ctime_ns)))
     out.sort()
     return out

@@ -95,6 +95,24 @@ def _running(pid: int) -> bool:
     return True
 
 
+def path_error(exc: BaseException) -> InvalidInputError | None:
+    """One sentence for a file operation that met the wrong kind of thing at a path (a folder where a file belongs,
+    a file where a folder belongs, a symbolic link that loops), naming the path; None for any other error."""
+    where = getattr(exc, "filename", None)
+    code = getattr(exc, "errno", None)
+    if where is None:
+        return None
+    if code == errno.EISDIR:
+        return InvalidInputError(f"{where} is a folder where medtemporal expects a file; move the folder away, then "
+                                 "run the same command again.")
+    if code == errno.ENOTDIR:
+        return InvalidInputError(f"A part of {where} is a file where medtemporal expects a folder; move that file "
+                                 "away or choose another path.")
+    if code == errno.ELOOP:
+        return InvalidInputError(f"{where} is a symbolic link that leads back to itself; remove or fix the link.")
+    return None
+
+
 @contextlib.contextmanager
 def replacing(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write (`temporary`); renamed over ``path`` when the block ends without
@@ -104,6 +122,9 @@ def replacing(path: str | Path) -> Iterator[Path]:
     becomes `disk_error`'s sentence.
     """
     path = Path(path)
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a folder where medtemporal writes its file {path.name}; move the folder "
+                                "away, then run the same command again.")
     tmp = temporary(path)
     try:
         yield tmp

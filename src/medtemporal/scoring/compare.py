@@ -30,7 +30,7 @@ from scipy import stats as scipy_stats
 from medtemporal.runs import RunConfig
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
-from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap, cluster_sums
 from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
 from medtemporal.scoring.runs import RunOutcomes, load_outcomes
 
@@ -220,6 +220,7 @@ def compare_runs(
     Raises:
         InvalidInputError: a folder is not a run, or the runs share no answered item.
     """
+    check_bootstrap(resamples, confidence, seed)
     ra, rb = load_outcomes(run_a), load_outcomes(run_b)
     ans_a, ans_b = _answered(ra), _answered(rb)
     common = [i for i in ans_a if i in ans_b]

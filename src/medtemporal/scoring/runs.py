@@ -9,7 +9,6 @@ settings, so a report needs nothing else.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -27,7 +26,7 @@ from medtemporal.registry import lookup
 from medtemporal.runs import SCORES, RunConfig, RunFolder
 from medtemporal.schema import Item, Prediction, Record, Score, describe_validation_error
 from medtemporal.scoring.aggregate import Outcome, TaskLayout, layout, score_outcomes
-from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap
 from medtemporal.scoring.extraction import extract, rule_id, rule_name
 from medtemporal.scoring.metrics import metric
 from medtemporal.scoring.repeats import repeat_summary
@@ -99,10 +98,7 @@ def score_run(
     Raises:
         InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark.
     """
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise InvalidInputError(f"The bootstrap resamples (--resamples) must be a whole number of 1 or more, not {resamples}.")
-    if not (math.isfinite(confidence) and 0 < confidence < 1):
-        raise InvalidInputError(f"The interval level (--confidence) must be between 0 and 1, e.g. 0.95, not {confidence}.")
+    check_bootstrap(resamples, confidence, seed)
     folder = RunFolder(run_dir)
     folder.config()  # one sentence when the folder is not a run, before any lock file is made
     with folder.writer():
