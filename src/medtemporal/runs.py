@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from medtemporal.backends.uri import hide_credentials
 from medtemporal.benchmark import FIRST, Benchmark, load
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item, Prediction, Record, describe_validation_error, dumps, iter_jsonl
@@ -76,6 +77,12 @@ class ModelRef(_Part):
     served: list[str] = Field(default_factory=list)
     """Model names the server reported."""
 
+    @field_validator("identity", "settings", mode="after")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Options named like credentials, at any depth (``extra_body={"api_key": ...}``), are never kept."""
+        return hide_credentials(value)
+
 
 class ProtocolRef(_Part):
     """How items became model calls."""
@@ -84,6 +91,11 @@ class ProtocolRef(_Part):
     options: dict[str, Any] = Field(default_factory=dict)
     templates: dict[str, str] = Field(default_factory=dict)
     """Prompt template name → sha256 of the text used."""
+
+    @field_validator("options", mode="after")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return hide_credentials(value)
 
 
 class RunConfig(_Part):

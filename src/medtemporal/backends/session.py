@@ -38,6 +38,7 @@ from medtemporal.backends.cache import ResponseCache, default_cache_path, reques
 from medtemporal.backends.guard import guard_backend
 from medtemporal.backends.images import hash_is_cheap
 from medtemporal.backends.retry import RetryPolicy, call_with_retries
+from medtemporal.backends.uri import hide_credentials
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.progress import progress_bar
 from medtemporal.schema import Licence
@@ -153,8 +154,9 @@ class ModelSession:
         return self.backend.uri
 
     def identity(self) -> dict[str, Any]:
-        """The backend's identity (what keys the cache)."""
-        return self._identity
+        """The backend's identity (what keys the cache) as records may keep it: values of options named like
+        credentials hidden (`medtemporal.backends.uri.hide_credentials`)."""
+        return hide_credentials(self._identity)
 
     async def key(self, request: Request, sample: int = 0) -> str:
         """The cache key of ``request`` (`medtemporal.backends.cache.request_key` with this backend's identity).
