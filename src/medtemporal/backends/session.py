@@ -45,6 +45,10 @@ from medtemporal.schema import Licence
 
 __all__ = ["DataUse", "ModelSession", "Reply", "RetryPolicy", "complete", "default_cache_path"]
 
+REPLY_MAX_CHARS = 1_000_000
+"""Longest reply kept (about 250,000 tokens, more than any model's output limit): a longer one fails its item
+(``reply_too_long``) and is neither cached nor stored, so a runaway server cannot fill the disk."""
+
 
 @dataclass(frozen=True)
 class DataUse:
@@ -202,6 +206,10 @@ class ModelSession:
 
         timeout = self.retry.timeout_s if self.backend.endpoint is not None else None
         response = await call_with_retries(attempt, self.retry, timeout_s=timeout, rng=self._rng, slot=self._slot)
+        if len(response.text) > REPLY_MAX_CHARS:
+            raise RequestError(
+                f"{self.backend.uri} replied with {len(response.text):,} characters, more than the {REPLY_MAX_CHARS:,} "
+                "medtemporal keeps; set --max-tokens (or the server's output limit) lower.", reason="reply_too_long")
         if cache is not None:
             cache.put(key, response)
         self._seen(response)
