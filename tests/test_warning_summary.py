@@ -34,3 +34,15 @@ def test_other_warnings_pass_through_and_ours_are_counted_every_time():
             warnings.warn("something else", DeprecationWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["something else"]
     assert summary.text() == "medtemporal: 3 warnings\n  3 × no items (accuracy over x)"
+
+
+def test_another_package_s_warning_is_shown_without_its_source_line(capsys, monkeypatch):
+    """Issue 32 §6: a scipy warning printed the library's source line into ``score``'s output."""
+    monkeypatch.setattr(warnings, "showwarning", warnings._showwarning_orig)  # as outside pytest
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        with collect_warnings():
+            warnings.warn("the bootstrap distribution is degenerate", RuntimeWarning, stacklevel=1)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].endswith("RuntimeWarning: the bootstrap distribution is degenerate"), err
