@@ -73,3 +73,16 @@ def test_a_killed_import_is_finished_by_the_same_command(bench, tmp_path, monkey
     monkeypatch.undo()
     assert main(argv) == 0
     assert read_scores(out).score("overall", "accuracy").value == 1.0
+
+
+def test_a_run_folder_answering_an_item_twice_differently_is_reported_when_scored(bench, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["run", str(bench.path), "--model", "baseline:constant-A", "--out", str(run), "--no-progress"]) == 0
+    lines = (run / PREDICTIONS).read_text().splitlines()
+    first = json.loads(lines[0])
+    again = {**first, "raw_output": "B", "answer": "B"}  # a hand-edited or merged file
+    (run / PREDICTIONS).write_text("\n".join([*lines, json.dumps(again)]) + "\n")
+    capsys.readouterr()
+    assert main(["score", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert "answers 1 item(s) twice with different outputs; the last answer of each is scored" in err, err

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from medtemporal.backends.uri import hide_credentials
 from medtemporal.benchmark import FIRST, Benchmark, load
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import ConflictingPredictionsWarning, InvalidInputError
 from medtemporal.schema import Item, Prediction, Record, describe_validation_error, dumps, iter_jsonl
 from medtemporal.writes import disk_error, replacing, write_atomic
 
@@ -401,9 +402,20 @@ class RunFolder:
             raise InvalidInputError(f"{self.path} has no {PREDICTIONS}; run `medtemporal run` into it first.")
         latest: dict[tuple[str, int], Prediction] = {}
         lines = 0
+        differing: list[str] = []
         for prediction in self.predictions().records():
-            latest[(prediction.item_id, prediction.repeat)] = prediction
+            key = (prediction.item_id, prediction.repeat)
+            old = latest.get(key)
+            if old is not None and old.error is None and prediction.error is None and \
+                    old.raw_output != prediction.raw_output:
+                differing.append(prediction.item_id)
+            latest[key] = prediction
             lines += 1
+        if differing:
+            problem = (f"{self.path / PREDICTIONS} answers {len(differing)} item(s) twice with different outputs; the "
+                       "last answer of each is scored")
+            warnings.warn(ConflictingPredictionsWarning(f"{problem} (first: {differing[0]}).", differing[0], problem),
+                          stacklevel=2)
         return latest, lines
 
     def log(self, name: str, record: type[R]) -> AppendLog[R]:
