@@ -44,7 +44,7 @@ def test_a_symbolic_link_loop_under_the_mimic_root_is_data_of_unknown_provenance
 @pytest.mark.parametrize(("argv", "needles"), [
     (["phantoms", "ct-rate", "--patients", "1", "--shape", "100000,100000,100000"], ("--shape", "PiB of memory")),
     (["phantoms", "ct-rate", "--patients", "1", "--shape", "8000,8000,4000"], ("--shape", "TiB of memory")),
-    (["phantoms", "chexpert-plus", "--patients", "2", "--image-size", "1000000"], ("--image-size", "64 to 4096")),
+    (["phantoms", "chexpert-plus", "--patients", "2", "--image-size", "1000000"], ("--image-size", "16 to 4096")),
     (["phantoms", "skillqa", "--instances", "1", "--image-size", "100000"], ("--image-size", "48 to 4096")),
     (["phantoms", "cxr", "--patients", "100000000000"], ("--patients", "1 to 1000000")),
     (["phantoms", "cxr", "--patients", "2", "--seed", "-1"], ("--seed", "0 to 4294967295, not -1")),

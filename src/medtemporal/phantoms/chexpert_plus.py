@@ -134,7 +134,7 @@ def write_chexpert_plus(
     """
     root = Path(out)
     check_range(patients, "--patients", 1, PATIENTS_MAX)
-    check_range(image_size, "--image-size", 64, IMAGE_MAX)
+    check_range(image_size, "--image-size", 16, IMAGE_MAX)
     check_seed(seed)
     if not 1 <= visits[0] <= visits[1]:
         raise InvalidInputError(f"visits {visits} must be (fewest, most) with 1 <= fewest <= most.")
