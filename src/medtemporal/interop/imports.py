@@ -32,8 +32,8 @@ from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.interop.parquet import answer_text
 from medtemporal.interop.vlmevalkit import LAYOUTS
-from medtemporal.runs import CONFIG, PREDICTIONS, BenchmarkRef, ModelRef, ProtocolRef, RunConfig, RunFolder
-from medtemporal.schema import Item, Prediction, content_hash, write_jsonl
+from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig, RunFolder
+from medtemporal.schema import Item, Prediction, content_hash
 from medtemporal.sources.release_files import read_jsonl, read_table, read_text
 
 TOOLS = ("vlmevalkit", "lmms-eval")
@@ -244,7 +244,7 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
     )
     with folder.writer():  # the config first: a killed import is known by it, and finished by the same command
         folder.write_config(config)
-        write_jsonl(folder.file(PREDICTIONS), [latest[item.id] for item in bench.items if item.id in latest])
+        folder.write_predictions(latest[item.id] for item in bench.items if item.id in latest)
     score_run(out)
     return ImportSummary(out, len(latest), unknown, duplicates, conflicting)
 
@@ -252,9 +252,9 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
 def _check_out(folder: RunFolder, bench: Benchmark, tool: str, files: list[dict[str, str]]) -> None:
     """Refuse an ``--out`` that holds another run; the same import (benchmark, tool and files), killed or done,
     is done again."""
-    if not (folder.path / PREDICTIONS).exists() and not (folder.path / CONFIG).exists():
-        return
     old = folder.read_config()
+    if old is None and not folder.has_predictions():
+        return
     same = (old is not None and (old.model_extra or {}).get("imported_from") == {"tool": tool, "files": files}
             and old.benchmark.items_sha256 == bench.manifest.items_sha256)
     if not same:
