@@ -199,7 +199,7 @@ def test_without_an_image_root_each_image_must_resolve_into_a_verified_phantom(p
     there may lead anywhere, so what the images resolve to decides, whatever the manifest says."""
     paths = sorted(str(p.relative_to(phantom / "mimic-cxr-jpg")) for p in (phantom / "mimic-cxr-jpg").rglob("*.jpg"))
     copy = _copy(phantom, tmp_path)
-    (copy / MANIFEST).unlink()  # the same bytes, unverifiable: real images as far as anyone can tell
+    (copy / PHANTOM_MANIFEST).unlink()  # the same bytes, unverifiable: real images as far as anyone can tell
     for licence in ("synthetic", "open"):
         bench = tmp_path / f"bench-{licence}"
         bench.mkdir()

@@ -56,7 +56,7 @@ def test_build_never_replaces_files_in_a_folder_it_did_not_build(tmp_path, capsy
     (folder / "items.jsonl").write_text('{"mine": true}\n')
     for extra in ([], ["--overwrite"]):
         assert main(["build", "tiny", "--out", str(folder), *extra]) == 2
-        _one_error(capsys, str(folder), "no readable manifest.json")
+        _one_error(capsys, str(folder), "no readable manifest")
         assert (folder / "items.jsonl").read_text() == '{"mine": true}\n'
 
 

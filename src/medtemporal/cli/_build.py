@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from medtemporal import registry
-from medtemporal.benchmark import MANIFEST, Manifest, save
+from medtemporal.benchmark import Manifest, read_manifest, save
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item
@@ -44,10 +44,10 @@ def _check_out(out: Path, overwrite: bool) -> None:
     if not out.is_dir() or not any(out.iterdir()):
         return
     try:
-        Manifest.model_validate_json((out / MANIFEST).read_bytes())
-    except (OSError, ValueError):
-        raise InvalidInputError(f"{out} holds files but no benchmark built by medtemporal (no readable {MANIFEST}), so "
-                                "a build would replace files of yours there; choose a new or empty --out.") from None
+        read_manifest(out)
+    except InvalidInputError:
+        raise InvalidInputError(f"{out} holds files but no benchmark built by medtemporal (no readable manifest), so a "
+                                "build would replace files of yours there; choose a new or empty --out.") from None
     if not overwrite:
         raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another "
                                 "--out.")
