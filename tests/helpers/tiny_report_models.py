@@ -1,0 +1,72 @@
+"""Tiny stand-ins for the report metrics' published models, built from configs (nothing downloaded).
+
+Each writes, under a folder, files laid out as the published ones (a CheXbert ``.pth`` with ``module.``-prefixed
+keys, a ``transformers`` model folder) with a small random model of a fixed seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WORDS = ("the heart is normal size no pleural effusion pneumothorax stable new small left right lung lungs are "
+         "clear moderate cardiomegaly edema improved worse unchanged opacity consolidation tube . , mild there "
+         "atelectasis lobe lower upper of and with in a").split()
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(WORDS)]
+
+
+def tiny_bert_folder(folder: Path, *, hidden: int = 32, seed: int = 0, with_weights: bool = False) -> Path:
+    """A BERT ``config.json`` and ``vocab.txt`` (and random weights when asked) of a 2-layer model."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=512)
+    config.save_pretrained(folder)
+    if with_weights:
+        torch.manual_seed(seed)
+        BertModel(config).save_pretrained(folder)
+        BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
+    return folder
+
+
+def tiny_chexbert(folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    """``(checkpoint, backbone folder)``: a CheXbert-shaped ``.pth`` (13 four-way heads and one two-way head on a
+    tiny BERT), saved as the published one is (``{"model_state_dict": {"module.bert…", "module.linear_heads…"}}``)."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    backbone = tiny_bert_folder(folder / "backbone")
+    torch.manual_seed(seed)
+    bert = BertModel(BertConfig.from_json_file(str(backbone / "config.json")))
+    heads = torch.nn.ModuleList([torch.nn.Linear(32, 4) for _ in range(13)] + [torch.nn.Linear(32, 2)])
+    _spread(heads, _cls_states(bert, backbone))
+    state = {f"module.bert.{k}": v for k, v in bert.state_dict().items()}
+    state |= {f"module.linear_heads.{k}": v for k, v in heads.state_dict().items()}
+    checkpoint = folder / "chexbert.pth"
+    torch.save({"model_state_dict": state, "epoch": 1}, checkpoint)
+    return checkpoint, backbone
+
+
+def _cls_states(bert, backbone: Path):  # noqa: ANN001, ANN202  (a BertModel; a tensor)
+    """The [CLS] states of one-word reports: how the stand-in's [CLS] varies between inputs."""
+    import torch
+    from transformers import BertTokenizer
+
+    tok = BertTokenizer(str(backbone / "vocab.txt"))
+    with torch.no_grad():
+        enc = tok(WORDS, padding=True, return_tensors="pt")
+        return bert.eval()(**enc).last_hidden_state[:, 0]
+
+
+def _spread(heads, states) -> None:  # noqa: ANN001
+    """Aim each head at the directions in which [CLS] states differ (a random model's states barely do), so
+    that the stand-in gives different labels to different reports."""
+    import torch
+
+    centre, scale = states.mean(0), states.std(0) + 1e-6
+    with torch.no_grad():
+        for head in heads:
+            head.weight.copy_(torch.randn_like(head.weight) / scale)
+            head.bias.copy_(-(head.weight @ centre))
