@@ -4,7 +4,7 @@ Each `Weights` names a Hugging Face repo (and a file in it, for checkpoints
 published as one ``.pth``/``.tar.gz`` among others), its download size, and the
 environment variable that points at a local copy instead (a file or a folder,
 used as it is: the tests point these at tiny models built from a config). A
-name is resolved the way `medtemporal.hub` resolves encoders: from the hub
+name is resolved the way `medtemporal.hf_models` resolves encoders: from the hub
 cache, else downloaded there (never with ``HF_HUB_OFFLINE=1``), else one
 sentence (`UnavailableError`) that scoring reports as the metric's reason.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medtemporal.errors import UnavailableError
-from medtemporal.hub import model_file, model_folder
+from medtemporal.hf_models import model_file, model_folder
 
 
 @dataclass(frozen=True)
