@@ -70,3 +70,52 @@ def _spread(heads, states) -> None:  # noqa: ANN001
         for head in heads:
             head.weight.copy_(torch.randn_like(head.weight) / scale)
             head.bias.copy_(-(head.weight @ centre))
+
+
+RADGRAPH_LABELS = ("ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U")
+RADGRAPH_RELATIONS = ("modify", "located_at", "suggestive_of")
+
+
+def tiny_radgraph(folder: Path, model_type: str = "radgraph-xl", seed: int = 0) -> Path:
+    """A RadGraph model folder laid out as the unpacked ``radgraph-xl.tar.gz`` (``config.json``, ``vocabulary/``,
+    ``weights.th``): a DyGIE model on a tiny BERT, its NER and relation layers random with a fixed seed."""
+    import json
+
+    import torch
+
+    from medtemporal.scoring.clinical.radgraph import vendored_radgraph
+
+    core = vendored_radgraph()
+    bert = str(tiny_bert_folder(folder / "bert", with_weights=True))
+    model_dir = folder / model_type
+    vocab_dir = model_dir / "vocabulary"
+    vocab_dir.mkdir(parents=True)
+    (vocab_dir / "non_padded_namespaces.txt").write_text("*tags\n*labels\n", encoding="utf-8")
+    (vocab_dir / f"{model_type}__ner_labels.txt").write_text("\n" + "\n".join(RADGRAPH_LABELS) + "\n", encoding="utf-8")
+    (vocab_dir / f"{model_type}__relation_labels.txt").write_text("\n".join(RADGRAPH_RELATIONS) + "\n",
+                                                                 encoding="utf-8")
+    indexer = {"type": "pretrained_transformer_mismatched", "model_name": bert, "max_length": 512}
+    config = {
+        "dataset_reader": {"type": "dygie", "token_indexers": {"bert": indexer}, "max_span_width": 4},
+        "model": {
+            "type": "dygie", "embedder": {"token_embedders": {"bert": indexer}},
+            "feature_size": 8, "max_span_width": 4, "target_task": "relation",
+            "feedforward_params": {"num_layers": 1, "hidden_dims": 16, "dropout": 0.0},
+            "loss_weights": {"ner": 1.0, "relation": 1.0, "coref": 0.0, "events": 0.0},
+            "initializer": {}, "module_initializer": {},
+            "modules": {"coref": {"spans_per_word": 0.3, "max_antecedents": 10}, "ner": {},
+                        "relation": {"spans_per_word": 0.5},
+                        "events": {"trigger_spans_per_word": 0.3, "argument_spans_per_word": 0.8,
+                                   "loss_weights": {"trigger": 1.0, "arguments": 1.0}}},
+        },
+    }
+    (model_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    torch.manual_seed(seed)
+    vocab = core.Vocabulary.from_files(str(vocab_dir))
+    embedder = core.text_field_embedders.BasicTextFieldEmbedder(
+        {"bert": core.token_embedders.PretrainedTransformerMismatchedEmbedder(model_name=bert, max_length=512)})
+    params = {k: v for k, v in config["model"].items() if k not in ("type", "embedder", "initializer",
+                                                                     "module_initializer")}
+    model = core.dygie.DyGIE(vocab=vocab, embedder=embedder, **params)
+    torch.save(model.state_dict(), model_dir / "weights.th")
+    return model_dir

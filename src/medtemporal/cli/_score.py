@@ -21,8 +21,17 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--allow-rebuilt-benchmark", action="store_true",
                    help="score against a benchmark rebuilt since the run (its new items; recorded in scores.json)")
+    p.add_argument("--metrics", type=_names, default=(), metavar="NAME[,NAME...]",
+                   help="also score these model-based report metrics where the benchmark lists them (weights are "
+                        "fetched into the Hugging Face cache on first use; `medtemporal list metric` says what each "
+                        "needs), e.g. chexbert_f1_14_micro,radgraph_f1_partial, or 'all'")
     add_judge_arguments(p)
     p.set_defaults(func=run)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of metric names."""
+    return tuple(n.strip() for n in text.split(",") if n.strip())
 
 
 def add_judge_arguments(p: argparse.ArgumentParser) -> None:
@@ -62,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
-                  judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark)
+                  judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark, metrics=args.metrics)
         print(f"wrote {RunFolder(path).file(SCORES)}")
         failed += judge_failures(path)
     print_scores(args.runs)

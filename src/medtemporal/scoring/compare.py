@@ -213,14 +213,24 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 def compare_runs(
     run_a: str | Path, run_b: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
-    seed: int = 0,
+    seed: int = 0, metrics: Sequence[str] = (),
 ) -> Comparison:
     """Compare run A with run B on their common answered items (see the module doc).
 
+    Args:
+        run_a: Run folder A.
+        run_b: Run folder B (the reference).
+        resamples: Bootstrap replicates.
+        confidence: Interval level.
+        seed: Bootstrap seed.
+        metrics: Compare on these metrics only (any the benchmark lists, model-based report metrics included:
+            they are computed for both runs); default: the metrics ``medtemporal score`` computes.
+
     Raises:
-        InvalidInputError: a folder is not a run, or the runs share no answered item.
+        InvalidInputError: a folder is not a run, the runs share no answered item, or a named metric is not
+            listed for their benchmark.
     """
-    ra, rb = load_outcomes(run_a), load_outcomes(run_b)
+    ra, rb = load_outcomes(run_a, requested=metrics), load_outcomes(run_b, requested=metrics)
     ans_a, ans_b = _answered(ra), _answered(rb)
     common = [i for i in ans_a if i in ans_b]
     result = Comparison(str(run_a), str(run_b), len(common), len(ans_a.keys() - ans_b.keys()),
@@ -246,7 +256,7 @@ def compare_runs(
     for group in ["overall", *(f"task:{t}" for t in tasks)]:
         idx = np.array([k for k, i in enumerate(items) if group == "overall" or group == f"task:{i.task}"])
         names = dict.fromkeys(m for t in tasks if group in ("overall", f"task:{t}")
-                              for m in ra.metrics_for(t) if m in rb.metrics_for(t))
+                              for m in ra.metrics_for(t) if m in rb.metrics_for(t) and (not metrics or m in metrics))
         for name in names:
             use = [k for k in idx if name in ra.metrics_for(items[k].task) and name in rb.metrics_for(items[k].task)]
             if not use:

@@ -70,6 +70,7 @@ class RunScores(Record):
 def score_run(
     run_dir: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0,
     judge: Judge | None = None, judge_options: dict[str, Any] | None = None, allow_rebuilt: bool = False,
+    metrics: Sequence[str] = (),
 ) -> list[Score]:
     """Score the predictions of a run folder and write its ``scores.json``, holding the folder's writer lock.
 
@@ -92,12 +93,15 @@ def score_run(
             (`BenchmarkSpec.judge_pass`); without one, metrics that need a judge are left out.
         judge_options: Keyword options of `medtemporal.scoring.judge.judge_answers` (cache, remote data, progress).
         allow_rebuilt: Score against a benchmark rebuilt since the run (recorded in ``scores.json``).
+        metrics: Metrics registered ``on_request`` (model-based report metrics) to score too, where the family
+            lists them; ``("all",)`` for every one it lists.
 
     Returns:
         The scores written.
 
     Raises:
-        InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark.
+        InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark, a
+            requested metric the family does not list.
     """
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InvalidInputError(f"The bootstrap resamples (--resamples) must be a whole number of 1 or more, not {resamples}.")
@@ -106,7 +110,7 @@ def score_run(
     folder = RunFolder(run_dir)
     folder.config()  # one sentence when the folder is not a run, before any lock file is made
     with folder.writer():
-        loaded = _load_outcomes(folder, judge is not None, allow_rebuilt)
+        loaded = _load_outcomes(folder, judge is not None, allow_rebuilt, requested=metrics)
         config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
         family = spec(bench.manifest.benchmark)
         repeats = len(by_repeat)
@@ -213,7 +217,7 @@ class RunOutcomes:
     """Values computed once per run and reused (e.g. per-item metric statistics, `medtemporal.scoring.compare`)."""
 
 
-_SHARED: ContextVar[dict[tuple[str, bool], RunOutcomes] | None] = ContextVar("shared_outcomes", default=None)
+_SHARED: ContextVar[dict[tuple[str, bool, tuple[str, ...]], RunOutcomes] | None] = ContextVar("shared_outcomes", default=None)
 
 
 @contextmanager
@@ -228,23 +232,24 @@ def shared_outcomes() -> Iterator[None]:
         _SHARED.reset(token)
 
 
-def load_outcomes(run_dir: str | Path, *, judged: bool = False) -> RunOutcomes:
+def load_outcomes(run_dir: str | Path, *, judged: bool = False, requested: Sequence[str] = ()) -> RunOutcomes:
     """Read a run folder's config, benchmark and predictions into per-repeat outcomes (nothing written).
 
-    Metrics registered with ``needs_judge`` are included only when ``judged``. Inside `shared_outcomes`
-    a folder is read once.
+    Metrics registered with ``needs_judge`` are included only when ``judged``, those registered ``on_request``
+    only when ``requested`` names them. Inside `shared_outcomes` a folder is read once.
     """
     shared = _SHARED.get()
-    key = (str(Path(run_dir).resolve()), judged)
+    key = (str(Path(run_dir).resolve()), judged, tuple(requested))
     if shared is not None and key in shared:
         return shared[key]
-    loaded = _load_outcomes(RunFolder(run_dir), judged)
+    loaded = _load_outcomes(RunFolder(run_dir), judged, requested=requested)
     if shared is not None:
         shared[key] = loaded
     return loaded
 
 
-def _load_outcomes(folder: RunFolder, judged: bool, allow_rebuilt: bool = False) -> RunOutcomes:
+def _load_outcomes(folder: RunFolder, judged: bool, allow_rebuilt: bool = False,
+                   requested: Sequence[str] = ()) -> RunOutcomes:
     config = folder.config()
     bench = folder.benchmark(config, allow_rebuilt=allow_rebuilt)
     items = config.selected(bench)
@@ -256,7 +261,9 @@ def _load_outcomes(folder: RunFolder, judged: bool, allow_rebuilt: bool = False)
         tallies.append(counts_r)
     specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
-    return RunOutcomes(config, bench, items, by_repeat, tallies, latest, lines, _metrics_for(items, specs, judged=judged),
+    check_requested(requested, items, specs)
+    return RunOutcomes(config, bench, items, by_repeat, tallies, latest, lines,
+                       _metrics_for(items, specs, judged=judged, requested=requested),
                        main.subtype_groups if main else {}, main.overall_tasks if main else None,
                        main.overall_weights if main else {})
 
@@ -324,21 +331,41 @@ def _sum_counts(tallies: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _metrics_for(
-    items: list[Item], specs: dict[str, BenchmarkSpec], *, judged: bool = False
+    items: list[Item], specs: dict[str, BenchmarkSpec], *, judged: bool = False, requested: Sequence[str] = (),
 ) -> Callable[[str], tuple[str, ...]]:
-    """Task → metric names, from the spec of the benchmark whose items carry that task; metrics
-    registered with ``needs_judge`` only when a judge scores the run."""
+    """Task → metric names, from the spec of the benchmark whose items carry that task (its own and its extra
+    metrics); metrics registered with ``needs_judge`` only when a judge scores the run, and those registered
+    ``on_request`` only when ``requested`` names them (or is ``("all",)``)."""
     by_task = {i.task: specs[i.benchmark] for i in items}
     known: dict[str, tuple[str, ...]] = {}
+    every = "all" in requested
+
+    def wanted(name: str) -> bool:
+        info = lookup("metric", name).info
+        return ((judged or not info.get("needs_judge"))
+                and (not info.get("on_request") or every or name in requested))
 
     def metrics_for(task: str) -> tuple[str, ...]:
         if task not in known:  # resolved once per task: callers ask per item
-            names = BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",))
-            known[task] = tuple(n for n in names if judged or not lookup("metric", n).info.get("needs_judge"))
+            known[task] = tuple(n for n in by_task[task].listed_metrics(task) if wanted(n))
         return known[task]
 
     return metrics_for
 
 
+def check_requested(requested: Sequence[str], items: Sequence[Item], specs: Mapping[str, BenchmarkSpec]) -> None:
+    """Refuse, in one sentence, a requested metric that is not registered or that no task of ``items`` lists.
 
-
+    Raises:
+        UnknownNameError: no such metric.
+        InvalidInputError: the benchmark's tasks do not list it.
+    """
+    listed = {n for i in {(i.benchmark, i.task) for i in items} for n in specs[i[0]].listed_metrics(i[1])}
+    for name in requested:
+        if name == "all":
+            continue
+        lookup("metric", name)
+        if name not in listed:
+            benchmarks = ", ".join(sorted(specs))
+            raise InvalidInputError(f"The metric {name!r} is not listed for any task of {benchmarks} (listed: "
+                                    f"{', '.join(sorted(listed))}); name one of those with --metrics.")
