@@ -119,3 +119,26 @@ def tiny_radgraph(folder: Path, model_type: str = "radgraph-xl", seed: int = 0) 
     model = core.dygie.DyGIE(vocab=vocab, embedder=embedder, **params)
     torch.save(model.state_dict(), model_dir / "weights.th")
     return model_dir
+
+
+RATE_LABELS = ("O", *(f"{p}-{t}" for t in ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
+                      for p in ("B", "I")))
+
+
+def tiny_ratescore(folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    """``(ner, encoder)`` folders shaped as RaTEScore's: a token classifier over RaTE's BIO labels and an encoder,
+    both tiny BERTs (random, fixed seed) with their tokenizer."""
+    import torch
+    from transformers import BertConfig, BertForTokenClassification
+
+    encoder = tiny_bert_folder(folder / "encoder", with_weights=True, seed=seed)
+    ner = tiny_bert_folder(folder / "ner", with_weights=True, seed=seed)
+    config = BertConfig.from_pretrained(ner, num_labels=len(RATE_LABELS),
+                                        id2label=dict(enumerate(RATE_LABELS)),
+                                        label2id={label: k for k, label in enumerate(RATE_LABELS)})
+    torch.manual_seed(seed)
+    model = BertForTokenClassification(config)
+    with torch.no_grad():
+        model.classifier.weight.normal_(std=2.0)
+    model.save_pretrained(ner)
+    return ner, encoder
