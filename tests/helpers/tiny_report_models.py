@@ -14,20 +14,21 @@ WORDS = ("the heart is normal size no pleural effusion pneumothorax stable new s
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(WORDS)]
 
 
-def tiny_bert_folder(folder: Path, *, hidden: int = 32, seed: int = 0, with_weights: bool = False) -> Path:
-    """A BERT ``config.json`` and ``vocab.txt`` (and random weights when asked) of a 2-layer model."""
+def tiny_bert_folder(folder: Path, *, hidden: int = 32, seed: int = 0, with_weights: bool = False,
+                     layers: int = 2) -> Path:
+    """A BERT ``config.json`` and ``vocab.txt`` (and random weights and its tokenizer when asked) of a small model."""
     import torch
     from transformers import BertConfig, BertModel, BertTokenizer
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
                         intermediate_size=37, max_position_embeddings=512)
     config.save_pretrained(folder)
     if with_weights:
         torch.manual_seed(seed)
         BertModel(config).save_pretrained(folder)
-        BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
+        BertTokenizer(str(folder / "vocab.txt"), model_max_length=512).save_pretrained(folder)
     return folder
 
 
@@ -142,3 +143,21 @@ def tiny_ratescore(folder: Path, seed: int = 0) -> tuple[Path, Path]:
         model.classifier.weight.normal_(std=2.0)
     model.save_pretrained(ner)
     return ner, encoder
+
+
+def tiny_ct_classifier(folder: Path, labels: int = 18, seed: int = 0) -> Path:
+    """A sequence classifier with ``labels`` outputs laid out as RadBERT-CT's folder (a tiny BERT, not RoBERTa:
+    the metric loads it with the Auto classes, as it does the published one)."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    tiny_bert_folder(folder, with_weights=True, seed=seed)
+    config = BertConfig.from_pretrained(folder, num_labels=labels, problem_type="multi_label_classification")
+    torch.manual_seed(seed)
+    model = BertForSequenceClassification(config).eval()
+    tok = BertTokenizer(str(folder / "vocab.txt"))
+    with torch.no_grad():
+        pooled = model.bert(**tok(WORDS, padding=True, return_tensors="pt")).pooler_output
+    _spread([model.classifier], pooled)
+    model.save_pretrained(folder)
+    return folder

@@ -7,7 +7,9 @@ Importing this package registers them (kind ``metric``); `medtemporal.scoring` i
 * `temporal` — Libra's Temporal Entity F1 (``temporal_entity_f1``).
 """
 
-from medtemporal.scoring.clinical import chexbert, lexical, radgraph, ratescore, temporal  # noqa: F401  (registers the metrics)
+from medtemporal.scoring.clinical import (  # noqa: F401  (registers the metrics)
+    bertscores, chexbert, ctrate, lexical, radcliq, radgraph, ratescore, temporal,
+)
 from medtemporal.scoring.clinical.lexical import LEXICAL_R2GEN, LEXICAL_RAW
 
 __all__ = ["LEXICAL_R2GEN", "LEXICAL_RAW"]
