@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats as scipy_stats
 
-from medtemporal.runs import RunConfig
+from medtemporal.runs import SCORES, RunConfig, RunFolder
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
@@ -167,6 +168,18 @@ def _stats(name: str, per_item: Sequence[list[Outcome]]) -> np.ndarray:
     return np.mean(layers, axis=0)
 
 
+def stored_green(run_dir: str | Path) -> AbstractContextManager[None]:
+    """The run's stored GREEN verdicts in force for ``green_score`` (`medtemporal.scoring.clinical.green`), when
+    its ``scores.json`` records a GREEN pass; else nothing (``green_score`` is then unavailable)."""
+    from medtemporal.scoring.clinical.green import green_verdicts, stored_verdicts
+    from medtemporal.scoring.runs import read_scores
+
+    if not RunFolder(run_dir).file(SCORES).is_file():
+        return nullcontext()
+    block = read_scores(run_dir).green
+    return green_verdicts(stored_verdicts(run_dir, block["id"])) if block else nullcontext()
+
+
 def paired_bootstrap(
     a: np.ndarray, b: np.ndarray, clusters: Sequence[str], name: str, *, confidence: float = CONFIDENCE,
     resamples: int = RESAMPLES, rng: np.random.Generator | int | None = None,
@@ -265,7 +278,10 @@ def compare_runs(
                 continue
             if name not in at:  # row of each common item in either run's statistics, once per metric
                 try:
-                    (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
+                    with stored_green(run_a):
+                        rows_a, stats_a = per_item(ra, name)
+                    with stored_green(run_b):
+                        rows_b, stats_b = per_item(rb, name)
                 except UNAVAILABLE as exc:
                     left_out.add(name)
                     result.warnings.append(f"{name} is left out: unavailable ({str(exc).rstrip('.')})")

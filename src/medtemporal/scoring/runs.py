@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,6 +55,9 @@ class RunScores(Record):
     judge: dict[str, Any] | None = None
     """The LLM judge's identity, settings, prompt hash, counts and calibration row (`medtemporal.scoring.judge`);
     None when no judge scored the run."""
+    green: dict[str, Any] | None = None
+    """The GREEN pass (``score --green URI``): the GREEN model's identity, settings, prompt hash and counts (judged,
+    unparseable, errors; `medtemporal.scoring.judge.JudgePass.summary`); None when GREEN did not score the run."""
     repeats: dict[str, Any] | None = None
     """For runs with ``--repeats`` above 1: `medtemporal.scoring.repeats.repeat_summary` (each repeat's
     value with mean and sd, and per-item consistency); None for a single repeat."""
@@ -70,7 +73,7 @@ class RunScores(Record):
 def score_run(
     run_dir: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0,
     judge: Judge | None = None, judge_options: dict[str, Any] | None = None, allow_rebuilt: bool = False,
-    metrics: Sequence[str] = (),
+    metrics: Sequence[str] = (), green: Judge | None = None, green_options: dict[str, Any] | None = None,
 ) -> list[Score]:
     """Score the predictions of a run folder and write its ``scores.json``, holding the folder's writer lock.
 
@@ -95,6 +98,9 @@ def score_run(
         allow_rebuilt: Score against a benchmark rebuilt since the run (recorded in ``scores.json``).
         metrics: Metrics registered ``on_request`` (model-based report metrics) to score too, where the family
             lists them; ``("all",)`` for every one it lists.
+        green: The GREEN model (`medtemporal.scoring.clinical.green.green_judge`): scores ``green_score`` where
+            the family lists it; its verdicts go to ``judgements.jsonl`` and its summary to ``scores.json``.
+        green_options: Keyword options of `medtemporal.scoring.judge.judge_answers` for the GREEN pass.
 
     Returns:
         The scores written.
@@ -110,7 +116,8 @@ def score_run(
     folder = RunFolder(run_dir)
     folder.config()  # one sentence when the folder is not a run, before any lock file is made
     with folder.writer():
-        loaded = _load_outcomes(folder, judge is not None, allow_rebuilt, requested=metrics)
+        requested = (*metrics, *(("green_score",) if green is not None else ()))
+        loaded = _load_outcomes(folder, judge is not None, allow_rebuilt, requested=requested)
         config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
         family = spec(bench.manifest.benchmark)
         repeats = len(by_repeat)
@@ -138,12 +145,17 @@ def score_run(
             else:
                 raise InvalidInputError(f"The benchmark {bench.manifest.benchmark!r} has no metric an LLM judge "
                                         "decides; score it without --judge.")
+        green_block, in_force = None, nullcontext()
+        if green is not None:
+            green_block, in_force = _green_pass(folder, loaded, green, {"licence": bench.manifest.licence,
+                                                                        **(green_options or {})})
         outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
-        scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
-                                confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks,
-                                overall_weights=loaded.overall_weights)
-        variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
-                    for name, variant in family.variants.items()}
+        with in_force:
+            scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
+                                    confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks,
+                                    overall_weights=loaded.overall_weights)
+            variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
+                        for name, variant in family.variants.items()}
         first = next(iter(latest.values()), None)
         run = {
             "model": config.model.uri or (first.model if first else None),
@@ -166,12 +178,29 @@ def score_run(
                        "resamples": resamples, "confidence": confidence, "seed": seed},
             scored_with=f"medtemporal {__version__}",
             judge=judge_block,
+            green=green_block,
             repeats=(repeat_summary(by_repeat, loaded.metrics_for, loaded.subtype_groups, loaded.overall_tasks,
                                     loaded.overall_weights) if repeats > 1 else None),
             variants=variants or None,
         )
         folder.write_scores(result.model_dump(mode="python"))
     return scores
+
+
+def _green_pass(folder: RunFolder, loaded: RunOutcomes, green: Judge, options: dict[str, Any],
+                ) -> tuple[dict[str, Any], AbstractContextManager[None]]:
+    """Ask the GREEN model about every answer of the tasks that list ``green_score``: the ``green`` block of
+    ``scores.json``, and the context in which ``green_score`` reads the verdicts."""
+    from medtemporal.scoring.clinical.green import RUBRIC, green_verdicts
+    from medtemporal.scoring.judge import judge_answers
+
+    if len(loaded.by_repeat) > 1:
+        raise InvalidInputError(f"{folder.path} has {len(loaded.by_repeat)} repeats; GREEN scores runs of one repeat "
+                                "only, so score it without --green or use a run made without --repeats.")
+    scored = [o for o in loaded.by_repeat[0] if "green_score" in loaded.metrics_for(o.item.task)]
+    answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in scored}
+    passed = judge_answers(folder, [o.item for o in scored], answers, green, RUBRIC, calibrate=False, **options)
+    return passed.summary(), green_verdicts({o.item.id: passed.verdict(o.item.id) for o in scored})
 
 
 def _variant(variant: Variant, loaded: RunOutcomes, **bootstrap: Any) -> dict[str, Any]:
