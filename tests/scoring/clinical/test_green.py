@@ -63,5 +63,5 @@ def test_the_prompt_is_greens_with_both_reports_cut_to_300_words() -> None:
     assert text.startswith("Objective: Evaluate the accuracy of a candidate radiology report")
     assert f"ref{MAX_WORDS - 1}\n" in text and f"ref{MAX_WORDS} " not in text
     assert text.count("xq") == MAX_WORDS
-    assert "(e) Mentioning a comparison that isn't in the reference." in text
+    assert "e) Mentioning a comparison that isn't in the reference." in text
     assert CHAT_TEMPLATE.is_file() and "<|assistant|>" in CHAT_TEMPLATE.read_text()
