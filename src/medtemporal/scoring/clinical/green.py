@@ -37,6 +37,7 @@ from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
 from medtemporal.runs import JUDGEMENTS, RunFolder
 from medtemporal.schema import Item
+from medtemporal.scoring.clinical.texts import reference_of
 from medtemporal.scoring.judge import Judge, Judgement, Rubric, Verdict, reduce_judged
 from medtemporal.scoring.metrics import Answer
 
@@ -105,9 +106,8 @@ class GreenRubric(Rubric):
 
     def request(self, item: Item, answer: str, config: GenerateConfig, prompts: PromptSet) -> Request:
         shorten = lambda text: " ".join(text.split()[:MAX_WORDS])  # noqa: E731
-        reference = item.reference if item.reference is not None else str(item.answer)
-        return super().request(item.model_copy(update={"reference": shorten(reference)}), shorten(answer), config,
-                               prompts)
+        return super().request(item.model_copy(update={"reference": shorten(reference_of(item))}), shorten(answer),
+                               config, prompts)
 
 
 RUBRIC = GreenRubric(name="GREEN (Stanford-AIMI/GREEN green_score)", user="green", criteria=CRITERIA,
@@ -143,7 +143,7 @@ def stored_verdicts(run_dir: str | Path, judge_id: str) -> dict[str, Verdict]:
 
 
 @register("metric", "green_score", higher_is_better=True, aggregation=reduce_judged, percent=True, on_request=True,
-          needs="a GREEN model served by any backend (score --green URI; GREEN-radllama2-7b: 7B, GPU)",
+          needs="a GREEN model served by any backend (GREEN-radllama2-7b: 7B, a GPU)",
           source="GREEN (Ostmeier et al. 2024), Stanford-AIMI/GREEN green_score",
           description="GREEN: matched findings / (matched + clinically significant errors), by a GREEN model")
 def green_score(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:

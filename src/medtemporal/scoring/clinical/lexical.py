@@ -109,6 +109,14 @@ def cider_d(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     return np.asarray(scores, dtype=float)
 
 
+@lru_cache(maxsize=1)
+def _meteor_jar():  # noqa: ANN202  (a pycocoevalcap Meteor)
+    """One METEOR 1.5 process for this Python process: starting it loads the paraphrase table (seconds)."""
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    return Meteor()
+
+
 @lru_cache(maxsize=4)
 def meteor(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     """The METEOR 1.5 jar's per-segment scores (pycocoevalcap's ``Meteor``: ``-l en -norm``).
@@ -119,18 +127,16 @@ def meteor(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     if shutil.which("java") is None:
         raise UnavailableError("METEOR runs pycocoevalcap's METEOR 1.5 jar, which needs a Java runtime; install one "
                                "(e.g. `apt install default-jre-headless`) so that `java` is on PATH.")
-    from pycocoevalcap.meteor.meteor import Meteor
-
     if len(refs) == 0:
         return np.zeros(0)
-    # the jar reads one line per segment: a text that is empty or only "|||" would end the line early
-    outs = tuple(o.replace("|||", "") or "." for o in outs)
-    refs = tuple(r.replace("|||", "") or "." for r in refs)
-    scorer = Meteor()
+    # the jar reads one line per segment: a text that is empty or holds "|||" would end or split the line
+    gts = {k: [r.replace("|||", "") or "."] for k, r in enumerate(refs)}
+    res = {k: [o.replace("|||", "") or "."] for k, o in enumerate(outs)}
     try:
-        _, scores = scorer.compute_score({k: [r] for k, r in enumerate(refs)}, {k: [o] for k, o in enumerate(outs)})
-    finally:
-        del scorer
+        _, scores = _meteor_jar().compute_score(gts, res)
+    except (BrokenPipeError, ValueError):  # the jar's process ended (killed): start another once
+        _meteor_jar.cache_clear()
+        _, scores = _meteor_jar().compute_score(gts, res)
     return np.asarray(scores, dtype=float)
 
 

@@ -1,6 +1,6 @@
 """The two texts every report metric compares, and R2Gen's report cleaning.
 
-`report_pairs` gives each item's reference (``Item.reference``) and the
+`report_pairs` gives each item's reference (``Item.reference``, else an open item's answer) and the
 model's report (the extracted answer; None, a missing or invalid answer,
 counts as an empty report). `r2gen_clean` is the cleaning the R2Gen lineage
 applies before its pycocoevalcap metrics
@@ -45,16 +45,29 @@ def r2gen_clean(report: str) -> str:
     return " . ".join(cleaned) + " ."
 
 
-def report_pairs(items: Sequence[Item], answers: Sequence[object]) -> tuple[list[str], list[str]]:
-    """Each item's reference and output report (an answer that is not text is joined by spaces; None → ``""``).
+def reference_of(item: Item) -> str:
+    """The text an output is compared with: ``item.reference``, else an open item's answer (a short answer is its
+    own reference, as the families' released scorers take it).
 
     Raises:
-        InvalidInputError: an item has no reference report.
+        InvalidInputError: neither exists.
+    """
+    if item.reference is not None:
+        return item.reference
+    if item.answer_type == "open" and isinstance(item.answer, str):
+        return item.answer
+    raise InvalidInputError(f"Item {item.id} has no reference report; report metrics need Item.reference.")
+
+
+def report_pairs(items: Sequence[Item], answers: Sequence[object]) -> tuple[list[str], list[str]]:
+    """Each item's reference (`reference_of`) and output report (an answer that is not text is joined by spaces;
+    None → ``""``).
+
+    Raises:
+        InvalidInputError: an item has no reference.
     """
     refs, outs = [], []
     for item, answer in zip(items, answers, strict=True):
-        if item.reference is None:
-            raise InvalidInputError(f"Item {item.id} has no reference report; report metrics need Item.reference.")
-        refs.append(item.reference)
+        refs.append(reference_of(item))
         outs.append("" if answer is None else answer if isinstance(answer, str) else " ".join(map(str, answer)))
     return refs, outs
