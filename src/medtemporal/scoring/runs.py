@@ -49,7 +49,8 @@ class RunScores(Record):
     (current rule id → items decided by it)."""
     layout: list[TaskLayout]
     metrics: dict[str, dict[str, Any]]
-    """Metric name → declared metadata (higher_is_better, aggregation, percent, description)."""
+    """Metric name → declared metadata (higher_is_better, aggregation, percent, description; ``ours``: scored by
+    medtemporal beside the paper's own metrics, `BenchmarkSpec.extra_metrics`)."""
     bootstrap: dict[str, Any]
     scored_with: str
     judge: dict[str, Any] | None = None
@@ -173,7 +174,8 @@ def score_run(
             scores=scores,
             counts=counts,
             layout=layout(items, loaded.subtype_groups),
-            metrics={name: metric(name).summary() for name in dict.fromkeys(s.metric for s in scores)},
+            metrics={name: {**metric(name).summary(), **({"ours": True} if name in _ours(family, items) else {})}
+                     for name in dict.fromkeys(s.metric for s in scores)},
             bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                        "resamples": resamples, "confidence": confidence, "seed": seed},
             scored_with=f"medtemporal {__version__}",
@@ -185,6 +187,13 @@ def score_run(
         )
         folder.write_scores(result.model_dump(mode="python"))
     return scores
+
+
+def _ours(family: BenchmarkSpec, items: Sequence[Item]) -> set[str]:
+    """Metrics the family scores beside its paper's own (`BenchmarkSpec.extra_metrics`) on some task of ``items``."""
+    return {name for task in {i.task for i in items}
+            for name in family.for_task(family.extra_metrics, task, ())
+            if name not in family.for_task(family.metrics, task, ("accuracy",))}
 
 
 def _green_pass(folder: RunFolder, loaded: RunOutcomes, green: Judge, options: dict[str, Any],

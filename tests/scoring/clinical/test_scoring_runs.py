@@ -34,20 +34,30 @@ FINDINGS = ["Stable small left pleural effusion.", "New right lower lobe opacity
             "Improved pulmonary edema.", "The lungs are clear.", "Worsening bibasilar atelectasis."]
 
 
-def _items() -> list[Item]:
-    return [Item.create(benchmark=NAME, task="report", subtype="findings", images=[],
+PAPER = "reports-paper-test"
+register("benchmark", PAPER)(BenchmarkSpec(
+    name=PAPER, version="1", licence="synthetic", description="a paper's report task with ours beside its metric",
+    add_arguments=lambda parser: None, build=lambda args: ([], Manifest(benchmark=PAPER, version="1",
+                                                                          licence="synthetic")),
+    extractors={"report": "raw_text"}, metrics={"report": ("coco_bleu_4",)},
+    extra_metrics={"report": ("temporal_entity_f1", "chexbert_f1_14_micro")},
+))
+
+
+def _items(benchmark: str = NAME) -> list[Item]:
+    return [Item.create(benchmark=benchmark, task="report", subtype="findings", images=[],
                         question=f"Write the findings of study {k}.", answer_type="open", answer=FINDINGS[k % 6],
                         reference=FINDINGS[k % 6], meta={"patient_id": f"p{k // 2}"}) for k in range(24)]
 
 
-def _run(root: Path, name: str, outputs: list[str]) -> Path:
-    items = _items()
-    bench = root / "bench"
+def _run(root: Path, name: str, outputs: list[str], benchmark: str = NAME) -> Path:
+    items = _items(benchmark)
+    bench = root / f"bench-{benchmark}"
     if not (bench / "items.jsonl").is_file():
-        save(bench, items, Manifest(benchmark=NAME, version="1", licence="synthetic"))
+        save(bench, items, Manifest(benchmark=benchmark, version="1", licence="synthetic"))
     run = root / name
     run.mkdir()
-    (run / "config.json").write_text(json.dumps({"benchmark": {"path": str(bench), "name": NAME},
+    (run / "config.json").write_text(json.dumps({"benchmark": {"path": str(bench), "name": benchmark},
                                                  "model": {"uri": f"baseline:{name}"}, "protocol": "direct"}))
     preds = []
     for item, out in zip(items, outputs):
@@ -149,3 +159,17 @@ def test_compare_cli_on_a_named_metric(runs: tuple[Path, Path], capsys: pytest.C
     assert "| overall | temporal_entity_f1 |" in out and "| overall | coco_bleu_4 |" in out
     with pytest.raises(KeyError, match="Unknown metric 'ratescore_typo'"):
         compare_runs(normal, copy, metrics=("ratescore_typo",))
+
+
+def test_ours_beside_a_papers_metrics_is_scored_by_default_and_labelled(tmp_path: Path) -> None:
+    from medtemporal.report import load_runs
+    from medtemporal.report.tables import metric_title
+
+    run = _run(tmp_path, "paper", ["The lungs are clear."] * 24, benchmark=PAPER)
+    score_run(run, resamples=50)
+    scores = read_scores(run)
+    assert {s.metric for s in scores.scores} == {"coco_bleu_4", "temporal_entity_f1"}  # CheXbert: on request
+    assert scores.metrics["temporal_entity_f1"]["ours"] is True and "ours" not in scores.metrics["coco_bleu_4"]
+    runs = load_runs([run], rescore=False)
+    assert metric_title(runs, "temporal_entity_f1") == "temporal_entity_f1 (%), ours (not in the paper)"
+    assert metric_title(runs, "coco_bleu_4") == "coco_bleu_4 (%)"
