@@ -173,3 +173,14 @@ def test_ours_beside_a_papers_metrics_is_scored_by_default_and_labelled(tmp_path
     runs = load_runs([run], rescore=False)
     assert metric_title(runs, "temporal_entity_f1") == "temporal_entity_f1 (%), ours (not in the paper)"
     assert metric_title(runs, "coco_bleu_4") == "coco_bleu_4 (%)"
+
+
+def test_list_shows_what_each_report_metric_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "metric"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    needs = {lines[k - 1].split()[0]: line.strip() for k, line in enumerate(lines) if line.strip().startswith("needs:")}
+    assert "StanfordAIMI/RRG_scorers/chexbert.pth (1.31 GB, or $MEDTEMPORAL_CHEXBERT)" in needs["chexbert_f1_14_micro"]
+    assert "on request: score --metrics radgraph_f1_partial" in needs["radgraph_f1_partial"]
+    assert "GPU" in needs["green_score"] and "score --green URI" in needs["green_score"]
+    assert needs["temporal_entity_f1"].startswith("needs: nothing")
+    assert "Java" in needs["r2gen_meteor"]

@@ -21,6 +21,8 @@ Per sample, so that intervals resample patients and runs compare item by item:
   (computed from pooled match statistics); the two differ slightly, which ``settings`` records.
 
 METEOR needs a Java runtime (``java`` on ``PATH``); without one it is reported unavailable and the rest is scored.
+One jar process serves a Python process; it starts in the background at the first lexical metric, since loading
+its paraphrase table takes seconds.
 
 >>> from medtemporal.schema import Item
 >>> item = Item.create(benchmark="x", task="t", subtype="s", images=[], question="?", answer_type="open",
@@ -34,6 +36,7 @@ METEOR needs a Java runtime (``java`` on ``PATH``); without one it is reported u
 from __future__ import annotations
 
 import shutil
+import threading
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
@@ -56,6 +59,7 @@ _TINY, _SMALL = 1e-15, 1e-9
 
 
 def _prepared(variant: str, items: Sequence[Item], answers: Sequence[Answer]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    _start_meteor_jar()
     prepare = VARIANTS[variant][0]
     refs, outs = report_pairs(items, answers)
     return tuple(map(prepare, refs)), tuple(map(prepare, outs))
@@ -109,12 +113,27 @@ def cider_d(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     return np.asarray(scores, dtype=float)
 
 
-@lru_cache(maxsize=1)
-def _meteor_jar():  # noqa: ANN202  (a pycocoevalcap Meteor)
-    """One METEOR 1.5 process for this Python process: starting it loads the paraphrase table (seconds)."""
-    from pycocoevalcap.meteor.meteor import Meteor
+_JAR_LOCK = threading.Lock()
+_JAR: list[Any] = []
 
-    return Meteor()
+
+def _meteor_jar() -> Any:
+    """One METEOR 1.5 process (pycocoevalcap's ``Meteor``) for this Python process: its start loads the
+    paraphrase table, which takes seconds."""
+    with _JAR_LOCK:
+        if not _JAR:
+            from pycocoevalcap.meteor.meteor import Meteor
+
+            _JAR.append(Meteor())
+        return _JAR[0]
+
+
+def _start_meteor_jar() -> None:
+    """Start the METEOR process in the background (once): the first lexical metric a process scores calls this,
+    so that the jar loads while BLEU, ROUGE-L and CIDEr are computed (a process that never asks METEOR only
+    pays the idle jar)."""
+    if not _JAR and shutil.which("java") is not None and not _JAR_LOCK.locked():
+        threading.Thread(target=_meteor_jar, name="meteor-jar", daemon=True).start()
 
 
 @lru_cache(maxsize=4)
@@ -135,7 +154,8 @@ def meteor(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     try:
         _, scores = _meteor_jar().compute_score(gts, res)
     except (BrokenPipeError, ValueError):  # the jar's process ended (killed): start another once
-        _meteor_jar.cache_clear()
+        with _JAR_LOCK:
+            _JAR.clear()
         _, scores = _meteor_jar().compute_score(gts, res)
     return np.asarray(scores, dtype=float)
 
