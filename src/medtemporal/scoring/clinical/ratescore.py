@@ -30,8 +30,8 @@ from medtemporal.scoring.metrics import Answer
 
 NO_ENTITY = 0.5
 """RaTEScore's score of a pair where either report has no entity."""
-MEDSPACY_FIX = ("pip install 'spacy>=3.8,<3.9' loguru PyFastNER pysimstring && pip install --no-deps medspacy==1.3.1 "
-                "PyRuSH==1.0.13 pysbd==0.3.4 medspacy_quickumls==3.2")
+MEDSPACY_FIX = ("pip install 'spacy>=3.8,<3.9' loguru PyFastNER pysimstring Unidecode && "
+                "pip install --no-deps medspacy==1.3.1 PyRuSH==1.0.13 pysbd==0.3.4 medspacy_quickumls==3.2")
 
 
 def _package() -> Any:
