@@ -95,9 +95,7 @@ def model_dir(weights: Weights, model_type: str) -> Path:
     """
     local = weights.local()
     if local.is_dir():
-        holder = Path(tempfile.mkdtemp(prefix="medtemporal-radgraph-"))
-        (holder / model_type).symlink_to(local.resolve(), target_is_directory=True)
-        return holder
+        return _linked(local.resolve(), model_type)
     holder = local.resolve().with_name(local.name + ".unpacked")
     if not (holder / model_type / "config.json").is_file():
         work = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=holder.parent))
@@ -106,6 +104,14 @@ def model_dir(weights: Weights, model_type: str) -> Path:
         holder.mkdir(exist_ok=True)
         os.replace(work / model_type, holder / model_type)
         work.rmdir()
+    return holder
+
+
+@lru_cache(maxsize=4)
+def _linked(folder: Path, model_type: str) -> Path:
+    """A temporary folder whose ``<model_type>`` entry links to ``folder`` (once per process and folder)."""
+    holder = Path(tempfile.mkdtemp(prefix="medtemporal-radgraph-"))
+    (holder / model_type).symlink_to(folder, target_is_directory=True)
     return holder
 
 
