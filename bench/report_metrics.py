@@ -5,8 +5,9 @@ each the current visit of a simulated patient (`medtemporal.phantoms.trajectory`
 `medtemporal.phantoms.cxr_text` with comparative language), and scores as output the prior visit's findings (the
 copy-prior baseline). Times, in one process with cold caches, every lexical metric on the raw and on the
 R2Gen-cleaned texts (14 metrics: BLEU-1–4, METEOR, ROUGE-L, CIDEr ×2) and Temporal Entity F1, as scoring calls them
-(`Metric.per_sample`, one call per metric name), and prints each group's seconds and the total against the
-issue's budget of 60 s.
+(`Metric.per_sample`, one call per metric name), and prints each group's wall-clock seconds and the total against
+the issue's budget of 60 s, with the CPU seconds spent (this process, plus the METEOR jar's Java process) and the
+load average, since the machine is shared: CPU seconds do not grow with other processes' load, wall seconds do.
 
     .venv/bin/python bench/report_metrics.py [--reports 2347] [--seed 0]
 """
@@ -14,7 +15,9 @@ issue's budget of 60 s.
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -51,6 +54,14 @@ def phantom_pairs(n: int, seed: int) -> tuple[list[Item], list[str]]:
     return items, outputs
 
 
+def jar_cpu_seconds() -> float:
+    """CPU seconds the METEOR jar's Java process has used (0 before it starts; Linux ``/proc``)."""
+    if not lexical._JAR:
+        return 0.0
+    fields = Path(f"/proc/{lexical._JAR[0].meteor_p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reports", type=int, default=2347)
@@ -61,7 +72,7 @@ def main() -> None:
     print(f"{len(items)} phantom findings sections, {words:.0f} words on average; outputs: the prior visit's")
     for cache in (lexical.bleu_counts, lexical.rouge_l, lexical.cider_d, lexical.meteor):
         cache.cache_clear()
-    total = 0.0
+    total, cpu_start = 0.0, time.process_time()
     for label, names in (("raw (coco_*)", LEXICAL_RAW), ("R2Gen-cleaned (r2gen_*)", LEXICAL_R2GEN),
                          ("temporal", TEMPORAL)):
         start = time.perf_counter()
@@ -74,8 +85,11 @@ def main() -> None:
         total += seconds
         shown = ", ".join(f"{n}={v:.3f}" for n, v in values.items())
         print(f"{label:<24} {seconds:6.1f} s   {shown}")
+    cpu = time.process_time() - cpu_start + jar_cpu_seconds()
     print(f"total                    {total:6.1f} s   budget {BUDGET_S:.0f} s   ratio {total / BUDGET_S:.2f} "
           f"({'within' if total < BUDGET_S else 'OVER'} budget)")
+    print(f"CPU                      {cpu:6.1f} s   (Python {time.process_time() - cpu_start:.1f} s + METEOR jar "
+          f"{jar_cpu_seconds():.1f} s); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
