@@ -65,6 +65,20 @@ def temporal_entities(text: str) -> set[str]:
     return {m.group().lower() for m in _WORDS.finditer(text.strip().lower())}
 
 
+def temporal_spans(text: str) -> list[tuple[int, int, str]]:
+    """Where `KEYWORDS` occur as whole words in ``text`` itself: ``(start, end, keyword)`` for highlighting.
+
+    Offsets are into ``text`` as given, so only Libra's length-keeping cleaning steps apply (newlines, dashes
+    and underscores count as spaces); a keyword that only its deletions would join (``im*proved``) is not
+    marked, though `temporal_entities` counts it.
+
+    >>> temporal_spans("New effusion; stable heart, re-expanded lung.")
+    [(0, 3, 'new'), (14, 20, 'stable'), (31, 39, 'expanded')]
+    """
+    spaced = re.sub(r"[\n_-]", " ", text).lower()
+    return [(m.start(), m.end(), m.group()) for m in _WORDS.finditer(spaced)]
+
+
 def temporal_entity_f1_one(reference: str, output: str, epsilon: float = EPSILON) -> float:
     """Libra's per-sample Temporal Entity F1 of ``output`` against ``reference`` (see the module doc)."""
     ref, out = temporal_entities(reference), temporal_entities(output)
