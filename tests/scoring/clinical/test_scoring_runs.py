@@ -108,9 +108,14 @@ def test_requested_metrics_are_scored_and_an_unavailable_one_is_reported_with_it
     chexbert.chexbert_outputs.cache_clear()
 
 
-def test_a_requested_metric_the_family_does_not_list_is_refused(runs: tuple[Path, Path]) -> None:
+def test_a_requested_metric_the_family_does_not_list_is_refused(runs: tuple[Path, Path],
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(InvalidInputError, match="'radgraph_f1_partial' is not listed for any task of reports-test"):
         score_run(runs[0], resamples=50, metrics=("radgraph_f1_partial",))
+    assert main(["score", str(runs[0]), "--metrics", "chexbert_f1_14_mikro"]) != 0
+    err = capsys.readouterr().err
+    assert "Unknown metric 'chexbert_f1_14_mikro'. Did you mean 'chexbert_f1_14_micro'" in err
+    assert not (runs[0] / "scores.json").exists()
 
 
 GREEN_REPLY = ("[Explanation]:\nThe candidate misses one finding.\n\n[Clinically Significant Errors]:\n"
