@@ -18,7 +18,9 @@ from medtemporal.registry import register
 from medtemporal.runs import JUDGEMENTS
 from medtemporal.schema import Item, Prediction, write_jsonl
 from medtemporal.scoring import extract, read_scores, score_run
-from medtemporal.scoring.clinical import chexbert
+from medtemporal.scoring.clinical import (CT_CLINICAL, CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL,
+                                          chexbert)
+from medtemporal.scoring.clinical.weights import WEIGHTS
 from medtemporal.scoring.clinical.green import green_judge, green_value
 from medtemporal.scoring.compare import compare_runs
 
@@ -189,3 +191,31 @@ def test_list_shows_what_each_report_metric_needs(capsys: pytest.CaptureFixture[
     assert "GPU" in needs["green_score"] and "score --green URI" in needs["green_score"]
     assert needs["temporal_entity_f1"].startswith("needs: nothing")
     assert "Java" in needs["r2gen_meteor"]
+
+
+EVERY = "reports-every-test"
+register("benchmark", EVERY)(BenchmarkSpec(
+    name=EVERY, version="1", licence="synthetic", description="every report metric on one task",
+    add_arguments=lambda parser: None, build=lambda args: ([], Manifest(benchmark=EVERY, version="1",
+                                                                          licence="synthetic")),
+    extractors={"report": "raw_text"},
+    metrics={"report": (*LEXICAL_RAW, *LEXICAL_R2GEN, *TEMPORAL, *CXR_CLINICAL, *CT_CLINICAL)},
+))
+
+
+def test_offline_every_model_based_metric_is_unavailable_with_its_reason_and_the_rest_is_scored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for weights in WEIGHTS.values():
+        monkeypatch.delenv(weights.env, raising=False)
+    run = _run(tmp_path, "every", [FINDINGS[(k + 1) % 6] for k in range(24)], benchmark=EVERY)
+    with pytest.warns(UserWarning, match="unavailable"):
+        score_run(run, resamples=50, metrics=("all",))
+    scores = read_scores(run)
+    model_based = dict.fromkeys((*CXR_CLINICAL, *CT_CLINICAL))
+    for name in model_based:
+        reason = scores.score("overall", name).unavailable
+        assert reason and reason.endswith(".") and "\n" not in reason, name
+        assert ("HF_HUB_OFFLINE=1" in reason) or ("--green URI" in reason), (name, reason)
+    for name in (*LEXICAL_RAW, *LEXICAL_R2GEN, *TEMPORAL):
+        got = scores.score("overall", name)
+        assert got.unavailable is None and not math.isnan(got.value), name

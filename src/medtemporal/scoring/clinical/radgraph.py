@@ -29,6 +29,7 @@ import sys
 import tarfile
 import tempfile
 import types
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -58,7 +59,9 @@ class _RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.import_module("radeval" + spec.name[len("RadEval"):])
 
     def exec_module(self, module: types.ModuleType) -> None:
-        """The module is already executed under its ``radeval`` name."""
+        """Nothing to run (the module ran under its ``radeval`` name); give it back the spec of that name,
+        which the import system has just replaced with the alias's."""
+        module.__spec__ = importlib.util.find_spec(module.__name__)
 
 
 def _alias_radeval() -> None:
@@ -72,6 +75,7 @@ def _alias_radeval() -> None:
         package.__path__ = list(found.submodule_search_locations)
         package.__spec__ = found
         package.__file__ = found.origin
+        package.__package__ = "radeval"
         sys.modules["radeval"] = package
     if not any(isinstance(f, _RadEvalAlias) for f in sys.meta_path):
         sys.meta_path.insert(0, _RadEvalAlias())
@@ -82,7 +86,8 @@ def vendored_radgraph() -> types.ModuleType:
     require("torch", "clinical")
     _alias_radeval()
     try:
-        return importlib.import_module("radeval.metrics.radgraph._vendor.core")
+        with warnings.catch_warnings():  # its modules change the process's warning filters at import
+            return importlib.import_module("radeval.metrics.radgraph._vendor.core")
     except ImportError as exc:
         raise MissingDependencyError(f"RadEval's RadGraph could not be imported ({exc}); install "
                                      f"`pip install 'medtemporal[clinical]'` and `{INSTALL}`.") from exc

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -37,8 +38,8 @@ MEDSPACY_FIX = ("pip install 'spacy>=3.8,<3.9' loguru PyFastNER pysimstring Unid
 def _package() -> Any:
     """The ``RaTEScore`` module (its import loads medspacy's sentence splitter)."""
     require("torch", "clinical")
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
+    try:  # medspacy turns every warning off at import (warnings.filterwarnings("ignore")): keep ours on
+        with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
             import RaTEScore
     except ModuleNotFoundError as exc:
         if exc.name == "RaTEScore":
