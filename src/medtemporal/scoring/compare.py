@@ -13,7 +13,9 @@ of a metric are computed once (`per_item`) and sliced per group; inside
 `medtemporal.scoring.runs.shared_outcomes` (a report) they are shared by every comparison of that run.
 
 It warns when the runs cover different item sets or were made with different
-settings, naming what differs.
+settings, naming what differs. ``compare_runs(a, b, metrics=[...])`` (``compare --metric``) compares on the named
+metrics only, the model-based report metrics of `medtemporal.scoring.clinical` included (computed for both runs;
+``green_score`` from each run's stored GREEN verdicts).
 """
 
 from __future__ import annotations
