@@ -40,6 +40,7 @@ def test_libras_bertscore_is_bert_scores_layer_5_f1(encoder: Path, monkeypatch: 
     bertscores._distilbert.cache_clear()
 
 
+@pytest.mark.slow  # three stand-in models (RadGraph, CheXbert, an encoder)
 def test_radcliq_v1_is_the_published_linear_model_of_its_four_inputs(encoder: Path, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("radeval", reason="RadCliQ-v1 needs `pip install --no-deps radeval==2.2.1`")

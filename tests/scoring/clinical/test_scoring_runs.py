@@ -203,6 +203,7 @@ register("benchmark", EVERY)(BenchmarkSpec(
 ))
 
 
+@pytest.mark.slow  # imports every metric's package (RadEval's RadGraph, medspacy) and starts the METEOR jar
 def test_offline_every_model_based_metric_is_unavailable_with_its_reason_and_the_rest_is_scored(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for weights in WEIGHTS.values():
