@@ -29,6 +29,9 @@ from pathlib import Path
 
 from medtemporal.errors import UnavailableError, require
 
+MODEL_CONFIG = "config.json"
+"""A Hugging Face model folder's configuration file (not a run folder's ``config.json``)."""
+
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 """Environment variables that forbid downloads (Hugging Face's own switches)."""
 MODEL_FILES = ("*.json", "*.txt", "*.model", "*.tiktoken", "*.safetensors")
@@ -49,7 +52,7 @@ def offline_variable() -> str | None:
 
 def has_weights(folder: Path) -> bool:
     """Whether ``folder`` holds ``config.json`` and ``safetensors`` or PyTorch ``.bin`` weights."""
-    return (folder / "config.json").is_file() and (any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")))
+    return (folder / MODEL_CONFIG).is_file() and (any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")))
 
 
 def revision(folder: Path) -> str | None:

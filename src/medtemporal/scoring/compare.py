@@ -9,8 +9,8 @@ McNemar's exact test: the two-sided binomial test (`scipy.stats.binomtest`) on
 the discordant items (A right and B wrong vs A wrong and B right), which is the
 exact McNemar test. Runs with repeats contribute each item's mean over repeats
 to the bootstrap; McNemar then uses repeat 0 (said in ``Paired.note``). Each run's per-item statistics
-of a metric are computed once (`per_item`) and sliced per group; inside
-`medtemporal.scoring.runs.shared_outcomes` (a report) they are shared by every comparison of that run.
+of a metric are computed once (`per_item`) and sliced per group; a run passed as its `RunOutcomes` (a report's
+runs, read once) shares them with every comparison of that run.
 
 It warns when the runs cover different item sets or were made with different
 settings, naming what differs. ``compare_runs(a, b, metrics=[...])`` (``compare --metric``) compares on the named
@@ -30,12 +30,12 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats as scipy_stats
 
-from medtemporal.runs import SCORES, RunConfig, RunFolder
+from medtemporal.runs import RunConfig, RunFolder
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
 from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
-from medtemporal.scoring.runs import RunOutcomes, load_outcomes
+from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
 
 SETTINGS_COMPARED = (
     ("benchmark", "manifest_sha256"), ("model", "uri"), ("protocol", "name"), ("protocol", "options"),
@@ -174,11 +174,10 @@ def stored_green(run_dir: str | Path) -> AbstractContextManager[None]:
     """The run's stored GREEN verdicts in force for ``green_score`` (`medtemporal.scoring.clinical.green`), when
     its ``scores.json`` records a GREEN pass; else nothing (``green_score`` is then unavailable)."""
     from medtemporal.scoring.clinical.green import green_verdicts, stored_verdicts
-    from medtemporal.scoring.runs import read_scores
-
-    if not RunFolder(run_dir).file(SCORES).is_file():
+    folder = RunFolder(run_dir)
+    if not folder.has_scores():
         return nullcontext()
-    block = read_scores(run_dir).green
+    block = folder.scores().green
     return green_verdicts(stored_verdicts(run_dir, block["id"])) if block else nullcontext()
 
 
@@ -227,14 +226,15 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 
 def compare_runs(
-    run_a: str | Path, run_b: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
-    seed: int = 0, metrics: Sequence[str] = (),
+    run_a: str | Path | RunOutcomes, run_b: str | Path | RunOutcomes, *, resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE, seed: int = 0, metrics: Sequence[str] = (),
 ) -> Comparison:
-    """Compare run A with run B on their common answered items (see the module doc).
+    """Compare run A with run B on their common answered items (see the module doc); each a run folder, or a run
+    already read (`RunOutcomes`).
 
     Args:
-        run_a: Run folder A.
-        run_b: Run folder B (the reference).
+        run_a: Run folder A, or run A already read.
+        run_b: Run folder B (the reference), or run B already read.
         resamples: Bootstrap replicates.
         confidence: Interval level.
         seed: Bootstrap seed.
@@ -245,13 +245,14 @@ def compare_runs(
         InvalidInputError: a folder is not a run, the runs share no answered item, or a named metric is not
             listed for their benchmark.
     """
-    ra, rb = load_outcomes(run_a, requested=metrics), load_outcomes(run_b, requested=metrics)
+    ra, rb = (r if isinstance(r, RunOutcomes) else load_outcomes(r, requested=metrics) for r in (run_a, run_b))
+    name_a, name_b = ra.path, rb.path
     ans_a, ans_b = _answered(ra), _answered(rb)
     common = [i for i in ans_a if i in ans_b]
-    result = Comparison(str(run_a), str(run_b), len(common), len(ans_a.keys() - ans_b.keys()),
+    result = Comparison(str(name_a), str(name_b), len(common), len(ans_a.keys() - ans_b.keys()),
                         len(ans_b.keys() - ans_a.keys()), setting_differences(ra.config, rb.config))
     if not common:
-        raise InvalidInputError(f"{run_a} and {run_b} share no answered item; compare runs of the same benchmark.")
+        raise InvalidInputError(f"{name_a} and {name_b} share no answered item; compare runs of the same benchmark.")
     if result.only_a or result.only_b:
         result.warnings.append(
             f"the runs cover different items: {result.only_a} answered only in A and {result.only_b} only in B; "
@@ -280,9 +281,9 @@ def compare_runs(
                 continue
             if name not in at:  # row of each common item in either run's statistics, once per metric
                 try:
-                    with stored_green(run_a):
+                    with stored_green(ra.path):
                         rows_a, stats_a = per_item(ra, name)
-                    with stored_green(run_b):
+                    with stored_green(rb.path):
                         rows_b, stats_b = per_item(rb, name)
                 except UNAVAILABLE as exc:
                     left_out.add(name)

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from medtemporal.errors import UnavailableError, require
+from medtemporal.hf_models import MODEL_CONFIG
 from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical.models import batches, one_line, torch_device
@@ -52,7 +53,7 @@ class CheXbert:
     def __init__(self, checkpoint: str, backbone: str) -> None:
         torch = require("torch", "clinical")
         transformers = require("transformers", "clinical")
-        config = transformers.BertConfig.from_json_file(f"{backbone}/config.json")
+        config = transformers.BertConfig.from_json_file(f"{backbone}/{MODEL_CONFIG}")
         self.tokenizer = transformers.BertTokenizer(f"{backbone}/vocab.txt", do_lower_case=True)
         self.device = torch_device()
         self.bert = transformers.BertModel(config, add_pooling_layer=True)

@@ -35,7 +35,7 @@ from medtemporal.backends.base import GenerateConfig, Request
 from medtemporal.errors import UnavailableError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
-from medtemporal.runs import JUDGEMENTS, RunFolder
+from medtemporal.runs import RunFolder
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical.texts import reference_of
 from medtemporal.scoring.judge import Judge, Judgement, Rubric, Verdict, reduce_judged
@@ -136,7 +136,7 @@ def stored_verdicts(run_dir: str | Path, judge_id: str) -> dict[str, Verdict]:
     """The verdicts of GREEN pass ``judge_id`` as ``judgements.jsonl`` holds them (item id → its answer's verdict),
     read without writing (`medtemporal compare` of two runs scored with ``--green``)."""
     out: dict[str, Verdict] = {}
-    for line in RunFolder(run_dir).log(JUDGEMENTS, Judgement).records():
+    for line in RunFolder(run_dir).judgements(Judgement).records():
         if line.judge == judge_id and line.kind == "answer" and line.status != "error":
             out[line.item_id] = Verdict(line.scores, line.status)
     return out

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from medtemporal.errors import MissingDependencyError, UnavailableError, require
+from medtemporal.hf_models import MODEL_CONFIG
 from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical.texts import report_pairs
@@ -102,7 +103,7 @@ def model_dir(weights: Weights, model_type: str) -> Path:
     if local.is_dir():
         return _linked(local.resolve(), model_type)
     holder = local.resolve().with_name(local.name + ".unpacked")
-    if not (holder / model_type / "config.json").is_file():
+    if not (holder / model_type / MODEL_CONFIG).is_file():
         work = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=holder.parent))
         with tarfile.open(local, "r:gz") as tar:
             tar.extractall(work / model_type, filter="data")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medtemporal.errors import UnavailableError
-from medtemporal.hf_models import model_file, model_folder
+from medtemporal.hf_models import MODEL_CONFIG, model_file, model_folder
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def _w(key: str, what: str, repo: str, files: tuple[str, ...], size: str) -> Wei
 WEIGHTS: dict[str, Weights] = {w.key: w for w in (
     _w("chexbert", "CheXbert labeller checkpoint", "StanfordAIMI/RRG_scorers", ("chexbert.pth",), "1.31 GB"),
     _w("chexbert_backbone", "CheXbert backbone configuration and vocabulary (bert-base-uncased)", "bert-base-uncased",
-       ("config.json", "vocab.txt"), "0.7 MB"),
+       (MODEL_CONFIG, "vocab.txt"), "0.7 MB"),
     _w("radgraph_xl", "RadGraph-XL model archive", "StanfordAIMI/RRG_scorers", ("radgraph-xl.tar.gz",), "416 MB"),
     _w("radgraph", "RadGraph model archive (RadCliQ-v1's)", "StanfordAIMI/RRG_scorers", ("radgraph.tar.gz",), "432 MB"),
     _w("ratescore_ner", "RaTEScore entity recogniser", "Angelakeke/RaTE-NER-Deberta", (), "≈0.74 GB"),
