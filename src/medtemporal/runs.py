@@ -201,6 +201,9 @@ class RunScores(Record):
     judge: dict[str, Any] | None = None
     """The LLM judge's identity, settings, prompt hash, counts and calibration row (`medtemporal.scoring.judge`);
     None when no judge scored the run."""
+    requested_metrics: list[str] = Field(default_factory=list)
+    """Metrics registered ``on_request`` that ``score --metrics`` asked for; scoring the run again without
+    ``--metrics`` scores them again (they are never dropped silently)."""
     green: dict[str, Any] | None = None
     """The GREEN pass (``score --green URI``): the GREEN model's identity, settings, prompt hash and counts (judged,
     unparseable, errors; `medtemporal.scoring.judge.JudgePass.summary`); None when GREEN did not score the run."""

@@ -58,7 +58,7 @@ def score_run(
         judge_options: Keyword options of `medtemporal.scoring.judge.judge_answers` (cache, remote data, progress).
         allow_rebuilt: Score against a benchmark rebuilt since the run (recorded in ``scores.json``).
         metrics: Metrics registered ``on_request`` (model-based report metrics) to score too, where the family
-            lists them; ``("all",)`` for every one it lists.
+            lists them; ``("all",)`` for every one it lists; none: those the last scoring of the run was asked for.
         green: The GREEN model (`medtemporal.scoring.clinical.green.green_judge`): scores ``green_score`` where
             the family lists it; its verdicts go to ``judgements.jsonl`` and its summary to ``scores.json``.
         green_options: Keyword options of `medtemporal.scoring.judge.judge_answers` for the GREEN pass.
@@ -77,6 +77,7 @@ def score_run(
     folder = RunFolder(run_dir)
     folder.config()  # one sentence when the folder is not a run, before any lock file is made
     with folder.writer():
+        metrics = tuple(metrics) or _requested_before(folder)
         requested = (*metrics, *(("green_score",) if green is not None else ()))
         loaded = load_outcomes(folder, judged=judge is not None, allow_rebuilt=allow_rebuilt, requested=requested)
         config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
@@ -140,6 +141,7 @@ def score_run(
                        "resamples": resamples, "confidence": confidence, "seed": seed},
             scored_with=f"medtemporal {__version__}",
             judge=judge_block,
+            requested_metrics=list(metrics),
             green=green_block,
             repeats=(repeat_summary(by_repeat, loaded.metrics_for, loaded.subtype_groups, loaded.overall_tasks,
                                     loaded.overall_weights) if repeats > 1 else None),
@@ -147,6 +149,14 @@ def score_run(
         )
         folder.write_scores(result)
     return scores
+
+
+def _requested_before(folder: RunFolder) -> tuple[str, ...]:
+    """The on-request metrics the run's last scoring was asked for (none when it has no readable scores)."""
+    try:
+        return tuple(folder.scores().requested_metrics) if folder.has_scores() else ()
+    except InvalidInputError:
+        return ()
 
 
 def _ours(family: BenchmarkSpec, items: Sequence[Item]) -> set[str]:

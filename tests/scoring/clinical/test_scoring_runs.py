@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,9 @@ from medtemporal.cli import main
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
-from medtemporal.runs import JUDGEMENTS
+from medtemporal.runs import JUDGEMENTS, RunFolder, RunScores
 from medtemporal.schema import Item, Prediction, write_jsonl
-from medtemporal.scoring import extract, read_scores, score_run
+from medtemporal.scoring import extract, score_run
 from medtemporal.scoring.clinical import (CT_CLINICAL, CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL,
                                           chexbert)
 from medtemporal.scoring.clinical.weights import WEIGHTS
@@ -44,6 +45,10 @@ register("benchmark", PAPER)(BenchmarkSpec(
     extractors={"report": "raw_text"}, metrics={"report": ("coco_bleu_4",)},
     extra_metrics={"report": ("temporal_entity_f1", "chexbert_f1_14_micro")},
 ))
+
+
+def read_scores(run: Path) -> RunScores:
+    return RunFolder(run).scores()
 
 
 def _items(benchmark: str = NAME) -> list[Item]:
@@ -108,6 +113,17 @@ def test_requested_metrics_are_scored_and_an_unavailable_one_is_reported_with_it
     assert "--green URI" in read_scores(copy).score("overall", "green_score").unavailable  # "all" without a model
     chexbert._labeller.cache_clear()
     chexbert.chexbert_outputs.cache_clear()
+
+
+def test_scoring_again_without_metrics_keeps_the_requested_ones(runs: tuple[Path, Path]) -> None:
+    _, normal = runs
+    with warnings.catch_warnings():  # unavailable offline: said once per process, as scoring does
+        warnings.simplefilter("ignore")
+        score_run(normal, resamples=50, metrics=("chexbert_f1_14_micro",))
+        score_run(normal, resamples=50)  # e.g. `report` rescoring after new predictions
+    again = read_scores(normal)
+    assert again.requested_metrics == ["chexbert_f1_14_micro"]
+    assert again.score("overall", "chexbert_f1_14_micro") is not None
 
 
 def test_a_requested_metric_the_family_does_not_list_is_refused(runs: tuple[Path, Path],
