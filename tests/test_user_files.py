@@ -93,3 +93,14 @@ def test_writers_of_one_file_never_share_a_temporary_name(bench, tmp_path):
     errors = [child.communicate(timeout=300)[1] for child in children]
     assert [child.returncode for child in children] == [0] * 4, errors
     assert len(pd.read_parquet(target)) == 3 and not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_report_an_earlier_version_wrote_is_replaced_and_a_users_file_beside_it_kept(bench, tmp_path):
+    run = tmp_path / "run"
+    assert main(["run", str(bench), "--model", "baseline:random", "--out", str(run), "--no-progress"]) == 0
+    assert main(["report", str(run)]) == 0
+    (run / OWNED).unlink()  # as a report written before reports listed their files leaves the run folder
+    (run / "notes.txt").write_text("my notes")
+    assert main(["report", str(run)]) == 0
+    assert (run / "notes.txt").read_text() == "my notes"
+    assert "notes.txt" not in (run / OWNED).read_text() and "report.html" in (run / OWNED).read_text()
