@@ -93,6 +93,8 @@ class RunConfig(_Part):
     """
 
     benchmark: BenchmarkRef
+    name: str | None = None
+    """The run's display name (``run --name``, default the model's short name); None in older folders."""
     model: ModelRef = Field(default_factory=ModelRef)
     protocol: ProtocolRef = Field(default_factory=ProtocolRef)
     generation: dict[str, Any] = Field(default_factory=dict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
 from medtemporal.runs import SCORES, RunFolder
-from medtemporal.scoring import score_run
+from medtemporal.scoring import read_scores, score_run
+from medtemporal.scoring.failures import scores_failure
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +30,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, metavar="URI",
                    help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ...")
     p.add_argument("--out", required=True, type=Path, help="run folder (config.json, predictions.jsonl, scores.json)")
+    p.add_argument("--name", help="the run's display name in tables and reports (default: the model's short name, "
+                   "e.g. Qwen2.5-VL-7B-Instruct)")
     p.add_argument("--protocol",
                    help="protocol name (default: the benchmark's, usually direct; see `medtemporal list protocol`)")
     p.add_argument("--protocol-option", action="append", default=[], metavar="KEY=VALUE",
@@ -131,6 +135,7 @@ def main(args: argparse.Namespace) -> int:
         allow_remote_data=args.allow_remote_data,
         ray=args.ray,
         replicas=args.replicas,
+        name=args.name,
     )
     summary = run(args.benchmark, args.model, args.out, options)
     judge, judge_options = judge_from_args(args)
@@ -138,7 +143,11 @@ def main(args: argparse.Namespace) -> int:
         score_run(args.out, judge=judge, judge_options=judge_options)
         summary.scored = True
     print(summary)
+    failure = summary.failure
     if summary.scored:
         print(f"scores: {RunFolder(args.out).file(SCORES)}; the report: `medtemporal report {args.out}`")
         print_scores([args.out])
-    return 1 if summary.stopped or summary.n_errors else 0
+        failure = failure or scores_failure(read_scores(args.out), args.out)
+    if failure:
+        print(f"medtemporal: error: {failure}", file=sys.stderr)
+    return 1 if failure or summary.stopped or summary.n_errors else 0

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from medtemporal.errors import MetricUnavailableWarning
 from medtemporal.runs import SCORES, RunFolder
 from medtemporal.scoring import read_scores, score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
+from medtemporal.scoring.failures import scores_failure
 from medtemporal.scoring.judge import Judge
+from medtemporal.warning_summary import told
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -57,16 +61,21 @@ def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, A
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score each run, then print the per-family table; exit status 1 when judge calls failed."""
+    """Score each run, then print every task's metrics; exit status 1 when judge calls failed, or when a run has
+    no answer at all or a judge whose verdicts mostly cannot be read (said in one sentence each)."""
     judge, options = judge_from_args(args)
     failed = 0
+    failures = []
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
                   judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark)
         print(f"wrote {RunFolder(path).file(SCORES)}")
         failed += judge_failures(path)
+        failures.append(scores_failure(read_scores(path), path))
     print_scores(args.runs)
-    return 1 if failed else 0
+    for failure in filter(None, failures):
+        print(f"medtemporal: error: {failure}", file=sys.stderr)
+    return 1 if failed or any(failures) else 0
 
 
 def judge_failures(run_dir: Path) -> int:
@@ -80,8 +89,9 @@ def judge_failures(run_dir: Path) -> int:
 
 
 def print_scores(run_dirs: list[Path]) -> None:
-    """The headline table of the runs' scores."""
+    """Every metric of every task of the runs, in %, with intervals (and a summary across several runs)."""
     from medtemporal.report import load_runs  # the report brings the audit (scikit-learn): not for `run`
-    from medtemporal.report.tables import headline
+    from medtemporal.report.console import console_report
 
-    print(headline(load_runs(run_dirs, rescore=False)))
+    print(console_report(load_runs(run_dirs, rescore=False)))
+    told(MetricUnavailableWarning)  # the table named each unavailable metric with its reason

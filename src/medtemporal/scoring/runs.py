@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 from pydantic import ValidationError
 
 from medtemporal import __version__
+from medtemporal.backends.uri import short_name
 from medtemporal.benchmark import Benchmark, BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup
@@ -140,8 +141,10 @@ def score_run(
         variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
                     for name, variant in family.variants.items()}
         first = next(iter(latest.values()), None)
+        model = config.model.uri or (first.model if first else None)
         run = {
-            "model": config.model.uri or (first.model if first else None),
+            "name": config.name or (short_name(model) if model else None),
+            "model": model,
             "protocol": config.protocol.name or (first.protocol if first else None),
             "protocol_options": dict(config.protocol.options),
             "benchmark": bench.manifest.benchmark,
