@@ -139,3 +139,35 @@ def test_default_name_is_the_models_short_name(tmp_path):
                     no_cache=True)
     assert read_scores(tmp_path / "r").run["name"] == "Qwen2.5-VL-7B-Instruct"
     assert Path(tmp_path / "r" / "config.json").read_text().count('"name": "Qwen2.5-VL-7B-Instruct"') == 1
+
+
+def test_several_benchmarks_run_one_folder_each_and_a_set_run_again_skips_what_is_done(tmp_path, capsys):
+    first, second = make_open_benchmark(tmp_path / "a", n=6, patients=3), make_open_benchmark(tmp_path / "b", n=4)
+    out = tmp_path / "runs"
+    args = ["run", str(first), str(second), "--model", "baseline:constant-Stable.", "--out", str(out),
+            "--no-progress", "--no-cache"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert (out / "bench" / "scores.json").is_file() and (out / "bench-2" / "scores.json").is_file()
+    summary = text[text.index("Summary"):]
+    assert summary.count("| baseline:constant-Stable. | eltlm | direct | rouge_l_f1 |") == 2
+    assert main(args) == 0
+    assert capsys.readouterr().out.count("already done (finished and scored), skipped.") == 2
+
+
+def test_an_eval_set_file_names_model_folders_and_options(tmp_path, capsys):
+    make_open_benchmark(tmp_path / "a", n=6, patients=3)
+    make_open_benchmark(tmp_path / "b", n=4)
+    evalset = tmp_path / "set.yaml"
+    evalset.write_text("model: baseline:constant-Stable.\nname: stable\nout: runs\nbenchmarks:\n"
+                       "  - a/bench\n  - path: b/bench\n    limit: 2\n    out: small\n")
+    assert main(["run", str(evalset), "--no-progress", "--no-cache"]) == 0
+    assert read_scores(tmp_path / "runs" / "bench").run["name"] == "stable"
+    assert read_scores(tmp_path / "runs" / "small").counts["items"] == 2
+    capsys.readouterr()
+    assert main(["run", str(evalset), "--no-progress", "--no-cache"]) == 0
+    assert capsys.readouterr().out.count("skipped.") == 2
+    evalset.write_text("benchmarks:\n  - path: a/bench\n    temperature: 3\n")
+    with pytest.raises(Exception, match=r"set.yaml: .*temperature.*it needs `benchmarks:`"):
+        from medtemporal.runner.evalset import read_eval_set
+        read_eval_set(evalset)

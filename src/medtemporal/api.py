@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from medtemporal.backends.base import Backend
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError, RunFailedError
+from medtemporal.progress import quiet
 from medtemporal.runs import PREDICTIONS, RunConfig, RunFolder
 
 if TYPE_CHECKING:
@@ -131,7 +132,8 @@ async def _run(
         family = benchmark.manifest.benchmark if isinstance(benchmark, Benchmark) else _family(path)
         protocol = run_options.resolve(spec(family)).protocol if family else run_options.protocol or "direct"
         out = default_out(path, model, protocol)
-    summary = await arun(path, model, out, run_options)
+    with quiet(not run_options.progress):  # no bar at all, the libraries' included
+        summary = await arun(path, model, out, run_options)
     failure = summary.failure
     if failure is None and summary.scored:
         from medtemporal.scoring import read_scores

@@ -135,11 +135,13 @@ def summary_table(runs: Sequence[ReportRun]) -> str:
     for run in runs:
         best = headline_score(run)
         c = run.scores.counts
-        rows.append([run.label, str(run.scores.run.get("benchmark")), best.metric if best else DASH,
+        name = run.scores.run.get("name") or run.scores.run.get("model")
+        rows.append([str(name), str(run.scores.run.get("benchmark")), protocol_label(run.scores), best.metric if best else DASH,
                      pct_interval(best) if best else DASH, f"{c.get('items', 0):,}", f"{c.get('answered', 0):,}",
                      f"{c.get('invalid', 0):,}", f"{c.get('missing', 0):,}"])
     return ("Summary (Overall, × 100, with intervals):\n\n"
-            + markdown_table(["Run", "Benchmark", "Metric", "Score [CI]", "Items", "Answered", "Invalid", "Missing"],
+            + markdown_table(["Run", "Benchmark", "Protocol", "Metric", "Score [CI]", "Items", "Answered", "Invalid",
+                              "Missing"],
                              rows))
 
 
