@@ -16,7 +16,7 @@ import pytest
 from medtemporal.backends import load as load_backend
 from medtemporal.cli import main
 from medtemporal.errors import UnavailableError
-from medtemporal.hub import loadable
+from medtemporal.hf_models import loadable
 
 hub_http = pytest.importorskip("huggingface_hub.utils._http")
 httpx = pytest.importorskip("httpx2")

@@ -43,7 +43,7 @@ from medtemporal.backends.base import (
 from medtemporal.backends.batching import MicroBatcher
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, decoded_images
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.hub import loadable
+from medtemporal.hf_models import loadable
 from medtemporal.registry import register
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")

@@ -16,7 +16,7 @@ from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Reques
 from medtemporal.backends.batching import MicroBatcher
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.hub import loadable
+from medtemporal.hf_models import loadable
 from medtemporal.registry import register
 
 DEFAULT_MAX_IMAGES = 8

@@ -64,7 +64,7 @@ def _groups(run: ReportRun) -> list[tuple[str, str]]:
 
 def _overall_tasks(run: ReportRun) -> list[str]:
     """The run's tasks that its family's Overall covers, where that is not all of them (`BenchmarkSpec.overall_tasks`)."""
-    from medtemporal.benchmark import spec
+    from medtemporal.contract import spec
     from medtemporal.errors import UnknownNameError
 
     try:

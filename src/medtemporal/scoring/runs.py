@@ -21,7 +21,8 @@ from pydantic import ValidationError
 
 from medtemporal import __version__
 from medtemporal.backends.uri import short_name
-from medtemporal.benchmark import Benchmark, BenchmarkSpec, Variant, spec
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup
 from medtemporal.runs import SCORES, RunConfig, RunFolder
