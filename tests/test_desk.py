@@ -171,3 +171,25 @@ def test_an_eval_set_file_names_model_folders_and_options(tmp_path, capsys):
     with pytest.raises(Exception, match=r"set.yaml: .*temperature.*it needs `benchmarks:`"):
         from medtemporal.runner.evalset import read_eval_set
         read_eval_set(evalset)
+
+
+def test_track_mlflow_logs_config_scores_and_report_to_a_local_store(tmp_path, monkeypatch, capsys):
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "mlruns").as_uri())  # a local store: no network
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    bench = make_open_benchmark(tmp_path, n=4, patients=2)
+    out = tmp_path / "run"
+    assert main(["run", str(bench), "--model", "baseline:constant-Stable.", "--out", str(out), "--name", "stable",
+                 "--no-progress", "--no-cache", "--track", "mlflow", "--track-experiment", "desk"]) == 0
+    run_id = capsys.readouterr().out.split("logged to mlflow (experiment desk, run ")[1].split(")")[0]
+    client = mlflow.MlflowClient()
+    logged = client.get_run(run_id)
+    assert logged.info.run_name == "stable" and logged.data.params["model.uri"] == "baseline:constant-Stable."
+    assert logged.data.params["benchmark.name"] == "eltlm" and logged.data.params["protocol.name"] == "direct"
+    rouge = read_scores(out).score("overall", "rouge_l_f1")
+    assert logged.data.metrics["overall/rouge_l_f1"] == pytest.approx(rouge.value)
+    assert logged.data.metrics["overall/rouge_l_f1_ci_high"] == pytest.approx(rouge.ci_high)
+    top = {a.path for a in client.list_artifacts(run_id)}
+    assert {"config.json", "scores.json", "report"} <= top
+    assert {"report/report.html", "report/report.md", "report/report.csv"} <= {
+        a.path for a in client.list_artifacts(run_id, "report")}

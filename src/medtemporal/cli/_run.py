@@ -14,7 +14,7 @@ from typing import Any
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
-from medtemporal.cli._score import add_judge_arguments, judge_from_args, print_scores
+from medtemporal.cli._score import add_judge_arguments, add_tracking_arguments, judge_from_args, print_scores, track
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
@@ -92,6 +92,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                    help="no progress bar at all (the libraries' download and loading bars neither)")
     c.add_argument("--no-score", action="store_true", help="do not write scores.json at the end")
     add_judge_arguments(p)
+    add_tracking_arguments(p)
     p.set_defaults(func=main)
 
 
@@ -140,6 +141,7 @@ def main(args: argparse.Namespace) -> int:
         if summary.scored:
             scored.append(entry.out)
             failure = failure or scores_failure(read_scores(entry.out), entry.out)
+            track(args, entry.out)
             if single:
                 print(f"scores: {RunFolder(entry.out).file(SCORES)}; the report: `medtemporal report {entry.out}`")
         failures.append(failure)

@@ -27,7 +27,26 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-rebuilt-benchmark", action="store_true",
                    help="score against a benchmark rebuilt since the run (its new items; recorded in scores.json)")
     add_judge_arguments(p)
+    add_tracking_arguments(p)
     p.set_defaults(func=run)
+
+
+def add_tracking_arguments(p: argparse.ArgumentParser) -> None:
+    """The experiment-tracking options shared by ``score`` and ``run``."""
+    g = p.add_argument_group("experiment tracking")
+    g.add_argument("--track", choices=("mlflow",), help="log each scored run's config, scores and report to MLflow "
+                   "(where MLFLOW_TRACKING_URI says; pip install 'medtemporal[tracking]')")
+    g.add_argument("--track-experiment", default="medtemporal", metavar="NAME",
+                   help="the MLflow experiment (default medtemporal)")
+
+
+def track(args: argparse.Namespace, run_dir: Path) -> None:
+    """Log a scored run where ``--track`` asks, saying where."""
+    if getattr(args, "track", None):
+        from medtemporal.tracking import log_run
+
+        run_id = log_run(run_dir, tracker=args.track, experiment=args.track_experiment)
+        print(f"{run_dir}: logged to {args.track} (experiment {args.track_experiment}, run {run_id})")
 
 
 def add_judge_arguments(p: argparse.ArgumentParser) -> None:
@@ -72,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
                   judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark)
         print(f"wrote {RunFolder(path).file(SCORES)}")
         failed += judge_failures(path)
+        track(args, path)
         failures.append(scores_failure(read_scores(path), path))
     print_scores(args.runs)
     for failure in filter(None, failures):

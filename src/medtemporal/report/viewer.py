@@ -64,16 +64,37 @@ class Thumbnails:
 
     def _make(self, path: Path) -> int | None:
         try:
-            with Image.open(path) as im:
-                im.draft("L", (self.size, self.size))  # JPEG: decode at reduced size
-                im = im.convert("L") if im.mode in ("L", "I", "I;16", "F") else im.convert("RGB")
-                im.thumbnail((self.size, self.size))
-                buffer = io.BytesIO()
-                im.save(buffer, format="JPEG", quality=70)
-        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+            if path.name.endswith((".nii", ".nii.gz")):
+                im = _middle_slice(path)
+            else:
+                with Image.open(path) as opened:
+                    opened.draft("L", (self.size, self.size))  # JPEG: decode at reduced size
+                    im = opened.convert("L") if opened.mode in ("L", "I", "I;16", "F") else opened.convert("RGB")
+            im.thumbnail((self.size, self.size))
+            buffer = io.BytesIO()
+            im.save(buffer, format="JPEG", quality=70)
+        except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError):
             return None
         self.srcs.append(self.assets.image(f"img/{len(self.srcs)}.jpg", buffer.getvalue(), "image/jpeg"))
         return len(self.srcs) - 1
+
+
+def _middle_slice(path: Path) -> Image.Image:
+    """The middle axial slice of a NIfTI volume as a grey image, values 1st–99th percentile stretched (a volume
+    shown in the viewer where a run recorded no slices of it, e.g. a baseline's)."""
+    import nibabel as nib
+    import numpy as np
+
+    try:
+        volume = nib.load(str(path))
+    except nib.filebasedimages.ImageFileError as exc:
+        raise ValueError(str(exc)) from None
+    if len(volume.shape) < 3:
+        raise ValueError(f"{path.name} is not a 3-D volume")
+    plane = np.asarray(volume.dataobj[:, :, volume.shape[2] // 2], dtype=np.float32)
+    low, high = np.percentile(plane, [1, 99])
+    scaled = np.clip((plane - low) / max(float(high - low), 1e-6), 0, 1) * 255
+    return Image.fromarray(np.rot90(scaled).astype(np.uint8), mode="L")
 
 
 def _answer_text(answer: Any) -> str | None:
