@@ -29,7 +29,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run a model on benchmarks into run folders (the same command resumes)",
         description="Run a model on a benchmark; predictions are saved as they arrive and the same command resumes. "
-                    "Several benchmarks (or an eval-set file, YAML or JSON: see docs/scoring.md) make one run folder "
+                    "Several benchmarks (or an eval-set file, YAML or JSON: see the README) make one run folder "
                     "each under --out, skip those already done, and end with one summary table.",
     )
     p.add_argument("benchmark", type=Path, nargs="+", metavar="BENCHMARK",
