@@ -100,7 +100,7 @@ def test_the_command_prints_the_url_and_serves_until_stopped(tmp_path):
         line = proc.stdout.readline()
         assert line.startswith("serving http://127.0.0.1:"), proc.stderr.read() if not line else line
         url = line.split()[1]
-        assert urllib.request.urlopen(url.split("#")[0], timeout=10).status == 200
+        assert urllib.request.urlopen(url.split("#")[0], timeout=180).status == 200  # built on this first request
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -22,6 +22,7 @@ from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import audit_html, audit_markdown
 from medtemporal.report.assets import ASSETS, Assets
+from medtemporal.report.glossary import glossary_markdown
 from medtemporal.report.html import html_page
 from medtemporal.report.plots import family_charts
 from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, report_runs, scored_metrics
@@ -81,7 +82,8 @@ def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, format
     contents: dict[str, bytes] = {}
     audits = _audits(runs)
     if "md" in formats:
-        contents["report.md"] = "\n".join([markdown(runs), *(audit_markdown(a, t) for t, a in audits)]).encode("utf-8")
+        contents["report.md"] = "\n".join([markdown(runs), glossary_markdown(runs),
+                                           *(audit_markdown(a, t) for t, a in audits)]).encode("utf-8")
     if "csv" in formats:
         contents["report.csv"] = csv_text(runs).encode("utf-8")
     if "png" in formats:

@@ -44,8 +44,8 @@ def _cell(run: ReportRun, group: str, metric: str) -> str:
     s = run.scores.score(group, metric)
     if s is None or not np.isfinite(s.value):
         return DASH
-    ci = f" [{s.ci_low:.3f}, {s.ci_high:.3f}]" if s.ci_low is not None and s.ci_high is not None else ""
-    return f"{s.value:.3f}{ci}"
+    ci = f" [{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]" if s.ci_low is not None and s.ci_high is not None else ""
+    return f"{100 * s.value:.1f}{ci}"  # ROUGE-L and the judge's shares on one scale, × 100
 
 
 def main_table(runs: Sequence[ReportRun]) -> str:
@@ -69,7 +69,7 @@ def calibration_table(runs: Sequence[ReportRun]) -> str:
             continue
         for kind in ("reference", "empty"):
             c = judge["calibration"][kind]
-            rows.append([run.label, judge["uri"], kind, *(DASH if c[k] is None else f"{c[k]:.3f}"
+            rows.append([run.label, judge["uri"], kind, *(DASH if c[k] is None else f"{100 * c[k]:.1f}"
                                                           for k in ("accuracy", "completeness")),
                          str(c["n"]), str(c["unparseable_or_error"])])
     if not rows:
@@ -175,7 +175,8 @@ def order_table(runs: Sequence[ReportRun], cache: dict[Path, ItemValues] | None 
             per = v.values.get(metric, {})
             groups = [[per[i] for i, d in known.items() if d is flag and i in per] for flag in (True, False)]
             if any(groups):
-                cells.append(f"{label} " + " / ".join(f"{np.mean(g):.3f} (n={len(g)})" if g else DASH for g in groups))
+                cells.append(f"{label} " + " / ".join(f"{100 * np.mean(g):.1f} (n={len(g)})" if g else DASH
+                                                      for g in groups))
         rows.append([run.label, v.order or DASH, counted, "; ".join(cells) or DASH])
     return markdown_table(["Run", "Images in", "Items whose date and file orders differ",
                            "Orders differ / agree"], rows)
@@ -205,8 +206,9 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
             diff = np.array([a.values[metric][i] - b.values[metric][i] for i in shared])
             est = cluster_bootstrap(diff, [a.patients[i] for i in shared], resamples=resamples, rng=seed,
                                     label=f"{label} delta")
-            rows.append([run.scores.run.get("model") or run.label, protocol_label(run.scores), label,
-                         f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}]", str(len(shared)), str(est.clusters)])
+            ci = f" [{100 * est.low:+.1f}, {100 * est.high:+.1f}]" if est.low is not None else ""
+            rows.append([run.label, protocol_label(run.scores), label, f"{100 * est.value:+.1f}{ci}",
+                         str(len(shared)), str(est.clusters)])
     if not rows:
         return "No ablation run with a matching direct run (same model, benchmark and judge)."
     return markdown_table(["Model", "Protocol", "Metric", "Δ vs direct [95% CI]", "Items", "Patients"], rows)
@@ -219,8 +221,8 @@ def write_eltlm_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     text = (
-        "# ELTLM\n\nValues in 0–1 with patient-clustered 95% CIs; unparseable judge verdicts are left out of "
-        "Accuracy and Completeness and counted apart.\n\n"
+        "# ELTLM\n\nValues × 100 (%; ROUGE-L and the judge's shares alike) with patient-clustered 95% CIs; "
+        "unparseable judge verdicts are left out of Accuracy and Completeness and counted apart.\n\n"
         f"## Main results (Table 2 layout)\n\n{main_table(runs)}\n\n"
         f"## Judge calibration\n\n{calibration_table(runs)}\n\n"
         f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths](eltlm_lengths.png)\n\n"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from medtemporal.benchmarks.mmxu.glossary import GLOSSARY
 from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
@@ -77,6 +78,7 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

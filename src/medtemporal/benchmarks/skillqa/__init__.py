@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from medtemporal.benchmarks.skillqa.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.skillqa import metrics  # noqa: F401  (registers the rationale and overall metrics)
 from medtemporal.benchmarks.skillqa.command import BENCHMARK, TASK, VERSION, add_arguments, build
@@ -85,6 +86,7 @@ CITATION = r"""@inproceedings{clinicalskillqa2026,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",
