@@ -77,7 +77,9 @@ class Trial:
         with self.log.open("a") as fh:
             fh.write(f"\n$ {command}\n{output}")
         lines = [line.rstrip() for line in output.splitlines() if HEADLINE.match(line)]
-        step = Step(label, done.returncode, seconds, expected, lines[:show])
+        errors = [line for line in lines if line.startswith("medtemporal: error")]  # always shown
+        step = Step(label, done.returncode, seconds, expected, [*lines[:show], *(e for e in errors
+                                                                                 if e not in lines[:show])])
         self.steps.append(step)
         mark = "ok " if step.ok else "BAD"
         print(f"[{mark}] exit {done.returncode:3d}  {seconds:7.1f} s  {label}", flush=True)
