@@ -222,12 +222,12 @@ class HFBackend(Backend):
             raise InvalidInputError(f"volume_tokens must be a whole number of 0 or more, not {volume_tokens!r}.")
         if not isinstance(trust_remote_code, bool):
             raise InvalidInputError(f"trust_remote_code must be true or false, not {trust_remote_code!r}.")
+        self.name = name
+        name = loadable(name, what="model", revision=revision,  # before torch: an unfetchable model fails at once
+                        fix="pass the folder of a local copy (hf:/path/to/model)")
         torch = require("torch", "hf")
         transformers = require("transformers", "hf")
         self._torch = torch
-        self.name = name
-        name = loadable(name, what="model", revision=revision,
-                        fix="pass the folder of a local copy (hf:/path/to/model)")
         self.max_pixels = max_pixels
         self.batch_size = batch_size
         self.trust_remote_code = trust_remote_code
