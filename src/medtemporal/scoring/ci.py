@@ -94,9 +94,10 @@ def cluster_bootstrap(
     with np.errstate(divide="ignore", invalid="ignore"):  # a ratio over nothing is NaN, said below
         value = float(reduce(sums.sum(axis=0), counts.sum()))
     if np.isnan(value):
-        message = f"{label} has nothing its value can be computed from (e.g. no verdict could be read), so it is NaN."
-        warnings.warn(UndefinedMetricWarning(message, label, "with nothing to compute from (e.g. no verdict could be "
-                                             "read): NaN"), stacklevel=2)
+        message = (f"{label} has nothing its value can be computed from (no item it counts: e.g. no judge verdict "
+                   "could be read), so it is NaN.")
+        warnings.warn(UndefinedMetricWarning(message, label, "with no item they count (e.g. no readable judge "
+                                             "verdict): NaN, no interval"), stacklevel=2)
         return Estimate(value, None, None, len(counts))
     if len(counts) < 2:
         message = f"{label} covers a single patient, so it has no clustered confidence interval."
