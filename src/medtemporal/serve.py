@@ -143,13 +143,15 @@ class ReportServer:
         if path in ("/", "/index.html"):
             return self._send(handler, 200, self.index().encode("utf-8"))
         parts = path.lstrip("/").split("/", 2)
-        try:
-            page = self._page(parts[0], parts[1] if len(parts) > 1 else "")
+        kind, name = parts[0], parts[1] if len(parts) > 1 and parts[0] in ("r", "b") else ""
+        rest = path.lstrip("/").split("/", 2 if kind in ("r", "b") else 1)[-1]
+        built = self._pages.get(f"{kind}-{name}")
+        try:  # the page itself is checked for staleness (and built); its assets come from the page as built
+            page = built if built is not None and rest != "report.html" else self._page(kind, name)
         except MedTemporalError as exc:
             return self._send(handler, 500, _message_page(str(exc)).encode("utf-8"))
         if page is None:
             return self._send(handler, 404, _message_page(f"Nothing at {path}; see the index.").encode("utf-8"))
-        rest = path.lstrip("/").split("/", 2 if parts[0] in ("r", "b") else 1)[-1]
         target = (page.folder / rest).resolve()
         if page.folder.resolve() not in target.parents or not target.is_file():
             return self._send(handler, 404, _message_page(f"Nothing at {path}; see the index.").encode("utf-8"))
