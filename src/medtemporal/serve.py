@@ -244,7 +244,8 @@ def _summary(run: Path) -> dict[str, str]:
     model = (config.model.uri if config else None) or "?"
     info = {"benchmark": ((config.benchmark.name if config else None) or "?"), "model": model, "name": (config.name if config else None) or model,
             "protocol": (config.protocol.name if config else None) or "?",
-            "status": "finished" if config and config.finished_at else "in progress or stopped", "score": "–"}
+            "status": ("running" if RunFolder(run).being_written() else "finished" if config and config.finished_at
+                       else "stopped before the end"), "score": "–"}
     try:
         scores = json.loads((run / SCORES).read_text(encoding="utf-8"))
     except (OSError, ValueError):
