@@ -19,7 +19,6 @@ from helpers.scored_runs import make_items, prediction, write_run
 
 import medtemporal as mt
 from medtemporal.cli import main
-from medtemporal.errors import RunFailedError
 from medtemporal.report import load_runs
 from medtemporal.report.console import console_report, run_table
 from medtemporal.scoring import read_scores
@@ -59,7 +58,7 @@ def test_a_model_that_fails_every_item_raises_in_the_api_and_exits_1_in_the_cli(
     bench = make_open_benchmark(tmp_path, n=6, patients=3)
     faults = [{"kind": "400", "match": "", "times": 1000}]
     with FakeOpenAI.start(faults=faults) as server:
-        with pytest.raises(RunFailedError, match=r"^(All 6 items failed|The run stopped early).*HTTP 400") as raised:
+        with pytest.raises(mt.RunFailedError, match=r"^(All 6 items failed|The run stopped early).*HTTP 400") as raised:
             mt.evaluate(bench, server.uri(), out=tmp_path / "api", progress=False, no_cache=True)
         assert raised.value.run_dir == tmp_path / "api"
         code = main(["run", str(bench), "--model", server.uri(), "--out", str(tmp_path / "cli"), "--no-progress",
