@@ -19,8 +19,8 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
 from medtemporal.runner.evalset import is_done, plan_runs
-from medtemporal.runs import SCORES, RunFolder
-from medtemporal.scoring import read_scores, score_run
+from medtemporal.runs import RunFolder
+from medtemporal.scoring import score_run
 from medtemporal.scoring.failures import scores_failure
 
 
@@ -140,10 +140,10 @@ def main(args: argparse.Namespace) -> int:
         failure = summary.failure
         if summary.scored:
             scored.append(entry.out)
-            failure = failure or scores_failure(read_scores(entry.out), entry.out)
+            failure = failure or scores_failure(RunFolder(entry.out).scores(), entry.out)
             track(args, entry.out)
             if single:
-                print(f"scores: {RunFolder(entry.out).file(SCORES)}; the report: `medtemporal report {entry.out}`")
+                print(f"scores: {RunFolder(entry.out).scores_file}; the report: `medtemporal report {entry.out}`")
         failures.append(failure)
         code = max(code, 1 if failure or summary.stopped or summary.n_errors else 0)
     if scored:

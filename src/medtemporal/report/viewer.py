@@ -31,13 +31,13 @@ from PIL import Image
 
 from medtemporal.image_roots import OUTSIDE, resolve_image
 from medtemporal.report.assets import Assets
-from medtemporal.report.tables import ReportRun
-from medtemporal.runs import JUDGEMENTS, RunFolder
+from medtemporal.report.loaded import ReportRun
+from medtemporal.runs import RunFolder
 from medtemporal.scoring.compare import per_item
 from medtemporal.scoring.extraction import rule_id, rule_name
 from medtemporal.scoring.judge import Judgement
 from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
-from medtemporal.scoring.runs import RunOutcomes, load_outcomes
+from medtemporal.scoring.outcomes import RunOutcomes
 
 THUMB_PX = 96
 """Longest side of a thumbnail, in pixels."""
@@ -168,7 +168,7 @@ def judge_verdicts(run: ReportRun) -> dict[str, list[Any]]:
     if not judge.get("id"):
         return {}
     out: dict[str, list[Any]] = {}
-    for line in RunFolder(run.path).log(JUDGEMENTS, Judgement).records():
+    for line in RunFolder(run.path).judgements(Judgement).records():
         if line.judge == judge["id"] and line.kind == "answer":
             out[line.item_id] = [line.status, {k: 100 * v for k, v in (line.scores or {}).items()},
                                  line.raw if line.raw is not None else line.error]
@@ -190,7 +190,7 @@ def viewer_index(runs: Sequence[ReportRun], assets: Assets) -> dict[str, Any]:
     run_info = []
     rules: dict[tuple[str, str], str] = {}
     for k, run in enumerate(runs):
-        loaded = load_outcomes(run.path)
+        loaded = run.outcomes
         root = loaded.bench.image_root
         groups = {c.group: c.subtypes for t in run.scores.layout for c in t.columns}
         first = len(rows)

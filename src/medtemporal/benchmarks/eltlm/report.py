@@ -1,7 +1,7 @@
 """ELTLM's own report: Table 2 layout, the sequence-length figure (Fig. 3) and ablation deltas.
 
 * Main table: ROUGE-L F1, judge Accuracy and Completeness for Perception and
-  Reasoning (0–1, patient-clustered 95% CIs), with each run's unparseable
+  Reasoning (× 100, patient-clustered 95% CIs), with each run's unparseable
   verdicts, and the judge's calibration row (reference answers, empty answer).
 * Sequence length: judge Accuracy and Completeness by number of studies
   (subtypes ``2_studies`` … ``5_studies``, both tasks together), table and PNG.
@@ -27,13 +27,12 @@ import numpy as np
 
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
 from medtemporal.errors import InvalidInputError
-from medtemporal.report import load_runs
-from medtemporal.report.plots import MAX_WIDTH_IN, figure_png, legend_columns, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
+from medtemporal.report.family import (
+    DASH, MAX_WIDTH_IN, FamilyReport, ReportRun, cell, figure_png, legend_columns, markdown_table, protocol_label,
+    pyplot,
+)
 from medtemporal.scoring.ci import cluster_bootstrap
-from medtemporal.runs import JUDGEMENTS, RunFolder
-from medtemporal.scoring.judge import Judgement
-from medtemporal.scoring.runs import load_outcomes
+from medtemporal.scoring.judge import stored_verdicts
 
 TASKS = (("perception", "Perception"), ("reasoning", "Reasoning"))
 MAIN = (("rouge_l_f1", "ROUGE-L"), ("judge_accuracy", "Accuracy"), ("judge_completeness", "Completeness"))
@@ -41,11 +40,7 @@ LENGTHS = ("2_studies", "3_studies", "4_studies", "5_studies")
 
 
 def _cell(run: ReportRun, group: str, metric: str) -> str:
-    s = run.scores.score(group, metric)
-    if s is None or not np.isfinite(s.value):
-        return DASH
-    ci = f" [{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]" if s.ci_low is not None and s.ci_high is not None else ""
-    return f"{100 * s.value:.1f}{ci}"  # ROUGE-L and the judge's shares on one scale, × 100
+    return cell(run.scores.score(group, metric), ci=True)  # ROUGE-L and the judge's shares on one scale, × 100
 
 
 def main_table(runs: Sequence[ReportRun]) -> str:
@@ -69,8 +64,7 @@ def calibration_table(runs: Sequence[ReportRun]) -> str:
             continue
         for kind in ("reference", "empty"):
             c = judge["calibration"][kind]
-            rows.append([run.label, judge["uri"], kind, *(DASH if c[k] is None else f"{100 * c[k]:.1f}"
-                                                          for k in ("accuracy", "completeness")),
+            rows.append([run.label, judge["uri"], kind, *(cell(c[k]) for k in ("accuracy", "completeness")),
                          str(c["n"]), str(c["unparseable_or_error"])])
     if not rows:
         return "No run was scored with a judge (`medtemporal score RUN --judge URI`)."
@@ -132,22 +126,20 @@ class ItemValues:
 
 def item_values(run: ReportRun) -> ItemValues:
     """ROUGE-L of the run's final answers and the verdicts of the run's judge, per item."""
-    outcomes = load_outcomes(run.path).by_repeat[0]
+    outcomes = run.outcomes.by_repeat[0]
     values = {"rouge_l_f1": {o.item.id: rouge_l_f1_of(o.item.reference or str(o.item.answer),
                                                       o.answer if isinstance(o.answer, str) else None)
                              for o in outcomes}}
     judge = run.scores.judge
     if judge:
-        verdicts = {j.item_id: j for j in RunFolder(run.path).log(JUDGEMENTS, Judgement).records()
-                    if j.judge == judge["id"] and j.kind == "answer" and j.status == "ok"}
+        verdicts = stored_verdicts(run.folder, judge["id"])
         for metric, criterion in (("judge_accuracy", "accuracy"), ("judge_completeness", "completeness")):
             values[metric] = {o.item.id: float((verdicts[o.item.id].scores or {}).get(criterion, 0))
                               if o.item.id in verdicts else 0.0
                               for o in outcomes if o.item.id in verdicts or o.status == "missing"}
-    loaded = load_outcomes(run.path)
     return ItemValues(values, {o.item.id: o.item.cluster for o in outcomes},
                       {o.item.id: o.item.meta.get("date_order_differs") for o in outcomes},
-                      loaded.bench.manifest.config.get("order"))
+                      run.benchmark.manifest.config.get("order"))
 
 
 def _values(run: ReportRun, cache: dict[Path, ItemValues]) -> ItemValues:
@@ -175,7 +167,7 @@ def order_table(runs: Sequence[ReportRun], cache: dict[Path, ItemValues] | None 
             per = v.values.get(metric, {})
             groups = [[per[i] for i, d in known.items() if d is flag and i in per] for flag in (True, False)]
             if any(groups):
-                cells.append(f"{label} " + " / ".join(f"{100 * np.mean(g):.1f} (n={len(g)})" if g else DASH
+                cells.append(f"{label} " + " / ".join(f"{cell(float(np.mean(g)))} (n={len(g)})" if g else DASH
                                                       for g in groups))
         rows.append([run.label, v.order or DASH, counted, "; ".join(cells) or DASH])
     return markdown_table(["Run", "Images in", "Items whose date and file orders differ",
@@ -189,11 +181,11 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
     rows = []
     cache = {} if cache is None else cache
     for run in runs:
-        if run.scores.run.get("protocol") == "direct":
+        if run.scores.run.protocol == "direct":
             continue
-        base = next((r for r in runs if r.scores.run.get("protocol") == "direct"
-                     and r.scores.run.get("model") == run.scores.run.get("model")
-                     and r.scores.run.get("items_sha256") == run.scores.run.get("items_sha256")
+        base = next((r for r in runs if r.scores.run.protocol == "direct"
+                     and r.scores.run.model == run.scores.run.model
+                     and r.scores.run.items_sha256 == run.scores.run.items_sha256
                      and (r.scores.judge or {}).get("id") == (run.scores.judge or {}).get("id")), None)
         if base is None:
             continue
@@ -206,7 +198,7 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
             diff = np.array([a.values[metric][i] - b.values[metric][i] for i in shared])
             est = cluster_bootstrap(diff, [a.patients[i] for i in shared], resamples=resamples, rng=seed,
                                     label=f"{label} delta")
-            ci = f" [{100 * est.low:+.1f}, {100 * est.high:+.1f}]" if est.low is not None else ""
+            ci = f" [{100 * est.low:+.1f}, {100 * est.high:+.1f}]" if est.low is not None else ""  # signed points
             rows.append([run.label, protocol_label(run.scores), label, f"{100 * est.value:+.1f}{ci}",
                          str(len(shared)), str(est.clusters)])
     if not rows:
@@ -214,27 +206,22 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
     return markdown_table(["Model", "Protocol", "Metric", "Δ vs direct [95% CI]", "Items", "Patients"], rows)
 
 
-def write_eltlm_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
-    """Write ``eltlm_tables.md`` and ``eltlm_lengths.png`` into ``out``."""
-    runs = load_runs(run_dirs, rescore=False)
+def write_eltlm_report(ctx: FamilyReport) -> None:
+    """Write ``eltlm_tables.md``, ``eltlm_lengths.png`` and ``eltlm_judges.json``."""
+    runs = ctx.runs
     cache: dict[Path, ItemValues] = {}
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    lengths = ctx.write("lengths.png", length_figure(runs))
     text = (
         "# ELTLM\n\nValues × 100 (%; ROUGE-L and the judge's shares alike) with patient-clustered 95% CIs; "
         "unparseable judge verdicts are left out of Accuracy and Completeness and counted apart.\n\n"
         f"## Main results (Table 2 layout)\n\n{main_table(runs)}\n\n"
         f"## Judge calibration\n\n{calibration_table(runs)}\n\n"
-        f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths](eltlm_lengths.png)\n\n"
+        f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths]({lengths.name})\n\n"
         "## Image order (date vs file)\n\nThe release lists each item's studies by id; the images are shown in "
         "date order unless the benchmark was built with `--order file`. On items whose two orders differ, a "
         "reference written against the other order names the exams differently (docs/eltlm.md).\n\n"
         f"{order_table(runs, cache)}\n\n"
         f"## Ablations (paired, clustered by patient)\n\n{ablation_table(runs, cache=cache)}\n"
     )
-    written = [out / "eltlm_tables.md", out / "eltlm_lengths.png"]
-    written[0].write_text(text, encoding="utf-8")
-    written[1].write_bytes(length_figure(runs))
-    (out / "eltlm_judges.json").write_text(json.dumps({r.label: r.scores.judge for r in runs}, indent=2) + "\n",
-                                           encoding="utf-8")
-    return [*written, out / "eltlm_judges.json"]
+    ctx.write("tables.md", text)
+    ctx.write("judges.json", json.dumps({r.label: r.scores.judge for r in runs}, indent=2) + "\n")
