@@ -21,7 +21,7 @@ import medtemporal as mt
 from medtemporal.cli import main
 from medtemporal.report import load_runs
 from medtemporal.report.console import console_report, run_table
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 from medtemporal.scoring.ci import cluster_bootstrap
 from medtemporal.scoring.judge import reduce_judged
 
@@ -36,7 +36,7 @@ def test_score_prints_every_task_metric_in_percent_with_judge_metrics(tmp_path, 
     for task in ("perception", "reasoning", "Overall"):
         for metric in ("rouge_l_f1", "judge_accuracy", "judge_completeness", "judge_unparseable_rate"):
             assert f"| {task} | {metric} | " in out, (task, metric)
-    rouge = read_scores(run).score("overall", "rouge_l_f1")
+    rouge = RunFolder(run).scores().score("overall", "rouge_l_f1")
     assert f"| Overall | rouge_l_f1 | {100 * rouge.value:.1f} [" in out  # ROUGE-L in % like the judge metrics
     assert "Judge scripted-judge:overlap: 12 verdicts read, 0 unparseable" in out
 
@@ -51,7 +51,7 @@ def test_a_prose_judge_ends_score_with_one_sentence_and_exit_1(tmp_path, capsys)
     errors = [line for line in captured.err.splitlines() if line.startswith("medtemporal: error:")]
     assert len(errors) == 1 and "answered in a form the rubric's parser cannot read for 12 of 12 answers" in errors[0]
     assert PROSE[:40] in errors[0] and "RuntimeWarning" not in captured.err and "DegenerateData" not in captured.err
-    assert read_scores(run).judge["counts"]["unparseable"] == 12  # the scores are still written
+    assert RunFolder(run).scores().judge["counts"]["unparseable"] == 12  # the scores are still written
 
 
 def test_a_model_that_fails_every_item_raises_in_the_api_and_exits_1_in_the_cli(tmp_path, capsys):
@@ -97,7 +97,7 @@ def test_the_unavailable_reason_is_told_once_under_the_table(tmp_path):
     items = make_items(patients=3, per_patient=2)
     run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items])
     assert main(["score", str(run), "--resamples", "20"]) == 0
-    scores = read_scores(run)
+    scores = RunFolder(run).scores()
     reason = "The encoder is not here; set X=/path."
     broken = [s.model_copy(update={"unavailable": reason, "value": float("nan")}) if s.group == "overall" else s
               for s in scores.scores]
@@ -127,7 +127,7 @@ def test_run_name_labels_the_run_and_survives_a_resume_without_it(tmp_path, caps
     assert "Stable baseline on eltlm" in capsys.readouterr().out
     assert main(args) == 0  # resumed (all six now) without --name: the name stays
     assert "Stable baseline on eltlm" in capsys.readouterr().out
-    assert read_scores(out).run["name"] == "Stable baseline"
+    assert RunFolder(out).scores().run.name == "Stable baseline"
     assert load_runs([out], rescore=False)[0].label == "Stable baseline"
 
 
@@ -136,7 +136,7 @@ def test_default_name_is_the_models_short_name(tmp_path):
     with FakeOpenAI.start() as server:
         mt.evaluate(bench, server.uri("Qwen/Qwen2.5-VL-7B-Instruct"), out=tmp_path / "r", progress=False,
                     no_cache=True)
-    assert read_scores(tmp_path / "r").run["name"] == "Qwen2.5-VL-7B-Instruct"
+    assert RunFolder(tmp_path / "r").scores().run.name == "Qwen2.5-VL-7B-Instruct"
     assert Path(tmp_path / "r" / "config.json").read_text().count('"name": "Qwen2.5-VL-7B-Instruct"') == 1
 
 
@@ -161,8 +161,8 @@ def test_an_eval_set_file_names_model_folders_and_options(tmp_path, capsys):
     evalset.write_text("model: baseline:constant-Stable.\nname: stable\nout: runs\nbenchmarks:\n"
                        "  - a/bench\n  - path: b/bench\n    limit: 2\n    out: small\n")
     assert main(["run", str(evalset), "--no-progress", "--no-cache"]) == 0
-    assert read_scores(tmp_path / "runs" / "bench").run["name"] == "stable"
-    assert read_scores(tmp_path / "runs" / "small").counts["items"] == 2
+    assert RunFolder(tmp_path / "runs" / "bench").scores().run.name == "stable"
+    assert RunFolder(tmp_path / "runs" / "small").scores().counts["items"] == 2
     capsys.readouterr()
     assert main(["run", str(evalset), "--no-progress", "--no-cache"]) == 0
     assert capsys.readouterr().out.count("skipped.") == 2
@@ -185,7 +185,7 @@ def test_track_mlflow_logs_config_scores_and_report_to_a_local_store(tmp_path, m
     logged = client.get_run(run_id)
     assert logged.info.run_name == "stable" and logged.data.params["model.uri"] == "baseline:constant-Stable."
     assert logged.data.params["benchmark.name"] == "eltlm" and logged.data.params["protocol.name"] == "direct"
-    rouge = read_scores(out).score("overall", "rouge_l_f1")
+    rouge = RunFolder(out).scores().score("overall", "rouge_l_f1")
     assert logged.data.metrics["overall/rouge_l_f1"] == pytest.approx(rouge.value)
     assert logged.data.metrics["overall/rouge_l_f1_ci_high"] == pytest.approx(rouge.ci_high)
     top = {a.path for a in client.list_artifacts(run_id)}

@@ -133,10 +133,9 @@ async def _run(
         summary = await arun(path, model, out, run_options)
     failure = summary.failure
     if failure is None and summary.scored:
-        from medtemporal.scoring import read_scores
         from medtemporal.scoring.failures import scores_failure
 
-        failure = scores_failure(read_scores(out), out)
+        failure = scores_failure(RunFolder(out).scores(), out)
     if failure is not None:
         raise RunFailedError(failure, Path(out))
     if summary.n_errors:

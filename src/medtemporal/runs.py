@@ -358,6 +358,12 @@ class RunFolder:
         """The path of a file of the folder (a family's own log, e.g. ``error_judgements.jsonl``)."""
         return self.path / name
 
+    def modified(self) -> tuple[int, ...]:
+        """Modification times (ns; 0 where absent) of the files a view of the run is made from: config,
+        predictions, judgements and scores (`medtemporal.serve` rebuilds a page when they change)."""
+        return tuple((self.path / name).stat().st_mtime_ns if (self.path / name).is_file() else 0
+                     for name in (CONFIG, PREDICTIONS, JUDGEMENTS, SCORES))
+
     def is_run(self) -> bool:
         """Whether the folder holds a run: a ``config.json`` and a predictions log (a model folder has a
         ``config.json`` too)."""

@@ -13,7 +13,7 @@ printed for them. Only ``127.0.0.1`` is bound, so predictions of credentialed da
 from __future__ import annotations
 
 import hashlib
-import json
+import math
 import os
 import shutil
 import tempfile
@@ -26,24 +26,19 @@ from typing import Any, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
 from medtemporal.errors import InvalidInputError, MedTemporalError
-from medtemporal.runs import CONFIG, PREDICTIONS, SCORES, RunConfig, RunFolder
+from medtemporal.runs import RunConfig, RunFolder
 
 HOST = "127.0.0.1"
 """The only address the viewer binds to."""
-WATCHED = (CONFIG, PREDICTIONS, SCORES, "judgements.jsonl")
-"""Files whose change makes a built page stale."""
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
-    """Every run folder (one holding ``config.json``) that is one of ``paths`` or lies under one, in path order;
-    a run folder's own subfolders and hidden folders are not searched."""
+    """Every run folder (`RunFolder.is_run`) that is one of ``paths`` or lies under one, in path order; a run
+    folder's own subfolders and hidden folders are not searched."""
     found: dict[Path, None] = {}
     for root in paths:
-        if (root / CONFIG).is_file():
-            found[root.resolve()] = None
-            continue
-        for folder, dirs, files in os.walk(root):
-            if CONFIG in files:
+        for folder, dirs, _ in os.walk(root):
+            if RunFolder(folder).is_run():
                 found[Path(folder).resolve()] = None
                 dirs[:] = []
             else:
@@ -57,7 +52,7 @@ def _key(path: Path) -> str:
 
 def _signature(runs: Sequence[Path]) -> tuple[int, ...]:
     """The modification times of the runs' files: a page built at another signature is stale."""
-    return tuple((r / name).stat().st_mtime_ns if (r / name).is_file() else 0 for r in runs for name in WATCHED)
+    return tuple(t for r in runs for t in RunFolder(r).modified())
 
 
 @dataclass
@@ -82,7 +77,7 @@ class ReportServer:
         for path in self.paths:
             if not path.is_dir():
                 raise InvalidInputError(f"{path} is not a folder; pass run folders, or folders that hold them.")
-        self.given = [p.resolve() for p in self.paths if (p / CONFIG).is_file()]
+        self.given = [p.resolve() for p in self.paths if RunFolder(p).is_run()]
         """The paths that are run folders themselves (reported together at ``/runs/report.html``)."""
         if not self.given and not find_runs(self.paths):
             raise InvalidInputError(f"No run folder under {', '.join(map(str, self.paths))}; pass folders written by "
@@ -240,24 +235,25 @@ def _benchmark(run: Path) -> str:
 
 def _summary(run: Path) -> dict[str, str]:
     """What the index shows of a run: name, benchmark, model, protocol, status and headline score."""
-    config = _config(run)
+    folder, config = RunFolder(run), _config(run)
     model = (config.model.uri if config else None) or "?"
-    info = {"benchmark": ((config.benchmark.name if config else None) or "?"), "model": model, "name": (config.name if config else None) or model,
+    info = {"benchmark": (config.benchmark.name if config else None) or "?", "model": model,
+            "name": (config.name if config else None) or model,
             "protocol": (config.protocol.name if config else None) or "?",
-            "status": ("running" if RunFolder(run).being_written() else "finished" if config and config.finished_at
+            "status": ("running" if folder.being_written() else "finished" if config and config.finished_at
                        else "stopped before the end"), "score": "–"}
     try:
-        scores = json.loads((run / SCORES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        scores = folder.scores()
+    except (MedTemporalError, OSError):
         info["status"] += ", not scored"
         return info
     for group in ("overall:paper", "overall"):
-        score = next((s for s in scores.get("scores", []) if s.get("group") == group and not s.get("unavailable")
-                      and isinstance(s.get("value"), (int, float)) and s["value"] == s["value"]), None)
+        score = next((s for s in scores.scores if s.group == group and not s.unavailable
+                      and not math.isnan(s.value)), None)
         if score is not None:
-            ci = (f" [{100 * score['ci_low']:.1f}, {100 * score['ci_high']:.1f}]"
-                  if score.get("ci_low") is not None and score.get("ci_high") is not None else "")
-            info["score"] = f"{score['metric']} {100 * score['value']:.1f}{ci}"
+            ci = (f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
+                  if score.ci_low is not None and score.ci_high is not None else "")
+            info["score"] = f"{score.metric} {100 * score.value:.1f}{ci}"
             break
     return info
 

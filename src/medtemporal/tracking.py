@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.runs import CONFIG, SCORES, RunFolder
+from medtemporal.runs import RunFolder
+from medtemporal.schema import Score
 
 TRACKERS = ("mlflow",)
 """The tracking backends ``--track`` takes."""
@@ -52,18 +53,17 @@ PARAMS = ("name", "benchmark", "model", "protocol", "generation", "tasks", "limi
 """The parts of ``config.json`` logged as parameters (package versions and timestamps are in the artifact)."""
 
 
-def metrics_of(scores: dict[str, Any]) -> dict[str, float]:
+def metrics_of(scores: list[Score]) -> dict[str, float]:
     """``<group>/<metric>`` → value, and its ``_ci_low`` and ``_ci_high``, of every computed score."""
     out = {}
-    for s in scores.get("scores", []):
-        value = s.get("value")
-        if s.get("unavailable") or not isinstance(value, (int, float)) or math.isnan(value):
+    for s in scores:
+        if s.unavailable or math.isnan(s.value):
             continue
-        key = f"{s['group']}/{s['metric']}"
-        out[key] = float(value)
+        key = f"{s.group}/{s.metric}"
+        out[key] = float(s.value)
         for bound in ("ci_low", "ci_high"):
-            if isinstance(s.get(bound), (int, float)):
-                out[f"{key}_{bound}"] = float(s[bound])
+            if getattr(s, bound) is not None:
+                out[f"{key}_{bound}"] = float(getattr(s, bound))
     return out
 
 
@@ -78,8 +78,8 @@ def log_run(run_dir: str | Path, *, tracker: str = "mlflow", experiment: str = "
     if tracker not in TRACKERS:
         raise InvalidInputError(f"Unknown tracker {tracker!r}; --track takes {', '.join(TRACKERS)}.")
     folder = RunFolder(run_dir)
-    config = json.loads(folder.file(CONFIG).read_text(encoding="utf-8"))
-    scores = json.loads(folder.scores_text())
+    config = folder.config().model_dump(mode="json")
+    scores = folder.scores()
     mlflow = require("mlflow", "tracking")
     from medtemporal.report import write_report  # the report's imports only when tracking
 
@@ -90,9 +90,9 @@ def log_run(run_dir: str | Path, *, tracker: str = "mlflow", experiment: str = "
                               tags={"medtemporal.run_dir": str(folder.path.resolve()),
                                     "medtemporal.version": str(config.get("medtemporal_version"))}) as active:
             mlflow.log_params(params)
-            mlflow.log_metrics(metrics_of(scores))
-            mlflow.log_artifact(str(folder.file(CONFIG)))
-            mlflow.log_artifact(str(folder.file(SCORES)))
+            mlflow.log_metrics(metrics_of(scores.scores))
+            mlflow.log_artifact(str(folder.config_file))
+            mlflow.log_artifact(str(folder.scores_file))
             with tempfile.TemporaryDirectory(prefix="medtemporal-track-") as tmp:
                 write_report([folder.path], tmp, ("html", "md", "csv"))
                 mlflow.log_artifacts(tmp, "report")

@@ -68,7 +68,7 @@ def _overall_tasks(run: ReportRun) -> list[str]:
     from medtemporal.errors import UnknownNameError
 
     try:
-        chosen = spec(str(run.scores.run.get("benchmark"))).overall_tasks
+        chosen = spec(str(run.scores.run.benchmark)).overall_tasks
     except UnknownNameError:  # a plugin family no longer installed
         return []
     tasks = [t.task for t in run.scores.layout]
@@ -99,8 +99,8 @@ def run_table(run: ReportRun) -> str:
     s = run.scores
     counts = s.counts
     confidence = 100 * float(s.bootstrap.get("confidence", 0.95))
-    name = s.run.get("name") or s.run.get("model")
-    head = (f"{name} on {s.run.get('benchmark')} ({protocol_label(s)}; {run.path}): {counts.get('items', 0):,} items, "
+    name = s.run.name or s.run.model
+    head = (f"{name} on {s.run.benchmark} ({protocol_label(s)}; {run.path}): {counts.get('items', 0):,} items, "
             f"{counts.get('answered', 0):,} answered, {counts.get('invalid', 0):,} invalid, "
             f"{counts.get('missing', 0):,} missing. Values × 100 (%), {confidence:.0f}% intervals clustered by patient:")
     groups = _groups(run)
@@ -135,8 +135,8 @@ def summary_table(runs: Sequence[ReportRun]) -> str:
     for run in runs:
         best = headline_score(run)
         c = run.scores.counts
-        name = run.scores.run.get("name") or run.scores.run.get("model")
-        rows.append([str(name), str(run.scores.run.get("benchmark")), protocol_label(run.scores), best.metric if best else DASH,
+        name = run.scores.run.name or run.scores.run.model
+        rows.append([str(name), str(run.scores.run.benchmark), protocol_label(run.scores), best.metric if best else DASH,
                      pct_interval(best) if best else DASH, f"{c.get('items', 0):,}", f"{c.get('answered', 0):,}",
                      f"{c.get('invalid', 0):,}", f"{c.get('missing', 0):,}"])
     return ("Summary (Overall, × 100, with intervals):\n\n"

@@ -38,7 +38,7 @@ def glossary_rows(runs: Sequence[ReportRun]) -> list[tuple[str, str, str]]:
     subtypes: dict[str, str] = {}
     for run in runs:
         try:
-            glossary = dict(spec(str(run.scores.run.get("benchmark"))).glossary)
+            glossary = dict(spec(str(run.scores.run.benchmark)).glossary)
         except UnknownNameError:  # a plugin family no longer installed: its names without text
             glossary = {}
         for task in run.scores.layout:

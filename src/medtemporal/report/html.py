@@ -230,7 +230,7 @@ def html_page(
         ("profile", "Profile across benchmarks"), ("repeats", "Repeats"), ("paired", "Paired differences"),
         ("family", "The benchmark's own tables and figures"), ("audit", "Blind-solvability audit"),
         ("viewer", "Items")] if f'id="{a}"' in head + glossary + page or a in ("runs", "settings"))
-    benchmarks = ", ".join(sorted({str(r.scores.run.get("benchmark")) for r in runs}))
+    benchmarks = ", ".join(sorted({str(r.scores.run.benchmark) for r in runs}))
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -94,7 +94,7 @@ def _settings(run: ReportRun) -> list[Any]:
 def identity_section(runs: Sequence[ReportRun]) -> str:
     """Each run's model as its backend describes itself (``config.json``'s ``model.identity``): one row per
     field (URI, name, revision, dtype, device …), one column per run; empty when no run recorded one."""
-    identities = [(run_config(r) or RunConfig(benchmark=BenchmarkRef(path=str(r.path)))).model.identity for r in runs]
+    identities = [r.config.model.identity if r.config else {} for r in runs]
     keys = list(dict.fromkeys(k for identity in identities for k in identity))
     if not keys:
         return ""

@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from medtemporal.backends.uri import shown_uri
-from medtemporal.benchmark import ITEMS, MANIFEST
+from medtemporal.benchmark import is_benchmark
 from medtemporal.errors import InvalidInputError
 from medtemporal.runner.options import RunOptions
 from medtemporal.runs import RunFolder
@@ -153,9 +153,9 @@ def plan_runs(paths: Sequence[Path], out: Path | None) -> tuple[list[SetEntry], 
     if out is None:
         raise InvalidInputError("--out is required: the run folder (or, with several benchmarks, their parent).")
     for path in paths:  # every folder checked before the first run starts
-        if not (path / MANIFEST).is_file() or not (path / ITEMS).is_file():
-            raise InvalidInputError(f"{path} is not a benchmark folder (it needs {ITEMS} and {MANIFEST}) nor an "
-                                    f"eval-set file ({', '.join(SET_SUFFIXES)}); build one with `medtemporal build`.")
+        if not is_benchmark(path):
+            raise InvalidInputError(f"{path} is neither a benchmark folder nor an eval-set file "
+                                    f"({', '.join(SET_SUFFIXES)}); build a benchmark with `medtemporal build`.")
     if len(paths) == 1:
         return [SetEntry(paths[0], out)], None
     return EvalSet(benchmarks=[str(p) for p in paths]).entries(Path("."), out), None
@@ -175,9 +175,7 @@ def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None 
         return False
     if options.protocol and config.protocol.name != options.protocol:
         return False
-    from medtemporal.scoring import read_scores
-
-    scores = read_scores(entry.out)
+    scores = folder.scores()
     if int(scores.counts.get("missing") or 0) or int(scores.counts.get("items") or 0) == 0:
         return False
     return judge is None or (scores.judge or {}).get("uri") == shown_uri(judge)

@@ -39,7 +39,7 @@ def answers_failure(counts: dict[str, Any], run_dir: str | Path) -> str | None:
     """The sentence for a run in which no item has an answer (None when some item has one).
 
     >>> answers_failure({"items": 3, "answered": 0, "invalid": 0, "missing": 3, "errors": 3}, "runs/r")
-    'Every one of the 3 items of runs/r failed (3 errors, 0 without a prediction), so there is nothing to score; see the errors in runs/r/predictions.jsonl, fix the model or endpoint and run the same command again.'
+    "Every one of the 3 items of runs/r failed (3 errors, 0 without a prediction), so there is nothing to score; see the errors in the run's predictions (the viewer: `medtemporal view runs/r`), fix the model or endpoint and run the same command again."
     """
     items = int(counts.get("items") or 0)
     if not items or int(counts.get("answered") or 0) + int(counts.get("invalid") or 0) > 0:
@@ -47,8 +47,8 @@ def answers_failure(counts: dict[str, Any], run_dir: str | Path) -> str | None:
     errors = int(counts.get("errors") or 0)
     return (f"Every one of the {items} items of {run_dir} failed ({errors} errors, "
             f"{int(counts.get('missing') or 0) - errors} without a prediction), so there is nothing to score; see the "
-            f"errors in {Path(run_dir) / 'predictions.jsonl'}, fix the model or endpoint and run the same command "
-            "again.")
+            f"errors in the run's predictions (the viewer: `medtemporal view {run_dir}`), fix the model or endpoint "
+            "and run the same command again.")
 
 
 def scores_failure(scores: Any, run_dir: str | Path) -> str | None:
