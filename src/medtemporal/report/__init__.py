@@ -27,7 +27,7 @@ from medtemporal.report.glossary import glossary_markdown
 from medtemporal.report.html import html_page
 from medtemporal.report.loaded import ReportRun, load_runs
 from medtemporal.report.plots import family_charts
-from medtemporal.report.tables import csv_text, headline, markdown, scored_metrics
+from medtemporal.report.tables import csv_text, markdown, scored_metrics
 from medtemporal.writes import disk_error
 
 FORMATS = ("md", "csv", "html", "png")
@@ -213,4 +213,4 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-__all__ = ["FORMATS", "FamilyReport", "ReportRun", "headline", "load_runs", "parse_formats", "write_report"]
+__all__ = ["FORMATS", "FamilyReport", "ReportRun", "load_runs", "parse_formats", "write_report"]
