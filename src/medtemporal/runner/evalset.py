@@ -154,8 +154,8 @@ def plan_runs(paths: Sequence[Path], out: Path | None) -> tuple[list[SetEntry], 
         raise InvalidInputError("--out is required: the run folder (or, with several benchmarks, their parent).")
     for path in paths:  # every folder checked before the first run starts
         if not is_benchmark(path):
-            raise InvalidInputError(f"{path} is neither a benchmark folder nor an eval-set file "
-                                    f"({', '.join(SET_SUFFIXES)}); build a benchmark with `medtemporal build`.")
+            raise InvalidInputError(f"{path} is not a benchmark folder (nor an eval-set file: "
+                                    f"{', '.join(SET_SUFFIXES)}); build one with `medtemporal build`.")
     if len(paths) == 1:
         return [SetEntry(paths[0], out)], None
     return EvalSet(benchmarks=[str(p) for p in paths]).entries(Path("."), out), None
