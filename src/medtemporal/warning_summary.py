@@ -9,8 +9,8 @@ scores it concerns and a few of them:
     medtemporal: note: 2 scores over no items: NaN (accuracy over subtype:c, accuracy over subtype:d)
 
 A kind that the command has already told in its own output (the reasons a metric is unavailable, which the
-score table names) is dropped from the summary with `told`. Other packages' warnings pass through as
-Python shows them.
+score table names) is dropped from the summary with `told`. Other packages' warnings pass through as Python
+shows them, without the source line that raised them.
 """
 
 from __future__ import annotations
@@ -72,18 +72,18 @@ def told(category: type[Warning]) -> None:
 @contextmanager
 def collect_warnings() -> Iterator[WarningSummary]:
     """Gather medtemporal's warnings raised inside the block into a summary (every `UndefinedMetricWarning`,
-    not once per place); the warnings of other packages are shown as usual."""
+    not once per place); the warnings of other packages are shown as usual, less their source line."""
     summary = WarningSummary()
     token = _ACTIVE.set(summary)
     with warnings.catch_warnings():
         shown = warnings.showwarning
         warnings.simplefilter("always", UndefinedMetricWarning)
 
-        def keep(message, category, *rest, **kw):  # noqa: ANN001, ANN002, ANN003 (the stdlib's signature)
+        def keep(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 (the stdlib's)
             if category.__module__.split(".")[0] == "medtemporal":
                 summary.add(message, category)
-            else:
-                shown(message, category, *rest, **kw)
+            else:  # without the library's source line, which says nothing to a user
+                shown(message, category, filename, lineno, file, "")
 
         warnings.showwarning = keep
         try:

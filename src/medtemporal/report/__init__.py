@@ -28,7 +28,7 @@ from medtemporal.report.html import html_page
 from medtemporal.report.loaded import ReportRun, load_runs
 from medtemporal.report.plots import family_charts
 from medtemporal.report.tables import csv_text, markdown, scored_metrics
-from medtemporal.writes import disk_error
+from medtemporal.writes import disk_error, record_owned, refuse_unowned
 
 FORMATS = ("md", "csv", "html", "png")
 DEFAULT_FORMATS = ("md", "csv", "html")
@@ -108,7 +108,8 @@ def write_report(
             generated = {rel: data for rel, data in _files(folder, moved).items() if rel not in contents}
         else:
             moved = _write_set(folder, {**contents, **generated})
-        if "html" in formats and single_file:  # a self-contained page needs no assets folder from an earlier report
+        if "html" in formats and single_file and (folder / ASSETS).is_dir():  # an earlier report's: not needed now
+            refuse_unowned(folder, [folder / ASSETS], action="remove")
             shutil.rmtree(folder / ASSETS, ignore_errors=True)
         written += moved
     return written
@@ -173,6 +174,12 @@ def _move_ready(folder: Path) -> list[Path]:
     """Move every entry of ``folder/.report.ready`` into ``folder``, folders first (an old folder of the same name
     is moved aside into ``.report.old``, then removed), each rename atomic; then remove it."""
     ready = folder / READY
+    try:  # nothing of the user's is replaced: every file the set replaces is one a report wrote
+        refuse_unowned(folder, [folder / p.name for p in ready.iterdir() if (folder / p.name).exists()],
+                       action="replace")
+    except InvalidInputError:
+        shutil.rmtree(ready, ignore_errors=True)
+        raise
     moved = []
     for path in sorted(ready.iterdir(), key=lambda p: (not p.is_dir(), p.name)):
         target = folder / path.name
@@ -183,6 +190,7 @@ def _move_ready(folder: Path) -> list[Path]:
         moved.append(target)
     ready.rmdir()
     shutil.rmtree(folder / OLD, ignore_errors=True)
+    record_owned(folder, moved, by="medtemporal report")
     return moved
 
 

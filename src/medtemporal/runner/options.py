@@ -155,6 +155,10 @@ class RunOptions:
             raise InvalidInputError(f"--concurrency must be at least 1, not {self.concurrency}.")
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
             raise InvalidInputError(f"--name must be a non-empty text, not {self.name!r}.")
+        for flag, value in (("--limit", self.limit), ("--limit-per-task", self.limit_per_task)):
+            if value == 0:
+                raise InvalidInputError(f"{flag} 0 selects no items, so there would be nothing to run or score; pass "
+                                        f"a positive {flag}, or leave it out to run every item.")
         if self.max_errors is not None and self.max_errors < 0:
             raise InvalidInputError(f"--max-errors must be zero or more, not {self.max_errors}.")
         if self.max_pixels is not None and self.max_pixels < 0:
