@@ -189,8 +189,11 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def metric_title(runs: Sequence[ReportRun], metric: str) -> str:
-    """``accuracy (%)``: the metric with its unit."""
-    return f"{metric} (%)" if is_percent(runs, metric) else metric
+    """``accuracy (%)``: the metric with its unit, and "ours" where medtemporal scores it beside the paper's own
+    metrics (``scores.json`` marks it, `BenchmarkSpec.extra_metrics`)."""
+    title = f"{metric} (%)" if is_percent(runs, metric) else metric
+    ours = any(r.scores.metrics.get(metric, {}).get("ours") for r in runs)
+    return f"{title}, ours (not in the paper)" if ours else title
 
 
 def family_table(runs: Sequence[ReportRun], metric: str) -> str:
@@ -198,14 +201,6 @@ def family_table(runs: Sequence[ReportRun], metric: str) -> str:
     columns = family_columns(runs, metric)
     header = ["Run", *(column_title(c) for c in columns), "Invalid", "Missing"]
     return markdown_table(header, table_rows(runs, columns, metric))
-
-
-def headline(runs: Sequence[ReportRun], metric: str | None = None) -> str:
-    """The per-family table `medtemporal score` prints, under a line naming its metric."""
-    metric = metric or metric_names(runs)[0]
-    confidence = 100 * float(runs[0].scores.bootstrap.get("confidence", 0.95))
-    return (f"{metric_title(runs, metric)} by task family, with {confidence:.0f}% intervals clustered by patient:\n\n"
-            + family_table(runs, metric))
 
 
 def table1(runs: Sequence[ReportRun], metric: str) -> str:

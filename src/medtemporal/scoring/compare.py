@@ -13,13 +13,16 @@ of a metric are computed once (`per_item`) and sliced per group; a run passed as
 runs, read once) shares them with every comparison of that run.
 
 It warns when the runs cover different item sets or were made with different
-settings, naming what differs.
+settings, naming what differs. ``compare_runs(a, b, metrics=[...])`` (``compare --metric``) compares on the named
+metrics only, the model-based report metrics of `medtemporal.scoring.clinical` included (computed for both runs;
+``green_score`` from each run's stored GREEN verdicts).
 """
 
 from __future__ import annotations
 
 import json
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,10 +30,10 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats as scipy_stats
 
-from medtemporal.runs import RunConfig
+from medtemporal.runs import RunConfig, RunFolder
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
-from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap, cluster_sums
 from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
 from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
 
@@ -86,17 +89,19 @@ class Comparison:
         return next((r for r in self.rows if r.group == group and r.metric == metric_name), None)
 
     def markdown(self) -> str:
-        """The comparison as a Markdown table with its warnings above it."""
+        """The comparison as a Markdown table with its warnings above it; values × 100 (%), as every table shows
+        them, and differences in percentage points (``--json`` keeps the fractions)."""
         lines = [f"A = {self.a}", f"B = {self.b}", f"{self.common} common items ({self.only_a} only in A, "
-                 f"{self.only_b} only in B).", ""]
+                 f"{self.only_b} only in B). Values × 100 (%); A − B in points.", ""]
         lines += [f"Warning: {w}" for w in self.warnings]
         lines += ["", "| Group | Metric | n | A | B | A − B | 95% CI | McNemar p | A✓B✗ | A✗B✓ |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
-            ci = "–" if r.ci_low is None else f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
+            ci = "–" if r.ci_low is None else f"[{_points(r.ci_low, True)}, {_points(r.ci_high, True)}]"
             p = "–" if r.p_mcnemar is None else f"{r.p_mcnemar:.4g}"
-            lines.append(f"| {r.group} | {r.metric} | {r.n} | {r.a:.4f} | {r.b:.4f} | {r.diff:+.4f} | {ci} | {p} | "
-                         f"{'–' if r.a_only is None else r.a_only} | {'–' if r.b_only is None else r.b_only} |")
+            lines.append(f"| {r.group} | {r.metric} | {r.n} | {_points(r.a)} | {_points(r.b)} | {_points(r.diff, True)} "
+                         f"| {ci} | {p} | {'–' if r.a_only is None else r.a_only} | "
+                         f"{'–' if r.b_only is None else r.b_only} |")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
@@ -104,6 +109,17 @@ class Comparison:
         return {"a": self.a, "b": self.b, "common": self.common, "only_a": self.only_a, "only_b": self.only_b,
                 "differs": {k: list(v) for k, v in self.differs.items()}, "warnings": self.warnings,
                 "rows": [r.__dict__ for r in self.rows]}
+
+
+def _points(value: float | None, signed: bool = False) -> str:
+    """A fraction as percent (points), one decimal: ``0.315`` → ``31.5`` (``+31.5`` signed); a dash for NaN.
+
+    >>> _points(0.315), _points(-0.02, True), _points(float("nan"))
+    ('31.5', '-2.0', '–')
+    """
+    if value is None or value != value:
+        return "–"
+    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
 
 
 def _get(config: dict[str, Any], path: tuple[str, ...]) -> Any:
@@ -167,6 +183,17 @@ def _stats(name: str, per_item: Sequence[list[Outcome]]) -> np.ndarray:
     return np.mean(layers, axis=0)
 
 
+def stored_green(run_dir: str | Path) -> AbstractContextManager[None]:
+    """The run's stored GREEN verdicts in force for ``green_score`` (`medtemporal.scoring.clinical.green`), when
+    its ``scores.json`` records a GREEN pass; else nothing (``green_score`` is then unavailable)."""
+    from medtemporal.scoring.clinical.green import green_verdicts, stored_verdicts
+    folder = RunFolder(run_dir)
+    if not folder.has_scores():
+        return nullcontext()
+    block = folder.scores().green
+    return green_verdicts(stored_verdicts(run_dir, block["id"])) if block else nullcontext()
+
+
 def paired_bootstrap(
     a: np.ndarray, b: np.ndarray, clusters: Sequence[str], name: str, *, confidence: float = CONFIDENCE,
     resamples: int = RESAMPLES, rng: np.random.Generator | int | None = None,
@@ -176,8 +203,9 @@ def paired_bootstrap(
     reduce = metric(name).reduce
     sums_a, counts = cluster_sums(a, clusters)
     sums_b, _ = cluster_sums(b, clusters)
-    diff = float(reduce(sums_a.sum(axis=0), counts.sum()) - reduce(sums_b.sum(axis=0), counts.sum()))
-    if len(counts) < 2:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = float(reduce(sums_a.sum(axis=0), counts.sum()) - reduce(sums_b.sum(axis=0), counts.sum()))
+    if len(counts) < 2 or np.isnan(diff):
         return diff, None, None
     k = sums_a.shape[1]
 
@@ -189,12 +217,20 @@ def paired_bootstrap(
 
     if np.allclose(sums_a, sums_b):  # identical runs: every replicate is 0 (scipy refuses a degenerate sample)
         return diff, 0.0, 0.0
-    result = scipy_stats.bootstrap(
-        (*sums_a.T, *sums_b.T, counts), statistic, paired=True, vectorized=True, n_resamples=resamples,
-        batch=max(1, min(resamples, 400_000 // len(counts))), confidence_level=confidence, method="percentile",
-        rng=np.random.default_rng(rng),
-    )
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)  # NaN replicates: left out below
+        result = scipy_stats.bootstrap(
+            (*sums_a.T, *sums_b.T, counts), statistic, paired=True, vectorized=True, n_resamples=resamples,
+            batch=max(1, min(resamples, 400_000 // len(counts))), confidence_level=confidence, method="percentile",
+            rng=np.random.default_rng(rng),
+        )
     low, high = result.confidence_interval
+    if np.isnan(low) or np.isnan(high):
+        replicates = result.bootstrap_distribution
+        if np.isnan(replicates).all():
+            return diff, None, None
+        alpha = (1 - confidence) / 2
+        low, high = np.nanpercentile(replicates, [100 * alpha, 100 * (1 - alpha)])
     return diff, float(low), float(high)
 
 
@@ -213,15 +249,26 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 def compare_runs(
     run_a: str | Path | RunOutcomes, run_b: str | Path | RunOutcomes, *, resamples: int = RESAMPLES,
-    confidence: float = CONFIDENCE, seed: int = 0,
+    confidence: float = CONFIDENCE, seed: int = 0, metrics: Sequence[str] = (),
 ) -> Comparison:
     """Compare run A with run B on their common answered items (see the module doc); each a run folder, or a run
     already read (`RunOutcomes`).
 
+    Args:
+        run_a: Run folder A, or run A already read.
+        run_b: Run folder B (the reference), or run B already read.
+        resamples: Bootstrap replicates.
+        confidence: Interval level.
+        seed: Bootstrap seed.
+        metrics: Compare on these metrics only (any the benchmark lists, model-based report metrics included:
+            they are computed for both runs); default: the metrics ``medtemporal score`` computes.
+
     Raises:
-        InvalidInputError: a folder is not a run, or the runs share no answered item.
+        InvalidInputError: a folder is not a run, the runs share no answered item, or a named metric is not
+            listed for their benchmark.
     """
-    ra, rb = (r if isinstance(r, RunOutcomes) else load_outcomes(r) for r in (run_a, run_b))
+    check_bootstrap(resamples, confidence, seed)
+    ra, rb = (r if isinstance(r, RunOutcomes) else load_outcomes(r, requested=metrics) for r in (run_a, run_b))
     name_a, name_b = ra.path, rb.path
     ans_a, ans_b = _answered(ra), _answered(rb)
     common = [i for i in ans_a if i in ans_b]
@@ -248,7 +295,7 @@ def compare_runs(
     for group in ["overall", *(f"task:{t}" for t in tasks)]:
         idx = np.array([k for k, i in enumerate(items) if group == "overall" or group == f"task:{i.task}"])
         names = dict.fromkeys(m for t in tasks if group in ("overall", f"task:{t}")
-                              for m in ra.metrics_for(t) if m in rb.metrics_for(t))
+                              for m in ra.metrics_for(t) if m in rb.metrics_for(t) and (not metrics or m in metrics))
         for name in names:
             use = [k for k in idx if name in ra.metrics_for(items[k].task) and name in rb.metrics_for(items[k].task)]
             if not use:
@@ -257,7 +304,10 @@ def compare_runs(
                 continue
             if name not in at:  # row of each common item in either run's statistics, once per metric
                 try:
-                    (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
+                    with stored_green(ra.path):
+                        rows_a, stats_a = per_item(ra, name)
+                    with stored_green(rb.path):
+                        rows_b, stats_b = per_item(rb, name)
                 except UNAVAILABLE as exc:
                     left_out.add(name)
                     result.warnings.append(f"{name} is left out: unavailable ({str(exc).rstrip('.')})")

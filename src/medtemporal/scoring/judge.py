@@ -142,6 +142,8 @@ class JudgePass:
     from_file: int = 0
     errors: int = 0
     error_example: str | None = None
+    unparseable_example: str | None = None
+    """The first verdict of an answer the rubric's parser could not read (said when most could not be)."""
 
     def verdict(self, item_id: str) -> Verdict:
         """The verdict of an item's answer (``error`` when it has none)."""
@@ -162,6 +164,7 @@ class JudgePass:
                 "failed_calls": self.errors,
             },
             "error_example": self.error_example,
+            "unparseable_example": self.unparseable_example,
             "calibration": {k: self._calibration(k) for k in ("reference", "empty")},
         }
 
@@ -207,6 +210,7 @@ def judge_answers(
     allow_remote_data: bool = False,
     licence: str = "open",
     progress: bool = True,
+    calibrate: bool = True,
 ) -> JudgePass:
     """Judge each item's answer, reference and an empty answer with ``rubric``; resume from ``judgements.jsonl``.
 
@@ -222,6 +226,8 @@ def judge_answers(
         allow_remote_data: Allow credentialed text to go to a non-local judge endpoint.
         licence: The benchmark's licence (credentialed text is guarded).
         progress: Show a progress bar on a terminal.
+        calibrate: Also judge each reference and an empty answer (the calibration row); False for a judge as
+            costly as GREEN, where only the answers are asked.
     """
     prompts = prompts or PromptSet()
     use = DataUse(items[0].benchmark if items else "", licence, allow_remote_data)  # type: ignore[arg-type]
@@ -235,7 +241,8 @@ def judge_answers(
             result.verdicts[("answer", item.id)] = Verdict(dict.fromkeys(rubric.criteria, 0), "missing")
         else:
             todo.append(("answer", item, answer))
-        todo += [("reference", item, item.reference or str(item.answer)), ("empty", item, "")]
+        if calibrate:
+            todo += [("reference", item, item.reference or str(item.answer)), ("empty", item, "")]
     log = folder.judgements(Judgement)
     done = log.resume(key=lambda j: (j.judge, j.kind, j.item_id, j.answer_sha), keep=lambda j: j.status != "error")
     pending = []
@@ -244,6 +251,8 @@ def judge_answers(
         if line is not None:
             result.verdicts[(kind, item.id)] = Verdict(line.scores, line.status)
             result.from_file += 1
+            if line.status == "unparseable" and kind == "answer":
+                result.unparseable_example = result.unparseable_example or line.raw
         else:
             pending.append((kind, item, text))
 
@@ -260,6 +269,8 @@ def judge_answers(
         else:
             result.asked += 1
         scores = dict(zip(rubric.criteria, parsed)) if parsed else None
+        if status == "unparseable" and kind == "answer":
+            result.unparseable_example = result.unparseable_example or raw
         log.append(Judgement(judge=result.judge_id, item_id=item.id, kind=kind, answer_sha=answer_sha(text), raw=raw,
                              scores=scores, status=status, error=str(error) if error else None))
         result.verdicts[(kind, item.id)] = Verdict(scores, status)

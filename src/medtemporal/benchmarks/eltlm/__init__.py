@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.eltlm.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_build, cxr_phantoms
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
@@ -35,6 +36,7 @@ from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.eltlm.build import LENGTHS
 from medtemporal.benchmarks.eltlm.release import BENCHMARK, subtype_of
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CXR_LABELS, TEMPORAL
 
 DEMO_MODEL = "baseline:constant-No significant interval change."
 """An offline answerer for the demo: the release's most common perception answer, whatever the question."""
@@ -65,6 +67,7 @@ CITATION = r"""@inproceedings{eltlm,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",
@@ -74,6 +77,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     prompts={"*": "eltlm_direct"},
     extractors={"*": "text"},
     metrics={"*": METRICS},
+    extra_metrics={"*": (*TEMPORAL, *CXR_LABELS)},  # ours beside the paper's (not in the paper)
     subtype_groups={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS},
     report="medtemporal.benchmarks.eltlm.report:write_eltlm_report",
     demo=demo,

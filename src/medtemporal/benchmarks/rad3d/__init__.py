@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.rad3d.glossary import GLOSSARY
 from medtemporal.benchmark import Benchmark
 from medtemporal.benchmarks.demo_steps import DemoSteps
 from medtemporal.contract import BenchmarkSpec, DemoSection
@@ -34,6 +35,7 @@ from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TA
 from medtemporal.benchmarks.rad3d.release import write_official
 from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS, RELEASED, TASK4_AS_TEXT
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CT_CLINICAL
 
 DEMO_MODELS = ("baseline:constant-B", "baseline:constant-D", "rad3d:history", "baseline:random")
 """Reference rows: always-No (Task 4), always-D (Tasks 5–6), the Task 6 history rule, random."""
@@ -57,14 +59,14 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
 
 
 AUDIT_NOTES = {
-    "task4/*": "Existence answers are the scan's CT-RATE label, 0 → No, 1 → Yes (seeds/004 line 60), so each "
-               "subtype carries its label's prevalence: always-No scores 82.01 macro on the release (FACTS §1.1). "
+    "task4/*": "Existence answers are the scan's CT-RATE label, 0 → No, 1 → Yes (as the 3D-RAD paper builds them), "
+               "so each subtype carries its label's prevalence: always-No scores 82.01 macro on the released CSVs. "
                "Compare models with baseline:constant-B, not with chance.",
-    "task5/*": "Temporal categories come from the labels of the patient's scans (seeds/004 lines 60, 366-378), "
+    "task5/*": "Temporal categories come from the labels of the patient's scans (as the 3D-RAD paper builds them), "
                "and most labels are absent throughout: always-D (No Abnormality) scores 46.09 macro on the "
-               "release (FACTS §1.1). Compare models with baseline:constant-D, not with chance.",
-    "task6/*": "Each question states the label's history as [0/1, ...] by the paper's design (seeds/004 lines "
-               "44, 60: 'prior information is provided as a sequence of binary labels'), and the history decides "
+               "released CSVs. Compare models with baseline:constant-D, not with chance.",
+    "task6/*": "Each question states the label's history as [0/1, ...] by the paper's design (the 3D-RAD paper: "
+               "'prior information is provided as a sequence of binary labels'), and the history decides "
                "Refractory/Resolved against New/No Abnormality: rad3d:history scores 75.92 macro on the release. "
                "Compare models with rad3d:history, not with chance.",
 }
@@ -79,6 +81,7 @@ CITATION = r"""@misc{3drad,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",
@@ -88,6 +91,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     prompts={**{t: "rad3d_open" for t in OPEN_TASKS}, **{t: "rad3d_closed" for t in CLOSED_TASKS}},
     extractors={**{t: "text" for t in OPEN_TASKS}, **{t: "letter" for t in CLOSED_TASKS}},
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
+    extra_metrics={t: CT_CLINICAL for t in OPEN_TASKS},  # ours beside the release's (not in the paper)
     report="medtemporal.benchmarks.rad3d.report:write_rad3d_report",
     exports={"3drad": export_official},
     variants={"as released": RELEASED, "task 4 as the release computes it": TASK4_AS_TEXT},

@@ -28,11 +28,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.temmed.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.temmed import extract, metrics, rag  # noqa: F401  (register rules, metrics, protocols)
 from medtemporal.benchmarks.temmed.command import add_arguments, build
 from medtemporal.benchmarks.temmed.pipeline import BENCHMARK, VERSION
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CXR_CLINICAL, TEMPORAL
 
 CLOSED = "vqa,image_pair"
 DEMO_RUNS = (
@@ -67,6 +69,7 @@ CITATION = r"""@misc{temmedbench,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",
@@ -79,6 +82,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     metrics={"vqa": ("accuracy", "yesno_macro_f1"),
              "report": ("temmed_bleu_1", "temmed_rouge_l", "temmed_meteor", "temmed_report_avg"),
              "image_pair": ("accuracy",)},
+    extra_metrics={"report": (*TEMPORAL, *CXR_CLINICAL)},  # ours beside the release's (not in the paper)
     report="medtemporal.benchmarks.temmed.report:write_temmed_report",
     demo=demo,
     generation={"temperature": None, "max_tokens": None},  # the release's calls set neither (Eval/*_GPT_*.py)
