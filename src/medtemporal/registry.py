@@ -20,6 +20,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypeVar
 
+from medtemporal._gc import paused_gc
 from medtemporal.errors import UnknownNameError
 
 Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor", "phantom"]
@@ -72,8 +73,9 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(module)
+    with paused_gc():  # imports build thousands of long-lived objects: a collection would rescan them all
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(module)
     from importlib.metadata import entry_points
 
     for ep in entry_points(group="medtemporal"):

@@ -13,6 +13,7 @@ import importlib
 import sys
 
 from medtemporal import __version__
+from medtemporal._gc import paused_gc
 from medtemporal.errors import MedTemporalError
 from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the sub-command; user errors print one line and exit 2."""
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), "")
-    args = parser(chosen if chosen in COMMANDS else "").parse_args(argv)
+    with paused_gc():  # the command's modules are imported here
+        args = parser(chosen if chosen in COMMANDS else "").parse_args(argv)
     with collect_warnings() as collected:  # told once at the end, not through a progress bar
         try:
             return int(args.func(args) or 0)
