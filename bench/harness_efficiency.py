@@ -68,7 +68,7 @@ async def runner_run(self, units, progress):
         wall, cpu = self.last_done
         print(f"BENCH-MARK last {{wall - start:.4f}} {{cpu:.4f}}", file=sys.stderr)
 _run._Runner.run = runner_run
-sys.exit(main(sys.argv[1:]))
+sys.exit(main())
 """
 """The child process: ``medtemporal run`` with marks (wall and CPU seconds since its start) on stderr."""
 
@@ -115,7 +115,7 @@ def main() -> None:
             phases[client] = {name: (float(wall), float(cpu)) for name, wall, cpu in marks}
         t0 = time.perf_counter()
         bare = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import _synthetic; "
-                "from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))")
+                "from medtemporal.cli import main; sys.exit(main())")
         subprocess.run([sys.executable, "-c", bare, "--version"], capture_output=True, check=True)
         startup = time.perf_counter() - t0
     if summary.done != args.items:

@@ -46,7 +46,7 @@ from medtemporal.prompts import PromptSet  # noqa: E402
 from medtemporal.protocols.base import image_parts  # noqa: E402
 from medtemporal.protocols.direct import question_prompt  # noqa: E402
 
-CLI = "import sys; from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from medtemporal.cli import main; sys.exit(main())"
 INSPECT_TASK = '''
 import json, sys
 from inspect_ai import Task, eval

@@ -20,7 +20,6 @@ from typing import Any, Iterable, Sequence
 from pydantic import Field, ValidationError
 
 from medtemporal import __version__
-from medtemporal._gc import paused_gc
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item, Licence, Record, describe_validation_error, dumps, iter_jsonl
@@ -196,8 +195,7 @@ def load(path: str | Path) -> Benchmark:
             f"{path / ITEMS} does not match the items_sha256 of {path / MANIFEST} (a build was interrupted, or "
             "the file was edited); rebuild the benchmark with `medtemporal build ... --overwrite`."
         )
-    with paused_gc():  # thousands of items, none cyclic
-        items = list(iter_jsonl(path / ITEMS, Item))
+    items = list(iter_jsonl(path / ITEMS, Item))
     if not items:
         raise InvalidInputError(
             f"The benchmark {path} is empty ({ITEMS} holds no items); rebuild it with `medtemporal build`."

@@ -20,7 +20,6 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypeVar
 
-from medtemporal._gc import paused_gc
 from medtemporal.errors import UnknownNameError
 
 Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor", "phantom"]
@@ -73,9 +72,8 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    with paused_gc():  # imports build thousands of long-lived objects: a collection would rescan them all
-        for module in _BUILTIN_MODULES:
-            importlib.import_module(module)
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
     from importlib.metadata import entry_points
 
     for ep in entry_points(group="medtemporal"):

@@ -36,7 +36,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from medtemporal._gc import paused_gc
 from medtemporal.backends.base import (
     REFUSED,
     Backend,
@@ -175,8 +174,7 @@ class OpenAIBackend(Backend):
     ) -> None:
         base = base_url if isinstance(base_url, BaseURL) else parse_base_url(base_url, "base_url")
         super().__init__(uri=uri, max_images=max_images, concurrency=concurrency)
-        with paused_gc():  # the SDK defines about 700 classes on import
-            import openai
+        import openai
         self._openai = openai
         self._base = base
         self.base_url = base.url
