@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from medtemporal.audit.core import MIN_PATIENTS, POOLED
 from medtemporal.report.tables import markdown_table
 
 READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
@@ -34,6 +33,8 @@ def _flag(r: Mapping[str, Any]) -> str:
         return "BLIND-SOLVABLE"
     if r.get("breakdown"):
         return "breakdown"  # a subtype row of a task audited as a whole (``fit="task"``), never flagged
+    from medtemporal.audit.core import MIN_PATIENTS  # here: the audit brings scikit-learn, not needed for scores
+
     return "ok (few patients)" if r["patients"] < MIN_PATIENTS else "ok"
 
 
@@ -47,6 +48,8 @@ def audit_rows(audit: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _summary(audit: Mapping[str, Any]) -> str:
+    from medtemporal.audit.core import MIN_PATIENTS, POOLED  # here, as in `_flag`
+
     flagged = audit.get("flagged", [])
     head = (f"{len(flagged)} subtype(s) answerable blind, the 95% interval of a blind reader lying more than "
             f"5 points above chance: {', '.join(flagged)}."

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from medtemporal.runs import RunConfig
 from medtemporal.errors import InvalidInputError
@@ -189,6 +188,8 @@ def paired_bootstrap(
 
     if np.allclose(sums_a, sums_b):  # identical runs: every replicate is 0 (scipy refuses a degenerate sample)
         return diff, 0.0, 0.0
+    from scipy import stats as scipy_stats  # here, as in `medtemporal.scoring.ci`: a report need not import it
+
     result = scipy_stats.bootstrap(
         (*sums_a.T, *sums_b.T, counts), statistic, paired=True, vectorized=True, n_resamples=resamples,
         batch=max(1, min(resamples, 400_000 // len(counts))), confidence_level=confidence, method="percentile",
@@ -208,6 +209,8 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value from the discordant counts (1 when there are none)."""
     if a_only + b_only == 0:
         return 1.0
+    from scipy import stats as scipy_stats
+
     return float(scipy_stats.binomtest(a_only, a_only + b_only, 0.5).pvalue)
 
 
