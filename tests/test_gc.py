@@ -22,6 +22,15 @@ _gc.started()
 assert gc.isenabled() and gc.get_freeze_count() >= 1000, "what the start-up built is frozen"
 _gc.started()  # a second call changes nothing
 assert gc.isenabled()
+frozen = gc.get_freeze_count()
+with _gc.not_owned():  # a command run by another (the demo's steps)
+    _gc.start_up()
+    assert gc.isenabled()
+    _gc.started()
+assert gc.get_freeze_count() == frozen
+_gc.start_up()
+assert not gc.isenabled(), "the process is its command's again after the block"
+_gc.started()
 print("ok")
 """
 

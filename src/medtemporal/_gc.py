@@ -6,8 +6,8 @@ items): each collection would rescan every object built so far, for nothing to f
 A command-line process goes further (`own_process`): what its start-up builds (modules, the benchmark's items,
 the model client) lives until the process ends, so collection is off while it is built (`start_up`) and it is
 then frozen out of the collector (`started`: `gc.freeze`), instead of being walked by every later collection and
-by the interpreter's last one. Elsewhere (a notebook, a test calling the command line in-process) these two
-calls change nothing: freezing would keep a caller's own cyclic garbage forever.
+by the interpreter's last one. Elsewhere (a notebook, a test calling the command line in-process, a command
+the demo runs) these two calls change nothing: freezing would keep a caller's own cyclic garbage forever.
 """
 
 from __future__ import annotations
@@ -43,6 +43,18 @@ def own_process() -> None:
     """Say that this process ends when its command does (the command line's entry point calls it)."""
     global _owned
     _owned = True
+
+
+@contextlib.contextmanager
+def not_owned() -> Iterator[None]:
+    """A command run inside another (the demo's steps, a test): its start-up is not the process's, so nothing is
+    frozen inside the block (the earlier commands' cyclic garbage would be kept forever)."""
+    global _owned
+    owned, _owned = _owned, False
+    try:
+        yield
+    finally:
+        _owned = owned
 
 
 def start_up() -> None:

@@ -14,7 +14,7 @@ import importlib
 import sys
 
 from medtemporal import __version__
-from medtemporal._gc import own_process, start_up, started
+from medtemporal._gc import not_owned, own_process, start_up, started
 from medtemporal.errors import MedTemporalError
 from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error
@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             return _main(sys.argv[1:])
         finally:
             gc.freeze()
-    return _main(argv)
+    with not_owned():  # called from Python (a test, the demo's steps): the process is not this command's
+        return _main(argv)
 
 
 def _main(argv: list[str]) -> int:
