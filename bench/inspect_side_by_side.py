@@ -130,7 +130,8 @@ def main() -> int:
     p.add_argument("--latency", type=float, default=0.25)
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--inspect-python", default=sys.executable, help="interpreter that has inspect_ai installed")
-    p.add_argument("--keep", type=Path, help="work in this folder (kept, and its build reused) instead of a temporary one")
+    p.add_argument("--keep", type=Path,
+                   help="work in this folder (kept, and its build reused) instead of a temporary one")
     args = p.parse_args()
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "sk-bench")}
     has_inspect = subprocess.run([args.inspect_python, "-c", "import inspect_ai"], capture_output=True).returncode == 0
