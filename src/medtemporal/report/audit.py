@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from medtemporal.audit.core import MIN_PATIENTS, POOLED
 from medtemporal.report.tables import DASH, cell, markdown_table
 
 READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
@@ -31,6 +30,8 @@ def _flag(r: Mapping[str, Any]) -> str:
         return "BLIND-SOLVABLE"
     if r.get("breakdown"):
         return "breakdown"  # a subtype row of a task audited as a whole (``fit="task"``), never flagged
+    from medtemporal.audit.core import MIN_PATIENTS  # here: the audit brings scikit-learn, not needed for scores
+
     return "ok (few patients)" if r["patients"] < MIN_PATIENTS else "ok"
 
 
@@ -44,6 +45,8 @@ def audit_rows(audit: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _summary(audit: Mapping[str, Any]) -> str:
+    from medtemporal.audit.core import MIN_PATIENTS, POOLED  # here, as in `_flag`
+
     flagged = audit.get("flagged", [])
     design = audit.get("by_design", {})
     if flagged:

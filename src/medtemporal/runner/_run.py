@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medtemporal._gc import start_up, started
 from medtemporal.backends.base import (
     REFUSED,
     Backend,
@@ -395,6 +396,7 @@ async def arun(
             data bound for a remote endpoint without ``allow_remote_data``; nothing written is lost.
     """
     start = time.perf_counter()
+    start_up()  # the items, the plugins and the model client live as long as the run
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
@@ -453,6 +455,7 @@ async def arun(
         summary = RunSummary(out, total, skipped_existing=total - len(todo), repeats=opts.repeats, skipped=skipped)
         runner = _Runner(session, solver, opts.generation, root, log, summary, session.concurrency, opts.max_errors)
         bar = Progress(total, summary.skipped_existing, backend.uri, enabled=opts.progress)
+        started()
         try:
             await runner.run(todo, bar)
             if summary.stopped is None:

@@ -117,7 +117,7 @@ def test_a_model_that_echoes_the_options_is_invalid_on_every_item(bench: Path, t
     assert rows[0]["raw_output"] == ("\n" if mode == "lines" else " ").join(format_options(first.options).splitlines())
     assert all(r["answer"] is None for r in rows)
     scores = RunFolder(tmp_path / "run").scores()
-    assert scores.counts["rules"] == {rule_id("letter"): len(rows)} and rule_id("letter") == "letter@2"
+    assert scores.counts["rules"] == {rule_id("letter"): len(rows)} and rule_id("letter") == "letter@3"
     for metric in ("accuracy", "mmxu_blind_hard_accuracy"):
         s = scores.score("overall", metric)
         assert s.value == 0.0 and s.invalid == s.n == len(rows)

@@ -15,7 +15,7 @@ per content type. Where each rule lives:
 * `report` — accuracy by content type beside the blind reader, ours, the audit, the headline figure.
 * ``prompts/`` — ``mmxu_direct``, ours (none is released).
 
-Answers are extracted by the shared strict ``letter`` rule (``letter@2``: "A or B" and an echoed option list
+Answers are extracted by the shared strict ``letter`` rule (``letter@3``: "A or B" and an echoed option list
 are invalid); generation at temperature 0 (ours: the paper's settings were not found).
 """
 
