@@ -8,12 +8,14 @@ PhysioNet ``medical-diff-vqa`` 1.0.1 (credentialed; the authors refuse re-hostin
 ``FACTS.md`` §5.2. Where each rule lives:
 
 * `release` — readers of ``mimic_pair_questions.csv`` and ``mimic_all.csv`` (one image per study, as
-  ``get_mimic_all.py`` chose it), the ``split`` column, the 1.0.0 order check.
+  ``get_mimic_all.py`` chose it), the two test sets (``--split release``: the ``split`` column's test rows;
+  ``--split ekaid``: EKAID's last 10% of rows in file order), the 1.0.0 order check.
 * `command` — ``medtemporal build medical-diff-vqa``: tasks ``closed`` (yes/no), ``open`` and
   ``difference``, subtype the question type; the reference image first, then the main one.
 * `metrics` — BLEU-1…4, METEOR, ROUGE-L and CIDEr by pycocoevalcap as EKAID's ``evaluation.py`` (Java);
-  accuracy is the shared exact match, over closed and open questions (EKAID's ``acc`` leaves difference
-  questions out).
+  accuracy is the shared exact match of the extracted answer, over closed and open questions.
+* `ekaid` — the variant ``EKAID`` scored beside ours: the raw output, exact-string accuracy with ``acc``'s
+  open/closed rule and exclusions, per-type metrics on each type's questions alone (CIDEr included).
 * `blind` — what the question text alone answers (ours; the shared audit reads closed questions only).
 * `phantom` — ``medtemporal phantoms medical-diff-vqa``: both files over a ``phantoms cxr`` cohort, every
   question type worded as the release's generator, answers from the cohort's truth.
@@ -33,6 +35,8 @@ from pathlib import Path
 from medtemporal.benchmark import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
+from medtemporal.benchmarks.medical_diff_vqa.ekaid import NAME as EKAID
+from medtemporal.benchmarks.medical_diff_vqa.ekaid import VARIANT as EKAID_VARIANT
 from medtemporal.registry import register
 
 TEXT_METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
@@ -88,4 +92,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     report=_report,
     demo=demo,
     generation={"temperature": 0.0, "max_tokens": 256},
+    variants={EKAID: EKAID_VARIANT},
 ))

@@ -1,6 +1,6 @@
 """Medical-Diff-VQA tables in the layout of EKAID's evaluation and the headline figure.
 
-``medical-diff-vqa_tables.md``:
+``medical-diff-vqa_tables.md`` (every table names each run's test set, `release.SPLITS`):
 
 * the text metrics over all questions (EKAID ``evaluate_score.py`` ``caption_metric``): BLEU-1…4, METEOR,
   ROUGE-L, CIDEr, as pycocoevalcap prints them (fractions; CIDEr up to 10), one row per run;
@@ -8,6 +8,8 @@
 * accuracy as EKAID's ``acc`` (exact match, difference questions left out): total, open, closed and per
   type, each run beside what the question text alone answers (`blind`, ours) and the shared audit of the
   closed questions (from the manifest);
+* the same tables as EKAID scores the run (the ``EKAID`` variant, `ekaid`): text metrics over all questions
+  and per type on each type's questions alone, accuracy total / open / closed on the raw outputs;
 * the overall values again with their patient-clustered 95% intervals.
 
 ``diffvqa_types.png``: accuracy and BLEU-1 per question type for each run, with intervals and the
@@ -23,7 +25,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from medtemporal.benchmarks.medical_diff_vqa.blind import blind_accuracy
-from medtemporal.benchmarks.medical_diff_vqa.release import TYPES
+from medtemporal.benchmarks.medical_diff_vqa.ekaid import NAME as EKAID
+from medtemporal.benchmarks.medical_diff_vqa.release import TYPES, split_label
 from medtemporal.report import load_runs
 from medtemporal.report.audit import HEADER, audit_rows
 from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
@@ -37,7 +40,10 @@ FIGURE = "diffvqa_types.png"
 TEXT_METRICS = (("BLEU-1", "diffvqa_bleu_1"), ("BLEU-2", "diffvqa_bleu_2"), ("BLEU-3", "diffvqa_bleu_3"),
                 ("BLEU-4", "diffvqa_bleu_4"), ("METEOR", "diffvqa_meteor"), ("ROUGE-L", "diffvqa_rouge_l"),
                 ("CIDEr", "diffvqa_cider"))
+BY_TYPE = (*TEXT_METRICS[:-1], ("CIDEr", "diffvqa_cider_by_type"))
+"""Per question type as EKAID computes it: CIDEr's document frequencies from the type's own questions."""
 BLIND_ROW = "Question text alone (ours)"
+TEST_SET = "Test set"
 
 
 def _value(score: Score | None, percent: bool, ci: bool = False) -> str:
@@ -55,34 +61,53 @@ def _types(runs: Sequence[ReportRun]) -> list[str]:
                                     r.scores.score(f"subtype:{t}", "accuracy") for r in runs)]
 
 
-def text_table(runs: Sequence[ReportRun], group: str, *, ci: bool = False) -> str:
-    """The seven text metrics of ``group``, one row per run."""
+def test_sets(runs: Sequence[ReportRun]) -> dict[Path, str]:
+    """Each run's test set (`release.split_label` of its benchmark's manifest)."""
+    return {run.path: split_label(load_outcomes(run.path).bench.manifest.config) for run in runs}
+
+
+def ekaid_runs(runs: Sequence[ReportRun]) -> list[ReportRun]:
+    """The runs with the scores of their ``EKAID`` variant (runs scored before it existed are left out)."""
+    out = []
+    for run in runs:
+        block = (run.scores.variants or {}).get(EKAID)
+        if block:
+            scores = run.scores.model_copy(update={"scores": [Score.model_validate(s) for s in block["scores"]]})
+            out.append(ReportRun(run.path, run.label, scores))
+    return out
+
+
+def text_table(runs: Sequence[ReportRun], group: str, sets: dict[Path, str], *, ci: bool = False) -> str:
+    """The seven text metrics of ``group``, one row per run with its test set."""
     rows = []
     for run in runs:
         first = run.scores.score(group, "diffvqa_bleu_1")
         rows.append([run.label, *(_value(run.scores.score(group, m), False, ci) for _, m in TEXT_METRICS),
-                     str(first.n) if first else DASH])
-    return markdown_table(["Run", *(label for label, _ in TEXT_METRICS), "n"], rows)
+                     str(first.n) if first else DASH, sets.get(run.path, DASH)])
+    return markdown_table(["Run", *(label for label, _ in TEXT_METRICS), "n", TEST_SET], rows)
 
 
-def type_table(run: ReportRun, types: Sequence[str]) -> str:
+def type_table(run: ReportRun, types: Sequence[str], metrics: Sequence[tuple[str, str]] = TEXT_METRICS) -> str:
     """One run's text metrics per question type."""
-    rows = [[t, *(_value(run.scores.score(f"subtype:{t}", m), False) for _, m in TEXT_METRICS)] for t in types]
-    return markdown_table(["Question type", *(label for label, _ in TEXT_METRICS)], rows)
+    rows = [[t, *(_value(run.scores.score(f"subtype:{t}", m), False) for _, m in metrics)] for t in types]
+    return markdown_table(["Question type", *(label for label, _ in metrics)], rows)
 
 
-def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]]) -> str:
-    """EKAID's ``acc``: total, open, closed and per non-difference type; the question-text row last."""
+def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]],
+                   sets: dict[Path, str], metric: str = "accuracy") -> str:
+    """EKAID's ``acc`` layout: total, open, closed and per non-difference type, each run with its test set; the
+    question-text row last."""
     columns = [("Total", "overall"), ("Open", "task:open"), ("Closed", "task:closed"),
                *((t, f"subtype:{t}") for t in types if t != "difference")]
     rows = []
     for run in runs:
-        total = run.scores.score("overall", "accuracy")
-        rows.append([run.label, *(_value(run.scores.score(g, "accuracy"), True) for _, g in columns),
-                     str(total.invalid) if total else DASH])
+        total = run.scores.score("overall", metric)
+        rows.append([run.label, *(_value(run.scores.score(g, metric), True) for _, g in columns),
+                     str(total.invalid) if total else DASH, sets.get(run.path, DASH)])
     if blind:
-        rows.append([BLIND_ROW, *(f"{100 * blind[g][1]:.1f}" if g in blind else DASH for _, g in columns), DASH])
-    return markdown_table(["Run", *(label for label, _ in columns), "Invalid"], rows)
+        rows.append([BLIND_ROW, *(f"{100 * blind[g][1]:.1f}" if g in blind else DASH for _, g in columns), DASH,
+                     DASH])
+    return markdown_table(["Run", *(label for label, _ in columns), "Invalid", TEST_SET], rows)
 
 
 def audit_table(audit: dict[str, Any] | None) -> str:
@@ -132,34 +157,61 @@ def _java_note(runs: Sequence[ReportRun]) -> list[str]:
             "affected.", ""] if java.startswith("unavailable") else []
 
 
+def ekaid_section(runs: Sequence[ReportRun], types: Sequence[str], sets: dict[Path, str]) -> list[str]:
+    """The tables as EKAID scores the runs (their ``EKAID`` variant); none for runs scored before it existed."""
+    if not runs:
+        return []
+    parts = [f"## As EKAID scores it (variant `{EKAID}`)", "",
+             "The raw output of every question against the released answer, as EKAID's `model/evaluate_score.py` "
+             "scores its results file: accuracy is exact string equality (surrounding space stripped, nothing "
+             "else: \"Yes.\" is not \"yes\"), closed questions are those answered yes or no, questions containing "
+             "\"what has changed\" are left out (`acc`); the text metrics score the raw output, per question type on "
+             "that type's questions alone, CIDEr's document frequencies included (`caption_metric_by_question_type`). "
+             "The paper's numbers are on EKAID's test set (`--split ekaid`).", "",
+             "### All questions (`caption_metric`)", "", text_table(runs, "overall", sets), "",
+             "### Accuracy (`acc`)", "", accuracy_table(runs, types, {}, sets, "diffvqa_ekaid_accuracy"), ""]
+    for run in runs:
+        parts += [f"### Per question type: {run.label} (test set: {sets[run.path]})", "",
+                  type_table(run, types, BY_TYPE), ""]
+    return parts
+
+
 def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     """Write ``medical-diff-vqa_tables.md`` and ``diffvqa_types.png`` for the runs into ``out``."""
     runs = load_runs(run_dirs)
     items, audit = _bench(runs)
     blind = blind_accuracy(items) if items else {}
     types = _types(runs)
+    sets = test_sets(runs)
     parts = ["# Medical-Diff-VQA", "",
              "Text metrics by pycocoevalcap on PTB tokens, one reference per question, as EKAID's "
              "`model/evaluation.py` (fractions, as it prints them; CIDEr runs to 10). Accuracy × 100: exact match "
              "of the extracted answer (Yes/No for closed questions, the whole answer for open ones), difference "
-             "questions left out, as EKAID's `acc`.", "", *_java_note(runs),
-             "## All questions (EKAID `caption_metric`)", "", text_table(runs, "overall"), "",
-             "## Difference questions, on their own", "", text_table(runs, "task:difference"), ""]
+             "questions left out, as EKAID's `acc`. The tables up to the EKAID section are ours; that section "
+             "scores the same outputs as EKAID's `evaluate_score.py` does. Test sets: the release's test split "
+             "(`build --split release`, the default) or EKAID's, the last 10% of the file's rows "
+             "(`--split ekaid`), on which the paper reports.", "", *_java_note(runs),
+             "## All questions (EKAID `caption_metric`)", "", text_table(runs, "overall", sets), "",
+             "## Difference questions, on their own", "", text_table(runs, "task:difference", sets), ""]
     parts += ["## Per question type (EKAID `caption_metric_by_question_type`)", "",
               "CIDEr's document frequencies come from all questions of the run; EKAID recomputes them per type, so "
-              "per-type CIDEr can differ from its script (the other metrics equal the library's on each type).", ""]
+              "per-type CIDEr can differ from its script (the EKAID section below computes it that way; the other "
+              "metrics equal the library's on each type).", ""]
     for run in runs:
-        parts += [f"### {run.label}", "", type_table(run, types), ""]
-    parts += ["## Accuracy (EKAID `acc`; difference questions excluded)", "", accuracy_table(runs, types, blind), "",
+        parts += [f"### {run.label} (test set: {sets[run.path]})", "", type_table(run, types), ""]
+    parts += ["## Accuracy (EKAID `acc`; difference questions excluded)", "",
+              accuracy_table(runs, types, blind, sets), "",
               f"{BLIND_ROW}: every question answered with the commonest answer its text had among other patients "
               "(cross-validated by patient). A type where it is high is answerable without the images; compare "
               "models with that row, not with zero.", "",
               "### Audit of the closed questions (shared audit: text only, cross-validated by patient)", "",
-              audit_table(audit), "",
-              "## With patient-clustered 95% intervals", "", text_table(runs, "overall", ci=True), "",
-              markdown_table(["Run", "Accuracy total", "Open", "Closed"],
+              audit_table(audit), ""]
+    parts += ekaid_section(ekaid_runs(runs), types, sets)
+    parts += ["## With patient-clustered 95% intervals", "", text_table(runs, "overall", sets, ci=True), "",
+              markdown_table(["Run", "Accuracy total", "Open", "Closed", TEST_SET],
                              [[r.label, *(_value(r.scores.score(g, "accuracy"), True, True)
-                                          for g in ("overall", "task:open", "task:closed"))] for r in runs]), "",
+                                          for g in ("overall", "task:open", "task:closed")), sets[r.path]]
+                              for r in runs]), "",
               f"![accuracy and BLEU-1 per question type]({FIGURE})", ""]
     out.mkdir(parents=True, exist_ok=True)
     figure, path = out / FIGURE, out / TABLES
