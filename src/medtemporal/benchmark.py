@@ -243,6 +243,8 @@ class Variant:
     description: str
     metrics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Task → metric names (default: the family's, `BenchmarkSpec.metrics`)."""
+    protocols: tuple[str, ...] | None = None
+    """The protocols whose runs it scores (a paper's own prompt and parse go together); None: every run's."""
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,18 @@ def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[Repo
     return [ReportRun(Path(p), label, s) for p, label, s in zip(paths, labels, scores, strict=True)]
 
 
+def variant_runs(runs: Sequence[ReportRun], name: str) -> list[ReportRun]:
+    """The runs scored by the family's variant ``name`` (`medtemporal.benchmark.BenchmarkSpec.variants`), each
+    with the variant's scores in place of the main ones; runs without it are left out."""
+    out = []
+    for run in runs:
+        block = (run.scores.variants or {}).get(name)
+        if block:
+            scores = run.scores.model_copy(update={"scores": [Score.model_validate(s) for s in block["scores"]]})
+            out.append(ReportRun(run.path, run.label, scores))
+    return out
+
+
 def protocol_label(scores: RunScores) -> str:
     """The run's protocol with its options: ``rag-text k=3 retriever=image``."""
     options = scores.run.get("protocol_options") or {}

@@ -137,8 +137,10 @@ def score_run(
         scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
                                 confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks,
                                 overall_weights=loaded.overall_weights)
+        protocol = config.protocol.name or next((p.protocol for p in latest.values()), None)
         variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
-                    for name, variant in family.variants.items()}
+                    for name, variant in family.variants.items()
+                    if variant.protocols is None or protocol in variant.protocols}
         first = next(iter(latest.values()), None)
         run = {
             "model": config.model.uri or (first.model if first else None),

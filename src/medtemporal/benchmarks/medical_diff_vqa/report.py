@@ -30,7 +30,7 @@ from medtemporal.benchmarks.medical_diff_vqa.release import TYPES, split_label
 from medtemporal.report import load_runs
 from medtemporal.report.audit import HEADER, audit_rows
 from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.report.tables import DASH, ReportRun, markdown_table, variant_runs
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.runs import load_outcomes
 from medtemporal.writes import write_atomic
@@ -64,17 +64,6 @@ def _types(runs: Sequence[ReportRun]) -> list[str]:
 def test_sets(runs: Sequence[ReportRun]) -> dict[Path, str]:
     """Each run's test set (`release.split_label` of its benchmark's manifest)."""
     return {run.path: split_label(load_outcomes(run.path).bench.manifest.config) for run in runs}
-
-
-def ekaid_runs(runs: Sequence[ReportRun]) -> list[ReportRun]:
-    """The runs with the scores of their ``EKAID`` variant (runs scored before it existed are left out)."""
-    out = []
-    for run in runs:
-        block = (run.scores.variants or {}).get(EKAID)
-        if block:
-            scores = run.scores.model_copy(update={"scores": [Score.model_validate(s) for s in block["scores"]]})
-            out.append(ReportRun(run.path, run.label, scores))
-    return out
 
 
 def text_table(runs: Sequence[ReportRun], group: str, sets: dict[Path, str], *, ci: bool = False) -> str:
@@ -206,7 +195,7 @@ def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
               "models with that row, not with zero.", "",
               "### Audit of the closed questions (shared audit: text only, cross-validated by patient)", "",
               audit_table(audit), ""]
-    parts += ekaid_section(ekaid_runs(runs), types, sets)
+    parts += ekaid_section(variant_runs(runs, EKAID), types, sets)
     parts += ["## With patient-clustered 95% intervals", "", text_table(runs, "overall", sets, ci=True), "",
               markdown_table(["Run", "Accuracy total", "Open", "Closed", TEST_SET],
                              [[r.label, *(_value(r.scores.score(g, "accuracy"), True, True)
