@@ -199,7 +199,7 @@ def _record(items: Sequence[Item], fitted: _Fitted, index: Sequence[int]) -> dic
 
 def declared_notes(items: Sequence[Item]) -> dict[str, str]:
     """The ``audit_notes`` of the items' registered benchmark specs (none for an unregistered name)."""
-    from medtemporal.benchmark import spec
+    from medtemporal.contract import spec
 
     notes: dict[str, str] = {}
     for name in sorted({it.benchmark for it in items}):

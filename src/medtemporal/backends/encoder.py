@@ -3,7 +3,7 @@
 Text-embedding models are scored on sentence tasks by the similarity of their embeddings (MS-CXR-T's
 temporal sentence similarity: cosine similarity, ROC-AUC, a threshold; the family's ``text-embedding``
 protocol). This backend loads any Hugging Face text encoder the way BERTScore's is loaded
-(`medtemporal.hub.model_folder`: a local folder or a hub name, fetched into the hub cache on first use,
+(`medtemporal.hf_models.model_folder`: a local folder or a hub name, fetched into the hub cache on first use,
 honouring ``HF_HUB_OFFLINE``), then ``AutoTokenizer`` and ``AutoModel``. It answers only requests that ask
 for an embedding (`Request.embed`): the text of the request's messages, encoded, its last hidden states
 mean-pooled over the attention mask (or the first token's, ``pooling="cls"``) and L2-normalised, written as
@@ -18,7 +18,7 @@ from typing import Any
 
 from medtemporal.backends.base import Backend, Request, RequestError, Response, TextPart
 from medtemporal.errors import InvalidInputError, UnavailableError, require
-from medtemporal.hub import model_folder, revision
+from medtemporal.hf_models import model_folder, revision
 from medtemporal.registry import register
 
 POOLINGS = ("mean", "cls")
@@ -38,7 +38,7 @@ class EncoderBackend(Backend):
 
     Args:
         uri: the model URI.
-        name: local folder or Hub name (resolved by `medtemporal.hub.model_folder`).
+        name: local folder or Hub name (resolved by `medtemporal.hf_models.model_folder`).
         pooling: ``mean`` (mean of the last hidden states over the attention mask) or ``cls`` (the first token's).
         device: ``cpu``, ``cuda`` …; default CUDA when available.
         max_length: the tokenizer's truncation length.

@@ -29,7 +29,8 @@ from medtemporal.backends.base import (
 )
 from medtemporal.backends.baselines import prior_pairs
 from medtemporal.backends.session import DataUse, ModelSession
-from medtemporal.benchmark import FIRST, SPREAD, Benchmark, spec
+from medtemporal.benchmark import FIRST, SPREAD, Benchmark
+from medtemporal.contract import spec
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.image_roots import record_image

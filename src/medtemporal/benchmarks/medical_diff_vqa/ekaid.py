@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import Variant
+from medtemporal.contract import Variant
 from medtemporal.benchmarks.medical_diff_vqa.metrics import TEXT_INFO, cider_values, settings, stats, tokenized
 from medtemporal.registry import register
 from medtemporal.schema import Item

@@ -5,7 +5,7 @@ CheXbench (Chen et al., CheXagent; ``Stanford-AIMI/CheXagent`` e4f31e6, ``evalua
 
 * the prompt is the model class's ``get_prompt`` (``models/chexagent.py`` L21–27): the question, a line
   ``Options: (A) improving, (B) stable, (C) worsening`` and ``Directly answer the question by choosing one
-  option: (A), (B), (C).`` (template ``mscxrt_chexbench``); the model gets the image paths, prior first, and
+  option: (A), (B), (C).`` (template ``ms_cxr_t_chexbench``); the model gets the image paths, prior first, and
   the prompt, greedy (``do_sample=False``);
 * the answer is ``models/baseLM.py`` L27–33 ``parse_response``: the first ``(X)`` in the response, else **a
   random letter** among the options (unseeded there; here drawn from the item's id, so a run scores the
@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, TextPart
-from medtemporal.benchmark import BenchmarkSpec, Variant
+from medtemporal.contract import BenchmarkSpec, Variant
 from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
 from medtemporal.registry import register
@@ -40,7 +40,7 @@ from medtemporal.scoring.metrics import Answer
 NAME = "CheXbench"
 """The variant's name in ``scores.json`` and the report."""
 PROTOCOL = "chexbench"
-TEMPLATE = "mscxrt_chexbench"
+TEMPLATE = "ms_cxr_t_chexbench"
 FIRST = re.compile(r"\(([A-Z])\)")
 """``re.findall("\\(([A-Z])\\)", response)``: a capital letter in parentheses (baseLM.py L30)."""
 

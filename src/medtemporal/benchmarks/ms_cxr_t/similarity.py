@@ -34,7 +34,7 @@ import numpy as np
 
 from medtemporal.backends.base import Backend, GenerateConfig, Message, Request, TextPart
 from medtemporal.backends.encoder import EncoderBackend
-from medtemporal.benchmark import BenchmarkSpec, Variant
+from medtemporal.contract import BenchmarkSpec, Variant
 from medtemporal.errors import InvalidInputError, UnavailableError
 from medtemporal.protocols.base import Generate, Solution, Solver
 from medtemporal.registry import register
