@@ -138,10 +138,10 @@ def test_baselines_and_the_report_in_ekaids_layout(bench, model_run, tmp_path):
     text = (tmp_path / "report" / "medical-diff-vqa_tables.md").read_text()
     for heading in ("## All questions (EKAID `caption_metric`)", "## Difference questions, on their own",
                     "## Per question type", "## Accuracy (EKAID `acc`; difference questions excluded)",
-                    "### Audit of the closed questions"):
+                    "### Audit (shared audit"):
         assert heading in text
     assert "| Run | BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | METEOR | ROUGE-L | CIDEr | n | Test set |" in text
-    assert "| Question text alone (ours) |" in text and "| baseline:oracle | 100.0 | 100.0 | 100.0 |" in text
+    assert "| Text alone (the audit's best reader) |" in text and "| baseline:oracle | 100.0 | 100.0 | 100.0 |" in text
     assert "## As EKAID scores it (variant `EKAID`)" in text and "### Per question type: baseline:oracle" in text
     tables = [block for block in text.split("\n\n") if block.startswith("| Run |")]
     assert tables and all("| Test set |" in t and "the release's test split" in t for t in tables)

@@ -31,7 +31,9 @@ def test_the_build_audits_across_content_types_and_keeps_each_blind_pick(bench: 
     assert b.manifest.licence == "synthetic" and audit["method"]["fit"] == "task"
     rows = {r["subtype"]: r for r in audit["subtypes"]}
     assert set(rows) == {"no change", "worsen", "improved", "(all)"} and rows["(all)"]["n"] == len(b.items)
-    assert audit["flagged"] == [] and all(rows[t].get("breakdown") for t in ("no change", "worsen", "improved"))
+    assert "change/(all)" not in audit["flagged"] and all(rows[t].get("breakdown") for t in ("no change", "worsen",
+                                                                                              "improved"))
+    assert audit["flagged"] == [f"change/{t}" for t in ("improved", "no change", "worsen") if rows[t]["flagged"]]
     assert all(abs(rows["(all)"][r]["accuracy"] - 0.25) < 0.08 for r in READERS)  # the text alone says nothing
     assert all(i.meta["blind_pick"] in i.options for i in b.items)
     best = rows["(all)"]["best"]
@@ -64,7 +66,7 @@ def test_baselines_run_score_and_report_the_audit_beside_the_score(bench: Path, 
     assert "| Overall |" in tables.split("## Blind-solvability audit by content type")[1]
     assert (tmp_path / "report" / "mmxu_accuracy.png").read_bytes().startswith(b"\x89PNG")
     md = (tmp_path / "report" / "report.md").read_text()
-    assert "## Blind-solvability audit of bench" in md and "| change | (all) |" in md and "breakdown" in md
+    assert "## Blind-solvability audit of bench" in md and "| change | (all) |" in md and "| change | worsen |" in md
 
 
 def test_a_loopback_model_sees_prior_then_current_and_our_prompt_at_temperature_0(

@@ -16,11 +16,10 @@ PhysioNet ``medical-diff-vqa`` 1.0.1 (credentialed; the authors refuse re-hostin
   accuracy is the shared exact match of the extracted answer, over closed and open questions.
 * `ekaid` — the variant ``EKAID`` scored beside ours: the raw output, exact-string accuracy with ``acc``'s
   open/closed rule and exclusions, per-type metrics on each type's questions alone (CIDEr included).
-* `blind` — what the question text alone answers (ours; the shared audit reads closed questions only).
 * `phantom` — ``medtemporal phantoms medical-diff-vqa``: both files over a ``phantoms cxr`` cohort, every
   question type worded as the release's generator, answers from the cohort's truth.
 * `report` — EKAID's tables (all questions, per type, difference on its own, accuracy total / open /
-  closed) with the text-only levels, and the per-type figure.
+  closed) with the text-only levels of the audit, and the per-type figure.
 * ``prompts/`` — ours: the paper publishes none for generative models (its model reads question tokens).
 
 No LLM judge is offered (``score --judge`` refuses): the paper scores answers by n-gram overlap and exact

@@ -6,14 +6,14 @@
   ROUGE-L, CIDEr, as pycocoevalcap prints them (fractions; CIDEr up to 10), one row per run;
 * the same per ``question_type`` (``caption_metric_by_question_type``), ``difference`` on its own row;
 * accuracy as EKAID's ``acc`` (exact match, difference questions left out): total, open, closed and per
-  type, each run beside what the question text alone answers (`blind`, ours) and the shared audit of the
-  closed questions (from the manifest);
+  type, each run beside what the text alone answers (the manifest's audit: its best reader per question
+  type) and the audit's table;
 * the same tables as EKAID scores the run (the ``EKAID`` variant, `ekaid`): text metrics over all questions
   and per type on each type's questions alone, accuracy total / open / closed on the raw outputs;
 * the overall values again with their patient-clustered 95% intervals.
 
 ``diffvqa_types.png``: accuracy and BLEU-1 per question type for each run, with intervals and the
-question-text level. Model numbers come from ``scores.json``; the text-only level from the benchmark.
+text-only level. Model numbers come from ``scores.json``; the text-only level from the benchmark's audit.
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from medtemporal.benchmarks.medical_diff_vqa.blind import blind_accuracy
 from medtemporal.benchmarks.medical_diff_vqa.ekaid import NAME as EKAID
 from medtemporal.benchmarks.medical_diff_vqa.release import TYPES, split_label
 from medtemporal.report import load_runs
 from medtemporal.report.audit import HEADER, audit_rows
 from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
 from medtemporal.report.tables import DASH, ReportRun, markdown_table, variant_runs
-from medtemporal.schema import Item, Score
+from medtemporal.schema import Score
 from medtemporal.scoring.runs import load_outcomes
 from medtemporal.writes import write_atomic
 
@@ -42,7 +41,7 @@ TEXT_METRICS = (("BLEU-1", "diffvqa_bleu_1"), ("BLEU-2", "diffvqa_bleu_2"), ("BL
                 ("CIDEr", "diffvqa_cider"))
 BY_TYPE = (*TEXT_METRICS[:-1], ("CIDEr", "diffvqa_cider_by_type"))
 """Per question type as EKAID computes it: CIDEr's document frequencies from the type's own questions."""
-BLIND_ROW = "Question text alone (ours)"
+BLIND_ROW = "Text alone (the audit's best reader)"
 TEST_SET = "Test set"
 
 
@@ -100,12 +99,12 @@ def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[
 
 
 def audit_table(audit: dict[str, Any] | None) -> str:
-    """The shared audit of the closed questions (yes/no), per question type, as `medtemporal audit` shows it (every
-    reader with its interval, the best, and the flag: BY DESIGN where the spec's note applies)."""
-    rows = [[r[1], r[2], *r[4:]] for r in audit_rows(audit or {})]
+    """The shared audit per task and question type, as `medtemporal audit` shows it (every reader with its
+    interval, the best, and the flag: BY DESIGN where the spec's note applies)."""
+    rows = [[r[0], r[1], r[2], *r[4:]] for r in audit_rows(audit or {})]
     if not rows:
-        return "No audited subtype in the benchmark's manifest (too few closed questions, or built with --no-audit)."
-    return markdown_table(["Question type (closed)", "n", "Chance", *HEADER[5:]], rows)
+        return "No audited question type in the benchmark's manifest (too few questions, or built with --no-audit)."
+    return markdown_table(["Task", "Question type", "n", "Chance", *HEADER[5:]], rows)
 
 
 def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]]) -> bytes:
@@ -134,10 +133,22 @@ def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, 
     return figure_png(fig)
 
 
-def _bench(runs: Sequence[ReportRun]) -> tuple[list[Item], dict[str, Any] | None]:
-    """The items and audit of the first run's benchmark, read through its run folder."""
-    bench = load_outcomes(runs[0].path).bench
-    return bench.items, bench.manifest.audit
+def text_levels(audit: dict[str, Any] | None) -> dict[str, tuple[int, float]]:
+    """Group → (questions, accuracy of the audit's best blind reader) from the manifest's audit rows: each
+    question type over its closed and open rows, each task, and ``overall`` (closed and open, as accuracy),
+    weighted by the rows' questions."""
+    parts: dict[str, list[tuple[int, float]]] = {}
+    for row in (audit or {}).get("subtypes", []):
+        value = (row["n"], row[row["best"]]["accuracy"])
+        for group in (f"subtype:{row['subtype']}", f"task:{row['task']}",
+                      *(("overall",) if row["task"] != "difference" else ())):
+            parts.setdefault(group, []).append(value)
+    return {g: (sum(n for n, _ in v), sum(n * a for n, a in v) / sum(n for n, _ in v)) for g, v in parts.items()}
+
+
+def _audit(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
+    """The audit of the first run's benchmark, read through its run folder."""
+    return load_outcomes(runs[0].path).bench.manifest.audit
 
 
 def _java_note(runs: Sequence[ReportRun]) -> list[str]:
@@ -168,8 +179,8 @@ def ekaid_section(runs: Sequence[ReportRun], types: Sequence[str], sets: dict[Pa
 def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     """Write ``medical-diff-vqa_tables.md`` and ``diffvqa_types.png`` for the runs into ``out``."""
     runs = load_runs(run_dirs)
-    items, audit = _bench(runs)
-    blind = blind_accuracy(items) if items else {}
+    audit = _audit(runs)
+    blind = text_levels(audit)
     types = _types(runs)
     sets = test_sets(runs)
     parts = ["# Medical-Diff-VQA", "",
@@ -190,10 +201,11 @@ def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
         parts += [f"### {run.label} (test set: {sets[run.path]})", "", type_table(run, types), ""]
     parts += ["## Accuracy (EKAID `acc`; difference questions excluded)", "",
               accuracy_table(runs, types, blind, sets), "",
-              f"{BLIND_ROW}: every question answered with the commonest answer its text had among other patients "
-              "(cross-validated by patient). A type where it is high is answerable without the images; compare "
-              "models with that row, not with zero.", "",
-              "### Audit of the closed questions (shared audit: text only, cross-validated by patient)", "",
+              f"{BLIND_ROW}: the accuracy of the blind-solvability audit's best reader of each question type (text "
+              "only, fitted on other patients): for open questions the commonest answer of the same question text. "
+              "A type where it is high is answerable without the images; compare models with that row, not with "
+              "zero.", "",
+              "### Audit (shared audit: text only, cross-validated by patient)", "",
               audit_table(audit), ""]
     parts += ekaid_section(variant_runs(runs, EKAID), types, sets)
     parts += ["## With patient-clustered 95% intervals", "", text_table(runs, "overall", sets, ci=True), "",
