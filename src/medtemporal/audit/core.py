@@ -19,7 +19,9 @@ commonest answer the same question text (its template: a generator's questions
 are template instances, "what is the level of the edema?") had among the
 training patients, else the commonest; an answer is right when it equals the
 item's, case and spaces folded. Chance is one over the subtype's distinct
-answers (a uniform guess among the answers it uses).
+answers (a uniform guess among the answers it uses): a question that names
+what it asks about ("the edema") and so narrows its answer is what the
+question reader detects.
 
 Folds are `sklearn.model_selection.GroupKFold` over patients (`Item.cluster`),
 so no patient is both learned from and tested on; accuracy comes with a 95%
