@@ -151,3 +151,24 @@ def test_the_demo_section_writes_its_phantoms_once_and_ends_in_its_report(tmp_pa
         assert main(argv) == 0, argv
     assert section.report.is_file() and (section.report.parent / "mmxu_tables.md").is_file()
     assert [c[0] for c in spec("mmxu").demo(tmp_path, 30, 0).commands()] == ["build", "run", "run", "report"]
+
+
+def test_baselines_run_on_the_questions_alone_and_a_model_that_reads_images_is_refused(release: Path, tmp_path,
+                                                                                         capsys) -> None:
+    """As 3D-RAD's baselines run without volumes: the released questions, imported without images, run with a
+    baseline (each image named in the prompt, not sent); a model that reads images is refused before it starts."""
+    bench = tmp_path / "questions"
+    assert main(["build", "mmxu", "--official", str(release), "--no-verify-images", "--no-audit", "--out",
+                 str(bench)]) == 0
+    for model in ("baseline:random", "baseline:majority"):
+        assert main(["run", str(bench), "--model", model, "--out", str(tmp_path / model), "--no-progress"]) == 0
+        assert read_scores(tmp_path / model).counts["answered"] == len(load(bench).items)
+    prompt = json.loads((tmp_path / "baseline:random" / "predictions.jsonl").read_text().splitlines()[0])["prompt"]
+    texts = [p["text"] for p in prompt[0]["parts"] if "text" in p]
+    assert texts[0].startswith(f"{PRIOR_LABEL} Image files/") and texts[0].endswith("(not sent: this model reads no "
+                                                                                  "images).")
+    capsys.readouterr()
+    with FakeOpenAI.start() as server:
+        assert main(["run", str(bench), "--model", server.uri("vlm"), "--out", str(tmp_path / "vlm"),
+                     "--no-progress"]) == 2
+    assert "images are missing under" in capsys.readouterr().err
