@@ -1,0 +1,78 @@
+"""The papers' published rows beside a user's runs, in the paper's table layout (`medtemporal.published`).
+
+Each `PublishedTable` becomes a Markdown table: the paper's rows, marked *(published)* with the line of the paper
+they come from, in the paper's row groups, then one row per run with its values in the paper's columns, units and
+decimals (models as columns for a table the paper prints that way). A run's value comes from the family's
+``values`` function (default `medtemporal.published.run_values`: the column's score group and metric). Above the
+tables, one caution per run that cannot be compared with the paper's rows: a run on phantoms
+(`phantom_caution`), or on another test set than the paper's (the family's ``cautions``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from medtemporal.published import NoneFound, PublishedTable, run_values
+from medtemporal.report.tables import DASH, markdown_table
+
+PUBLISHED = "published"
+Values = Callable[[PublishedTable, Any], tuple[float | None, ...]]
+"""(table, a report run) → its values in the table's columns (the paper's units)."""
+
+
+def number(value: float | None, digits: int) -> str:
+    """``value`` with the paper's decimals; a dash when there is none."""
+    return DASH if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def phantom_caution(run: Any) -> str | None:
+    """The caution of a run whose benchmark was built from phantoms (licence ``synthetic``), else None."""
+    manifest = run.outcomes.bench.manifest if hasattr(run, "outcomes") else None
+    if manifest is None:
+        from medtemporal.scoring.runs import load_outcomes
+
+        manifest = load_outcomes(run.path).bench.manifest
+    if manifest.licence == "synthetic":
+        return (f"{run.label} ran on phantoms (synthetic data), not on the paper's test set: its numbers show the "
+                "layout, not a result to compare.")
+    return None
+
+
+def published_table(table: PublishedTable, runs: Sequence[Any], values: Values = lambda t, r: run_values(
+        t, r.scores)) -> str:
+    """``table``'s published rows, then the runs', as Markdown (module doc)."""
+    run_rows = [(run.label, values(table, run)) for run in runs]
+    where = f"{table.paper}, {table.name}"
+    if table.transposed:
+        header = ["Task / metric", *(f"{r.model} ({PUBLISHED})" for r in table.rows), *(label for label, _ in run_rows)]
+        rows = [[col.label, *(number(r.values[k], table.digits) for r in table.rows),
+                 *(number(v[k], table.digits) for _, v in run_rows)] for k, col in enumerate(table.columns)]
+        return markdown_table(header, rows)
+    sectioned = any(r.section for r in table.rows)
+    header = [*(["Group"] if sectioned else []), "Model", *(c.label for c in table.columns), "Source"]
+    rows = [[*([r.section] if sectioned else []), f"{r.model} ({PUBLISHED})",
+             *(number(v, table.digits) for v in r.values), f"{where}, line {r.line}"] for r in table.rows]
+    rows += [[*(["Your runs"] if sectioned else []), label, *(number(x, table.digits) for x in v), "this report"]
+             for label, v in run_rows]
+    return markdown_table(header, rows)
+
+
+def published_section(tables: Sequence[PublishedTable], runs: Sequence[Any], *, none: NoneFound | None = None,
+                      values: Values | None = None, cautions: Callable[[Any], str | None] = phantom_caution,
+                      heading: str = "##") -> str:
+    """Every table of the paper with the runs beside it, each under its heading with the paper's setting, and the
+    cautions; where the paper prints none, the one sentence that says why."""
+    parts = [f"{heading} Published results beside your runs", ""]
+    if not tables:
+        return "\n".join([*parts, f"No published rows: {none.reason if none else 'none were transcribed'}.", ""])
+    notes = [c for c in (cautions(run) for run in runs) if c]
+    parts += ["Rows marked (published) are the paper's, as printed, with the line of the paper each comes from; "
+              "the others are your runs, in the paper's units and decimals.", "",
+              *(f"**Caution:** {note}" for note in notes), *([""] if notes else [])]
+    for table in tables:
+        parts += [f"{heading}# {table.paper}, {table.name}: {table.caption}", "",
+                  f"The paper's setting: {table.setting}.", "",
+                  published_table(table, runs, values or (lambda t, r: run_values(t, r.scores))), ""]
+    return "\n".join(parts)
