@@ -18,7 +18,8 @@ TABLE = PublishedTable("seeds/000 (MI-CXR)", "Table 2", "ICR variant", "temperat
 def _run(label: str, value: float) -> SimpleNamespace:
     score = Score(metric="accuracy", value=value, group="task:ICR-V", n=10)
     scores = SimpleNamespace(variants=None, score=lambda g, m: score if (g, m) == ("task:ICR-V", "accuracy") else None)
-    return SimpleNamespace(label=label, scores=scores, path=None)
+    return SimpleNamespace(label=label, scores=scores, path=None,
+                           benchmark=SimpleNamespace(manifest=SimpleNamespace(licence="synthetic")))
 
 
 def test_published_rows_then_the_runs_in_the_papers_units_and_decimals():
@@ -37,6 +38,11 @@ def test_a_transposed_table_puts_models_and_runs_in_columns():
     lines = published_table(wide, [_run("mine", 0.5)]).splitlines()
     assert lines[0] == "| Task / metric | RadFM (published) | mine |"
     assert lines[2] == "| Existence Detection Accuracy | 29.20 | 50.00 |"
+
+
+def test_a_run_on_phantoms_is_cautioned_by_default():
+    text = published_section([TABLE], [_run("mine", 0.5)])
+    assert "**Caution:** mine ran on phantoms (synthetic data), not on the paper's test set" in text
 
 
 def test_cautions_once_and_none_found_in_one_sentence():

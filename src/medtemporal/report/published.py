@@ -10,12 +10,11 @@ tables, one caution per run that cannot be compared with the paper's rows: a run
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from medtemporal.published import NoneFound, PublishedTable, run_values
-from medtemporal.report.tables import DASH, markdown_table
+from medtemporal.report.tables import cell, markdown_table
 
 PUBLISHED = "published"
 Values = Callable[[PublishedTable, Any], tuple[float | None, ...]]
@@ -23,18 +22,13 @@ Values = Callable[[PublishedTable, Any], tuple[float | None, ...]]
 
 
 def number(value: float | None, digits: int) -> str:
-    """``value`` with the paper's decimals; a dash when there is none."""
-    return DASH if value is None or math.isnan(value) else f"{value:.{digits}f}"
+    """``value`` with the paper's decimals (the report's one cell formatter); a dash when there is none."""
+    return cell(value, scale=1.0, digits=digits)
 
 
 def phantom_caution(run: Any) -> str | None:
     """The caution of a run whose benchmark was built from phantoms (licence ``synthetic``), else None."""
-    manifest = run.outcomes.bench.manifest if hasattr(run, "outcomes") else None
-    if manifest is None:
-        from medtemporal.scoring.runs import load_outcomes
-
-        manifest = load_outcomes(run.path).bench.manifest
-    if manifest.licence == "synthetic":
+    if run.benchmark.manifest.licence == "synthetic":
         return (f"{run.label} ran on phantoms (synthetic data), not on the paper's test set: its numbers show the "
                 "layout, not a result to compare.")
     return None

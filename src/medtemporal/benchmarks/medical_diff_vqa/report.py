@@ -10,32 +10,35 @@
   type) and the audit's table;
 * the same tables as EKAID scores the run (the ``EKAID`` variant, `ekaid`): text metrics over all questions
   and per type on each type's questions alone, accuracy total / open / closed on the raw outputs;
-* the overall values again with their patient-clustered 95% intervals.
+* the overall values again with their patient-clustered 95% intervals;
+* the paper's published rows: none were found (`published`), and the report says why.
 
-``diffvqa_types.png``: accuracy and BLEU-1 per question type for each run, with intervals and the
+``medical-diff-vqa_types.png``: accuracy and BLEU-1 per question type for each run, with intervals and the
 text-only level. Model numbers come from ``scores.json``; the text-only level from the benchmark's audit.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
-
 from medtemporal.benchmarks.medical_diff_vqa.ekaid import NAME as EKAID
+from medtemporal.benchmarks.medical_diff_vqa.published import NONE, TABLES
 from medtemporal.benchmarks.medical_diff_vqa.release import TYPES, split_label
-from medtemporal.report import load_runs
-from medtemporal.report.audit import HEADER, audit_rows
-from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table, variant_runs
-from medtemporal.schema import Score
-from medtemporal.scoring.runs import load_outcomes
-from medtemporal.writes import write_atomic
+from medtemporal.report.family import (
+    DASH,
+    FamilyReport,
+    Level,
+    Panel,
+    ReportRun,
+    cell,
+    grouped_bars,
+    markdown_table,
+    published_section,
+    variant_runs,
+)
 
-TABLES = "medical-diff-vqa_tables.md"
-FIGURE = "diffvqa_types.png"
 TEXT_METRICS = (("BLEU-1", "diffvqa_bleu_1"), ("BLEU-2", "diffvqa_bleu_2"), ("BLEU-3", "diffvqa_bleu_3"),
                 ("BLEU-4", "diffvqa_bleu_4"), ("METEOR", "diffvqa_meteor"), ("ROUGE-L", "diffvqa_rouge_l"),
                 ("CIDEr", "diffvqa_cider"))
@@ -43,16 +46,8 @@ BY_TYPE = (*TEXT_METRICS[:-1], ("CIDEr", "diffvqa_cider_by_type"))
 """Per question type as EKAID computes it: CIDEr's document frequencies from the type's own questions."""
 BLIND_ROW = "Text alone (the audit's best reader)"
 TEST_SET = "Test set"
-
-
-def _value(score: Score | None, percent: bool, ci: bool = False) -> str:
-    if score is None or score.value is None or math.isnan(score.value):
-        return DASH
-    scale, digits = (100.0, 1) if percent else (1.0, 3)
-    text = f"{scale * score.value:.{digits}f}"
-    if ci and score.ci_low is not None and score.ci_high is not None:
-        text += f" [{scale * score.ci_low:.{digits}f}, {scale * score.ci_high:.{digits}f}]"
-    return text
+FRACTION = {"scale": 1.0, "digits": 3}
+"""The text metrics as pycocoevalcap prints them: fractions to three decimals."""
 
 
 def _types(runs: Sequence[ReportRun]) -> list[str]:
@@ -62,78 +57,42 @@ def _types(runs: Sequence[ReportRun]) -> list[str]:
 
 def test_sets(runs: Sequence[ReportRun]) -> dict[Path, str]:
     """Each run's test set (`release.split_label` of its benchmark's manifest)."""
-    return {run.path: split_label(load_outcomes(run.path).bench.manifest.config) for run in runs}
+    return {run.path: split_label(run.benchmark.manifest.config) for run in runs}
 
 
-def text_table(runs: Sequence[ReportRun], group: str, sets: dict[Path, str], *, ci: bool = False) -> str:
+def text_table(runs: Sequence[ReportRun], group: str, sets: Mapping[Path, str], *, ci: bool = False) -> str:
     """The seven text metrics of ``group``, one row per run with its test set."""
     rows = []
     for run in runs:
         first = run.scores.score(group, "diffvqa_bleu_1")
-        rows.append([run.label, *(_value(run.scores.score(group, m), False, ci) for _, m in TEXT_METRICS),
+        rows.append([run.label, *(cell(run.scores.score(group, m), ci=ci, **FRACTION) for _, m in TEXT_METRICS),
                      str(first.n) if first else DASH, sets.get(run.path, DASH)])
     return markdown_table(["Run", *(label for label, _ in TEXT_METRICS), "n", TEST_SET], rows)
 
 
 def type_table(run: ReportRun, types: Sequence[str], metrics: Sequence[tuple[str, str]] = TEXT_METRICS) -> str:
     """One run's text metrics per question type."""
-    rows = [[t, *(_value(run.scores.score(f"subtype:{t}", m), False) for _, m in metrics)] for t in types]
+    rows = [[t, *(cell(run.scores.score(f"subtype:{t}", m), **FRACTION) for _, m in metrics)] for t in types]
     return markdown_table(["Question type", *(label for label, _ in metrics)], rows)
 
 
-def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]],
-                   sets: dict[Path, str], metric: str = "accuracy") -> str:
+def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: Mapping[str, tuple[int, float]],
+                   sets: Mapping[Path, str], metric: str = "accuracy") -> str:
     """EKAID's ``acc`` layout: total, open, closed and per non-difference type, each run with its test set; the
-    question-text row last."""
+    text-alone row last."""
     columns = [("Total", "overall"), ("Open", "task:open"), ("Closed", "task:closed"),
                *((t, f"subtype:{t}") for t in types if t != "difference")]
     rows = []
     for run in runs:
         total = run.scores.score("overall", metric)
-        rows.append([run.label, *(_value(run.scores.score(g, metric), True) for _, g in columns),
+        rows.append([run.label, *(cell(run.scores.score(g, metric)) for _, g in columns),
                      str(total.invalid) if total else DASH, sets.get(run.path, DASH)])
     if blind:
-        rows.append([BLIND_ROW, *(f"{100 * blind[g][1]:.1f}" if g in blind else DASH for _, g in columns), DASH,
-                     DASH])
+        rows.append([BLIND_ROW, *(cell(blind[g][1] if g in blind else None) for _, g in columns), DASH, DASH])
     return markdown_table(["Run", *(label for label, _ in columns), "Invalid", TEST_SET], rows)
 
 
-def audit_table(audit: dict[str, Any] | None) -> str:
-    """The shared audit per task and question type, as `medtemporal audit` shows it (every reader with its
-    interval, the best, and the flag: BY DESIGN where the spec's note applies)."""
-    rows = [[r[0], r[1], r[2], *r[4:]] for r in audit_rows(audit or {})]
-    if not rows:
-        return "No audited question type in the benchmark's manifest (too few questions, or built with --no-audit)."
-    return markdown_table(["Task", "Question type", "n", "Chance", *HEADER[5:]], rows)
-
-
-def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]]) -> bytes:
-    """Accuracy (difference excluded) and BLEU-1 per question type, bars per run with intervals."""
-    fig, axes = pyplot().subplots(1, 2, figsize=(MAX_WIDTH_IN, 4.2), layout="constrained")
-    width = 0.8 / max(1, len(runs))
-    for ax, (title, metric, scale, shown) in zip(axes, (("Accuracy (%)", "accuracy", 100.0,
-                                                         [t for t in types if t != "difference"]),
-                                                        ("BLEU-1", "diffvqa_bleu_1", 1.0, list(types)))):
-        x = np.arange(len(shown))
-        for k, run in enumerate(runs):
-            scores = [run.scores.score(f"subtype:{t}", metric) for t in shown]
-            values = np.array([scale * s.value if s and not math.isnan(s.value) else np.nan for s in scores])
-            low = np.array([scale * s.ci_low if s and s.ci_low is not None else np.nan for s in scores])
-            high = np.array([scale * s.ci_high if s and s.ci_high is not None else np.nan for s in scores])
-            err = np.nan_to_num(np.vstack([values - low, high - values]))
-            ax.bar(x + (k - (len(runs) - 1) / 2) * width, values, width, yerr=err, capsize=2, label=run.label)
-        if metric == "accuracy" and blind:
-            level = [100 * blind[f"subtype:{t}"][1] if f"subtype:{t}" in blind else np.nan for t in shown]
-            ax.scatter(x, level, marker="_", s=400, color="black", zorder=3, label=BLIND_ROW)
-        ax.set_xticks(x, shown, rotation=20)
-        ax.set_title(title)
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=FONT_PT, loc="outside upper center", ncol=legend_columns(names, MAX_WIDTH_IN),
-               frameon=False)
-    return figure_png(fig)
-
-
-def text_levels(audit: dict[str, Any] | None) -> dict[str, tuple[int, float]]:
+def text_levels(audit: Mapping[str, Any] | None) -> dict[str, tuple[int, float]]:
     """Group → (questions, accuracy of the audit's best blind reader) from the manifest's audit rows: each
     question type over its closed and open rows, each task, and ``overall`` (closed and open, as accuracy),
     weighted by the rows' questions."""
@@ -146,18 +105,20 @@ def text_levels(audit: dict[str, Any] | None) -> dict[str, tuple[int, float]]:
     return {g: (sum(n for n, _ in v), sum(n * a for n, a in v) / sum(n for n, _ in v)) for g, v in parts.items()}
 
 
-def _audit(runs: Sequence[ReportRun]) -> dict[str, Any] | None:
-    """The audit of the first run's benchmark, read through its run folder."""
-    return load_outcomes(runs[0].path).bench.manifest.audit
+def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: Mapping[str, tuple[int, float]]) -> bytes:
+    """Accuracy (difference excluded) and BLEU-1 per question type, bars per run with intervals."""
+    closed = [t for t in types if t != "difference"]
+    levels = [Level(BLIND_ROW, [blind[f"subtype:{t}"][1] if f"subtype:{t}" in blind else None for t in closed],
+                    dashed=False)] if blind else []
+    return grouped_bars(runs, [
+        Panel(closed, [[run.scores.score(f"subtype:{t}", "accuracy") for t in closed] for run in runs],
+              "accuracy (%)", title="Accuracy (%)", levels=levels),
+        Panel(list(types), [[run.scores.score(f"subtype:{t}", "diffvqa_bleu_1") for t in types] for run in runs],
+              "BLEU-1", percent=False, title="BLEU-1"),
+    ])
 
 
-def _java_note(runs: Sequence[ReportRun]) -> list[str]:
-    java = str((runs[0].scores.metrics.get("diffvqa_bleu_1", {}).get("settings") or {}).get("java", ""))
-    return [f"**The text metrics are unavailable** ({java.removeprefix('unavailable: ')}); accuracy is not "
-            "affected.", ""] if java.startswith("unavailable") else []
-
-
-def ekaid_section(runs: Sequence[ReportRun], types: Sequence[str], sets: dict[Path, str]) -> list[str]:
+def ekaid_section(runs: Sequence[ReportRun], types: Sequence[str], sets: Mapping[Path, str]) -> list[str]:
     """The tables as EKAID scores the runs (their ``EKAID`` variant); none for runs scored before it existed."""
     if not runs:
         return []
@@ -176,13 +137,19 @@ def ekaid_section(runs: Sequence[ReportRun], types: Sequence[str], sets: dict[Pa
     return parts
 
 
-def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
-    """Write ``medical-diff-vqa_tables.md`` and ``diffvqa_types.png`` for the runs into ``out``."""
-    runs = load_runs(run_dirs)
-    audit = _audit(runs)
-    blind = text_levels(audit)
+def _java_note(runs: Sequence[ReportRun]) -> list[str]:
+    java = str((runs[0].scores.metrics.get("diffvqa_bleu_1", {}).get("settings") or {}).get("java", ""))
+    return [f"**The text metrics are unavailable** ({java.removeprefix('unavailable: ')}); accuracy is not "
+            "affected.", ""] if java.startswith("unavailable") else []
+
+
+def write_medical_diff_vqa_report(ctx: FamilyReport) -> None:
+    """Write ``medical-diff-vqa_tables.md`` and ``medical-diff-vqa_types.png`` for the runs."""
+    runs = ctx.runs
+    blind = text_levels(ctx.audit)
     types = _types(runs)
     sets = test_sets(runs)
+    figure = ctx.write("types.png", types_png(runs, types, blind))
     parts = ["# Medical-Diff-VQA", "",
              "Text metrics by pycocoevalcap on PTB tokens, one reference per question, as EKAID's "
              "`model/evaluation.py` (fractions, as it prints them; CIDEr runs to 10). Accuracy × 100: exact match "
@@ -206,16 +173,14 @@ def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
               "A type where it is high is answerable without the images; compare models with that row, not with "
               "zero.", "",
               "### Audit (shared audit: text only, cross-validated by patient)", "",
-              audit_table(audit), ""]
+              ctx.audit_table(first="Question type", with_task=True) or "No audited question type in the benchmark's manifest (too "
+              "few questions, or built with --no-audit).", ""]
     parts += ekaid_section(variant_runs(runs, EKAID), types, sets)
     parts += ["## With patient-clustered 95% intervals", "", text_table(runs, "overall", sets, ci=True), "",
               markdown_table(["Run", "Accuracy total", "Open", "Closed", TEST_SET],
-                             [[r.label, *(_value(r.scores.score(g, "accuracy"), True, True)
+                             [[r.label, *(cell(r.scores.score(g, "accuracy"), ci=True)
                                           for g in ("overall", "task:open", "task:closed")), sets[r.path]]
                               for r in runs]), "",
-              f"![accuracy and BLEU-1 per question type]({FIGURE})", ""]
-    out.mkdir(parents=True, exist_ok=True)
-    figure, path = out / FIGURE, out / TABLES
-    write_atomic(figure, types_png(runs, types, blind))
-    write_atomic(path, "\n".join(parts))
-    return [path, figure]
+              f"![accuracy and BLEU-1 per question type]({figure.name})", "",
+              published_section(TABLES, runs, none=NONE)]
+    ctx.write("tables.md", "\n".join(parts))
