@@ -110,7 +110,7 @@ def test_the_ekaid_variant_equals_ekaids_evaluation_of_the_raw_outputs(bench, mo
     items = {it.id: it for it in load(bench).items}
     rows = [(items[p["item_id"]], p["raw_output"]) for p in
             map(json.loads, (run / "predictions.jsonl").read_text().splitlines())]
-    ekaid = {(s["group"], s["metric"]): s["value"] for s in read_scores(run).variants["EKAID"]["scores"]}
+    ekaid = {(s["group"], s["metric"]): s["value"] for s in RunFolder(run).scores().variants["EKAID"]["scores"]}
     counted = [(it, out) for it, out in rows if "what has changed" not in it.question]  # evaluate_score.py L232
     right = [it.reference == out.strip() for it, out in counted]
     closed = [ok for (it, _), ok in zip(counted, right) if it.reference in ("yes", "no")]

@@ -162,7 +162,7 @@ def test_baselines_run_on_the_questions_alone_and_a_model_that_reads_images_is_r
                  str(bench)]) == 0
     for model in ("baseline:random", "baseline:majority"):
         assert main(["run", str(bench), "--model", model, "--out", str(tmp_path / model), "--no-progress"]) == 0
-        assert read_scores(tmp_path / model).counts["answered"] == len(load(bench).items)
+        assert RunFolder(tmp_path / model).scores().counts["answered"] == len(load(bench).items)
     prompt = json.loads((tmp_path / "baseline:random" / "predictions.jsonl").read_text().splitlines()[0])["prompt"]
     texts = [p["text"] for p in prompt[0]["parts"] if "text" in p]
     assert texts[0].startswith(f"{PRIOR_LABEL} Image files/") and texts[0].endswith("(not sent: this model reads no "

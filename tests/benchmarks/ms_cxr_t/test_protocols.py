@@ -19,7 +19,7 @@ from helpers.tiny_clip import minilm
 from medtemporal.benchmark import load
 from medtemporal.cli import main
 from medtemporal.phantoms.cxr import CxrPhantom
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 
 REPLIES = [
     ["progression of pleural effusion", "(B) stable"],
@@ -69,7 +69,7 @@ def test_chexbench_prompt_and_parse_give_chexbenchs_accuracy(bench, tmp_path, mo
         item = items[p["item_id"]]
         right.append(_parse_response(p["raw_output"], list(item.options).index(item.answer), len(item.options), item.id))
         guessed.append(not re.findall(r"\(([A-Z])\)", p["raw_output"]))
-    scores = read_scores(tmp_path / "run")
+    scores = RunFolder(tmp_path / "run").scores()
     chexbench = {(s["group"], s["metric"]): s["value"] for s in scores.variants["CheXbench"]["scores"]}
     assert chexbench[("overall", "accuracy")] == pytest.approx(np.mean(right))
     assert chexbench[("overall", "mscxrt_chexbench_guessed")] == pytest.approx(np.mean(guessed))
@@ -77,7 +77,7 @@ def test_chexbench_prompt_and_parse_give_chexbenchs_accuracy(bench, tmp_path, mo
     strict = scores.score("subtype:edema", "accuracy")
     assert strict.value == 0.0 and strict.invalid == strict.n  # ours: no letter, no answer
     assert main(["score", str(tmp_path / "run")]) == 0  # scored again: the fallback's letters do not move
-    again = {(s["group"], s["metric"]): s["value"] for s in read_scores(tmp_path / "run").variants["CheXbench"]["scores"]}
+    again = {(s["group"], s["metric"]): s["value"] for s in RunFolder(tmp_path / "run").scores().variants["CheXbench"]["scores"]}
     assert again == chexbench
     assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
     text = (tmp_path / "report" / "ms-cxr-t_tables.md").read_text()
@@ -88,7 +88,7 @@ def test_chexbench_prompt_and_parse_give_chexbenchs_accuracy(bench, tmp_path, mo
 def test_chexbench_is_scored_only_for_its_own_prompt_and_refuses_the_sentence_task(bench, tmp_path, capsys):
     assert main(["run", str(bench), "--model", "baseline:random", "--tasks", "progression", "--out",
                  str(tmp_path / "direct"), "--no-progress"]) == 0
-    assert "CheXbench" not in (read_scores(tmp_path / "direct").variants or {})
+    assert "CheXbench" not in (RunFolder(tmp_path / "direct").scores().variants or {})
     assert main(["run", str(bench), "--model", "baseline:random", "--protocol", "chexbench", "--out",
                  str(tmp_path / "both"), "--no-progress"]) == 2
     assert "--protocol chexbench asks MS-CXR-T's image task as CheXbench does; run it on an ms-cxr-t benchmark with " \
@@ -135,7 +135,7 @@ def test_a_text_encoder_is_scored_as_medst_scores_embedding_models(bench, tmp_pa
     labels = np.array([int(it.meta["category"] == "paraphrase") for it in items])
     by_item = {p["item_id"]: float(p["raw_output"]) for p in _predictions(run)}
     assert [by_item[it.id] for it in items] == pytest.approx(sims, abs=1e-5)
-    variant = {(s["group"], s["metric"]): s["value"] for s in read_scores(run).variants["text embedding"]["scores"]}
+    variant = {(s["group"], s["metric"]): s["value"] for s in RunFolder(run).scores().variants["text embedding"]["scores"]}
     assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
     text = (tmp_path / "report" / "ms-cxr-t_tables.md").read_text()
     assert "Text encoders (`--protocol text-embedding`)" in text and "Generative models" not in text
@@ -163,7 +163,7 @@ def test_majority_answers_the_commonest_label_of_each_finding(bench, tmp_path):
     items = [it for it in load(bench).items if it.task == "progression"]
     assert main(["run", str(bench), "--model", "baseline:majority", "--tasks", "progression", "--out",
                  str(tmp_path / "majority"), "--no-progress"]) == 0
-    scores = read_scores(tmp_path / "majority")
+    scores = RunFolder(tmp_path / "majority").scores()
     for finding in {it.subtype for it in items}:
         labels = Counter(it.meta["progression"] for it in items if it.subtype == finding)
         top = min(labels, key=lambda k: (-labels[k], k))  # the commonest label, ties alphabetically
