@@ -8,9 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.families import family_benches  # noqa: F401  (the session's phantom benchmark of every family)
 
+from medtemporal.cli import main
 from medtemporal.contract import spec
 from medtemporal.published import NoneFound, PublishedTable
+from medtemporal.report.published import PUBLISHED
 from medtemporal.registry import lookup, names
 
 SEEDS = Path(__file__).resolve().parents[1] / ".." / "shared" / "seeds"
@@ -81,3 +84,27 @@ def test_a_few_rows_against_the_text_as_a_reader_finds_them():
     assert printed["Static Temporal Diagnosis Accuracy"] == 74.77  # as printed: Table 3's Task 6 value (FACTS §1.1)
     assert TABLE_5.columns[[c.label for c in TABLE_5.columns].index("Static Temporal Diagnosis Accuracy")].group == \
         "macro:task6"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_report_shows_the_published_rows_beside_a_run(family, family_benches, tmp_path):  # noqa: F811
+    from helpers.families import FAMILIES as BUILT
+
+    if family not in BUILT:
+        pytest.skip(f"{family} has no demo section to build it from")
+    run = tmp_path / "oracle"
+    assert main(["run", str(family_benches[family]), "--model", "baseline:oracle", "--limit", "30", "--out", str(run),
+                 "--no-progress"]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    (page,) = [p for p in (tmp_path / "report").glob(f"{family}_*.md")
+               if "## Published results beside your runs" in p.read_text()]
+    text = page.read_text()
+    module = published(family)
+    if not module.TABLES:
+        assert f"No published rows: {module.NONE.reason}." in text
+        return
+    first = module.TABLES[0]
+    assert f"### {first.paper}, {first.name}: {first.caption}" in text
+    assert f"{first.rows[0].model} ({PUBLISHED})" in text
+    assert "baseline:oracle" in text.split("## Published results beside your runs")[1]
+    assert "**Caution:** baseline:oracle ran on phantoms (synthetic data)" in text

@@ -39,7 +39,7 @@ from medtemporal.report.plots import (
     legend_columns,
     pyplot,
 )
-from medtemporal.report.published import published_section
+from medtemporal.report.published import caution, published_section
 from medtemporal.report.tables import DASH, UNAVAILABLE, cell, markdown_table, unavailable_notes, variant_runs
 from medtemporal.scoring.outcomes import RunOutcomes
 
@@ -124,7 +124,7 @@ def family_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]
 
 
 __all__ = [
-    "DASH", "FONT_PT", "MAX_WIDTH_IN", "READER_NAMES", "UNAVAILABLE", "FamilyReport", "Level", "Panel", "ReportRun",
+    "DASH", "FONT_PT", "MAX_WIDTH_IN", "READER_NAMES", "UNAVAILABLE", "FamilyReport", "caution", "Level", "Panel", "ReportRun",
     "cell", "colour", "family_report", "figure_png", "grouped_bars", "legend_columns", "markdown_table",
     "protocol_label", "published_section", "pyplot", "unavailable_notes", "variant_runs",
 ]

@@ -4,8 +4,8 @@ Each `PublishedTable` becomes a Markdown table: the paper's rows, marked *(publi
 they come from, in the paper's row groups, then one row per run with its values in the paper's columns, units and
 decimals (models as columns for a table the paper prints that way). A run's value comes from the family's
 ``values`` function (default `medtemporal.published.run_values`: the column's score group and metric). Above the
-tables, one caution per run that cannot be compared with the paper's rows: a run on phantoms
-(`phantom_caution`), or on another test set than the paper's (the family's ``cautions``).
+tables, one caution per run that cannot be compared with the paper's rows: a run on phantoms, or on another
+test set than the paper's (`caution`, with the family's test of its manifest).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from medtemporal.benchmark import Manifest
 from medtemporal.published import NoneFound, PublishedTable, run_values
 from medtemporal.report.tables import cell, markdown_table
 
@@ -26,11 +27,24 @@ def number(value: float | None, digits: int) -> str:
     return cell(value, scale=1.0, digits=digits)
 
 
-def phantom_caution(run: Any) -> str | None:
-    """The caution of a run whose benchmark was built from phantoms (licence ``synthetic``), else None."""
-    if run.benchmark.manifest.licence == "synthetic":
-        return (f"{run.label} ran on phantoms (synthetic data), not on the paper's test set: its numbers show the "
-                "layout, not a result to compare.")
+def caution(run: Any, papers: Callable[[Manifest], bool] | None = None,
+            test_set: str = "the paper's test set") -> str | None:
+    """The caution of a run that cannot be compared with the paper's rows: its benchmark was built from phantoms
+    (licence ``synthetic``), or is not ``test_set`` (``papers(manifest)`` False: a build by rule, another split);
+    None when it can.
+
+    >>> from types import SimpleNamespace as NS
+    >>> run = NS(label="m", benchmark=NS(manifest=NS(licence="credentialed", config={})))
+    >>> caution(run, lambda m: "official" in m.config)[:40]
+    'm ran on another test set than the paper'
+    """
+    manifest = run.benchmark.manifest
+    if manifest.licence == "synthetic":
+        return (f"{run.label} ran on phantoms (synthetic data), not on {test_set}: its numbers show the layout, "
+                "not a result to compare.")
+    if papers is not None and not papers(manifest):
+        return (f"{run.label} ran on another test set than {test_set}: compare levels and layout, not the "
+                "numbers row by row.")
     return None
 
 
@@ -54,7 +68,7 @@ def published_table(table: PublishedTable, runs: Sequence[Any], values: Values =
 
 
 def published_section(tables: Sequence[PublishedTable], runs: Sequence[Any], *, none: NoneFound | None = None,
-                      values: Values | None = None, cautions: Callable[[Any], str | None] = phantom_caution,
+                      values: Values | None = None, cautions: Callable[[Any], str | None] = caution,
                       heading: str = "##") -> str:
     """Every table of the paper with the runs beside it, each under its heading with the paper's setting, and the
     cautions; where the paper prints none, the one sentence that says why."""
