@@ -35,6 +35,7 @@ def test_a_transposed_table_puts_models_and_runs_in_columns():
     wide = PublishedTable("seeds/004", "Table 4", "zero-shot", "zero-shot",
                           (PublishedColumn("Existence Detection Accuracy", "task:ICR-V", "accuracy"),),
                           (PublishedRow("RadFM", (29.2,), line=84),), transposed=True, lines=(94,))
+    assert "Its rows are lines 94–94 of the paper's text." in published_section([wide], [_run("mine", 0.5)])
     lines = published_table(wide, [_run("mine", 0.5)]).splitlines()
     assert lines[0] == "| Task / metric | RadFM (published) | mine |"
     assert lines[2] == "| Existence Detection Accuracy | 29.20 | 50.00 |"

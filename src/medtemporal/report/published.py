@@ -81,6 +81,8 @@ def published_section(tables: Sequence[PublishedTable], runs: Sequence[Any], *, 
               *(f"**Caution:** {note}" for note in notes), *([""] if notes else [])]
     for table in tables:
         parts += [f"{heading}# {table.paper}, {table.name}: {table.caption}", "",
-                  f"The paper's setting: {table.setting}.", "",
+                  f"The paper's setting: {table.setting}." + (f" Its rows are lines {min(table.lines)}–"
+                                                                  f"{max(table.lines)} of the paper's text."
+                                                                  if table.transposed else ""), "",
                   published_table(table, runs, values or (lambda t, r: run_values(t, r.scores))), ""]
     return "\n".join(parts)
