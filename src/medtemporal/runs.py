@@ -26,14 +26,16 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
+from medtemporal.backends.uri import hide_credentials
 from medtemporal.benchmark import FIRST, Benchmark, Manifest, load, read_manifest
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import ConflictingPredictionsWarning, InvalidInputError
 from medtemporal.schema import (
     Item, Prediction, Record, Score, TaskLayout, describe_validation_error, dumps, iter_jsonl, write_jsonl,
 )
@@ -80,6 +82,12 @@ class ModelRef(_Part):
     served: list[str] = Field(default_factory=list)
     """Model names the server reported."""
 
+    @field_validator("identity", "settings", mode="after")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Options named like credentials, at any depth (``extra_body={"api_key": ...}``), are never kept."""
+        return hide_credentials(value)
+
 
 class ProtocolRef(_Part):
     """How items became model calls."""
@@ -89,6 +97,11 @@ class ProtocolRef(_Part):
     templates: dict[str, str] = Field(default_factory=dict)
     """Prompt template name → sha256 of the text used."""
 
+    @field_validator("options", mode="after")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return hide_credentials(value)
+
 
 class RunConfig(_Part):
     """``config.json``: everything needed to know, and redo, what ran. Never an API key.
@@ -97,6 +110,8 @@ class RunConfig(_Part):
     """
 
     benchmark: BenchmarkRef
+    name: str | None = None
+    """The run's display name (``run --name``, default the model's short name); None in older folders."""
     model: ModelRef = Field(default_factory=ModelRef)
     protocol: ProtocolRef = Field(default_factory=ProtocolRef)
     generation: dict[str, Any] = Field(default_factory=dict)
@@ -162,6 +177,8 @@ class RunInfo(_Part):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
+    name: str | None = None
+    """The run's display name (``run --name``; default the model's short name); None in older scores."""
     model: str | None = None
     """The model's URI (``config.json``'s, else the first prediction's)."""
     protocol: str | None = None
@@ -361,6 +378,12 @@ class RunFolder:
         """The path of a file of the folder (a family's own log, e.g. ``error_judgements.jsonl``)."""
         return self.path / name
 
+    def modified(self) -> tuple[int, ...]:
+        """Modification times (ns; 0 where absent) of the files a view of the run is made from: config,
+        predictions, judgements and scores (`medtemporal.serve` rebuilds a page when they change)."""
+        return tuple((self.path / name).stat().st_mtime_ns if (self.path / name).is_file() else 0
+                     for name in (CONFIG, PREDICTIONS, JUDGEMENTS, SCORES))
+
     def is_run(self) -> bool:
         """Whether the folder holds a run: a ``config.json`` and a predictions log (a model folder has a
         ``config.json`` too)."""
@@ -469,9 +492,20 @@ class RunFolder:
             raise InvalidInputError(f"{self.path} has no {PREDICTIONS}; run `medtemporal run` into it first.")
         latest: dict[tuple[str, int], Prediction] = {}
         lines = 0
+        differing: list[str] = []
         for prediction in self.predictions().records():
-            latest[(prediction.item_id, prediction.repeat)] = prediction
+            key = (prediction.item_id, prediction.repeat)
+            old = latest.get(key)
+            if old is not None and old.error is None and prediction.error is None and \
+                    old.raw_output != prediction.raw_output:
+                differing.append(prediction.item_id)
+            latest[key] = prediction
             lines += 1
+        if differing:
+            problem = (f"{self.path / PREDICTIONS} answers {len(differing)} item(s) twice with different outputs; the "
+                       "last answer of each is scored")
+            warnings.warn(ConflictingPredictionsWarning(f"{problem} (first: {differing[0]}).", differing[0], problem),
+                          stacklevel=2)
         return latest, lines
 
     def write_predictions(self, predictions: Iterable[Prediction]) -> int:

@@ -13,6 +13,7 @@ from medtemporal.report import write_report
 from medtemporal.schema import write_jsonl
 from medtemporal.scoring import score_run
 from medtemporal.runs import RunFolder
+from medtemporal.writes import OWNED
 
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
@@ -120,9 +121,9 @@ def test_a_new_report_replaces_the_assets_folder_whole(runs, tmp_path):
     assert (out / "assets" / "run-1-0.js").is_file()
     write_report(runs[:1], out, formats="html")
     assert not (out / "assets" / "run-1-0.js").exists() and (out / "assets" / "run-0-0.js").is_file()
-    assert sorted(p.name for p in out.iterdir()) == ["assets", "report.html"]  # no staging or old folder left
+    assert sorted(p.name for p in out.iterdir()) == [OWNED, "assets", "report.html"]  # no staging or old folder left
     write_report(runs[:1], out, formats="html", single_file=True)
-    assert sorted(p.name for p in out.iterdir()) == ["report.html"]
+    assert sorted(p.name for p in out.iterdir()) == [OWNED, "report.html"]
 
 
 def test_out_folder_png_and_formats(runs, tmp_path):
@@ -151,8 +152,9 @@ def test_stale_scores_are_recomputed(runs):
 def test_cli_score_and_report(runs, capsys):
     assert main(["score", str(runs[0]), "--resamples", "200"]) == 0
     out = capsys.readouterr().out
-    assert "| Run | TEL | ICR | GTS | Overall | Invalid | Missing |" in out and "| good |" in out
-    assert "accuracy (%) by task family, with 95% intervals clustered by patient:" in out  # the table names its metric
+    assert "| Task | Metric | Score [CI] | Chance | n | Invalid | Missing |" in out and out.count("| accuracy |") == 4
+    assert "good on scoring-test" in out and "Values × 100 (%), 95% intervals clustered by patient:" in out
+    assert "| Overall | accuracy | 75.0 [" in out  # every task's row, then Overall, in %
     assert RunFolder(runs[0]).scores().bootstrap["resamples"] == 200
     assert main(["report", *map(str, runs), "--formats", "md,csv"]) == 0
     assert "report.csv" in capsys.readouterr().out

@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,17 @@ class RunSummary:
     @property
     def n_errors(self) -> int:
         return sum(self.errors.values())
+
+    @property
+    def failure(self) -> str | None:
+        """One sentence when the run failed as a whole (it stopped early, or every item it tried failed), else None."""
+        if self.stopped:
+            return f"The run stopped early: {self.stopped}"
+        if self.n_errors and not self.done and not self.skipped_existing:
+            reason = max(self.errors, key=self.errors.__getitem__)
+            return (f"All {self.n_errors} items failed ({reason}: {self.error_examples[reason].rstrip('.')}); fix the "
+                    "model or endpoint and run the same command again.")
+        return None
 
     @property
     def pending(self) -> int:
@@ -208,7 +220,7 @@ class _Runner:
             input_tokens=calls.input_tokens if calls.counted_tokens else None,
             output_tokens=calls.output_tokens if calls.counted_tokens else None,
             finish_reason=calls.finish_reason,
-            calls=tuple(solution.calls),
+            calls=_once(solution.calls, solution.output),
             prompt=_prompt(calls.last, self.image_root),
         )
 
@@ -273,6 +285,14 @@ class _Runner:
             for task in self.tasks:
                 task.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def _once(calls: Sequence[dict[str, Any]], output: str) -> tuple[dict[str, Any], ...]:
+    """The protocol's calls as a prediction keeps them: the output of the final call, which is ``raw_output``, is
+    not stored a second time (``"output": null, "output_is_raw_output": true``)."""
+    if not calls or calls[-1].get("output") != output:
+        return tuple(calls)
+    return (*calls[:-1], {**calls[-1], "output": None, "output_is_raw_output": True})
 
 
 def _prompt(request: Request | None, image_root: Path) -> tuple[dict[str, Any], ...]:
@@ -423,6 +443,7 @@ async def arun(
         old = folder.check_resumable(cfg)
         if old is not None:
             cfg.started_at = old.started_at or cfg.started_at
+            cfg.name = cfg.name if opts.name else old.name or cfg.name  # resumed without --name: the name it had
             cfg.model.served = list(old.model.served)
         log = folder.predictions()
         stack.callback(log.close)

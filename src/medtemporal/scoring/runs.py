@@ -8,7 +8,6 @@ settings, so a report needs nothing else.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -16,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from medtemporal import __version__
+from medtemporal.backends.uri import short_name
 from medtemporal.contract import BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.runs import RunFolder, RunInfo, RunScores
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
-from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap
 from medtemporal.scoring.extraction import extract, rule_id
 from medtemporal.scoring.metrics import metric
 from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
@@ -70,10 +70,7 @@ def score_run(
         InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark, a
             requested metric the family does not list.
     """
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise InvalidInputError(f"The bootstrap resamples (--resamples) must be a whole number of 1 or more, not {resamples}.")
-    if not (math.isfinite(confidence) and 0 < confidence < 1):
-        raise InvalidInputError(f"The interval level (--confidence) must be between 0 and 1, e.g. 0.95, not {confidence}.")
+    check_bootstrap(resamples, confidence, seed)
     folder = RunFolder(run_dir)
     folder.config()  # one sentence when the folder is not a run, before any lock file is made
     with folder.writer():
@@ -121,8 +118,10 @@ def score_run(
                         for name, variant in family.variants.items()
                         if variant.protocols is None or protocol in variant.protocols}
         first = next(iter(latest.values()), None)
+        model = config.model.uri or (first.model if first else None)
         run = RunInfo(
-            model=config.model.uri or (first.model if first else None),
+            name=config.name or (short_name(model) if model else None),
+            model=model,
             protocol=config.protocol.name or (first.protocol if first else None),
             protocol_options=dict(config.protocol.options),
             benchmark=bench.manifest.benchmark,

@@ -84,7 +84,8 @@ def _cider_settings() -> dict[str, object]:
             "caption_metric_by_question_type)"}
 
 
-@register("metric", "diffvqa_cider_by_type", aggregation="mean", **{**TEXT_INFO, "settings": _cider_settings},
+@register("metric", "diffvqa_cider_by_type", aggregation="mean", corpus=True,
+          **{**TEXT_INFO, "settings": _cider_settings},
           description="CIDEr-D (pycocoevalcap Cider, PTB tokens), averaged; document frequencies over each "
           "question type's own questions, as EKAID's per-type evaluation")
 def cider_type(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:

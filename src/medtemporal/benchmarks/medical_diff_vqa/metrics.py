@@ -230,7 +230,7 @@ def _cider_settings() -> dict[str, Any]:
             "caption_metric over all questions); per question type they are not recomputed"}
 
 
-TEXT_INFO = dict(higher_is_better=True, percent=False, settings=settings)
+TEXT_INFO = dict(higher_is_better=True, percent=True, settings=settings)
 """The registration metadata every text metric shares."""
 
 
@@ -261,7 +261,7 @@ def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     return stats(items, answers, lambda r, h: score_texts(r, h).rouge_l[:, None], 1)[:, 0]
 
 
-@register("metric", "diffvqa_cider", aggregation="mean", higher_is_better=True, percent=False,
+@register("metric", "diffvqa_cider", aggregation="mean", higher_is_better=True, percent=True,
           settings=_cider_settings, corpus=True,
           description="CIDEr-D (pycocoevalcap Cider, PTB tokens), averaged; document frequencies over all items "
           "scored together")

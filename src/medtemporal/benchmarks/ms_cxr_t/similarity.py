@@ -118,7 +118,7 @@ def reduce_auc(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.divide(wins, pairs, out=np.full_like(wins, np.nan), where=pairs > 0)
 
 
-@register("metric", "mscxrt_similarity_auc", higher_is_better=True, aggregation=reduce_auc, percent=False,
+@register("metric", "mscxrt_similarity_auc", higher_is_better=True, aggregation=reduce_auc, percent=False, corpus=True,
           description="ROC-AUC of the sentence similarities against paraphrase (1) / contradiction (0), as MedST's "
           "temporal_test.py")
 def similarity_auc(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
@@ -154,7 +154,7 @@ def medst_threshold(sims: np.ndarray, labels: np.ndarray, folds: int = FOLDS) ->
     return chosen
 
 
-@register("metric", "mscxrt_similarity_accuracy", higher_is_better=True, aggregation="mean", percent=True,
+@register("metric", "mscxrt_similarity_accuracy", higher_is_better=True, aggregation="mean", percent=True, corpus=True,
           description="accuracy of 'similarity above MedST's threshold means paraphrase', the threshold chosen by "
           "its ten-fold search on each subset")
 def similarity_accuracy(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
