@@ -6,7 +6,7 @@ paper publishes none (`NoneFound`). Each column names the score of a run that st
 metric of ``scores.json``, or of one of its variants, times ``scale`` to the paper's unit), so a report can put
 a user's run in the paper's layout (`run_values`) and mark the paper's rows as published.
 
->>> table = PublishedTable(paper="seeds/000", name="Table 2", caption="ICR variant", setting="temperature 0",
+>>> table = PublishedTable(paper="the MI-CXR paper", name="Table 2", caption="ICR variant", setting="temperature 0",
 ...     columns=(PublishedColumn("ICR Variant", "task:ICR-V", "accuracy", scale=1.0),),
 ...     rows=(PublishedRow("GPT-5.2", (0.765,), line=236, section="Closed"),))
 >>> table.row("GPT-5.2").values
@@ -60,7 +60,7 @@ class PublishedTable:
     """One table of a paper: its columns, rows and what its numbers were measured on."""
 
     paper: str
-    """The paper's text and where: ``seeds/000 (MI-CXR)``."""
+    """The paper as a reader names it: ``the MI-CXR paper``."""
     name: str
     """As the paper numbers it: ``Table 1``."""
     caption: str
@@ -70,6 +70,8 @@ class PublishedTable:
     rows: tuple[PublishedRow, ...]
     digits: int = 2
     """Decimals the paper prints."""
+    source: str = ""
+    """The paper's text the rows were transcribed from, and whose lines they cite (``seeds/000``)."""
     transposed: bool = False
     """The paper prints models as columns and metrics as rows (3D-RAD's Tables 3–5)."""
     lines: tuple[int, ...] = ()

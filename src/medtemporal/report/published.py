@@ -1,7 +1,7 @@
 """The papers' published rows beside a user's runs, in the paper's table layout (`medtemporal.published`).
 
-Each `PublishedTable` becomes a Markdown table: the paper's rows, marked *(published)* with the line of the paper
-they come from, in the paper's row groups, then one row per run with its values in the paper's columns, units and
+Each `PublishedTable` becomes a Markdown table: the paper's rows, marked *(published)*, in the paper's row
+groups, then one row per run with its values in the paper's columns, units and
 decimals (models as columns for a table the paper prints that way). A run's value comes from the family's
 ``values`` function (default `medtemporal.published.run_values`: the column's score group and metric). Above the
 tables, one caution per run that cannot be compared with the paper's rows: a run on phantoms, or on another
@@ -52,17 +52,16 @@ def published_table(table: PublishedTable, runs: Sequence[Any], values: Values =
         t, r.scores)) -> str:
     """``table``'s published rows, then the runs', as Markdown (module doc)."""
     run_rows = [(run.label, values(table, run)) for run in runs]
-    where = f"{table.paper}, {table.name}"
     if table.transposed:
         header = ["Task / metric", *(f"{r.model} ({PUBLISHED})" for r in table.rows), *(label for label, _ in run_rows)]
         rows = [[col.label, *(number(r.values[k], table.digits) for r in table.rows),
                  *(number(v[k], table.digits) for _, v in run_rows)] for k, col in enumerate(table.columns)]
         return markdown_table(header, rows)
     sectioned = any(r.section for r in table.rows)
-    header = [*(["Group"] if sectioned else []), "Model", *(c.label for c in table.columns), "Source"]
+    header = [*(["Group"] if sectioned else []), "Model", *(c.label for c in table.columns)]
     rows = [[*([r.section] if sectioned else []), f"{r.model} ({PUBLISHED})",
-             *(number(v, table.digits) for v in r.values), f"{where}, line {r.line}"] for r in table.rows]
-    rows += [[*(["Your runs"] if sectioned else []), label, *(number(x, table.digits) for x in v), "this report"]
+             *(number(v, table.digits) for v in r.values)] for r in table.rows]
+    rows += [[*(["Your runs"] if sectioned else []), label, *(number(x, table.digits) for x in v)]
              for label, v in run_rows]
     return markdown_table(header, rows)
 
@@ -76,13 +75,11 @@ def published_section(tables: Sequence[PublishedTable], runs: Sequence[Any], *, 
     if not tables:
         return "\n".join([*parts, f"No published rows: {none.reason if none else 'none were transcribed'}.", ""])
     notes = [c for c in (cautions(run) for run in runs) if c]
-    parts += ["Rows marked (published) are the paper's, as printed, with the line of the paper each comes from; "
-              "the others are your runs, in the paper's units and decimals.", "",
+    parts += ["Rows and columns marked (published) are the paper's, as printed; the others are your runs, in the "
+              "paper's units and decimals.", "",
               *(f"**Caution:** {note}" for note in notes), *([""] if notes else [])]
     for table in tables:
-        parts += [f"{heading}# {table.paper}, {table.name}: {table.caption}", "",
-                  f"The paper's setting: {table.setting}." + (f" Its rows are lines {min(table.lines)}–"
-                                                                  f"{max(table.lines)} of the paper's text."
-                                                                  if table.transposed else ""), "",
+        parts += [f"{heading}# {table.paper[:1].upper()}{table.paper[1:]}, {table.name}: {table.caption}", "",
+                  f"The paper's setting: {table.setting}.", "",
                   published_table(table, runs, values or (lambda t, r: run_values(t, r.scores))), ""]
     return "\n".join(parts)

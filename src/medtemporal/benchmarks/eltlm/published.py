@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from medtemporal.published import PublishedColumn, PublishedRow, PublishedTable
 
-PAPER = "seeds/003 (ELTLM)"
+PAPER = "the ELTLM paper"
+SOURCE = "seeds/003"
+"""The paper's text in ``../shared/seeds`` the rows cite by line."""
 TABLE_2 = PublishedTable(
     PAPER, "Table 2", "Main results on longitudinal capabilities",
     "zero-shot, images in time order, judged by GPT-4o-mini with the paper's rubric",
@@ -29,6 +31,6 @@ TABLE_2 = PublishedTable(
     PublishedRow('Lingshu-7B', (0.147, 0.058, 0.274, 0.18, 0.35, 0.3), line=127, section='Medical Models'),
     PublishedRow('HuatuoGPT-Vision-7B', (0.116, 0.038, 0.309, 0.116, 0.325, 0.67), line=128, section='Medical Models'),
     PublishedRow('MedGemma-4B-it', (0.186, 0.042, 0.368, 0.221, 0.35, 0.525), line=129, section='Medical Models'),
-), digits=3)
+), source=SOURCE, digits=3)
 TABLES = (TABLE_2,)
 """The paper's one table of scores."""

@@ -12,4 +12,4 @@ from medtemporal.published import NoneFound, PublishedTable
 
 TABLES: tuple[PublishedTable, ...] = ()
 NONE = NoneFound("the Medical-Diff-VQA paper's text was not reachable and EKAID's repository holds no results, so "
-                 "no published row is shown (FACTS §5.2)")
+                 "no published row is shown")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from medtemporal.published import PublishedColumn, PublishedRow, PublishedTable
 
-PAPER = "seeds/000 (MI-CXR)"
+PAPER = "the MI-CXR paper"
+SOURCE = "seeds/000"
+"""The paper's text in ``../shared/seeds`` the rows cite by line."""
 TEL_SINGLE = PublishedColumn("TEL Single (E/R)", "subtypes:TEL/Single (E/R)", "accuracy", scale=1.0)
 TEL_MULTIPLE = PublishedColumn("TEL Multiple (E/R)", "subtypes:TEL/Multiple (E/R)", "accuracy", scale=1.0)
 TEL_ORDER = PublishedColumn("TEL E→R / R→E", "subtypes:TEL/E\u2192R / R\u2192E", "accuracy", scale=1.0)
@@ -37,7 +39,7 @@ TABLE_1 = PublishedTable(PAPER, "Table 1", "Baseline performance of the state-of
     PublishedRow('Lingshu-32B', (0.221, 0.247, 0.214, 0.167, 0.388, 0.29, 0.247), line=198, section='Medical'),
     PublishedRow('MedGemma-4B', (0.174, 0.196, 0.301, 0.281, 0.259, 0.183, 0.237), line=199, section='Medical'),
     PublishedRow('MedGemma-27B', (0.215, 0.351, 0.254, 0.429, 0.255, 0.214, 0.299), line=200, section='Medical'),
-), digits=3)
+), source=SOURCE, digits=3)
 TABLE_2 = PublishedTable(PAPER, "Table 2", "Performance comparison on ICR Variant across model categories",
                          "single-step (direct) prompting, the paper's default low temperature", ICR_VARIANT, (
     PublishedRow('Claude Sonnet 4.5', (0.601,), line=231, section='Closed'),
@@ -54,7 +56,7 @@ TABLE_2 = PublishedTable(PAPER, "Table 2", "Performance comparison on ICR Varian
     PublishedRow('Lingshu-32B', (0.705,), line=242, section='Medical'),
     PublishedRow('MedGemma-4B', (0.617,), line=243, section='Medical'),
     PublishedRow('MedGemma-27B', (0.705,), line=244, section='Medical'),
-), digits=3)
+), source=SOURCE, digits=3)
 TABLE_15 = PublishedTable(PAPER, "Table 15", "Performance of evaluated models with decoding temperature set to 0.7",
                           "single-step (direct) prompting, temperature 0.7 (its GTS columns in the other order)",
                           (TEL_SINGLE, TEL_MULTIPLE, TEL_ORDER, ICR, GTS_MULTI, GTS_SINGLE, OVERALL), (
@@ -72,7 +74,7 @@ TABLE_15 = PublishedTable(PAPER, "Table 15", "Performance of evaluated models wi
     PublishedRow('Lingshu-32B', (0.206, 0.236, 0.207, 0.221, 0.285, 0.355, 0.249), line=968, section='Medical'),
     PublishedRow('MedGemma-4B', (0.186, 0.245, 0.315, 0.287, 0.198, 0.264, 0.253), line=969, section='Medical'),
     PublishedRow('MedGemma-27B', (0.214, 0.328, 0.245, 0.42, 0.215, 0.262, 0.293), line=970, section='Medical'),
-), digits=3)
+), source=SOURCE, digits=3)
 TABLE_16 = PublishedTable(PAPER, "Table 16", "Performance comparison on the ICR Variant with decoding temperature "
                           "set to 0.7", "single-step (direct) prompting, temperature 0.7", ICR_VARIANT, (
     PublishedRow('Claude Sonnet 4.5', (0.607,), line=997, section='Closed'),
@@ -89,6 +91,6 @@ TABLE_16 = PublishedTable(PAPER, "Table 16", "Performance comparison on the ICR 
     PublishedRow('Lingshu-32B', (0.612,), line=1008, section='Medical'),
     PublishedRow('MedGemma-4B', (0.612,), line=1009, section='Medical'),
     PublishedRow('MedGemma-27B', (0.694,), line=1010, section='Medical'),
-), digits=3)
+), source=SOURCE, digits=3)
 TABLES = (TABLE_1, TABLE_2, TABLE_15, TABLE_16)
 """Every table the paper prints of models' scores on MI-CXR, in the paper's order."""

@@ -11,4 +11,4 @@ from medtemporal.published import NoneFound, PublishedTable
 
 TABLES: tuple[PublishedTable, ...] = ()
 NONE = NoneFound("the MMXU paper's text was not reachable and its release holds no results, so no published row "
-                 "is shown (FACTS §5.3)")
+                 "is shown")

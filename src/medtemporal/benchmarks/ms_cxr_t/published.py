@@ -11,4 +11,4 @@ from medtemporal.published import NoneFound, PublishedTable
 
 TABLES: tuple[PublishedTable, ...] = ()
 NONE = NoneFound("the MS-CXR-T paper's text (and CheXbench's and MedST's tables) was not reachable, so no published "
-                 "row is shown (FACTS §5.1)")
+                 "row is shown")

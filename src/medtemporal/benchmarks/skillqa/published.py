@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from medtemporal.published import PublishedColumn, PublishedRow, PublishedTable
 
-PAPER = "seeds/002 (ClinicalSkillQA)"
+PAPER = "the ClinicalSkillQA overview paper"
+SOURCE = "seeds/002"
+"""The paper's text in ``../shared/seeds`` the rows cite by line."""
 TABLE_2 = PublishedTable(
     PAPER, "Table 2", "Official results on the ClinicalSkillQA test set",
     "each team's own system, scored by the organisers on the hidden test set",
@@ -25,6 +27,6 @@ TABLE_2 = PublishedTable(
     PublishedRow('VerbaNexAI', (37.96, 0.17, 0.6, 0.71), line=193),
     PublishedRow('DLNLP', (30.44, 0.1, 0.55, 0.57), line=194),
     PublishedRow('zhkun', (28.71, 0.03, 0.51, 0.74), line=195),
-))
+), source=SOURCE)
 TABLES = (TABLE_2,)
 """The paper's one table of scores."""

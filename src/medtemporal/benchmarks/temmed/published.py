@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from medtemporal.published import PublishedColumn, PublishedRow, PublishedTable
 
-PAPER = "seeds/001 (TemMed-Bench)"
+PAPER = "the TemMed-Bench paper"
+SOURCE = "seeds/001"
+"""The paper's text in ``../shared/seeds`` the rows cite by line."""
 COLUMNS = (PublishedColumn("VQA Acc", "task:vqa", "accuracy"), PublishedColumn("VQA F1", "task:vqa", "yesno_macro_f1"),
            PublishedColumn("BLEU", "task:report", "temmed_bleu_1"),
            PublishedColumn("ROUGE-L", "task:report", "temmed_rouge_l"),
@@ -33,7 +35,7 @@ TABLE_3 = PublishedTable(PAPER, "Table 3", "Closed-book results on TemMed-Bench"
     PublishedRow('GPT 4.1', (57.9, 57.51, 9.81, 11.67, 22.6, 14.69, 35.38), line=47, section='Proprietary LVLMs'),
     PublishedRow('GPT o4-mini', (79.15, 78.94, 20.54, 15.75, 25.71, 20.67, 35.03), line=47, section='Proprietary LVLMs'),
     PublishedRow('GPT o3', (64.4, 64.4, 16.99, 13.71, 25.77, 18.82, 38.05), line=47, section='Proprietary LVLMs'),
-))
+), source=SOURCE)
 TABLE_4 = PublishedTable(PAPER, "Table 4", "Results with text-only and multi-modal retrieval augmentation",
                          "closed book, then rag-text and rag-multimodal (pairwise image retrieval)", COLUMNS, (
     PublishedRow('LLaVA-Med *', (51.65, 35.23, 9.85, 6.51, 7.1, 7.82, None), line=54, section='Open-Source LVLMs'),
@@ -72,7 +74,7 @@ TABLE_4 = PublishedTable(PAPER, "Table 4", "Results with text-only and multi-mod
     PublishedRow('GPT o3', (64.4, 64.4, 16.99, 13.71, 25.77, 18.82, 38.05), line=54, section='Proprietary LVLMs'),
     PublishedRow('GPT o3 + Text-only RAG', (66.65, 66.6, 18.89, 15.33, 26.84, 20.35, None), line=54, section='Proprietary LVLMs'),
     PublishedRow('GPT o3 + Multi-Modal RAG', (65.65, 65.6, 18.72, 15.2, 27.16, 20.44, 39.56), line=54, section='Proprietary LVLMs'),
-))
+), source=SOURCE)
 TABLES = (TABLE_3, TABLE_4)
 """Every table the paper prints of models' scores on TemMed-Bench's test set (Tables 5 and 8–10 are ablations
 of retrievers and images on a few models, left out)."""
