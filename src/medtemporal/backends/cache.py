@@ -70,6 +70,7 @@ def request_content(request: Request) -> dict[str, Any]:
         "choices": list(request.choices) if request.choices is not None else None,
         "key": request.key,
         "answer_format": request.answer_format,
+        **({"embed": True} if request.embed else {}),  # absent otherwise: older keys stay as they were
     }
 
 

@@ -29,6 +29,7 @@ from medtemporal.backends.base import (
     Response,
     TextPart,
 )
+from medtemporal.backends.baselines import prior_pairs
 from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import FIRST, SPREAD, Benchmark
 from medtemporal.contract import spec
@@ -435,7 +436,7 @@ async def arun(
         root = Path(opts.image_root) if opts.image_root is not None else bench.image_root
         if solver.needs_images(backend):
             _check_images(items, root)
-        backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
+        backend.fit(prior_pairs(bench.items))
         backend.fit_answers({i.id: i.answer for i in items})
         backend.fit_items(items)
         stack.enter_context(folder.writer())

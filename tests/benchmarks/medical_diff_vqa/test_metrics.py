@@ -111,12 +111,14 @@ def test_a_failing_library_leaves_the_metrics_unavailable_with_the_reason(monkey
     monkeypatch.setattr(diffvqa_metrics, "java_status", lambda: (True, 'openjdk version "17"'))
     monkeypatch.setattr(diffvqa_metrics, "tokenize", read_only)
     diffvqa_metrics.score_texts.cache_clear()
+    diffvqa_metrics.tokenized.cache_clear()
     try:
         scores = score_outcomes(_outcomes(), lambda t: TEXT_METRICS, resamples=20)
         java = metric("diffvqa_bleu_1").summary()["settings"]["java"]
     finally:
         diffvqa_metrics._FAILURE.clear()
         diffvqa_metrics.score_texts.cache_clear()
+        diffvqa_metrics.tokenized.cache_clear()
     assert all(math.isnan(s.value) for s in scores)
     assert java.startswith("unavailable: pycocoevalcap failed (PermissionError") and "Permission denied" in java
 

@@ -17,8 +17,9 @@ Registered here, each from the library's own code:
 * ``diffvqa_rouge_l`` — ROUGE-L (β = 1.2) of each item, averaged (``Rouge.compute_score`` averages).
 * ``diffvqa_cider`` — CIDEr-D of each item, averaged. Its document frequencies come from the references
   of all the items scored together (the run's items): over all questions this is EKAID's
-  ``caption_metric``; EKAID's per-type call recomputes them over that type's references, which per-item
-  values cannot do, so per-type CIDEr here can differ from it (the tables say so).
+  ``caption_metric``; EKAID's per-type call recomputes them over that type's references, so per-type CIDEr
+  here can differ from it (the tables say so). The EKAID variant (`ekaid`) adds ``diffvqa_cider_by_type``,
+  whose frequencies come from each type's own references, as EKAID's per-type call computes it.
 
 The answer scored is the extracted one (``Yes``/``No`` for closed questions, the whole output for open
 ones; an invalid or missing answer is an empty string), the reference the released answer. Groups are
@@ -192,15 +193,31 @@ def tokenize(texts_: Sequence[str]) -> list[str]:
     return [out[i][0] for i in range(len(texts_))]
 
 
+@lru_cache(maxsize=4)
+def tokenized(refs: tuple[str, ...], hyps: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(references, answers) in PTB tokens (one Java call for both)."""
+    tokens = tokenize([*refs, *hyps])
+    return tokens[:len(refs)], tokens[len(refs):]
+
+
+def cider_values(t_refs: Sequence[str], t_hyps: Sequence[str]) -> np.ndarray:
+    """Per-item CIDEr-D of tokenized pairs, with the document frequencies of these references (``Cider``)."""
+    from pycocoevalcap.cider.cider import Cider
+
+    if not t_refs:
+        return np.zeros(0)
+    gts = {i: [r] for i, r in enumerate(t_refs)}
+    res = {i: [h] for i, h in enumerate(t_hyps)}
+    return np.asarray(Cider().compute_score(gts, res)[1], dtype=float)
+
+
 @lru_cache(maxsize=2)
 def score_texts(refs: tuple[str, ...], hyps: tuple[str, ...]) -> Scored:
     """Tokenize, then every metric's per-item statistics (module doc), from the library's own code."""
     from pycocoevalcap.bleu.bleu_scorer import cook_refs, cook_test
-    from pycocoevalcap.cider.cider import Cider
     from pycocoevalcap.rouge.rouge import Rouge
 
-    tokens = tokenize([*refs, *hyps])
-    t_refs, t_hyps = tokens[:len(refs)], tokens[len(refs):]
+    t_refs, t_hyps = tokenized(refs, hyps)
     bleu = np.zeros((len(refs), BLEU_WIDTH))
     for i, (ref, hyp) in enumerate(zip(t_refs, t_hyps)):
         cooked = cook_test(hyp, cook_refs([ref]))
@@ -211,10 +228,7 @@ def score_texts(refs: tuple[str, ...], hyps: tuple[str, ...]) -> Scored:
         meteor[exact_segments(meteor), CHUNKS] = 0.0
     rouge = Rouge()
     rouge_l = np.array([rouge.calc_score([hyp], [ref]) for ref, hyp in zip(t_refs, t_hyps)], dtype=float)
-    gts = {i: [r] for i, r in enumerate(t_refs)}
-    res = {i: [h] for i, h in enumerate(t_hyps)}
-    cider = np.asarray(Cider().compute_score(gts, res)[1], dtype=float) if gts else np.zeros(0)
-    return Scored(bleu, meteor, rouge_l, cider)
+    return Scored(bleu, meteor, rouge_l, cider_values(t_refs, t_hyps))
 
 
 def exact_segments(stats: np.ndarray) -> np.ndarray:
@@ -226,16 +240,16 @@ def exact_segments(stats: np.ndarray) -> np.ndarray:
     return (test == stats[:, 0]) & (ref == stats[:, 1]) & (stats[:, CHUNKS] == 1)
 
 
-def _stats(items: Sequence[Item], answers: Sequence[Answer], pick: Callable[[Scored], np.ndarray],
-           width: int) -> np.ndarray:
-    """One metric's per-item statistics, or NaN (``width`` columns; any width for METEOR, whose reduction
-    reads none of a NaN row) where Java cannot run."""
+def stats(items: Sequence[Item], answers: Sequence[Answer], pick: Callable[[tuple[str, ...], tuple[str, ...]],
+           np.ndarray], width: int) -> np.ndarray:
+    """One metric's per-item statistics, ``pick(refs, hyps)``, or NaN (``width`` columns; any width for METEOR,
+    whose reduction reads none of a NaN row) where Java cannot run."""
     if not java_status()[0]:
         return np.full((len(items), width), np.nan)
     if not items:
         return np.zeros((0, width))
     try:
-        return pick(score_texts(*texts(items, answers)))
+        return pick(*texts(items, answers))
     except (OSError, ValueError, IndexError, subprocess.SubprocessError) as exc:  # the Java side failed
         _FAILURE["reason"] = f"pycocoevalcap failed ({type(exc).__name__}: {exc})"
         return np.full((len(items), width), np.nan)
@@ -319,16 +333,17 @@ def _cider_settings() -> dict[str, Any]:
             "caption_metric over all questions); per question type they are not recomputed"}
 
 
-_INFO = dict(higher_is_better=True, percent=True, settings=settings)
+TEXT_INFO = dict(higher_is_better=True, percent=True, settings=settings)
+"""The registration metadata every text metric shares."""
 
 
 def _register_bleu(n: int) -> None:
     def bleu(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-        return _stats(items, answers, lambda s: s.bleu, BLEU_WIDTH)
+        return stats(items, answers, lambda r, h: score_texts(r, h).bleu, BLEU_WIDTH)
 
     bleu.__doc__ = f"Per-item BLEU counts; BLEU-{n} of a group from their sum (`reduce_bleu`)."
     register("metric", f"diffvqa_bleu_{n}", aggregation=reduce_bleu(n),
-             description=f"BLEU-{n} (pycocoevalcap Bleu(4), corpus-level over the group, PTB tokens)", **_INFO)(bleu)
+             description=f"BLEU-{n} (pycocoevalcap Bleu(4), corpus-level over the group, PTB tokens)", **TEXT_INFO)(bleu)
 
 
 for _n in (1, 2, 3, 4):
@@ -336,17 +351,17 @@ for _n in (1, 2, 3, 4):
 
 
 @register("metric", "diffvqa_meteor", aggregation=reduce_meteor,
-          description="METEOR 1.5 (pycocoevalcap Meteor, corpus-level over the group, PTB tokens; Java)", **_INFO)
+          description="METEOR 1.5 (pycocoevalcap Meteor, corpus-level over the group, PTB tokens; Java)", **TEXT_INFO)
 def meteor(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item Meteor statistics; a group's METEOR from their sum (`reduce_meteor`)."""
-    return _stats(items, answers, lambda s: s.meteor, 1)
+    return stats(items, answers, lambda r, h: score_texts(r, h).meteor, 1)
 
 
 @register("metric", "diffvqa_rouge_l", aggregation="mean",
-          description="ROUGE-L (pycocoevalcap Rouge, beta 1.2, PTB tokens), averaged over questions", **_INFO)
+          description="ROUGE-L (pycocoevalcap Rouge, beta 1.2, PTB tokens), averaged over questions", **TEXT_INFO)
 def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item ROUGE-L."""
-    return _stats(items, answers, lambda s: s.rouge_l[:, None], 1)[:, 0]
+    return stats(items, answers, lambda r, h: score_texts(r, h).rouge_l[:, None], 1)[:, 0]
 
 
 @register("metric", "diffvqa_cider", aggregation="mean", higher_is_better=True, percent=True,
@@ -355,4 +370,4 @@ def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
           "scored together")
 def cider(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item CIDEr-D with the document frequencies of all the items given."""
-    return _stats(items, answers, lambda s: s.cider[:, None], 1)[:, 0]
+    return stats(items, answers, lambda r, h: score_texts(r, h).cider[:, None], 1)[:, 0]
