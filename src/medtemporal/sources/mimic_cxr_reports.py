@@ -20,7 +20,9 @@ The rules follow the dataset creators' own section parser (MIT-LCP ``mimic-cxr@3
 
 Then, as the creators' parser does (L66-75), a ``findings`` or ``impression`` section with no text is
 dropped (``FINDINGS:`` directly followed by ``IMPRESSION:``), and of two sections with one name the last one
-with text is kept (``create_section_files.py`` takes the last: ``list_rindex``). The text before the first
+with text is kept (``create_section_files.py`` takes the last: ``list_rindex``), except that headers of one
+name that follow each other make one section (``FRONTAL VIEW: ... LATERAL VIEW: ...`` are both findings;
+ours: the creators' parser keeps the lateral view's text alone). The text before the first
 header (``FINAL REPORT``) is not a section. The creators' per-study corrections (``custom_mimic_cxr_rules``,
 31 studies) are not applied: they name the *conclusion* text for labelling, not the findings.
 
@@ -109,12 +111,14 @@ def parse_sections(text: str) -> dict[str, str]:
         if name is not None:
             heads.append((name, m.start(), m.end()))
     sections: dict[str, str] = {}
+    previous = None
     for (name, _, start), nxt in zip(heads, [*heads[1:], None]):
         body = " ".join(text[start : nxt[1] if nxt else len(text)].split())
-        if body or name not in NARRATIVE:
-            if name in sections and not body:
-                continue  # an empty repeat does not replace text already read
-            sections[name] = body
+        if name == previous and sections.get(name):
+            sections[name] = f"{sections[name]} {body}".strip()  # FRONTAL VIEW: ... LATERAL VIEW: ...
+        elif body or (name not in NARRATIVE and name not in sections):
+            sections[name] = body  # a later section of a name replaces an earlier one, an empty one none
+        previous = name
     return sections
 
 
