@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from medtemporal.benchmark import BenchmarkSpec, Manifest, save
+from medtemporal.benchmark import Manifest, save
+from medtemporal.contract import BenchmarkSpec
 from medtemporal.registry import register
 from medtemporal.schema import ImageRef, Item
 

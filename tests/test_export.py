@@ -12,7 +12,7 @@ import pytest
 from helpers.rad3d import SHAPE, build_args
 
 from medtemporal.benchmark import Manifest, load, save
-from medtemporal.benchmarks.mi_cxr.official import read_official
+from medtemporal.benchmarks.mi_cxr.release import read_official
 from medtemporal.benchmarks.rad3d.command import build as build_rad3d
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError

@@ -15,7 +15,7 @@ import pytest
 import medtemporal as mt
 from helpers.fake_openai import TEST_API_KEY as KEY
 from helpers.fake_openai import FakeOpenAI
-from medtemporal.benchmark import spec
+from medtemporal.contract import spec
 from medtemporal.cli import main
 
 FAMILIES = ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad", "ms-cxr-t", "medical-diff-vqa")

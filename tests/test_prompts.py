@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from medtemporal import prompts
-from medtemporal.benchmark import spec
+from medtemporal.contract import spec
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError, UnknownNameError
 from medtemporal.prompts import PromptSet, available, prompt_folder, required_fields
@@ -13,13 +13,13 @@ HASHES_BEFORE = {
     "caption_image": "1f8b0a7967d79483", "caption_summary": "c4bc489460ebfb9a", "caption_then_reason": "3abe39991ccb5ac6",
     "eltlm_direct": "4266bba4eb83d87f", "eltlm_question_wording": "fb139b78e4f271ee", "llm_judge": "b6d73bf9a12ec3e8",
     "llm_judge_system": "3cc926c7749f1053", "mcq_direct": "7a920330031dd92b", "micxr_error_type": "09c7eb5375cbae23",
-    "micxr_global_summary_correct": "02f02551525a1583", "micxr_global_summary_incorrect": "bf18e22b39d1f45d",
-    "micxr_icr_variant_distractors": "cb5642e50a4adf16", "micxr_interval_summary_correct": "4aaedc4216197eed",
-    "micxr_interval_summary_incorrect": "2f98028147b22e95", "rad3d_closed": "e3f0827a5896ec47",
+    "mi_cxr_global_summary_correct": "02f02551525a1583", "mi_cxr_global_summary_incorrect": "bf18e22b39d1f45d",
+    "mi_cxr_icr_variant_distractors": "cb5642e50a4adf16", "mi_cxr_interval_summary_correct": "4aaedc4216197eed",
+    "mi_cxr_interval_summary_incorrect": "2f98028147b22e95", "rad3d_closed": "e3f0827a5896ec47",
     "rad3d_open": "f3b02a8227889e6a", "rad3d_qa_generate": "b69a8c676cc6bc80", "rad3d_qa_score": "a00a756065f1d06b",
     "shuffled_timestamps": "17462f68971613a5", "skillqa_order": "e188e44e0be0ca23", "stagewise_decide": "4517ab090febe557",
-    "stagewise_describe": "f9f9b53e4745927b", "stagewise_guideline_gts": "3d115122ffdc2f1e",
-    "stagewise_guideline_icr": "17fbc8a30c6ae50c", "stagewise_guideline_tel": "ee6382522409a1c9",
+    "stagewise_describe": "f9f9b53e4745927b", "mi_cxr_stagewise_guideline_gts": "3d115122ffdc2f1e",
+    "mi_cxr_stagewise_guideline_icr": "17fbc8a30c6ae50c", "mi_cxr_stagewise_guideline_tel": "ee6382522409a1c9",
     "temmed_pair": "4c6c181288d73371", "temmed_rag_mm_pair": "a496940a97fcfbb1", "temmed_rag_mm_report": "35a43ab97295428d",
     "temmed_rag_mm_vqa": "615fd9b16630370e", "temmed_rag_reference": "e55747d6150abd35",
     "temmed_rag_text_pair": "a496940a97fcfbb1", "temmed_rag_text_report": "3f8b93e30ec6ed28",
@@ -27,9 +27,11 @@ HASHES_BEFORE = {
     "temmed_vqa_rephrase": "387f6a7df86fd65d", "timestamps": "a6ce6471ef7f5793", "timestamps_system": "5887a1c34a3bb8e1",
 }
 """`PromptSet().hash` of every template on main 21ae791, when all 38 sat in core ``prompts/``: the hashes runs record.
-One changed on purpose since: ``timestamps`` is now ELTLM's Table 5 word for word, example lines included (issue 21 §3)."""
+One changed on purpose since: ``timestamps`` is now ELTLM's Table 5 word for word, example lines included (issue 21 §3).
+MI-CXR's wording and guideline templates carry the family's slug since (``mi_cxr_``, issue 28), their texts unchanged;
+the judges' templates (``micxr_error_type``, ``llm_judge``) keep their names, which the judges' identities record."""
 
-FAMILY_PREFIXES = {"micxr_": "mi-cxr", "stagewise_guideline_": "mi-cxr", "temmed_": "temmed", "rad3d_": "3d-rad",
+FAMILY_PREFIXES = {"mi_cxr_": "mi-cxr", "micxr_error_type": "mi-cxr", "temmed_": "temmed", "rad3d_": "3d-rad",
                    "skillqa_": "skillqa", "eltlm_": "eltlm", "llm_judge": "eltlm"}
 
 

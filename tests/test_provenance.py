@@ -135,10 +135,10 @@ def test_a_released_file_is_open_only_when_its_checksum_is_a_reviewed_release(tm
 
 
 def test_every_family_lists_its_reviewed_releases_with_a_source():
-    from medtemporal.benchmarks.eltlm.releases import RELEASES as ELTLM
-    from medtemporal.benchmarks.mi_cxr.releases import RELEASES as MICXR
-    from medtemporal.benchmarks.rad3d.releases import RELEASES as RAD3D
-    from medtemporal.benchmarks.temmed.releases import RELEASES as TEMMED
+    from medtemporal.benchmarks.eltlm.known_releases import RELEASES as ELTLM
+    from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES as MICXR
+    from medtemporal.benchmarks.rad3d.known_releases import RELEASES as RAD3D
+    from medtemporal.benchmarks.temmed.known_releases import RELEASES as TEMMED
 
     assert len(RAD3D) == 41 and {r.licence for r in RAD3D} == {"open"}
     assert [r.licence for r in ELTLM] == ["credentialed"]  # 9 questions quote MIMIC-CXR report text
@@ -152,8 +152,8 @@ OFFICIAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "official"
 
 @pytest.mark.skipif(not (OFFICIAL / "3d-rad").is_dir(), reason="the released files are not in ../shared")
 def test_the_release_tables_match_the_released_files():
-    from medtemporal.benchmarks.eltlm.releases import RELEASES as ELTLM
-    from medtemporal.benchmarks.rad3d.releases import RELEASES as RAD3D
+    from medtemporal.benchmarks.eltlm.known_releases import RELEASES as ELTLM
+    from medtemporal.benchmarks.rad3d.known_releases import RELEASES as RAD3D
 
     csvs = sorted((OFFICIAL / "3d-rad" / "3DRAD" / "test").rglob("*.csv"))
     assert release_licence(csvs, RAD3D) == "open"

@@ -42,7 +42,8 @@ def test_a_third_party_family_registers_through_the_entry_point_group(tmp_path):
     pkg.mkdir()
     (pkg / "__init__.py").write_text(textwrap.dedent('''
         from pathlib import Path
-        from medtemporal.benchmark import BenchmarkSpec, Manifest
+        from medtemporal.benchmark import Manifest
+        from medtemporal.contract import BenchmarkSpec
         from medtemporal.registry import register
         from medtemporal.schema import Item
 

@@ -71,3 +71,22 @@ def test_a_rebuilt_benchmark_is_refused_by_score_and_resume_unless_allowed(tmp_p
     score_run(out, allow_rebuilt=True)
     after = json.loads((out / "scores.json").read_text())
     assert after["run"]["allow_rebuilt_benchmark"] is True and before["run"].get("allow_rebuilt_benchmark") is None
+
+
+def test_a_run_resumes_across_a_template_rename_but_not_across_new_wording(tmp_path):
+    """Templates count by their text: a folder whose config names a template by its old name resumes; one
+    whose template text differs is refused, naming ``protocol.templates``."""
+    bench = make_tiny_benchmark(tmp_path, n=3)
+    out = tmp_path / "r"
+    run(bench, "baseline:oracle", out, progress=False)
+    folder = RunFolder(out)
+    config = folder.config()
+    (name, digest), = config.protocol.templates.items()
+    renamed = config.model_copy(update={"protocol": config.protocol.model_copy(
+        update={"templates": {f"old_{name}": digest}})})
+    folder.write_config(renamed)
+    assert folder.check_resumable(config) == renamed
+    reworded = config.model_copy(update={"protocol": config.protocol.model_copy(
+        update={"templates": {name: "0" * 64}})})
+    with pytest.raises(InvalidInputError, match="another protocol.templates"):
+        folder.check_resumable(reworded)

@@ -116,7 +116,7 @@ async def _run(
     benchmark: str | Path | Benchmark, model: str | Backend, out: str | Path | None, options: dict[str, Any]
 ) -> EvalResult:
     """The evaluation itself, on medtemporal's loop."""
-    from medtemporal.benchmark import spec
+    from medtemporal.contract import spec
     from medtemporal.runner import RunOptions, arun
 
     path = benchmark.path if isinstance(benchmark, Benchmark) else Path(benchmark)

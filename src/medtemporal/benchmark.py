@@ -3,19 +3,19 @@
 Images are not copied: ``manifest.image_root`` points at the dataset root the
 builder read (a MIMIC-CXR-JPG folder, a phantom folder), and every
 `ImageRef.path` is relative to it. A user whose data lives elsewhere passes
-another root at run time.
+another root at run time. What a family gives the core (`BenchmarkSpec`) is `medtemporal.contract`.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import random
+import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from pydantic import Field, ValidationError
 
@@ -203,123 +203,16 @@ def load(path: str | Path) -> Benchmark:
     return Benchmark(path.resolve(), manifest, items)
 
 
-@dataclass(frozen=True)
-class DemoSection:
-    """A family's part of ``medtemporal demo``: phantoms, then build and run commands, then one report of the runs."""
-
-    title: str
-    phantoms: list[str]
-    """Arguments of ``medtemporal phantoms``, ending in ``--out DATA``; skipped when DATA already holds phantoms."""
-    steps: list[list[str]]
-    """The build and run commands, each the argument list of one ``medtemporal`` command."""
-    runs: list[Path]
-    """The run folders the steps write, reported together."""
-    report_dir: Path
-    """Where the report of ``runs`` goes."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    """Environment variables set while the steps run (e.g. a local encoder), restored afterwards."""
-
-    @property
-    def report(self) -> Path:
-        """The HTML report the section ends in."""
-        return self.report_dir / "report.html"
-
-    def commands(self) -> list[list[str]]:
-        """Every command in order: the phantoms (unless already written), the steps, the report."""
-        data = Path(self.phantoms[-1])
-        made = (data / "phantom_truth.jsonl").is_file()
-        return [*([] if made else [["phantoms", *self.phantoms]]), *self.steps,
-                ["report", *map(str, self.runs), "--out", str(self.report_dir)]]
+_MOVED = ("BenchmarkSpec", "DemoSection", "Variant", "spec")
+"""The plugin contract's names, importable from here before they moved to `medtemporal.contract`."""
 
 
-@dataclass(frozen=True)
-class Variant:
-    """Another scoring of a family's runs, reported beside the main one (lm-eval's named filters; the
-    papers' "as released" rules): the tasks it covers with the extraction rule of each, and metrics where
-    they differ from the family's."""
+def __getattr__(name: str) -> Any:
+    """The contract's names under their old import path, with a `DeprecationWarning`."""
+    if name not in _MOVED:
+        raise AttributeError(f"module 'medtemporal.benchmark' has no attribute {name!r}")
+    warnings.warn(f"medtemporal.benchmark.{name} moved to medtemporal.contract.{name}; import it from there.",
+                  DeprecationWarning, stacklevel=2)
+    from medtemporal import contract
 
-    extractors: Mapping[str, str]
-    """Task → registered extraction rule."""
-    description: str
-    metrics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Task → metric names (default: the family's, `BenchmarkSpec.metrics`)."""
-
-
-@dataclass(frozen=True)
-class BenchmarkSpec:
-    """What the rest of medtemporal needs to know about one benchmark family.
-
-    Registered under kind ``benchmark`` (see `medtemporal.registry`). Mappings
-    are keyed by task name; the key ``"*"`` is the default for other tasks.
-    """
-
-    name: str
-    version: str
-    licence: Licence
-    description: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    """Adds the builder's command-line options to ``medtemporal build NAME``."""
-    build: Callable[[argparse.Namespace], tuple[list[Item], Manifest]]
-    """Builds items and manifest from parsed options."""
-    prompts: Mapping[str, str] = field(default_factory=lambda: {"*": "mcq_direct"})
-    """Task → prompt template name used by the direct protocol."""
-    answer_formats: Mapping[str, str] = field(default_factory=dict)
-    """Task → how an answer that follows the prompt is written (default ``{}``, the bare answer)."""
-    extractors: Mapping[str, str] = field(default_factory=dict)
-    """Task → answer-extraction rule name (default: by the item's answer type)."""
-    metrics: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": ("accuracy",)})
-    """Task → metric names computed by `medtemporal score`."""
-    report: Callable[[Sequence[Path], Path], list[Path]] | None = None
-    """Writes the benchmark's own paper-layout tables and plots for runs of it, beside the common report."""
-    subtype_groups: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
-    """Task → {column label → subtypes} where a paper's table merges subtypes (default: one per subtype)."""
-    exports: Mapping[str, Callable[[Benchmark, Path], int]] = field(default_factory=dict)
-    """Export format → writer of the family's own file layout (e.g. the paper's released file)."""
-    demo: Callable[[Path, int, int], DemoSection] | None = None
-    """``(out, patients, seed)`` → this family's section of ``medtemporal demo``."""
-    overall_tasks: tuple[str, ...] | None = None
-    """The tasks the Overall score covers (None: all), as in the paper's headline table."""
-    overall_weights: Mapping[str, float] = field(default_factory=dict)
-    """Score group → weight, where the paper's Overall is a weighted mean of its table's columns: scored as
-    group ``overall:paper`` ("Overall (paper)") beside the micro-averaged ``overall``; empty: none."""
-    audit: bool = True
-    """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
-    audit_notes: Mapping[str, str] = field(default_factory=dict)
-    """``task/subtype`` pattern (fnmatch) → why the paper's own design makes those items answerable without the
-    images; the audit reports such subtypes "by design", with the note, instead of flagging them."""
-    text_floor: Callable[[Sequence[Item]], dict[str, Any]] | None = None
-    """``items`` → what the item's text alone scores on open answers, which have no chance level (e.g. the prior
-    report copied): ``{"description": sentence, "rows": [{"task", "subtype", "n", "patients", "baseline",
-    "metric", "value", "ci_low", "ci_high"}]}``, written into the audit as ``text_floor`` and printed by
-    ``medtemporal audit``; None: open answers are only listed as skipped."""
-    default_protocol: str = "direct"
-    """The protocol `medtemporal run` uses when the user names none (e.g. one that turns volumes into images)."""
-    judge_pass: Callable[[Any, Any, Mapping[str, Any]], dict[str, Any]] | None = None
-    """``(run folder, judge, judge options)`` → the ``judge`` block of ``scores.json``: the family's own use of
-    ``medtemporal score --judge`` in place of a rubric (e.g. MI-CXR's error types); None: `judge_rubric`."""
-    generation: Mapping[str, Any] = field(default_factory=dict)
-    """Generation settings the paper used (``temperature``, ``max_tokens`` …; None for "the provider's default"):
-    every run uses them unless the user overrides them (`medtemporal.runner.options.RunOptions.resolve`)."""
-    judge_rubric: Any = None
-    """The rubric ``medtemporal score --judge`` applies to open answers (`medtemporal.scoring.judge.Rubric`,
-    e.g. ELTLM's two binary criteria); None: the family has no judged metric (unless `judge_pass`)."""
-    variants: Mapping[str, Variant] = field(default_factory=dict)
-    """Name → another scoring of runs written into ``scores.json`` beside the main one (``"as released"``)."""
-    stagewise_guidelines: Mapping[str, str] = field(default_factory=dict)
-    """Task → the guideline template stage 1 of ``--protocol stagewise`` follows (`medtemporal.protocols.stagewise`);
-    empty: the family cannot be run stage-wise."""
-    prompt_dir: Path | None = None
-    """Folder of the family's own prompt templates (`medtemporal.prompts`); None: ``prompts/`` beside the module
-    that defines ``build``."""
-
-    @staticmethod
-    def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:
-        """``mapping[task]``, else ``mapping["*"]``, else ``default``."""
-        return mapping.get(task, mapping.get("*", default))
-
-
-def spec(name: str) -> BenchmarkSpec:
-    """The registered spec of benchmark ``name``."""
-    from medtemporal.registry import lookup
-
-    return lookup("benchmark", name).obj
+    return getattr(contract, name)

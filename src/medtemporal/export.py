@@ -5,7 +5,7 @@
   (`medtemporal.interop.parquet`); paths, or bytes with ``embed_images``.
 * ``hf`` — a folder to ``push_to_hub``: that Parquet with everything embedded under ``data/`` and a dataset
   card (``README.md``: licence, counts, audit, citation); refused for ``credentialed`` benchmarks
-  (`medtemporal.interop.hub`).
+  (`medtemporal.interop.hf_dataset`).
 * ``vlmevalkit`` — VLMEvalKit TSVs, one per layout (MCQ, Y/N, VQA), whose questions carry our instruction and
   visit framing (`medtemporal.interop.vlmevalkit`).
 * ``lmms-eval`` — a task folder, one task per benchmark task with the family's metrics
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from medtemporal.benchmark import Benchmark, spec
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.interop.files import refuse_existing
 from medtemporal.writes import disk_error
@@ -50,7 +51,7 @@ def _parquet(bench: Benchmark, out: Path, embed_images: bool, overwrite: bool) -
 
 
 def _hf(bench: Benchmark, out: Path, embed_images: bool, overwrite: bool) -> list[Path]:
-    from medtemporal.interop.hub import to_hf
+    from medtemporal.interop.hf_dataset import to_hf
 
     return to_hf(bench, out, overwrite=overwrite)  # always embedded: the Hub cannot read the image root
 

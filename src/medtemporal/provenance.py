@@ -14,7 +14,7 @@ A benchmark's licence follows every byte that can leave with it: it is the
 most restrictive (`most_restrictive`) over all of its inputs, the data roots
 (`licence_of`) and the released question files (`release_licence`: ``open``
 only for a file whose sha256 is a public release we reviewed, listed in the
-family's ``releases.py``). At run time `run_licence` judges the images
+family's ``known_releases.py``). At run time `run_licence` judges the images
 actually sent: from any root other than the verified phantom the benchmark
 was built from, the run is ``credentialed``.
 

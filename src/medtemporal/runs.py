@@ -133,14 +133,18 @@ class RunConfig(_Part):
         return bench.select(self.tasks, self.limit, per_task=self.limit_per_task, rule=self.limit_rule or FIRST)
 
     def resume_identity(self) -> dict[str, Any]:
-        """What must match for a folder to be resumed rather than refused (named in the refusal)."""
+        """What must match for a folder to be resumed rather than refused (named in the refusal).
+
+        Templates are compared by their texts' hashes, not their names: a template renamed with the same
+        text sends the same requests, so a run started before the rename resumes.
+        """
         return {
             "benchmark items": self.benchmark.items_sha256 or self.benchmark.manifest_sha256,
             "model.uri": self.model.uri,
             "model.identity": self.model.identity,
             "protocol.name": self.protocol.name,
             "protocol.options": self.protocol.options,
-            "protocol.templates": self.protocol.templates,
+            "protocol.templates": sorted(self.protocol.templates.values()),
             "generation": self.generation,
         }
 

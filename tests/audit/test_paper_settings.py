@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from medtemporal.backends.base import GenerateConfig
-from medtemporal.benchmark import spec
+from medtemporal.contract import spec
 from medtemporal.runner import RunOptions
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmark import Manifest, save
-from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
+from medtemporal.benchmarks.eltlm.release import BENCHMARK, subtype_of
 from medtemporal.runner import run
 from medtemporal.schema import Item
 

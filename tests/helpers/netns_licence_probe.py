@@ -30,7 +30,7 @@ from helpers.tiny import make_tiny_benchmark  # noqa: E402
 from medtemporal.benchmark import load  # noqa: E402
 from medtemporal.benchmarks.eltlm.studies import read_studies  # noqa: E402
 from medtemporal.benchmarks.rad3d.labels import EXISTENCE_ORDER  # noqa: E402
-from medtemporal.benchmarks.rad3d.official import HEADER, LETTERS_BH, OPEN_SUBTASKS, TASKS, write_official  # noqa: E402
+from medtemporal.benchmarks.rad3d.release import HEADER, LETTERS_BH, OPEN_SUBTASKS, TASKS, write_official  # noqa: E402
 from medtemporal.checksums import sha256_file  # noqa: E402
 from medtemporal.cli import main  # noqa: E402
 from medtemporal.phantoms.chexpert_plus import write_chexpert_plus  # noqa: E402

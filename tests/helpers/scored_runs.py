@@ -8,7 +8,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import BenchmarkSpec, Manifest, save
+from medtemporal.benchmark import Manifest, save
+from medtemporal.contract import BenchmarkSpec
 from medtemporal.registry import register
 from medtemporal.schema import ImageRef, Item, Prediction, write_jsonl
 from medtemporal.scoring import extract

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Request, Response, TextPart
-from medtemporal.benchmark import load, save, spec
+from medtemporal.benchmark import load, save
+from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import Direct
@@ -98,7 +99,7 @@ def test_stagewise_declares_every_template_it_renders(tmp_path, task):
     asyncio.run(solver.solve(item, bench.image_root, _record(["x", "A"])[1], GenerateConfig()))
     declared = {*solver.templates, *solver.templates_for(spec("mi-cxr"), {task})}
     assert prompts.rendered and prompts.rendered <= declared
-    assert f"stagewise_guideline_{task.split('-')[0].lower()}" in prompts.rendered
+    assert f"mi_cxr_stagewise_guideline_{task.split('-')[0].lower()}" in prompts.rendered
 
 
 STAGEWISE_BEFORE = {
@@ -132,8 +133,8 @@ def test_a_micxr_stagewise_run_records_the_same_templates_as_before(tmp_path):
     run(bench, "baseline:random", tmp_path / "r", protocol="stagewise", progress=False)
     templates = json.loads((tmp_path / "r" / "config.json").read_text())["protocol"]["templates"]
     assert templates == {"mcq_direct": "7a920330031dd92b", "stagewise_decide": "4517ab090febe557",
-                         "stagewise_describe": "f9f9b53e4745927b", "stagewise_guideline_gts": "3d115122ffdc2f1e",
-                         "stagewise_guideline_icr": "17fbc8a30c6ae50c", "stagewise_guideline_tel": "ee6382522409a1c9"}
+                         "stagewise_describe": "f9f9b53e4745927b", "mi_cxr_stagewise_guideline_gts": "3d115122ffdc2f1e",
+                         "mi_cxr_stagewise_guideline_icr": "17fbc8a30c6ae50c", "mi_cxr_stagewise_guideline_tel": "ee6382522409a1c9"}
 
 
 def test_stagewise_refuses_a_family_whose_spec_names_no_guideline(tmp_path):

@@ -447,7 +447,7 @@ NON_UTF8_INPUTS = {  # file under a copied source folder, and the build argument
 def _rad3d_release(test):
     """The 41 released 3D-RAD CSVs under ``test``, each with the header only."""
     from medtemporal.benchmarks.rad3d.labels import EXISTENCE_ORDER
-    from medtemporal.benchmarks.rad3d.official import HEADER, LETTERS_BH, OPEN_SUBTASKS, TASKS
+    from medtemporal.benchmarks.rad3d.release import HEADER, LETTERS_BH, OPEN_SUBTASKS, TASKS
 
     for task, (_, folder, _) in TASKS.items():
         for sub in OPEN_SUBTASKS.get(task) or (EXISTENCE_ORDER if task == "task4" else LETTERS_BH):

@@ -1,6 +1,7 @@
 import pytest
 
-from medtemporal.benchmark import BenchmarkSpec, Manifest
+from medtemporal.benchmark import Manifest
+from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import UnknownNameError
 from medtemporal.registry import register
 from medtemporal.schema import Item

@@ -6,7 +6,8 @@ import pytest
 
 from medtemporal.errors import InvalidInputError, UndefinedMetricWarning
 from medtemporal.registry import register
-from medtemporal.benchmark import BenchmarkSpec, Manifest
+from medtemporal.benchmark import Manifest
+from medtemporal.contract import BenchmarkSpec
 from medtemporal.scoring import needs_scoring, read_scores, score_run
 
 from helpers.scored_runs import SUBTYPES, make_items, prediction, write_run, wrong_letter

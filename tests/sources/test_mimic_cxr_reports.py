@@ -121,7 +121,8 @@ def test_a_report_without_headers_has_no_sections_and_a_missing_file_reads_empty
 
 @pytest.mark.parametrize(("header", "name"), [
     ("FINDINGS", "findings"), ("Findings", "findings"), ("IMPRESSION", "impression"), ("Conclusion", "impression"),
-    ("FINDINGS/IMPRESSION", "impression"), ("CHEST, TWO VIEWS", "findings"), ("PORTABLE AP CHEST RADIOGRAPH", "findings"),
+    ("FINDINGS/IMPRESSION", "impression"), ("CHEST, TWO VIEWS", "findings"),
+    ("PORTABLE AP CHEST RADIOGRAPH", "findings"),
     ("CLINICAL HISTORY", "history"), ("REASON FOR EXAM", "indication"), ("WETREAD", "wet read"),
     ("COMPARISONS", "comparison"), ("RECOMMENDATION(S)", "recommendations"), ("Heart", None), ("Lungs", None),
 ])

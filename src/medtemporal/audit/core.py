@@ -201,7 +201,7 @@ def _record(items: Sequence[Item], fitted: _Fitted, index: Sequence[int]) -> dic
 
 def declared_notes(items: Sequence[Item]) -> dict[str, str]:
     """The ``audit_notes`` of the items' registered benchmark specs (none for an unregistered name)."""
-    from medtemporal.benchmark import spec
+    from medtemporal.contract import spec
 
     notes: dict[str, str] = {}
     for name in sorted({it.benchmark for it in items}):
@@ -215,7 +215,7 @@ def declared_notes(items: Sequence[Item]) -> dict[str, str]:
 def declared_floors(items: Sequence[Item]) -> dict[str, Any] | None:
     """The text-only floor of the items' open answers from their benchmark specs' ``text_floor`` (rows of every
     benchmark that has one, the first description), or None when none has one."""
-    from medtemporal.benchmark import spec
+    from medtemporal.contract import spec
 
     found: dict[str, Any] | None = None
     for name in sorted({it.benchmark for it in items}):

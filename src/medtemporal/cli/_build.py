@@ -15,7 +15,8 @@ from functools import partial
 from pathlib import Path
 
 from medtemporal import registry
-from medtemporal.benchmark import MANIFEST, BenchmarkSpec, save
+from medtemporal.benchmark import MANIFEST, save
+from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from medtemporal.errors import UnavailableError
-from medtemporal.hub import offline_variable
+from medtemporal.hf_models import offline_variable
 from medtemporal.scoring.nltk_data import (
     RESOURCES,
     WORDNET_ARCHIVE,

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.backends.base import LOCAL_MAX_TOKENS, GenerateConfig
-from medtemporal.benchmark import Benchmark, BenchmarkSpec, spec
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.errors import require
 from medtemporal.interop.files import folder_atomically
 from medtemporal.interop.parquet import answer_text, read_bytes, write_table

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Request, Response, TextPart
-from medtemporal.benchmark import Benchmark, spec
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import spec
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import format_options
 from medtemporal.registry import lookup

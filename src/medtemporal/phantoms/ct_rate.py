@@ -10,7 +10,7 @@ heart, emphysema as near-air patches, consolidation, opacity and atelectasis
 as denser lung, calcifications as bright spots on the aortic and coronary
 walls, lymph nodes, a hiatal hernia, mosaic and septal patterns, dilated
 airways and a catheter as medical material. Reports state sizes and
-thicknesses in the sentence forms `medtemporal.benchmarks.rad3d.reports` reads.
+thicknesses in the sentence forms `medtemporal.benchmarks.rad3d.open_questions` reads.
 Volumes are stored as int16 ``HU + 1024`` with ``RescaleIntercept = -1024``, as
 scanners store them.
 

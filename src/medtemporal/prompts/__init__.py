@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from medtemporal.errors import InvalidInputError, UnknownNameError
 
 if TYPE_CHECKING:
-    from medtemporal.benchmark import BenchmarkSpec
+    from medtemporal.contract import BenchmarkSpec
 
 CORE = "core"
 """The owner named for the templates beside this module."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Message, Part, Request, Response, TextPart
-from medtemporal.benchmark import BenchmarkSpec, spec
+from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.prompts import PromptSet
 from medtemporal.schema import ImageRef, Item
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.backends.base import GenerateConfig, TextPart
-from medtemporal.benchmark import BenchmarkSpec, spec
+from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.registry import register

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
-from medtemporal.benchmark import BenchmarkSpec, spec
+from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import format_options

@@ -17,7 +17,8 @@ import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medtemporal.benchmark import MANIFEST, spec
+from medtemporal.benchmark import MANIFEST
+from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import audit_html, audit_markdown
 from medtemporal.report.assets import ASSETS, Assets

@@ -12,7 +12,7 @@ Named by a spec string (`load_embedder`):
 - ``sentence:NAME_OR_PATH``: a sentence-transformers text encoder (texts only).
 
 A model name resolves through the Hugging Face hub cache and is downloaded on
-first use (`medtemporal.hub.model_folder`; ``HF_HUB_OFFLINE=1`` forbids it);
+first use (`medtemporal.hf_models.model_folder`; ``HF_HUB_OFFLINE=1`` forbids it);
 the snapshot's revision is part of `Embedder.identity`.
 
 >>> import tempfile, pathlib
@@ -35,7 +35,7 @@ from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.hub import model_folder, revision
+from medtemporal.hf_models import model_folder, revision
 
 
 def normalise_rows(x: np.ndarray) -> np.ndarray:

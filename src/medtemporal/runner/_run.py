@@ -28,7 +28,8 @@ from medtemporal.backends.base import (
     TextPart,
 )
 from medtemporal.backends.session import DataUse, ModelSession
-from medtemporal.benchmark import FIRST, SPREAD, Benchmark, spec
+from medtemporal.benchmark import FIRST, SPREAD, Benchmark
+from medtemporal.contract import spec
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.image_roots import record_image

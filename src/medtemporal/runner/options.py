@@ -23,7 +23,8 @@ from typing import Any
 from medtemporal.backends.base import Backend, GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
-from medtemporal.benchmark import Benchmark, BenchmarkSpec
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner.repeats import check_repeats

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping
 
-from medtemporal.benchmark import BenchmarkSpec, spec
+from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup, register
 from medtemporal.schema import Item

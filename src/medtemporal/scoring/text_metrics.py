@@ -5,7 +5,7 @@ BERTScore (metric ``bertscore_f1``) is
 ``MEDTEMPORAL_BERTSCORE_MODEL``: a local model folder or a Hugging Face model
 name. Unset, it is ``roberta-large``, bert-score's encoder for English. A name
 resolves through the Hugging Face hub cache and is downloaded on first use, as
-bert-score's own ``from_pretrained`` would (`medtemporal.hub.model_folder`;
+bert-score's own ``from_pretrained`` would (`medtemporal.hf_models.model_folder`;
 ``HF_HUB_OFFLINE=1`` forbids it). The layer compared is the one bert-score
 tuned for that name (17 for ``roberta-large``; a folder named after a model
 bert-score knows counts as that model), else the encoder's last layer; no idf,
@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.hub import model_folder
+from medtemporal.hf_models import model_folder
 from medtemporal.registry import register
 from medtemporal.schema import Item
 from medtemporal.scoring.metrics import UNAVAILABLE, Answer

@@ -33,8 +33,9 @@ header (``FINAL REPORT``) is not a section. The creators' per-study corrections 
 ...  The lungs are clear.  No pleural
 ...  effusion.
 ...  CONCLUSION:  No acute process.'''
->>> parse_sections(report)
-{'examination': 'CHEST (PA AND LAT)', 'indication': '___ with cough.', 'findings': 'The lungs are clear. No pleural effusion.', 'impression': 'No acute process.'}
+>>> sections = parse_sections(report)
+>>> sections["findings"], sections["impression"], list(sections)[:2]
+('The lungs are clear. No pleural effusion.', 'No acute process.', ['examination', 'indication'])
 """
 
 from __future__ import annotations

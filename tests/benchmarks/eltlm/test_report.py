@@ -6,7 +6,8 @@ import math
 import pytest
 from helpers.eltlm import ANSWER, make_open_benchmark, make_open_run
 
-from medtemporal.benchmark import load, spec
+from medtemporal.benchmark import load
+from medtemporal.contract import spec
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
 from medtemporal.benchmarks.eltlm.report import ablation_table, write_eltlm_report
 from medtemporal.report import load_runs

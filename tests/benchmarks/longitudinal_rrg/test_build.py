@@ -30,7 +30,8 @@ def expected(truth: dict[str, dict], split: str, corrupt: str | None) -> dict[st
             continue
         if rec["views"] == ["AP"] and rec["frontal"] == corrupt:
             continue
-        earlier = [r for r in truth.values() if r["patient_id"] == rec["patient_id"] and r["timestamp"] < rec["timestamp"]]
+        earlier = [r for r in truth.values()
+                   if r["patient_id"] == rec["patient_id"] and r["timestamp"] < rec["timestamp"]]
         latest = max((r["timestamp"] for r in earlier), default=None)
         out[sid] = max((r["study_id"] for r in earlier if r["timestamp"] == latest), default=None)
     return out
@@ -50,7 +51,8 @@ def test_items_are_the_studies_with_findings_and_their_priors_are_the_latest_ear
         assert item.subtype == ("with_prior" if item.meta["prior"] else "no_prior")
         current = [r for r in item.images if r.role == "current"]
         assert [r.view for r in current][0] in ("PA", "AP") or rec["views"] == ["LATERAL"]
-        assert {r.path.rsplit("/", 1)[0] for r in current} == {f"files/{report_path(rec['patient_id'], rec['study_id'])[6:-4]}"}
+        folder = report_path(rec["patient_id"], rec["study_id"]).removesuffix(".txt")
+        assert {r.path.rsplit("/", 1)[0] for r in current} == {folder}
         if item.meta["prior"]:
             prior = truth[item.meta["prior"]["study_id"]]
             days = (np.datetime64(rec["timestamp"]) - np.datetime64(prior["timestamp"])) / np.timedelta64(1, "D")

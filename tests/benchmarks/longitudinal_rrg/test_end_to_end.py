@@ -29,7 +29,8 @@ def _predictions(run: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def copy_prior_run(rrg_bench: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("rrg-copy") / "run"
-    assert main(["run", str(rrg_bench), "--model", "rrg-baseline:copy-prior", "--out", str(run), "--no-progress"]) == 0
+    assert main(["run", str(rrg_bench), "--model", "longitudinal_rrg:copy-prior", "--out", str(run),
+                 "--no-progress"]) == 0
     return run
 
 
@@ -69,8 +70,8 @@ def test_the_asked_section_is_scored_and_the_whole_output_beside_it(rrg_bench, m
     run, _ = model_run
     items = {i.id: i for i in load(rrg_bench).items}
     predictions = _predictions(run)
-    assert len(predictions) == len(items) and all(p["extraction"] == "rrg_section@1" or
-                                                   p["extraction"].startswith("rrg_section") for p in predictions)
+    assert len(predictions) == len(items)
+    assert all(p["extraction"].startswith("longitudinal_rrg_section") for p in predictions)
     for p in predictions:
         item = items[p["item_id"]]
         want = {("findings", True): "Interval worsening of the right pleural effusion. No pneumothorax.",
@@ -95,7 +96,8 @@ def test_copy_prior_restates_the_prior_and_has_nothing_on_no_prior_items(rrg_ben
         prior = item.meta["prior"]
         assert p["answer"] == (prior[item.task] or prior["findings"] or prior["impression"] if prior else None)
     scores = read_scores(copy_prior_run)
-    no_prior = next(s for s in scores.scores if s.group == "subtypes:findings/No prior" and s.metric == "diffvqa_rouge_l")
+    no_prior = next(s for s in scores.scores
+                    if s.group == "subtypes:findings/No prior" and s.metric == "diffvqa_rouge_l")
     assert no_prior.value == 0 and no_prior.invalid == no_prior.n > 0
 
 
@@ -103,7 +105,7 @@ def test_the_report_of_both_runs_is_written(copy_prior_run, model_run, tmp_path)
     assert main(["report", str(copy_prior_run), str(model_run[0]), "--out", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
-    assert "rrg-baseline:copy-prior" in html and "| Run | findings: With prior | findings: No prior |" in md
+    assert "longitudinal_rrg:copy-prior" in html and "| Run | findings: With prior | findings: No prior |" in md
 
 
 def test_audit_prints_the_text_only_floor_and_flags_nothing(rrg_bench, capsys):

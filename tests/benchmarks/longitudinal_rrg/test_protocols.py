@@ -11,7 +11,12 @@ from medtemporal.backends.base import GenerateConfig, ImagePart, TextPart
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.longitudinal_rrg.baselines import NORMAL_REPORT, ReportBaseline, copy_prior
 from medtemporal.benchmarks.longitudinal_rrg.extract import section
-from medtemporal.benchmarks.longitudinal_rrg.protocols import COMPARISON_CLAUSE, CurrentOnly, PriorImages, PriorReport
+from medtemporal.benchmarks.longitudinal_rrg.protocols import (
+    COMPARISON_CLAUSE,
+    CurrentOnly,
+    PriorImages,
+    PriorReport,
+)
 from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.base import answer_request
 
@@ -41,7 +46,8 @@ def test_each_protocol_shows_what_its_name_says_in_maira2_s_order(items, protoco
     assert kinds == ["text", "image"] * len(shown) + ["text"] * (2 if protocol.prior_report else 1)
     assert [p.path for p in parts if isinstance(p, ImagePart)] == [Path("/root") / r.path for r in shown]
     captions = texts(parts)[: len(shown)]
-    assert captions == [r.label for r in shown] and captions[0].startswith("Current study (visit 2)" if protocol.prior_images else "Current study, frontal")
+    first = "Current study (visit 2)" if protocol.prior_images else "Current study, frontal"
+    assert captions == [r.label for r in shown] and captions[0].startswith(first)
     *_, instruction = texts(parts)
     context = item.meta["context"]
     assert instruction == (f"Provide a description of the findings in the radiology study"
@@ -82,7 +88,7 @@ def test_the_baselines_answer_the_prior_the_constant_and_the_neighbour(items):
     config = GenerateConfig()
     answers = {}
     for kind in ("copy-prior", "normal-report", "nearest-report"):
-        backend = ReportBaseline(f"rrg-baseline:{kind}", kind)
+        backend = ReportBaseline(f"longitudinal_rrg:{kind}", kind)
         backend.fit_items(items)
         answers[kind] = {i.id: asyncio.run(backend.generate(answer_request(i, [TextPart("x")], config))).text
                          for i in items}

@@ -12,7 +12,8 @@ import pytest
 from helpers.fake_openai import TEST_API_KEY, FakeOpenAI
 
 from medtemporal.audit import READERS
-from medtemporal.benchmark import load, spec
+from medtemporal.benchmark import load
+from medtemporal.contract import spec
 from medtemporal.benchmarks.mmxu.release import CURRENT_LABEL, PRIOR_LABEL
 from medtemporal.cli import main
 from medtemporal.interop.parquet import item_from_row

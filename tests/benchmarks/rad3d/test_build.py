@@ -13,7 +13,7 @@ from helpers.rad3d import SHAPE, build_args
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.rad3d.command import build
 from medtemporal.benchmarks.rad3d.labels import category
-from medtemporal.benchmarks.rad3d.official import parse_history
+from medtemporal.benchmarks.rad3d.release import parse_history
 from medtemporal.benchmarks.rad3d.text import NOTE
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.ct_rate import _measures, draw

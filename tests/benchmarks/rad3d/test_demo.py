@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from medtemporal.benchmark import spec
+from medtemporal.contract import spec
 from medtemporal.cli import main
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medtemporal.benchmarks.rad3d.official import VolumeMap, read_volume_map
+from medtemporal.benchmarks.rad3d.release import VolumeMap, read_volume_map
 from medtemporal.errors import InvalidInputError
 
 

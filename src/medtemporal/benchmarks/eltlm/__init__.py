@@ -5,7 +5,7 @@ Paper: ``seeds/003`` (ELTLM, ACL 2026 Findings). Temporal Perception
 scored by ROUGE-L F1 and an LLM judge's binary Accuracy and Completeness
 (Table 2). Where each rule lives:
 
-* `official` — the released ``test.json``: dedup, malformed ids, g/t → tasks,
+* `release` — the released ``test.json``: dedup, malformed ids, g/t → tasks,
   sequence-length subtypes; `studies` — time order and frontal image per study
   from the MIMIC-CXR-JPG metadata (MI-CXR's view rule).
 * `build` — items by rule from MIMIC-CXR + MIMIC-Ext-CXR-QBA or phantoms
@@ -27,13 +27,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
 from medtemporal.benchmarks.eltlm.rubric import RUBRIC
 from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.eltlm.build import LENGTHS
-from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
+from medtemporal.benchmarks.eltlm.release import BENCHMARK, subtype_of
 from medtemporal.registry import register
 
 DEMO_MODEL = "baseline:constant-No significant interval change."

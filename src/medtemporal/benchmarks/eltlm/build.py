@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from medtemporal.benchmarks.eltlm.official import BENCHMARK, subtype_of
+from medtemporal.benchmarks.eltlm.release import BENCHMARK, subtype_of
 from medtemporal.schema import ImageRef, Item, Study, Timeline
 from medtemporal.sources.mimic_qba import SEVERITY_RANK
 

@@ -1,7 +1,7 @@
 """``medtemporal build eltlm``: import the released ``test.json``, or build from MIMIC-CXR / phantoms.
 
 ``medtemporal build eltlm --official test.json [--mimic-cxr-jpg ROOT | --no-verify-images] [--order date|file] --out DIR``
-    reads the released file (`official`); with a root, images resolve and
+    reads the released file (`release`); with a root, images resolve and
     studies are put in time order (``--order file``: as the file lists them).
 ``medtemporal build eltlm --mimic-cxr-jpg ROOT --qba QBA [--reports DIR] --out DIR``
     builds items by rule (`build`).
@@ -15,8 +15,8 @@ from pathlib import Path
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
-from medtemporal.benchmarks.eltlm.official import BENCHMARK, ORDERS, read_official
-from medtemporal.benchmarks.eltlm.releases import RELEASES
+from medtemporal.benchmarks.eltlm.release import BENCHMARK, ORDERS, read_official
+from medtemporal.benchmarks.eltlm.known_releases import RELEASES
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
@@ -66,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def import_official(path: Path, root: Path | None, verify_images: bool,
                     order: str = "date") -> tuple[list[Item], Manifest]:
-    """The released file as a benchmark (rules in `official`), images in ``order`` (``date`` or ``file``)."""
+    """The released file as a benchmark (rules in `release`), images in ``order`` (``date`` or ``file``)."""
     if root is None and verify_images:
         raise InvalidInputError(
             "--official needs --mimic-cxr-jpg to resolve and order the studies; "

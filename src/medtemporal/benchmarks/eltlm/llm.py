@@ -20,7 +20,7 @@ from typing import Sequence
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.benchmarks.eltlm.build import NUMBER_WORDS, sentences
-from medtemporal.benchmarks.eltlm.official import BENCHMARK
+from medtemporal.benchmarks.eltlm.release import BENCHMARK
 from medtemporal.backends.session import DataUse, complete
 from medtemporal.prompts import PromptSet
 from medtemporal.schema import Item

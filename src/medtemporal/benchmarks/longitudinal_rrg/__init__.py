@@ -16,9 +16,9 @@ items; ``Overall`` is the findings task, the field's headline. Where each rule l
 * `nearest` — the nearest training report by image retrieval (the third baseline), found at build time.
 * `command` — ``medtemporal build longitudinal-rrg`` options and manifest.
 * `protocols` — ``rrg-current``, ``rrg-prior-images``, ``rrg-prior-report`` (MAIRA-2's layout, the default).
-* `baselines` — ``rrg-baseline:copy-prior`` (the reports' reference row), ``:normal-report``,
+* `baselines` — ``longitudinal_rrg:copy-prior`` (the reports' reference row), ``:normal-report``,
   ``:nearest-report``.
-* `extract` — ``rrg_section``: the asked section of an output that writes a whole report.
+* `extract` — ``longitudinal_rrg_section``: the asked section of an output that writes a whole report.
 * `audit` — what ``medtemporal audit`` says for open reports: the text-only floor.
 * ``prompts/`` — MAIRA-2's reporting instruction and ``PRIOR_REPORT`` layout, cited in each header.
 
@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection, Variant
+from medtemporal.contract import BenchmarkSpec, DemoSection, Variant
 from medtemporal.benchmarks.longitudinal_rrg import baselines, extract, protocols  # noqa: F401  (register them)
 from medtemporal.benchmarks.longitudinal_rrg.audit import text_floor
 from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_arguments, build
@@ -47,7 +47,7 @@ from medtemporal.registry import register
 METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
            "diffvqa_rouge_l", "diffvqa_cider", "bertscore_f1")
 """The report metrics computed today (module doc)."""
-BASELINES = ("rrg-baseline:copy-prior", "rrg-baseline:normal-report", "rrg-baseline:nearest-report")
+BASELINES = ("longitudinal_rrg:copy-prior", "longitudinal_rrg:normal-report", "longitudinal_rrg:nearest-report")
 REFERENCE_BASELINE = BASELINES[0]
 """The run every report compares with: the prior report restated."""
 PRIOR_COLUMNS = {"With prior": ("with_prior",), "No prior": ("no_prior",)}
@@ -87,8 +87,8 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     "with the prior study's images and report; copy-prior, normal and nearest-report baselines",
     add_arguments=add_arguments,
     build=build,
-    prompts={"*": "rrg_direct"},
-    extractors={"*": "rrg_section"},
+    prompts={"*": "longitudinal_rrg_direct"},
+    extractors={"*": "longitudinal_rrg_section"},
     metrics={"*": METRICS},
     subtype_groups={section: PRIOR_COLUMNS for section in SECTIONS},
     overall_tasks=("findings",),

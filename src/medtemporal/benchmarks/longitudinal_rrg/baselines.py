@@ -1,4 +1,4 @@
-"""The three baselines every report-generation paper should print, as backends: ``rrg-baseline:KIND``.
+"""The three baselines every report-generation paper should print, as backends: ``longitudinal_rrg:KIND``.
 
 * ``copy-prior`` — the prior report's section of the task (its findings, or its impression; the other one
   when the prior lacks it): how much does a model add over restating the prior? The reports' reference row.
@@ -80,7 +80,7 @@ class ReportBaseline(Backend):
         return {**found, "reports": NORMAL_REPORT} if self.kind == "normal-report" else found
 
 
-@register("backend", "rrg-baseline", example="rrg-baseline:copy-prior",
+@register("backend", "longitudinal_rrg", example="longitudinal_rrg:copy-prior",
           description="longitudinal-rrg baselines: copy-prior, normal-report, nearest-report (not models)")
 def load_report_baseline(uri: str, target: str) -> ReportBaseline:
     """The baseline named by ``target`` (one of `KINDS`)."""

@@ -54,7 +54,7 @@ class ReportProtocol(Solver):
 
     prior_images = False
     prior_report = False
-    templates = ("rrg_findings", "rrg_impression", "rrg_prior_report")
+    templates = ("longitudinal_rrg_findings", "longitudinal_rrg_impression", "longitudinal_rrg_prior_report")
 
     def __init__(self, prompts: PromptSet | None = None, views: str = "maira2") -> None:
         super().__init__(prompts)
@@ -91,10 +91,11 @@ class ReportProtocol(Solver):
             parts += [TextPart(str(ref.label)), ImagePart(image_root / ref.path)]
         prior = item.meta.get("prior")
         if self.prior_report and prior is not None:
-            parts.append(TextPart(self.prompts.render("rrg_prior_report", prior_report=prior["report"] or MISSING)))
+            text = self.prompts.render("longitudinal_rrg_prior_report", prior_report=prior["report"] or MISSING)
+            parts.append(TextPart(text))
         shows_prior = any(r.role == "historical" for r in refs)
         context = item.meta["context"]
-        name = f"rrg_{item.task}"
+        name = f"longitudinal_rrg_{item.task}"
         parts.append(TextPart(self.prompts.render(name, comparison_clause=COMPARISON_CLAUSE if shows_prior else "",
                                                   **{k: context.get(k) or MISSING for k in
                                                      ("indication", "technique", "comparison")})))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
 from medtemporal.registry import register
@@ -83,7 +83,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     "BLEU/METEOR/ROUGE-L/CIDEr and exact-match accuracy",
     add_arguments=add_arguments,
     build=build,
-    prompts={"closed": "diffvqa_closed", "open": "diffvqa_open", "difference": "diffvqa_difference"},
+    prompts={"closed": "medical_diff_vqa_closed", "open": "medical_diff_vqa_open", "difference": "medical_diff_vqa_difference"},
     metrics={"closed": ("accuracy", *TEXT_METRICS), "open": ("accuracy", *TEXT_METRICS), "difference": TEXT_METRICS},
     report=_report,
     demo=demo,

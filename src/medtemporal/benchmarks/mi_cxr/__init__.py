@@ -14,9 +14,9 @@ variant (Table 2). Where each rule lives:
 * `balance` — quotas, caps and letter balancing (appendix A.5.2).
 * `pipeline` — timelines → windows → candidates → balanced items.
 * `llm` — LLM-worded summary options (appendix A.6; the model never labels).
-* `official` — the released ``micxr_test.jsonl`` layout, read and written
+* `release` — the released ``micxr_test.jsonl`` layout, read and written
   (also ``medtemporal export --format micxr``).
-* `describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
+* `demo_describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
 * `overall` — the paper's Overall: a weighted mean of Table 1's six columns (``overall:paper``).
 * `analyses` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
   source statistics; the spec's ``report`` hook.
@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
-from medtemporal.benchmarks.mi_cxr import describer  # noqa: F401  (registers the demo describer backend)
+from medtemporal.benchmarks.mi_cxr import demo_describer  # noqa: F401  (registers the demo demo_describer backend)
 from medtemporal.benchmarks.mi_cxr.error_judge import judge_pass
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
-from medtemporal.benchmarks.mi_cxr.official import write_official
+from medtemporal.benchmarks.mi_cxr.release import write_official
 from medtemporal.benchmarks.mi_cxr.overall import PAPER_OVERALL_WEIGHTS
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
 from medtemporal.registry import register
@@ -61,12 +62,12 @@ def _report(runs: list[Path], out: Path) -> list[Path]:
 
 
 DESCRIBER = "micxr-describer:noisy-truth"
-"""The demo's stage-wise instrument (`describer`): stage-1 text from recorded truth, random answers; not a model."""
+"""The demo's stage-wise instrument (`demo_describer`): stage-1 text from recorded truth, random answers; not a model."""
 
 
-STAGEWISE_GUIDELINES = {"TEL": "stagewise_guideline_tel", "ICR": "stagewise_guideline_icr",
-                        "ICR-V": "stagewise_guideline_icr", "*": "stagewise_guideline_gts"}
-"""Task → stage-1 guideline of ``--protocol stagewise`` (appendix E.4; `prompts/stagewise_guideline_*.txt`)."""
+STAGEWISE_GUIDELINES = {"TEL": "mi_cxr_stagewise_guideline_tel", "ICR": "mi_cxr_stagewise_guideline_icr",
+                        "ICR-V": "mi_cxr_stagewise_guideline_icr", "*": "mi_cxr_stagewise_guideline_gts"}
+"""Task → stage-1 guideline of ``--protocol stagewise`` (appendix E.4; `prompts/mi_cxr_stagewise_guideline_*.txt`)."""
 
 
 ERROR_JUDGE = "micxr-scripted-judge:errors"

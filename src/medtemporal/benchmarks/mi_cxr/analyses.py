@@ -31,7 +31,7 @@ import numpy as np
 
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
-from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts
+from medtemporal.benchmarks.mi_cxr.stage1 import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
 from medtemporal.report import load_runs
 from medtemporal.report.plots import figure_png, legend_columns, pyplot

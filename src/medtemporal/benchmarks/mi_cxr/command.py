@@ -9,14 +9,14 @@ Two ways in, one command:
     `balance` for the rules.
 
 ``medtemporal build mi-cxr --official micxr_test.jsonl --mimic-cxr-jpg DIR --out DIR``
-    imports the released question file as a benchmark (`official`).
+    imports the released question file as a benchmark (`release`).
 
 The manifest licence is ``credentialed`` for real data and ``synthetic`` only
 for phantoms whose checksum manifest verifies
 (`medtemporal.provenance.licence_of`: ``medtemporal phantoms cxr`` writes
 ``phantom_manifest.json`` beside ``mimic-cxr-jpg/`` and ``mimic-ext-cxr-qba/``).
 An imported question file counts too: it is ``credentialed`` unless its sha256
-is a reviewed release (`releases`), and the benchmark's licence is the most
+is a reviewed release (`known_releases`), and the benchmark's licence is the most
 restrictive of its inputs.
 """
 
@@ -38,8 +38,8 @@ from medtemporal.benchmarks.mi_cxr.pipeline import (
     abnormality_mix,
     build_items,
 )
-from medtemporal.benchmarks.mi_cxr.official import check_image_root, read_official
-from medtemporal.benchmarks.mi_cxr.releases import RELEASES
+from medtemporal.benchmarks.mi_cxr.release import check_image_root, read_official
+from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError

@@ -30,7 +30,7 @@ from medtemporal.backends.base import Backend, Message, Request, RequestError, R
 from medtemporal.backends.session import DataUse, ModelSession, Reply
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
-from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts
+from medtemporal.benchmarks.mi_cxr.stage1 import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.errors import BackendError, UnknownNameError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
@@ -181,7 +181,7 @@ _BLOCK = re.compile(r"\[(?P<name>[A-Za-z' -]+)\]\n(?P<body>.*?)(?=\n\[[A-Za-z' -
 class ScriptedErrorJudge(Backend):
     """Labels from the request's text by rules, in the judge's output format; a stand-in, not a judge of truth.
 
-    Local misinterpretation when a stage-1 description names a change kind (`descriptions.CHANGE_WORDS`) other than the
+    Local misinterpretation when a stage-1 description names a change kind (`stage1.CHANGE_WORDS`) other than the
     annotated one; otherwise abstention (chose the null option), forced choice (gold null, or an ICR statement),
     exclusivity (TEL) or global integration (GTS).
     """

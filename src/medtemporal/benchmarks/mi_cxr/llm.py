@@ -5,13 +5,13 @@ of the summary qtypes the template draft already holds, per option, the
 change types it asserts (`Draft.meta`); the LLM is asked to say exactly that,
 with the paper's prompts (named templates in this family's ``prompts/``, found by `medtemporal.prompts`):
 
-* ``single_entity_interval_summary`` — figure 5 (``micxr_interval_summary_correct``)
-  for the true trajectory, figure 6 (``micxr_interval_summary_incorrect``) for
+* ``single_entity_interval_summary`` — figure 5 (``mi_cxr_interval_summary_correct``)
+  for the true trajectory, figure 6 (``mi_cxr_interval_summary_incorrect``) for
   each distractor, given its flipped change types;
-* ``multi_entity_interval_summary`` — figure 7 (``micxr_global_summary_correct``)
-  for the focus abnormality, figure 8 (``micxr_global_summary_incorrect``) for
+* ``multi_entity_interval_summary`` — figure 7 (``mi_cxr_global_summary_correct``)
+  for the focus abnormality, figure 8 (``mi_cxr_global_summary_incorrect``) for
   the others;
-* ``icr_variant`` — figure 16 (``micxr_icr_variant_distractors``) for the
+* ``icr_variant`` — figure 16 (``mi_cxr_icr_variant_distractors``) for the
   distractor statements, one per requested category; the correct statement
   stays the template's.
 
@@ -55,11 +55,11 @@ from medtemporal.prompts import PromptSet
 from medtemporal.sources.mimic_qba import ENTITIES
 
 PROMPTS = (
-    "micxr_interval_summary_correct",
-    "micxr_interval_summary_incorrect",
-    "micxr_global_summary_correct",
-    "micxr_global_summary_incorrect",
-    "micxr_icr_variant_distractors",
+    "mi_cxr_interval_summary_correct",
+    "mi_cxr_interval_summary_incorrect",
+    "mi_cxr_global_summary_correct",
+    "mi_cxr_global_summary_incorrect",
+    "mi_cxr_icr_variant_distractors",
 )
 REWORDED = ("single_entity_interval_summary", "multi_entity_interval_summary", "icr_variant")
 
@@ -202,21 +202,21 @@ class TextModel:
         if c.qtype == "single_entity_interval_summary":
             track = window.track(c.entity)
             if draft.answer != NULL_LETTER:
-                job.calls.append(("micxr_interval_summary_correct", {"input": json.dumps(_input(track, track.changes))}))
+                job.calls.append(("mi_cxr_interval_summary_correct", {"input": json.dumps(_input(track, track.changes))}))
             truth = trajectory(describe(track), track.changes)
             for x in wrong:
                 values = _input(track, claims[x][1], correct_summary=truth)
-                job.calls.append(("micxr_interval_summary_incorrect", {"input": json.dumps(values)}))
+                job.calls.append(("mi_cxr_interval_summary_incorrect", {"input": json.dumps(values)}))
         elif c.qtype == "multi_entity_interval_summary":
             if draft.answer != NULL_LETTER:
                 track = claims[draft.answer][0]
                 payload = {track.entity: _input(track, track.changes)}
-                job.calls.append(("micxr_global_summary_correct", {"input": json.dumps(payload)}))
+                job.calls.append(("mi_cxr_global_summary_correct", {"input": json.dumps(payload)}))
             payload = {}
             for x in wrong:
                 track, changes = claims[x]
                 payload[track.entity] = _input(track, changes, correct_summary=trajectory(describe(track), track.changes))
-            job.calls.append(("micxr_global_summary_incorrect", {"input": json.dumps(payload)}))
+            job.calls.append(("mi_cxr_global_summary_incorrect", {"input": json.dumps(payload)}))
         else:
             track = window.track(c.entity)
             actual = draft.meta["actual"]
@@ -224,7 +224,7 @@ class TextModel:
                 f"The {describe(track)} is {'unchanged' if actual == UNCHANGED else 'absent at both visits'}."
             )
             categories = ", ".join(_CATEGORY[claims[x][1][0]] for x in wrong)
-            job.calls.append(("micxr_icr_variant_distractors", {"n": len(wrong), "categories": categories, "statement": correct}))
+            job.calls.append(("mi_cxr_icr_variant_distractors", {"n": len(wrong), "categories": categories, "statement": correct}))
         return job
 
     def _options(self, c: Candidate, window: Window, draft: Draft, texts: list[str]) -> dict[str, str] | None:

@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import cxr_demo_build
 from medtemporal.benchmarks.mmxu import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
 from medtemporal.benchmarks.mmxu.command import VERSION, add_arguments, build

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.ms_cxr_t import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
 from medtemporal.benchmarks.ms_cxr_t.command import BENCHMARK, VERSION, add_arguments, build
 from medtemporal.registry import register
@@ -69,7 +69,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     "worsening), and temporal sentence similarity",
     add_arguments=add_arguments,
     build=build,
-    prompts={"progression": "mscxrt_progression", "sentence_similarity": "mscxrt_sentence_similarity"},
+    prompts={"progression": "ms_cxr_t_progression", "sentence_similarity": "ms_cxr_t_sentence_similarity"},
     metrics={"progression": PROGRESSION_METRICS, "sentence_similarity": ("accuracy", "mscxrt_macro_accuracy")},
     report=_report,
     demo=demo,

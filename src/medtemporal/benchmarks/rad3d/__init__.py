@@ -7,9 +7,9 @@ Computation (open); 4 Existence Detection (Yes/No as A/B), 5 Static and
 
 * `labels` — the 18 CT-RATE labels, task ids, fixed choices, the temporal category rule.
 * `text` — Task 4–6 question wording (the released CSVs' phrasings; Task 6's three parts).
-* `reports` — open Tasks 1–3 from report text by rules.
+* `open_questions` — open Tasks 1–3 from report text by rules.
 * `pipeline` — CT-RATE timelines → items of the six tasks.
-* `official` — the 41 released CSVs (33,910 rows), volume-name mapping; written back by
+* `release` — the 41 released CSVs (33,910 rows), volume-name mapping; written back by
   ``medtemporal export BENCH --format 3drad --out DIR``.
 * `command` — ``medtemporal build 3d-rad`` options and manifest.
 * `scoring` — the released ``"X."`` rule beside strict extraction; open-task metrics as released.
@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import Benchmark, BenchmarkSpec, DemoSection
+from medtemporal.benchmark import Benchmark
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.rad3d import baselines, scoring, volumes  # noqa: F401  (register rules, metrics, backend, protocol)
 from medtemporal.benchmarks.rad3d.command import add_arguments, build
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TASKS, VERSION
-from medtemporal.benchmarks.rad3d.official import write_official
+from medtemporal.benchmarks.rad3d.release import write_official
 from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS, RELEASED, TASK4_AS_TEXT
 from medtemporal.registry import register
 

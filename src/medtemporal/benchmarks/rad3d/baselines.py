@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from medtemporal.backends.base import Backend, Request, RequestError, Response, TextPart
-from medtemporal.benchmarks.rad3d.official import parse_history
+from medtemporal.benchmarks.rad3d.release import parse_history
 from medtemporal.errors import UnknownNameError
 from medtemporal.registry import register
 

@@ -6,7 +6,7 @@
     write and quality-filter the open questions (`llm`) instead of the report rules.
 
 ``medtemporal build 3d-rad --official DIR/3DRAD/test [--ct-rate ROOT] --out DIR``
-    imports the 41 released CSVs (`official`); volumes ``test_N_x_k`` are found
+    imports the 41 released CSVs (`release`); volumes ``test_N_x_k`` are found
     as CT-RATE ``valid_N_x_k`` under ROOT (``--volume-prefix``), or through a
     ``VolumeName,Path`` CSV (``--volume-map``, e.g. the authors' preprocessed ``.npy``).
 """
@@ -20,10 +20,10 @@ from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_TASKS, TASKS, VERSION
 from medtemporal.benchmarks.rad3d.llm import generate_open
-from medtemporal.benchmarks.rad3d.official import VolumeMap, read_official, read_volume_map
+from medtemporal.benchmarks.rad3d.release import VolumeMap, read_official, read_volume_map
 from medtemporal.benchmarks.rad3d.pipeline import build_items, rule_questions
-from medtemporal.benchmarks.rad3d.releases import RELEASES
-from medtemporal.benchmarks.rad3d.reports import OpenQA
+from medtemporal.benchmarks.rad3d.known_releases import RELEASES
+from medtemporal.benchmarks.rad3d.open_questions import OpenQA
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_of, most_restrictive, release_licence

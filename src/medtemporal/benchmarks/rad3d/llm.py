@@ -26,7 +26,7 @@ from typing import Sequence
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.backends.session import DataUse, complete
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_SUBTASKS, TASKS
-from medtemporal.benchmarks.rad3d.reports import OpenQA
+from medtemporal.benchmarks.rad3d.open_questions import OpenQA
 from medtemporal.prompts import PromptSet
 
 DIMENSIONS = ("visual_verifiability", "specificity_clarity", "answer_appropriateness", "qa_alignment",

@@ -7,7 +7,7 @@
   order, answered by `labels.category` from the earlier scans' labels and the current one.
   Task 6 adds the history to the question; Tasks 5 and 6 line up item by item. Patients whose
   last scan is past ``h`` are counted in ``temporal_scan_after_h``.
-- Tasks 1–3: open questions from each scan's report by `reports.open_questions` (or a model's,
+- Tasks 1–3: open questions from each scan's report by `open_questions.open_questions` (or a model's,
   `llm`), asked once per reconstruction on disk (as the release does with ``_1`` and ``_2``).
 
 Correct answers of closed tasks come from labels only. The same timelines and seed give the same items.
@@ -31,7 +31,7 @@ from medtemporal.benchmarks.rad3d.labels import (
     category,
     temporal_subtype,
 )
-from medtemporal.benchmarks.rad3d.reports import OpenQA, open_questions
+from medtemporal.benchmarks.rad3d.open_questions import OpenQA, open_questions
 from medtemporal.benchmarks.rad3d.text import existence_question, longitudinal_question, static_question
 from medtemporal.schema import ImageRef, Item, Study, Timeline
 from medtemporal.sources.ct_rate import LABELS
@@ -98,7 +98,7 @@ QuestionSource = Callable[[Study], Sequence[OpenQA]]
 
 
 def rule_questions(study: Study) -> list[OpenQA]:
-    """`reports.open_questions` over the scan's findings and impression."""
+    """`open_questions.open_questions` over the scan's findings and impression."""
     return open_questions(study.report.get("findings", ""), study.report.get("impression", ""))
 
 

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import Variant
+from medtemporal.contract import Variant
 from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS
 from medtemporal.registry import register
 from medtemporal.schema import Item, Score

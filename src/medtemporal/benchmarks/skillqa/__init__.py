@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.skillqa import metrics  # noqa: F401  (registers the rationale and overall metrics)
 from medtemporal.benchmarks.skillqa.command import BENCHMARK, TASK, VERSION, add_arguments, build
 from medtemporal.registry import register

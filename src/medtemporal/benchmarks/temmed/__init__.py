@@ -12,7 +12,7 @@ Where each rule lives:
 * `pipeline` — instances, split, corpus and the three tasks (§2.2–2.3).
 * `vqa` — balanced yes/no questions, answer fixed before wording (§2.3).
 * `refs` — retrieved references and ablation images stored per item (§3, appendix C).
-* `official` — readers of the released JSON files.
+* `release` — readers of the released JSON files.
 * `extract` — the released answer-extraction rules (``temmed_yesno``, ``temmed_pair``).
 * `rag` — the protocols ``rag-text``, ``rag-multimodal``, ``retrieval-top1``,
   ``random-historical`` and ``random-current`` (§3, Tables 4, 8, 9).
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmark import BenchmarkSpec, DemoSection
+from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.temmed import extract, metrics, rag  # noqa: F401  (register rules, metrics, protocols)
 from medtemporal.benchmarks.temmed.command import add_arguments, build
 from medtemporal.benchmarks.temmed.pipeline import BENCHMARK, VERSION

@@ -7,7 +7,7 @@
     test item's retrieved references (`refs`).
 
 ``medtemporal build temmed --official DIR --chexpert-plus DIR --out DIR``
-    imports the released JSON files (`official`).
+    imports the released JSON files (`release`).
 
 The folder also gets ``corpus.jsonl`` (the knowledge corpus) and
 ``embeddings/`` (cached vectors). References are retrieved with ``--embedder``,
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
-from medtemporal.benchmarks.temmed.official import read_official
+from medtemporal.benchmarks.temmed.release import read_official
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
     TASKS,
@@ -52,7 +52,7 @@ from medtemporal.benchmarks.temmed.refs import (
     image_references,
     statement_references,
 )
-from medtemporal.benchmarks.temmed.releases import RELEASES
+from medtemporal.benchmarks.temmed.known_releases import RELEASES
 from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_question
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError

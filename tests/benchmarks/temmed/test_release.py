@@ -11,7 +11,7 @@ from PIL import Image
 from helpers.tiny_clip import tiny_clip
 
 from medtemporal.benchmark import load
-from medtemporal.benchmarks.temmed.official import read_official
+from medtemporal.benchmarks.temmed.release import read_official
 from medtemporal.benchmarks.temmed.refs import LEARNED_EMBEDDER
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError

@@ -11,7 +11,7 @@ import pytest
 
 from medtemporal.benchmarks.rad3d.baselines import history_answer
 from medtemporal.benchmarks.rad3d.labels import category
-from medtemporal.benchmarks.rad3d.official import ROWS, VolumeMap, read_official
+from medtemporal.benchmarks.rad3d.release import ROWS, VolumeMap, read_official
 from medtemporal.benchmarks.rad3d.scoring import released
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring import extract, is_correct
@@ -122,7 +122,7 @@ def test_export_writes_the_released_layout_back(items, tmp_path):
     """Every released CSV, read back from our export, equals the original cell for cell."""
     import pandas as pd
 
-    from medtemporal.benchmarks.rad3d.official import write_official
+    from medtemporal.benchmarks.rad3d.release import write_official
 
     assert write_official(items, tmp_path) == ROWS
     src = next(OFFICIAL.rglob("Task1_Image_Observation")).parent

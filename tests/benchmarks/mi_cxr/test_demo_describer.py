@@ -9,7 +9,7 @@ import pytest
 
 from medtemporal.backends import load
 from medtemporal.backends.base import Message, Request, TextPart
-from medtemporal.benchmarks.mi_cxr.descriptions import CHANGE_WORDS, SAME, interval_texts as _interval_texts
+from medtemporal.benchmarks.mi_cxr.stage1 import CHANGE_WORDS, SAME, interval_texts as _interval_texts
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item
 

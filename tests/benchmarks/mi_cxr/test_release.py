@@ -9,7 +9,7 @@ import pytest
 
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.mi_cxr.pipeline import MiCxrConfig, build_items
-from medtemporal.benchmarks.mi_cxr.official import read_official, write_official
+from medtemporal.benchmarks.mi_cxr.release import read_official, write_official
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from medtemporal.benchmark import load
-from medtemporal.benchmarks.eltlm.official import read_official
+from medtemporal.benchmarks.eltlm.release import read_official
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError

@@ -40,7 +40,7 @@ PHRASES = {
     "persistent": "{a} is unchanged",
     "absent": "{a} remains absent",
 }
-"""Change type → a sentence that `descriptions.CHANGE_WORDS` reads as exactly that kind."""
+"""Change type → a sentence that `stage1.CHANGE_WORDS` reads as exactly that kind."""
 KINDS = ("emergence", "resolution", "worsening", "improvement", "unchanged")
 
 
