@@ -120,7 +120,8 @@ def test_every_shell_block_is_run_or_skipped_for_a_reason() -> None:
     run = [b.name for b in ALL if not skip_reason(b)]
     assert run and skipped  # both kinds exist; the reasons above are the list of what is not run here
     assert any(b.file == "README.md" and any(" phantoms ct-rate " in f" {c} " for c in b.commands) for b in ALL)
-    for family in ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad", "mmxu", "ms-cxr-t", "medical-diff-vqa"):
+    for family in ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad", "mmxu", "ms-cxr-t", "medical-diff-vqa",
+                   "longitudinal-rrg"):
         assert any(f"medtemporal build {family} " in c for b in RUN["README.md"] for c in b.commands), family
 
 
