@@ -89,6 +89,7 @@ def test_the_manifest_states_the_set_its_size_and_the_prior_rule(rrg_bench, trut
     assert "StudyDate then StudyTime" in config["prior_rule"] and bench.manifest.licence == "synthetic"
     assert set(bench.manifest.sources) == {"mimic-cxr-jpg/mimic-cxr-2.0.0-metadata.csv.gz",
                                            "mimic-cxr-2.0.0-split.csv.gz"}
+    assert bench.manifest.counts["answer"] == {}  # reference reports are not categories to count
 
 
 def test_captions_name_the_visit_the_interval_and_the_view(rrg_bench):

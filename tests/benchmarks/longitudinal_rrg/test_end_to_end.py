@@ -106,6 +106,7 @@ def test_the_report_of_both_runs_is_written(copy_prior_run, model_run, tmp_path)
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "longitudinal_rrg:copy-prior" in html and "| Run | findings: With prior | findings: No prior |" in md
+    assert "Text-only floor of open answers" in html
 
 
 def test_audit_prints_the_text_only_floor_and_flags_nothing(rrg_bench, capsys):
