@@ -183,7 +183,8 @@ def report(
     if layout == "conclusion":
         heads["impression"] = "CONCLUSION"
     if layout == "views_header":
-        heads["findings"] = "PA AND LATERAL CHEST RADIOGRAPHS" if "PA" in examination else "PORTABLE AP CHEST RADIOGRAPH"
+        views = "PA AND LATERAL CHEST RADIOGRAPHS" if "PA" in examination else "PORTABLE AP CHEST RADIOGRAPH"
+        heads["findings"] = views
     if layout == "inline":
         narrative = f" {heads['findings']}:  {body}\n \n {heads['impression']}:  {impression_text}\n"
     elif layout == "impression_only":

@@ -128,6 +128,7 @@ _TEXT_COLUMNS = ("dicom_id", "ViewPosition", "StudyDate", "StudyTime")
 FRONTAL_VIEWS: tuple[str, ...] = ("PA", "AP")
 """``ViewPosition`` values of frontal images, in order of preference."""
 
+
 def subject_folder(subject: int | str) -> str:
     """``pXX/pSUBJECT`` for a numeric or ``p``-prefixed subject id."""
     s = str(subject).lstrip("p")
