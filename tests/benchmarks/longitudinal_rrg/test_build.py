@@ -132,6 +132,7 @@ def test_the_nearest_report_is_the_most_similar_training_image_s(rrg_bench, trut
     (["--sections", "findings,conclusion"], "names unknown sections"),
     (["--retrieval-corpus", "-1"], "must be 0"),
     (["--split-file", "nowhere.csv.gz"], "does not exist"),
+    (["--retrieval-embedder", "clip:nobody/no-such-encoder"], "or --no-retrieval (no nearest-report baseline)"),
 ])
 def test_bad_options_are_refused_in_one_sentence(cxr_phantoms, tmp_path, capsys, args, message):
     assert main(["build", "longitudinal-rrg", "--mimic-cxr-jpg", str(cxr_phantoms.mimic_cxr_jpg), *args,

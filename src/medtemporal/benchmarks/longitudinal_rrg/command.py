@@ -26,10 +26,10 @@ from medtemporal.benchmarks.longitudinal_rrg.nearest import (
 )
 from medtemporal.benchmarks.longitudinal_rrg.studies import Images, cases
 from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, UnavailableError
 from medtemporal.provenance import licence_in_background
 from medtemporal.schema import Item
-from medtemporal.sources.mimic_cxr import METADATA_CSV
+from medtemporal.sources.mimic_cxr import _check_jpg_root
 from medtemporal.sources.mimic_cxr_studies import SPLITS, read_study_table, split_path
 
 VERSION = "1.0"
@@ -99,7 +99,11 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         from medtemporal.retrieval import load_embedder
 
         spec = args.retrieval_embedder or default_embedder(licence)
-        embedder = load_embedder(spec)
+        try:
+            embedder = load_embedder(spec)
+        except UnavailableError as exc:
+            raise UnavailableError(f"{str(exc).rstrip('.')}; or build with --retrieval-embedder pixel (offline, "
+                                   "a weaker baseline) or --no-retrieval (no nearest-report baseline).") from None
         corpus = training_corpus(table, reports, jpg, split="train", limit=args.retrieval_corpus, seed=args.seed,
                                  notes=notes)
         for meta, near in zip(metas, nearest_reports(found, corpus, embedder, jpg, Path(args.out) / EMBEDDINGS)):
@@ -122,9 +126,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         "images": sum(len(c.current.images) for c in found), "with_prior": with_prior,
         "no_prior": len(found) - with_prior, "notes": dict(sorted(notes.items())), **retrieval,
     }
-    split_file = split_path(jpg, args.split_file)
-    sources = {f"mimic-cxr-jpg/{METADATA_CSV}": sha256_file(jpg / METADATA_CSV) if (jpg / METADATA_CSV).is_file()
-               else sha256_file(jpg / METADATA_CSV.removesuffix(".gz")), split_file.name: sha256_file(split_file)}
+    metadata, split_file = _check_jpg_root(jpg), split_path(jpg, args.split_file)
+    sources = {f"mimic-cxr-jpg/{metadata.name}": sha256_file(metadata), split_file.name: sha256_file(split_file)}
     manifest = Manifest(benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(jpg),
                         config=config, sources=sources, exclusions=dict(sorted(excluded.items())))
     return items, manifest
