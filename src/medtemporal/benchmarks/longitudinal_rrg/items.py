@@ -10,8 +10,8 @@ image:``. Dates are given as intervals only: MIMIC-CXR's dates are shifted into 
 Task ``findings`` (every case) or ``impression`` (the cases whose report has an impression too: 1,624 of the
 2,347 on the release, CXRMate's test set; FACTS §6.1); subtype ``with_prior`` or ``no_prior``; answer and
 reference the current report's section text as the parser reads it. ``meta`` holds the patient and study
-ids, the current report's INDICATION, TECHNIQUE and COMPARISON (the context MAIRA-2 gives the model; "N/A"
-when absent, as ``_get_section_text_or_missing_text`` writes), the prior (its study id, the interval, its
+ids, the current report's INDICATION (or HISTORY), TECHNIQUE and COMPARISON (the context MAIRA-2 gives the
+model; "N/A" when absent, as ``_get_section_text_or_missing_text`` writes), the prior (its study id, the interval, its
 findings and impression and its report as a prompt shows it) and, when built, the nearest training report.
 """
 
@@ -84,6 +84,18 @@ def prior_report(sections: Mapping[str, str]) -> str:
     return " ".join(parts) or MISSING
 
 
+def context(sections: Mapping[str, str]) -> dict[str, str]:
+    """The INDICATION, TECHNIQUE and COMPARISON a prompt gives (`MISSING` where absent); an old-style report's
+    HISTORY stands for its indication (ours: MAIRA-2 names INDICATION only).
+
+    >>> context({"history": "Cough.", "comparison": "None."})
+    {'indication': 'Cough.', 'technique': 'N/A', 'comparison': 'None.'}
+    """
+    found = {k: sections.get(k) for k in CONTEXT}
+    found["indication"] = found["indication"] or sections.get("history")
+    return {k: v or MISSING for k, v in found.items()}
+
+
 def _refs(visit: Visit, role: str, number: int) -> list[ImageRef]:
     """The visit's images in their order (frontal first), as references of ``role``."""
     when = visit.record.time.isoformat(timespec="milliseconds") if visit.record.time is not None else None
@@ -96,7 +108,7 @@ def case_meta(case: Case) -> dict[str, Any]:
     when = pd.Timestamp(cur.time)  # an item's study has a time (`studies` rule 1)
     meta: dict[str, Any] = {
         "patient_id": cur.patient, "study_id": cur.study, "study_time": when.isoformat(), "split": cur.split,
-        "context": {k: case.current.sections.get(k) or MISSING for k in CONTEXT},
+        "context": context(case.current.sections),
         "prior": None,
     }
     if case.prior is not None:
