@@ -107,9 +107,10 @@ def _detail(item: Item, runs: Sequence[RunAnswers], root: Path, entities: Entiti
 
 
 def viewer_files(items: Sequence[Item], runs: Sequence[RunAnswers], image_root: Path, entities: Entities,
-                 page: str) -> dict[str, str]:
-    """The viewer's files by name: ``page`` (the HTML) and its data blocks (``<page stem>-K.js``). Items are listed
-    by patient and study time, a study's two tasks together (so they share a block and its thumbnails)."""
+                 page: str, prefix: str = "") -> dict[str, str]:
+    """The viewer's files by name: ``page`` (the HTML) and its data blocks (``<page stem>-K.js``), which the page
+    loads as ``prefix`` + name (the names its writer gives them). Items are listed by patient and study time, a
+    study's two tasks together (so they share a block and its thumbnails)."""
     stem = page.removesuffix(".html")
     items = sorted(items, key=lambda i: (i.meta.get("patient_id", ""), i.meta.get("study_time", ""), i.task))
     files: dict[str, str] = {}
@@ -119,8 +120,8 @@ def viewer_files(items: Sequence[Item], runs: Sequence[RunAnswers], image_root: 
         files[f"{stem}-{k // BLOCK}.js"] = f"rrgBlock({k // BLOCK},{_json(block)});"
     rows = [[item.task, item.subtype, item.meta.get("patient_id", ""), item.meta.get("study_id", ""),
              [None if r.texts.get(item.id) is None else r.tef1.get(item.id) for r in runs]] for item in items]
-    data = {"runs": [r.label for r in runs], "rows": rows, "block": BLOCK, "stem": stem}
-    files[page] = PAGE.replace("__DATA__", _json(data)).replace("__TITLE__", escape(stem))
+    data = {"runs": [r.label for r in runs], "rows": rows, "block": BLOCK, "stem": prefix + stem}
+    files[page] = PAGE.replace("__DATA__", _json(data)).replace("__TITLE__", escape(prefix + stem))
     return files
 
 
