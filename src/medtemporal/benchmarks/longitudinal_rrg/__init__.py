@@ -48,7 +48,7 @@ METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4
            "diffvqa_rouge_l", "diffvqa_cider", "bertscore_f1")
 """The report metrics computed today (module doc)."""
 BASELINES = ("longitudinal_rrg:copy-prior", "longitudinal_rrg:normal-report", "longitudinal_rrg:nearest-report")
-DEMO_ITEMS = 80
+DEMO_ITEMS = 40
 """Items each demo run answers (a sample spread over both tasks and both subtypes): scoring is per item."""
 REFERENCE_BASELINE = BASELINES[0]
 """The run every report compares with: the prior report restated."""
