@@ -67,7 +67,7 @@ def main() -> None:
         if dataset.TYPE == "MCQ":
             table = dataset.evaluate(result, model="exact_matching", nproc=1)
             accuracy = float(table.loc[table["split"] == "test", "Overall"].iloc[0]) if "split" in table else None
-        elif name.endswith("_yorn"):  # Y/N layout: VLMEvalKit's Y/N evaluator (a custom VQA dataset cannot score)
+        elif name.endswith(("_yorn", "_yorn_text")):  # Y/N layout: VLMEvalKit's Y/N evaluator (a custom VQA dataset cannot score)
             table = ImageYORNDataset(dataset=name).evaluate(result, nproc=1)
             accuracy = float(table["Overall"].iloc[0]) / 100
         summary[name] = {"class": type(dataset).__name__, "rows": len(dataset), "result": result,

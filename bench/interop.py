@@ -19,7 +19,7 @@ Prints per family and tool: **loaded** (the tool built the dataset / found the t
 **prompt matches** (every prompt the tool sent holds our framing sentence and our prompt text verbatim,
 VLMEvalKit listing the options itself; lmms-eval's is ours exactly; the images in our order and number),
 **tool = ours** (the tool's own score against our run's on the same items: VLMEvalKit MCQ and Y/N accuracy,
-every lmms-eval metric; BERTScore within 2e-3, as one-at-a-time encoding pads differently), and
+every lmms-eval metric, computed in its ``aggregation`` over all items as we do), and
 **imported = ours** (every score of the imported run equals our run's)::
 
     .venv/bin/python bench/interop.py --vlmevalkit-src ~/src/VLMEvalKit [--work /tmp/medtemporal-interop]
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -42,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
-from helpers.families import FAMILIES, build_families  # noqa: E402
+from helpers.families import FAMILIES, build_family  # noqa: E402
 from helpers.follower import register_backend  # noqa: E402
 
 VLMEVALKIT_PACKAGES = [
@@ -107,14 +108,15 @@ def nltk_data() -> str:
 
 def same_scores(ours: Path, theirs: Path) -> tuple[bool, str]:
     """Whether every score of run ``theirs`` equals run ``ours``'s, and the first difference."""
-    from medtemporal.scoring import read_scores
+    from medtemporal.runs import RunFolder
 
-    a, b = read_scores(ours), read_scores(theirs)
+    a, b = RunFolder(ours).scores(), RunFolder(theirs).scores()
     for score in a.scores:
         other = b.score(score.group, score.metric)
-        if other is None or (score.value is None) != (other.value is None):
+        undefined = [v is None or math.isnan(v) for v in (score.value, other.value if other else None)]
+        if other is None or undefined[0] != undefined[1]:
             return False, f"{score.group} {score.metric} missing"
-        if score.value is not None and abs(score.value - other.value) > 1e-9:
+        if not undefined[0] and abs(score.value - other.value) > 1e-9:
             return False, f"{score.group} {score.metric}: {other.value:.4f} vs ours {score.value:.4f}"
     return True, f"all {len(a.scores)} scores"
 
@@ -134,12 +136,12 @@ def check_vlmevalkit(family: str, bench, views: dict, ours: Path, venv: Path, wo
     """VLMEvalKit's loader, prompts, evaluator and the import of its result files."""
     from medtemporal.export import export
     from medtemporal.interop.imports import import_predictions
-    from medtemporal.interop.vlmevalkit import LAYOUTS, targets
+    from medtemporal.interop.vlmevalkit import layout_of, targets
 
     lmu = work / "LMUData"
     lmu.mkdir(parents=True, exist_ok=True)
     name = f"medtemporal_{family.replace('-', '_')}"
-    layouts = {path.stem: layout for layout, path in targets(bench, lmu / f"{name}.tsv").items()}
+    layouts = {path.stem: layout for layout, path in targets(bench, lmu / f"{name}.tsv", embed=True).items()}
     fresh(work / f"vlmevalkit-{family}", work / f"imported-vlmevalkit-{family}",
           *(lmu / "images" / dataset for dataset in layouts))
     export(bench, "vlmevalkit", lmu / f"{name}.tsv", embed_images=True, overwrite=True)
@@ -148,28 +150,37 @@ def check_vlmevalkit(family: str, bench, views: dict, ours: Path, venv: Path, wo
                     str(bench.path), "--datasets", *layouts, "--work", str(work / f"vlmevalkit-{family}"),
                     "--out", str(summary_file)], check=True, env=tool_env(LMUData=str(lmu)))
     summary = json.loads(summary_file.read_text())
+    kind = {dataset: layout.removesuffix("_text") for dataset, layout in layouts.items()}
     loaded = sum(s["rows"] for s in summary.values()) == len(bench.items) and all(
-        s["class"] == ("CustomMCQDataset" if layouts[n] == "mcq" else "CustomVQADataset") for n, s in summary.items())
+        s["class"] == ("CustomMCQDataset" if kind[n] == "mcq" else "CustomVQADataset") for n, s in summary.items())
     seen, problems = [], []
     for dataset, s in summary.items():
         for call in s["calls"]:
             names = [Path(p).stem for p in call["images"]]
-            item_id = names[0].rsplit("_", 1)[0]
-            view = views[item_id]
+            if names:  # images are unpacked under the item's id
+                item_id = names[0].rsplit("_", 1)[0]
+            else:  # a text-only row: the imageless item whose prompt it sent
+                item_id = next((i for i, v in views.items() if not v.images and v.text_without_options()
+                                in call["prompt"]), "?")
+            view = views.get(item_id)
             seen.append(item_id)
+            if view is None:
+                problems.append(f"a prompt of {dataset} matches no item")
+                continue
             if names != [f"{item_id}_{n}" for n in range(len(view.images))]:
                 problems.append(f"{item_id}: images {names}")
-            wanted = view.text_without_options() if layouts[dataset] == "mcq" else view.text
+            wanted = view.text_without_options() if kind[dataset] == "mcq" else view.text
             if view.framing not in call["prompt"] or wanted not in call["prompt"]:
                 problems.append(f"{item_id}: prompt")
     prompts_ok = not problems and sorted(seen) == sorted(views)
     tool, notes = [], []
     for dataset, s in summary.items():
-        label = {"mcq": "MCQ", "yorn": "Y/N", "vqa": "VQA"}[layouts[dataset]]
+        label = {"mcq": "MCQ", "yorn": "Y/N", "vqa": "VQA"}[kind[dataset]] + (" text" if layouts[dataset] != kind[dataset]
+                                                                              else "")
         if s["their_accuracy"] is None:
             notes.append(f"{label}: no evaluator")
             continue
-        ids = {i.id for i in bench.items if LAYOUTS[i.answer_type] == layouts[dataset]}
+        ids = {i.id for i in bench.items if layout_of(i, True) == layouts[dataset]}
         mine = our_accuracy(ours, ids)
         tool.append(abs(mine - s["their_accuracy"]) < 1e-9)
         notes.append(f"{label} accuracy {s['their_accuracy']:.3f} vs {mine:.3f}")
@@ -186,7 +197,7 @@ def check_lmms_eval(family: str, bench, views: dict, ours: Path, venv: Path, wor
     from medtemporal.export import export
     from medtemporal.interop.imports import import_predictions
     from medtemporal.interop.lmms_eval import group_name, task_name
-    from medtemporal.scoring import read_scores
+    from medtemporal.runs import RunFolder
 
     folder = work / f"lmms-eval-tasks-{family}"
     fresh(work / f"lmms-eval-{family}", work / f"imported-lmms-eval-{family}")
@@ -204,13 +215,14 @@ def check_lmms_eval(family: str, bench, views: dict, ours: Path, venv: Path, wor
     problems = [c["id"] for c in summary["calls"]
                 if c["prompt"] != views[c["id"]].prompt or c["images"] != len(views[c["id"]].images)]
     prompts_ok = not problems and sorted(c["id"] for c in summary["calls"]) == sorted(views)
-    mine = read_scores(ours)
+    mine = RunFolder(ours).scores()
     tool = []
     for name, values in summary["metrics"].items():
         for metric, value in values.items():
             score = mine.score(f"task:{tasks[name]}", metric)
             tolerance = 2e-3 if "bertscore" in metric or metric == "skillqa_overall" else 1e-9
-            tool.append(score is not None and abs(score.value - value) <= tolerance)
+            both_nan = score is not None and math.isnan(score.value) and math.isnan(value)  # undefined in both
+            tool.append(score is not None and (both_nan or abs(score.value - value) <= tolerance))  # BERTScore: padding
     imported = work / f"imported-lmms-eval-{family}"
     import_predictions(bench, summary["samples"], imported, tool="lmms-eval")
     equal, detail = same_scores(ours, imported)
@@ -237,8 +249,9 @@ def main() -> None:
     from medtemporal.cli import main as medtemporal
     from medtemporal.interop.views import tool_views
 
-    benches = build_families(work / "families") if not (work / "families" / "benchmarks").is_dir() else {
-        f: work / "families" / "benchmarks" / f for f in FAMILIES}
+    root = work / "families"  # families built by an earlier run are reused; the others are built now
+    benches = {f: root / "benchmarks" / f if (root / "benchmarks" / f).is_dir() else build_family(f, root)
+               for f in args.families}
     register_backend()
     rows = {}
     for family in args.families:

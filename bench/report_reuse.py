@@ -7,7 +7,8 @@ in one process:
    for every group: overall + each task) against `medtemporal.scoring.compare.per_item` (once per run and
    metric, sliced by group), on the same pair of runs;
 2. the report's paired section and per-item viewer data for all runs, each section reading its runs itself
-   (as before) against both inside `medtemporal.scoring.runs.shared_outcomes` (as `write_report` now does).
+   (as before) against both sharing one read of each run (`medtemporal.report.loaded.ReportRun`, as
+   `write_report` now does).
 
 Prints each time and the ratio (before / after).
 
@@ -68,7 +69,7 @@ def main() -> None:
     from medtemporal.report.assets import Assets
     from medtemporal.report.viewer import viewer_index
     from medtemporal.scoring.compare import _answered, _stats, per_item
-    from medtemporal.scoring.runs import load_outcomes, shared_outcomes
+    from medtemporal.scoring.outcomes import load_outcomes
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--items", type=int, default=4000)
@@ -105,13 +106,12 @@ def main() -> None:
               f"once per (run, metric) {after * 1e3:.1f} ms, ratio {before / after:.1f}x")
 
         t0 = time.perf_counter()
-        paired_section(runs)
-        viewer_index(runs, Assets())
+        paired_section(load_runs(paths, rescore=False))  # each section with runs of its own: each reads them
+        viewer_index(load_runs(paths, rescore=False), Assets())
         before = time.perf_counter() - t0
         t0 = time.perf_counter()
-        with shared_outcomes():
-            paired_section(runs)
-            viewer_index(runs, Assets())
+        paired_section(runs)  # the report's runs: each read once, shared by the sections
+        viewer_index(runs, Assets())
         after = time.perf_counter() - t0
         print(f"paired section + viewer, {args.runs} runs x {args.items} items: each section loading its runs "
               f"{before:.2f} s, outcomes loaded once per report {after:.2f} s, ratio {before / after:.2f}x")

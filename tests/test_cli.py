@@ -23,13 +23,13 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch)
     assert "$ export MEDTEMPORAL_BERTSCORE_MODEL=" in first and "MEDTEMPORAL_BERTSCORE_MODEL" not in os.environ
     temmed = (out / "report" / "temmed" / "temmed_tables.md").read_text()
     assert "| image | 1 |" in temmed and "Top-1 retrieval hack (Table 8 layout)" in temmed  # ablation runs shown
-    analyses = (out / "report" / "mi-cxr" / "micxr_analyses.md").read_text()
+    analyses = (out / "report" / "mi-cxr" / "mi-cxr_analyses.md").read_text()
     assert "| baseline:random | direct | 0.7 | 3 |" in analyses and "T=0.7 − T=0" in analyses
     assert "Error types" in analyses and "Table 12 layout" in analyses
     assert "| micxr-describer:noisy-truth | stage-wise − direct | overall |" in analyses  # Fig. 3 on phantoms
     assert "Agree with annotation" in analyses and "ICR variant (Table 2 layout)" in analyses
     assert "by the LLM judge (Appendix G, Fig. 25 layout)" in analyses
-    assert (out / "report" / "mi-cxr" / "micxr_judged_errors.png").is_file()
+    assert (out / "report" / "mi-cxr" / "mi-cxr_judged_errors.png").is_file()
     page = (out / "report" / "mi-cxr" / "report.html").read_text()
     assert 'id="viewer-index"' in page and "Temperature sensitivity" in page and '<h2 id="settings">Run settings</h2>' in page
     for baseline in ("random", "constant-A"):  # balanced letters: both score chance

@@ -4,6 +4,8 @@
   response cache, the data-use guard or the retry loop (an AST scan of the sources).
 - Every model call of every caller — a run, a side model (captioner), the LLM judge, a family's judge
   pass, a builder's text step — goes through a `ModelSession` (spied on here).
+- Only the run folder's owner (``runs.py``) and the benchmark folder's (``benchmark.py``) name their files: no
+  other module spells ``predictions.jsonl``, ``manifest.json`` … or imports their names (an AST scan).
 """
 
 from __future__ import annotations
@@ -74,6 +76,45 @@ def test_only_the_model_call_owner_imports_cache_guard_and_retry():
         used = {m for m in _imports(path) for p in CALL_PLUMBING if m == p or m.startswith(p + ".")}
         if used:
             offenders.append(f"{rel}: {sorted(used)}")
+    assert not offenders, offenders
+
+
+FOLDER_FILES = {"runs.py": ("CONFIG", "PREDICTIONS", "JUDGEMENTS", "SCORES", "LOCK"),
+                "benchmark.py": ("ITEMS", "MANIFEST")}
+"""Each owner module → the names of its file-name constants."""
+FILE_NAMES = ("config.json", "predictions.jsonl", "judgements.jsonl", "scores.json", ".lock", "items.jsonl",
+              "manifest.json")
+NOT_OURS = {("hf_models.py", "config.json")}
+"""(module, file name) where the name is another folder's file: a Hugging Face model's ``config.json``."""
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring nodes of a module and its classes and functions."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def test_only_the_folder_owners_name_the_run_folder_and_benchmark_files():
+    offenders = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC).as_posix()
+        if rel in FOLDER_FILES:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in ("medtemporal.runs", "medtemporal.benchmark"):
+                owned = FOLDER_FILES[node.module.removeprefix("medtemporal.") + ".py"]
+                offenders += [f"{rel}: imports {a.name}" for a in node.names if a.name in owned]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                name = node.value.rsplit("/", 1)[-1]
+                if name in FILE_NAMES and (rel, name) not in NOT_OURS:
+                    offenders.append(f"{rel}: spells {node.value!r}")
     assert not offenders, offenders
 
 

@@ -1,7 +1,7 @@
 """Paper defaults are applied in one place: the CLI and the notebook API run every family identically.
 
-Each family's benchmark is built from phantoms with the family's own demo commands (small cohorts); the
-same model then runs through ``medtemporal run`` and through ``mt.evaluate`` with no option naming the
+Each registered family's benchmark is built from phantoms with the family's own demo commands (small cohorts,
+`helpers.families`); the same model then runs through ``medtemporal run`` and through ``mt.evaluate`` with no option naming the
 protocol or the generation settings. Both must record the same settings and give the same predictions.
 """
 
@@ -15,24 +15,17 @@ import pytest
 import medtemporal as mt
 from helpers.fake_openai import TEST_API_KEY as KEY
 from helpers.fake_openai import FakeOpenAI
+from helpers.families import FAMILIES, family_benches  # noqa: F401  (session fixture)
 from medtemporal.contract import spec
 from medtemporal.cli import main
 
-FAMILIES = ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad", "ms-cxr-t", "medical-diff-vqa")
 SETTINGS = ("protocol", "generation", "tasks", "limit", "repeats")
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """Family → a small phantom benchmark built with the family's demo commands."""
-    root = tmp_path_factory.mktemp("families")
-    out = {}
-    for family in FAMILIES:
-        section = spec(family).demo(root / family, 40, 0)
-        phantoms, build = section.commands()[0], section.steps[0]
-        assert main(phantoms) == 0 and main(build) == 0
-        out[family] = Path(build[build.index("--out") + 1])
-    return out
+@pytest.fixture
+def built(family_benches):
+    """Family → its small phantom benchmark (built once per session)."""
+    return family_benches
 
 
 def _predictions(run: Path) -> dict[str, tuple]:

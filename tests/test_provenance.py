@@ -10,7 +10,7 @@ import pytest
 from medtemporal.phantoms.cxr import write_cxr_phantoms
 from medtemporal.checksums import sha256_file
 from medtemporal.provenance import (
-    MANIFEST,
+    PHANTOM_MANIFEST,
     Release,
     licence_in_background,
     licence_of,
@@ -36,7 +36,7 @@ def _copy(phantom: Path, tmp_path: Path) -> Path:
 def test_a_generated_phantom_verifies_for_each_of_its_roots(phantom):
     assert verify_phantom(phantom)
     assert licence_of(phantom / "mimic-cxr-jpg", phantom / "mimic-ext-cxr-qba") == "synthetic"
-    listed = json.loads((phantom / MANIFEST).read_text())["files"]
+    listed = json.loads((phantom / PHANTOM_MANIFEST).read_text())["files"]
     assert "phantom_truth.jsonl" in listed and any(p.endswith(".jpg") for p in listed)
 
 
@@ -60,9 +60,9 @@ def test_anything_that_does_not_verify_is_credentialed(phantom, tmp_path, tamper
     elif tamper == "remove":
         jpg.unlink()
     elif tamper == "empty":
-        (root / MANIFEST).write_text("{}")
+        (root / PHANTOM_MANIFEST).write_text("{}")
     else:
-        (root / MANIFEST).write_bytes(b"\x00\xff not json")
+        (root / PHANTOM_MANIFEST).write_bytes(b"\x00\xff not json")
     assert licence_of(root / "mimic-cxr-jpg", root / "mimic-ext-cxr-qba") == "credentialed"
 
 
@@ -78,7 +78,7 @@ def test_real_data_beside_a_phantom_manifest_or_without_one_is_credentialed(phan
     real.mkdir()
     (real / "data.csv").write_text("a\n1\n")
     assert licence_of(real) == "credentialed"
-    shutil.copy(phantom / MANIFEST, real / MANIFEST)  # a copied manifest lists other files
+    shutil.copy(phantom / PHANTOM_MANIFEST, real / PHANTOM_MANIFEST)  # a copied manifest lists other files
     assert licence_of(real) == "credentialed"
     (real / "phantom.json").write_text("{}")  # the old marker means nothing
     assert licence_of(real) == "credentialed"
@@ -92,7 +92,7 @@ def test_the_manifest_is_written_by_any_generator_and_is_deterministic(tmp_path)
         (tmp_path / name / "sub").mkdir(parents=True)
         (tmp_path / name / "sub" / "x.txt").write_text("same")
         write_phantom_manifest(tmp_path / name, "test", seed=1)
-    assert (tmp_path / "a" / MANIFEST).read_bytes() == (tmp_path / "b" / MANIFEST).read_bytes()
+    assert (tmp_path / "a" / PHANTOM_MANIFEST).read_bytes() == (tmp_path / "b" / PHANTOM_MANIFEST).read_bytes()
     assert licence_of(tmp_path / "a" / "sub" / "x.txt") == "synthetic"
 
 

@@ -95,3 +95,28 @@ def test_core_packages_never_import_a_family():
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             offenders += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith("medtemporal.benchmarks")]
     assert offenders == []
+
+
+def test_a_family_reports_through_the_one_context_and_reads_no_run_folder():
+    """A family's modules import `medtemporal.report.family` alone from the report package, and none loads runs or
+    outcomes itself (the core hands its report them, read once)."""
+    import ast
+    from pathlib import Path
+
+    import medtemporal.benchmarks
+
+    root = Path(medtemporal.benchmarks.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                module, names = node.module or "", [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                module, names = "", [a.name for a in node.names]
+            else:
+                continue
+            where = path.relative_to(root).as_posix()
+            reports = [n for n in [module, *names] if n.startswith("medtemporal.report") and n != "medtemporal.report.family"]
+            offenders += [f"{where}: imports {n}" for n in reports if n]
+            offenders += [f"{where}: imports {n}" for n in names if n in ("load_runs", "load_outcomes")]
+    assert offenders == []

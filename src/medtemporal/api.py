@@ -18,7 +18,6 @@ or batching belong to a loop) can be reused from call to call;
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from medtemporal.backends.base import Backend
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
-from medtemporal.runs import PREDICTIONS, RunConfig, RunFolder
+from medtemporal.runs import RunConfig, RunFolder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,9 +60,8 @@ class EvalResult:
         if self._predictions is None:
             import pandas as pd
 
-            path = self.run_dir / PREDICTIONS
-            lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-            self._predictions = pd.DataFrame([json.loads(line) for line in lines if line.strip()])
+            records = RunFolder(self.run_dir).predictions().records()
+            self._predictions = pd.DataFrame([p.model_dump(mode="json") for p in records])
         return self._predictions
 
     @property
@@ -80,11 +78,10 @@ class EvalResult:
 def _scores_frame(run_dir: Path) -> pd.DataFrame:
     import pandas as pd
 
-    from medtemporal.scoring import read_scores
-
-    if not RunFolder(run_dir).has_scores():
+    folder = RunFolder(run_dir)
+    if not folder.has_scores():
         return pd.DataFrame(columns=list(SCORE_COLUMNS))
-    scores = read_scores(run_dir)
+    scores = folder.scores()
     return pd.DataFrame([s.model_dump() for s in scores.scores], columns=list(SCORE_COLUMNS))
 
 
@@ -136,11 +133,11 @@ async def _run(
 
 def _family(path: Path) -> str | None:
     """The family named by a benchmark folder's manifest (None when unreadable: the run says why)."""
-    from medtemporal.benchmark import MANIFEST
+    from medtemporal.benchmark import read_manifest
 
     try:
-        return str(json.loads((path / MANIFEST).read_text(encoding="utf-8"))["benchmark"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return read_manifest(path).benchmark
+    except InvalidInputError:
         return None
 
 

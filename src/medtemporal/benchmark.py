@@ -176,10 +176,16 @@ def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
     return out
 
 
-def load(path: str | Path) -> Benchmark:
-    """Load a benchmark folder, with one clear sentence for what is missing or wrong.
+def is_benchmark(path: str | Path) -> bool:
+    """Whether ``path`` holds a benchmark's manifest (a build there would replace it)."""
+    return (Path(path) / MANIFEST).is_file()
 
-    The items must match the manifest's ``items_sha256`` (when it has one) and there must be at least one.
+
+def read_manifest(path: str | Path) -> Manifest:
+    """The manifest of the benchmark folder ``path``, without reading its items.
+
+    Raises:
+        InvalidInputError: ``path`` is not a benchmark folder, or its manifest is malformed.
     """
     path = Path(path)
     if not (path / MANIFEST).is_file() or not (path / ITEMS).is_file():
@@ -188,9 +194,18 @@ def load(path: str | Path) -> Benchmark:
             "build one with `medtemporal build`."
         )
     try:
-        manifest = Manifest.model_validate_json((path / MANIFEST).read_bytes())
+        return Manifest.model_validate_json((path / MANIFEST).read_bytes())
     except ValidationError as exc:
         raise InvalidInputError(f"{path / MANIFEST}: {describe_validation_error(exc)}; rebuild the benchmark.") from None
+
+
+def load(path: str | Path) -> Benchmark:
+    """Load a benchmark folder, with one clear sentence for what is missing or wrong.
+
+    The items must match the manifest's ``items_sha256`` (when it has one) and there must be at least one.
+    """
+    path = Path(path)
+    manifest = read_manifest(path)
     if manifest.items_sha256 is not None and sha256_file(path / ITEMS) != manifest.items_sha256:
         raise InvalidInputError(
             f"{path / ITEMS} does not match the items_sha256 of {path / MANIFEST} (a build was interrupted, or "

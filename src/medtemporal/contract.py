@@ -10,12 +10,17 @@ family itself. `Variant` is another scoring of a family's runs; `DemoSection` it
 from __future__ import annotations
 
 import argparse
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from medtemporal.benchmark import Benchmark, Manifest
+from medtemporal.provenance import holds_phantoms
 from medtemporal.schema import Item, Licence
+
+if TYPE_CHECKING:
+    from medtemporal.report.family import FamilyReport
 
 
 @dataclass(frozen=True)
@@ -41,8 +46,7 @@ class DemoSection:
 
     def commands(self) -> list[list[str]]:
         """Every command in order: the phantoms (unless already written), the steps, the report."""
-        data = Path(self.phantoms[-1])
-        made = (data / "phantom_truth.jsonl").is_file()
+        made = holds_phantoms(self.phantoms[-1])
         return [*([] if made else [["phantoms", *self.phantoms]]), *self.steps,
                 ["report", *map(str, self.runs), "--out", str(self.report_dir)]]
 
@@ -84,8 +88,11 @@ class BenchmarkSpec:
     """Task → answer-extraction rule name (default: by the item's answer type)."""
     metrics: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": ("accuracy",)})
     """Task → metric names computed by `medtemporal score`."""
-    report: Callable[[Sequence[Path], Path], list[Path]] | None = None
-    """Writes the benchmark's own paper-layout tables and plots for runs of it, beside the common report."""
+    report: Callable[[FamilyReport], None] | str | None = None
+    """Writes the benchmark's own paper-layout tables and plots for runs of it, beside the common report, through
+    the one context the core hands it (`medtemporal.report.family.FamilyReport`: the loaded runs, the benchmark,
+    outcomes, audit rows, the cell formatter, the chart and the writer). A ``"module:function"`` string is imported
+    when a report is written (`report_writer`), so registering the family does not import the report machinery."""
     subtype_groups: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     """Task → {column label → subtypes} where a paper's table merges subtypes (default: one per subtype)."""
     exports: Mapping[str, Callable[[Benchmark, Path], int]] = field(default_factory=dict)
@@ -110,7 +117,8 @@ class BenchmarkSpec:
     default_protocol: str = "direct"
     """The protocol `medtemporal run` uses when the user names none (e.g. one that turns volumes into images)."""
     judge_pass: Callable[[Any, Any, Mapping[str, Any]], dict[str, Any]] | None = None
-    """``(run folder, judge, judge options)`` → the ``judge`` block of ``scores.json``: the family's own use of
+    """``(run as scoring read it: `medtemporal.scoring.outcomes.RunOutcomes`, judge, judge options)`` → the
+    ``judge`` block of ``scores.json``: the family's own use of
     ``medtemporal score --judge`` in place of a rubric (e.g. MI-CXR's error types); None: `judge_rubric`."""
     generation: Mapping[str, Any] = field(default_factory=dict)
     """Generation settings the paper used (``temperature``, ``max_tokens`` …; None for "the provider's default"):
@@ -126,6 +134,13 @@ class BenchmarkSpec:
     prompt_dir: Path | None = None
     """Folder of the family's own prompt templates (`medtemporal.prompts`); None: ``prompts/`` beside the module
     that defines ``build``."""
+
+    def report_writer(self) -> Callable[[FamilyReport], None] | None:
+        """`report`, imported where it is named by a ``"module:function"`` string."""
+        if not isinstance(self.report, str):
+            return self.report
+        module, _, name = self.report.partition(":")
+        return getattr(importlib.import_module(module), name)
 
     @staticmethod
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:

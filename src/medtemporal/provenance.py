@@ -59,7 +59,10 @@ from medtemporal.writes import write_atomic
 if TYPE_CHECKING:
     from medtemporal.benchmark import Manifest
 
-MANIFEST = "phantom_manifest.json"
+PHANTOM_MANIFEST = "phantom_manifest.json"
+"""The checksum manifest a phantom generator writes last: it marks its folder synthetic (`verify_phantom`)."""
+PHANTOM_TRUTH = "phantom_truth.jsonl"
+"""The exact ground truth a phantom generator writes beside the data (a file no real dataset has)."""
 """Written by every phantom generator at the root of what it wrote."""
 FORMAT = 1
 RECENT_S = 2.0
@@ -77,11 +80,16 @@ def _tree(root: Path) -> list[tuple[str, int, int]]:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, f"{rel}{entry.name}/"))
-                elif rel or entry.name != MANIFEST:
+                elif rel or entry.name != PHANTOM_MANIFEST:
                     st = entry.stat()
                     out.append((rel + entry.name, st.st_size, max(st.st_mtime_ns, st.st_ctime_ns)))
     out.sort()
     return out
+
+
+def holds_phantoms(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a phantom generator's output (its `PHANTOM_TRUTH`): the demo writes it only once."""
+    return (Path(folder) / PHANTOM_TRUTH).is_file()
 
 
 def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Path:
@@ -103,7 +111,7 @@ def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Pat
     }
     body = {"format": FORMAT, "generator": generator, "licence": "synthetic", **info, "files": files}
     raw = (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8")
-    path = root / MANIFEST
+    path = root / PHANTOM_MANIFEST
     write_atomic(path, raw)
     _write_stamp(root, raw, tree)
     return path
@@ -112,7 +120,7 @@ def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Pat
 def verify_phantom(root: str | Path) -> bool:
     """True when ``root`` holds a phantom manifest listing exactly its files, each with its checksum."""
     root = Path(root)
-    path = root / MANIFEST
+    path = root / PHANTOM_MANIFEST
     if not path.is_file():
         return False
     try:
@@ -187,7 +195,7 @@ def _manifest_folder(path: str | Path) -> Path | None:
     """The nearest folder holding a phantom manifest: ``path`` itself (or its folder), or one of two parents."""
     path = Path(path).resolve()
     start = path if path.is_dir() else path.parent
-    return next((f for f in (start, *start.parents[:2]) if (f / MANIFEST).is_file()), None)
+    return next((f for f in (start, *start.parents[:2]) if (f / PHANTOM_MANIFEST).is_file()), None)
 
 
 def licence_of(*paths: str | Path) -> Licence:

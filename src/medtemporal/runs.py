@@ -6,13 +6,15 @@ A run folder holds::
     config.json           RunConfig: benchmark (path, hashes, licence), model, protocol, generation, selection
     predictions.jsonl     one Prediction per answer, appended as it arrives (AppendLog)
     judgements.jsonl      judge verdicts, appended likewise (the family's judge may add its own log)
-    scores.json           written by `medtemporal score` only
+    scores.json           RunScores (with a typed RunInfo), written by `medtemporal score` only
     .lock                 the writer lock: one writing command at a time
 
 Every command that writes into a run folder (``run``, ``score``, ``score --judge``, ``report`` when it
 scores) holds `RunFolder.writer` while it writes; a second one is refused in one sentence. Readers (the
-report, ``runs list``, ``compare``) read through `RunFolder` too, so file names, the config's shape and the
-benchmark check live here alone.
+report, ``runs list``, ``compare``, the API) read through `RunFolder` too: the config, the predictions (or
+their `RunFolder.tally` while a run writes them), the scores, the benchmark the run answered (checked) or just
+its manifest. File names, the files' shapes and the benchmark check live here alone; a test
+(``tests/test_owners.py``) fails if another module spells a run folder's file names.
 
 >>> folder = RunFolder("runs/r1")                                  # doctest: +SKIP
 >>> with folder.writer():                                          # doctest: +SKIP
@@ -24,15 +26,17 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
-from medtemporal.benchmark import FIRST, Benchmark, load
+from medtemporal.benchmark import FIRST, Benchmark, Manifest, load, read_manifest
 from medtemporal.errors import InvalidInputError
-from medtemporal.schema import Item, Prediction, Record, describe_validation_error, dumps, iter_jsonl
+from medtemporal.schema import (
+    Item, Prediction, Record, Score, TaskLayout, describe_validation_error, dumps, iter_jsonl, write_jsonl,
+)
 from medtemporal.writes import disk_error, replacing, write_atomic
 
 CONFIG = "config.json"
@@ -147,6 +151,65 @@ class RunConfig(_Part):
             "protocol.templates": sorted(self.protocol.templates.values()),
             "generation": self.generation,
         }
+
+
+class RunInfo(_Part):
+    """``scores.json``'s ``run``: what was scored, as the scorer found it.
+
+    Unknown keys are kept (a newer medtemporal may add some). ``allow_rebuilt_benchmark`` is written only
+    when set.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    model: str | None = None
+    """The model's URI (``config.json``'s, else the first prediction's)."""
+    protocol: str | None = None
+    protocol_options: dict[str, Any] = Field(default_factory=dict)
+    """As recorded in ``config.json``, e.g. ``{"k": 3}``."""
+    benchmark: str | None = None
+    """The family's name (`medtemporal.contract.BenchmarkSpec.name`)."""
+    benchmark_version: str | None = None
+    benchmark_path: str | None = None
+    items_sha256: str | None = None
+    allow_rebuilt_benchmark: bool = False
+    """Scored against a benchmark rebuilt since the run (``score --allow-rebuilt-benchmark``)."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+        data = handler(self)
+        if not self.allow_rebuilt_benchmark:
+            data.pop("allow_rebuilt_benchmark", None)
+        return data
+
+
+class RunScores(Record):
+    """The content of ``scores.json``, written by `medtemporal.scoring.score_run` and read by `RunFolder.scores`."""
+
+    run: RunInfo
+    scores: list[Score]
+    counts: dict[str, Any]
+    """items, prediction_lines, superseded, unknown_items, answered, invalid, missing, errors,
+    truncated (outputs cut off at the token limit, scored as they are), re_extracted, re_extracted_from (stored
+    rule id → items extracted again) and rules (current rule id → items decided by it)."""
+    layout: list[TaskLayout]
+    metrics: dict[str, dict[str, Any]]
+    """Metric name → declared metadata (higher_is_better, aggregation, percent, description)."""
+    bootstrap: dict[str, Any]
+    scored_with: str
+    judge: dict[str, Any] | None = None
+    """The LLM judge's identity, settings, prompt hash, counts and calibration row (`medtemporal.scoring.judge`);
+    None when no judge scored the run."""
+    repeats: dict[str, Any] | None = None
+    """For runs with ``--repeats`` above 1: `medtemporal.scoring.repeats.repeat_summary` (each repeat's
+    value with mean and sd, and per-item consistency); None for a single repeat."""
+    variants: dict[str, dict[str, Any]] | None = None
+    """Other scorings of the run beside the main one (`BenchmarkSpec.variants`, e.g. ``"as released"``):
+    name → description, extraction rule per task and scores."""
+
+    def score(self, group: str, metric: str) -> Score | None:
+        """The score of ``metric`` over ``group``, if computed."""
+        return next((s for s in self.scores if s.group == group and s.metric == metric), None)
 
 
 class WriterLock:
@@ -291,7 +354,17 @@ class RunFolder:
         """The path of a file of the folder (a family's own log, e.g. ``error_judgements.jsonl``)."""
         return self.path / name
 
+    def is_run(self) -> bool:
+        """Whether the folder holds a run: a ``config.json`` and a predictions log (a model folder has a
+        ``config.json`` too)."""
+        return (self.path / CONFIG).is_file() and (self.path / PREDICTIONS).is_file()
+
     # config.json -----------------------------------------------------------------------------------------
+    @property
+    def config_file(self) -> Path:
+        """Where ``config.json`` is (to name it to the user)."""
+        return self.path / CONFIG
+
     def read_config(self) -> RunConfig | None:
         """The config, or None when the folder has none.
 
@@ -394,6 +467,33 @@ class RunFolder:
             lines += 1
         return latest, lines
 
+    def write_predictions(self, predictions: Iterable[Prediction]) -> int:
+        """Write the whole predictions log at once, atomically (an import); return the lines written."""
+        return write_jsonl(self.path / PREDICTIONS, predictions)
+
+    def tally(self) -> tuple[int, int]:
+        """(answered, failed) items of a log that may be being written: the last line of an item decides;
+        lines that are not predictions (a partial last line, a damaged one) are skipped."""
+        last: dict[str, bool] = {}
+        path = self.path / PREDICTIONS
+        if not path.is_file():
+            return 0, 0
+        with path.open("rb") as fh:
+            for line in fh:
+                if line.endswith(b"\n") and line.strip():
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict):
+                        last[str(record.get("item_id"))] = record.get("error") is None
+        answered = sum(last.values())
+        return answered, len(last) - answered
+
+    def judgements(self, record: type[R]) -> AppendLog[R]:
+        """The judge's log, ``judgements.jsonl``, of ``record`` lines (`medtemporal.scoring.judge.Judgement`)."""
+        return AppendLog(self.path / JUDGEMENTS, record)
+
     def log(self, name: str, record: type[R]) -> AppendLog[R]:
         """The append-only log ``name`` of ``record`` lines (``judgements.jsonl`` and families' own)."""
         return AppendLog(self.path / name, record)
@@ -412,14 +512,31 @@ class RunFolder:
             f"The benchmark folder {raw} named in {self.path / CONFIG} does not exist; restore it or fix benchmark.path."
         )
 
-    def benchmark(self, config: RunConfig | None = None, *, allow_rebuilt: bool = False) -> Benchmark:
+    def benchmark_manifest(self, config: RunConfig | None = None) -> Manifest | None:
+        """The manifest of the benchmark the run answered, without its items (None when the folder is gone or
+        unreadable: callers that list runs go on without it)."""
+        try:
+            return read_manifest(self.benchmark_path(config))
+        except InvalidInputError:
+            return None
+
+    def benchmark(self, config: RunConfig | None = None, *, allow_rebuilt: bool = False,
+                  loaded: MutableMapping[Path, Benchmark] | None = None) -> Benchmark:
         """The benchmark the run answered, refused when it was rebuilt since (unless ``allow_rebuilt``).
+
+        ``loaded``: benchmarks already read, by resolved folder (several runs of one benchmark read it once);
+        the one read here is added.
 
         Raises:
             InvalidInputError: the benchmark is missing, or its items differ from those the run started on.
         """
         config = config or self.config()
-        bench = load(self.benchmark_path(config))
+        path = self.benchmark_path(config).resolve()
+        bench = None if loaded is None else loaded.get(path)
+        if bench is None:
+            bench = load(path)
+            if loaded is not None:
+                loaded[path] = bench
         recorded = config.benchmark.items_sha256
         now = bench.manifest.items_sha256
         if recorded is None:  # a folder from before items hashes were recorded: the manifest's hash stands in
@@ -433,19 +550,28 @@ class RunFolder:
         return bench
 
     # scores.json -----------------------------------------------------------------------------------------
+    @property
+    def scores_file(self) -> Path:
+        """Where ``scores.json`` is (to name it to the user)."""
+        return self.path / SCORES
+
     def has_scores(self) -> bool:
         return (self.path / SCORES).is_file()
 
-    def scores_text(self) -> bytes:
-        """The bytes of ``scores.json``, with one sentence when it is missing."""
+    def scores(self) -> RunScores:
+        """The typed ``scores.json``, with one clear sentence when it is missing or malformed."""
         path = self.path / SCORES
         if not path.is_file():
             raise InvalidInputError(f"{path} does not exist; score the run with `medtemporal score {self.path}`.")
-        return path.read_bytes()
+        try:
+            return RunScores.model_validate(json.loads(path.read_bytes()))
+        except (ValueError, ValidationError) as exc:
+            reason = describe_validation_error(exc) if isinstance(exc, ValidationError) else "not valid JSON"
+            raise InvalidInputError(f"{path}: {reason}; score the run again with `medtemporal score`.") from None
 
-    def write_scores(self, scores: dict[str, Any]) -> None:
+    def write_scores(self, scores: RunScores) -> None:
         """Write ``scores.json`` atomically (hold `writer`)."""
-        self._write_atomic(SCORES, json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+        self._write_atomic(SCORES, json.dumps(scores.model_dump(mode="python"), indent=2, ensure_ascii=False) + "\n")
 
     def needs_scoring(self) -> bool:
         """True when ``scores.json`` is missing or older than ``predictions.jsonl``."""

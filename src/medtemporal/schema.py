@@ -188,6 +188,23 @@ def content_hash(obj: Any, length: int = 16) -> str:
 R = TypeVar("R", bound=BaseModel)
 
 
+class Column(Record):
+    """A table column of one task: a group and the subtypes it covers."""
+
+    label: str
+    group: str
+    subtypes: list[str]
+
+
+class TaskLayout(Record):
+    """One task family in table order: its group, subtypes and table columns."""
+
+    task: str
+    group: str
+    subtypes: list[str]
+    columns: list[Column]
+
+
 def dumps(record: BaseModel) -> str:
     """One JSON line for ``record`` (no trailing newline), stable across runs."""
     return json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))

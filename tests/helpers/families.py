@@ -1,9 +1,11 @@
-"""One small phantom benchmark of every family, built through the CLI as a user would (seconds each).
+"""One small phantom benchmark of every registered family, built through the CLI as a user would (seconds each).
 
-`build_families(root)` writes phantoms and builds ``mi-cxr``, ``temmed``, ``eltlm``, ``skillqa`` and
-``3d-rad`` under ``root``; the session fixture `family_benches` does it once per session (treat the folders
-as read-only). 3D-RAD volumes are prepared into a volume cache under ``root`` (``MEDTEMPORAL_VOLUME_CACHE``
-is set for the session by the fixture).
+The families are the registry's (every registered family with a demo section), so a family is in every
+cross-family test the moment it is registered. Each is built from its own demo section (`BenchmarkSpec.demo`: the phantoms and
+build commands, at `PATIENTS` patients, the runs left out) under one root, so the CXR families share one
+cohort as they do in ``medtemporal demo``. The session fixture `family_benches` does it once per session
+(treat the folders as read-only). 3D-RAD volumes are prepared into a volume cache under the root
+(``MEDTEMPORAL_VOLUME_CACHE`` is set for the session by the fixture).
 """
 
 from __future__ import annotations
@@ -13,35 +15,32 @@ from pathlib import Path
 
 import pytest
 
+import medtemporal.benchmarks  # noqa: F401  (registers the built-in families)
 from medtemporal.cli import main
-from medtemporal.phantoms.chexpert_plus import write_chexpert_plus
-from medtemporal.phantoms.ct_rate import write_ct_rate
-from medtemporal.phantoms.cxr import write_cxr_phantoms
-from medtemporal.phantoms.skill_frames import write_skill_phantoms
+from medtemporal.contract import spec
+from medtemporal.registry import entries
 
-FAMILIES = ("mi-cxr", "temmed", "eltlm", "skillqa", "3d-rad")
+FAMILIES = tuple(e.name for e in entries("benchmark") if e.obj.demo is not None)
+"""Every registered family with a demo section (the toy families tests register have none)."""
+PATIENTS = 12
+"""Phantom patients per dataset: enough for every family's items, few enough to build all in seconds."""
 
 
-def build_families(root: Path) -> dict[str, Path]:
+def build_family(name: str, root: Path, patients: int = PATIENTS, seed: int = 0) -> Path:
+    """The family's phantoms (unless ``root`` holds them already) and its build, by its demo's commands; returns
+    the benchmark folder."""
+    section = spec(name).demo(root, patients, seed)
+    assert section is not None, f"{name} has no demo section: a family needs one to be tested with the others"
+    for argv in section.commands():
+        if argv[0] in ("phantoms", "build"):
+            assert main(argv) == 0, (name, argv)
+    build = next(argv for argv in section.steps if argv[0] == "build")
+    return Path(build[build.index("--out") + 1])
+
+
+def build_families(root: Path, families: tuple[str, ...] = FAMILIES) -> dict[str, Path]:
     """Phantoms and one benchmark folder per family under ``root``; family name → benchmark folder."""
-    data, out = root / "data", root / "benchmarks"
-    write_cxr_phantoms(data / "cxr", patients=12, seed=0, image_size=64)
-    write_chexpert_plus(data / "cxp", patients=40, seed=3, image_size=64)
-    write_skill_phantoms(data / "skill", instances=6, seed=0, image_size=64, progress=False)
-    write_ct_rate(data / "ct", patients=2, seed=0, shape=(24, 24, 8))
-    cxr = ["--mimic-cxr-jpg", str(data / "cxr" / "mimic-cxr-jpg"), "--qba", str(data / "cxr" / "mimic-ext-cxr-qba")]
-    commands = {
-        "mi-cxr": ["build", "mi-cxr", *cxr],
-        "temmed": ["build", "temmed", "--chexpert-plus", str(data / "cxp"), "--test-size", "12", "--vqa-items", "12"],
-        "eltlm": ["build", "eltlm", *cxr],
-        "skillqa": ["build", "skillqa", "--frames", str(data / "skill")],
-        "3d-rad": ["build", "3d-rad", "--ct-rate", str(data / "ct")],
-    }
-    benches = {}
-    for family, command in commands.items():
-        benches[family] = out / family
-        assert main([*command, "--out", str(benches[family])]) == 0, family
-    return benches
+    return {family: build_family(family, root) for family in families}
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,8 @@ from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.report import write_report
 from medtemporal.schema import write_jsonl
-from medtemporal.scoring import read_scores, score_run
+from medtemporal.scoring import score_run
+from medtemporal.runs import RunFolder
 
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
@@ -51,7 +52,7 @@ def test_csv_values_come_from_scores_json(runs):
     table = list(csv.DictReader(io.StringIO((runs[0] / "report.csv").read_text())))
     assert [row["run"] for row in table] == ["good", "poor", "Chance"]
     for row, run in zip(table, runs):
-        saved = read_scores(run)
+        saved = RunFolder(run).scores()
         overall = saved.score("overall", "accuracy")
         assert float(row["Overall"]) == overall.value
         assert float(row["Overall ci_low"]) == overall.ci_low
@@ -137,13 +138,13 @@ def test_out_folder_png_and_formats(runs, tmp_path):
 def test_stale_scores_are_recomputed(runs):
     run = runs[1]
     write_report([run], formats="md")
-    before = read_scores(run).score("overall", "accuracy")
+    before = RunFolder(run).scores().score("overall", "accuracy")
     items = make_items(patients=12, per_patient=3)
     write_jsonl(run / "predictions.jsonl", [prediction(i, i.answer, model="poor") for i in items])
     later = (run / "scores.json").stat().st_mtime_ns + 10**9
     os.utime(run / "predictions.jsonl", ns=(later, later))
     write_report([run], formats="md")
-    after = read_scores(run).score("overall", "accuracy")
+    after = RunFolder(run).scores().score("overall", "accuracy")
     assert before.value < 0.5 and after.value == 1.0 and after.missing == 0
 
 
@@ -152,7 +153,7 @@ def test_cli_score_and_report(runs, capsys):
     out = capsys.readouterr().out
     assert "| Run | TEL | ICR | GTS | Overall | Invalid | Missing |" in out and "| good |" in out
     assert "accuracy (%) by task family, with 95% intervals clustered by patient:" in out  # the table names its metric
-    assert read_scores(runs[0]).bootstrap["resamples"] == 200
+    assert RunFolder(runs[0]).scores().bootstrap["resamples"] == 200
     assert main(["report", *map(str, runs), "--formats", "md,csv"]) == 0
     assert "report.csv" in capsys.readouterr().out
     assert main(["report", *map(str, runs), "--out", str(runs[0].parent / "one"), "--single-file"]) == 0

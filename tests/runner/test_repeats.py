@@ -9,7 +9,7 @@ from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
 from medtemporal.runner import run
 from medtemporal.runner.repeats import derived_seed
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 
 import pytest
 
@@ -48,7 +48,7 @@ def test_sampled_repeats_are_distinct_samples_never_cached_copies(fake, tmp_path
     assert (more.done, more.skipped_existing, more.requests) == (10, 40, 10)
     assert {p["repeat"] for p in _lines(tmp_path / "run")} == {0, 1, 2, 3, 4}
 
-    scores = read_scores(tmp_path / "run")
+    scores = RunFolder(tmp_path / "run").scores()
     assert scores.repeats is not None and scores.repeats["n"] == 5
     overall = next(r for r in scores.repeats["scores"] if r["group"] == "overall" and r["metric"] == "accuracy")
     assert len(overall["values"]) == 5
@@ -80,7 +80,7 @@ def test_at_temperature_zero_the_cache_serves_later_repeats(fake, tmp_path):
     summary = run(bench.path, fake.uri(), tmp_path / "run", repeats=3, concurrency=1, progress=False)
     assert summary.done == 15 and summary.requests + summary.cache_hits == 15
     assert summary.cache_hits >= 8  # later repeats are the same request (two may race for one item)
-    assert read_scores(tmp_path / "run").repeats["consistency"]["overall"]["answer_agreement"] == 1.0
+    assert RunFolder(tmp_path / "run").scores().repeats["consistency"]["overall"]["answer_agreement"] == 1.0
 
 
 def test_a_killed_repeat_is_asked_again_and_only_it(fake, tmp_path):

@@ -20,7 +20,7 @@ from medtemporal.registry import register
 from medtemporal.runner import run
 from medtemporal.schema import Item
 from medtemporal.scoring import score_run
-from medtemporal.scoring.runs import load_outcomes
+from medtemporal.scoring.outcomes import load_outcomes
 
 
 @register("protocol", "test-echo-reference", description="answers from the item alone, no model call (tests only)")

@@ -19,9 +19,10 @@ from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.backends.retry import RetryPolicy
-from medtemporal.scoring import read_scores, score_run
+from medtemporal.scoring import score_run
 from medtemporal.runs import JUDGEMENTS
 from medtemporal.scoring.judge import Judge
+from medtemporal.runs import RunFolder
 
 TESTS = str(Path(__file__).resolve().parents[1])
 CHILD = f"import sys; sys.path.insert(0, {TESTS!r}); from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -51,7 +52,7 @@ def open_run(tmp_path):
 
 def test_scripted_judge_scores_with_identity_and_calibration(open_run):
     score_run(open_run, judge=SCRIPTED, resamples=200)
-    result = read_scores(open_run)
+    result = RunFolder(open_run).scores()
     items = load(open_run.parent / "bench").items
     right = [i for i in items if i.reference == ANSWER]  # the constant answer is these items' reference
     assert math.isclose(result.score("overall", "judge_accuracy").value, len(right) / len(items))
@@ -70,14 +71,14 @@ def test_scripted_judge_scores_with_identity_and_calibration(open_run):
 
 def test_without_a_judge_the_judge_metrics_are_left_out(open_run):
     score_run(open_run, resamples=100)
-    result = read_scores(open_run)
+    result = RunFolder(open_run).scores()
     assert {s.metric for s in result.scores} == {"rouge_l_f1"} and result.judge is None
 
 
 def test_unparseable_verdicts_are_their_own_bucket_never_zero(fake, open_run):
     fake.configure(keep_bodies=True)  # the fake answers a letter: no verdict can be read
     score_run(open_run, judge=Judge(fake.uri("judge")), resamples=100)
-    result = read_scores(open_run)
+    result = RunFolder(open_run).scores()
     assert result.score("overall", "judge_unparseable_rate").value == 1.0
     assert math.isnan(result.score("overall", "judge_accuracy").value)
     assert result.judge["counts"]["unparseable"] == 12 and result.judge["counts"]["judged"] == 0
@@ -92,11 +93,11 @@ def test_verdicts_resume_from_the_file_and_a_new_judge_is_never_mixed(fake, open
     assert sum(fake.stats()["counts"].values()) == 36
     score_run(open_run, judge=judge, resamples=50, judge_options={"no_cache": True})
     assert sum(fake.stats()["counts"].values()) == 36  # nothing asked again
-    assert read_scores(open_run).judge["counts"]["from_file"] == 36
-    first = read_scores(open_run).judge["id"]
+    assert RunFolder(open_run).scores().judge["counts"]["from_file"] == 36
+    first = RunFolder(open_run).scores().judge["id"]
     score_run(open_run, judge=Judge(fake.uri("judge"), max_tokens=32), resamples=50, judge_options={"no_cache": True})
     assert sum(fake.stats()["counts"].values()) == 36 * 2  # another judge is asked afresh
-    assert read_scores(open_run).judge["id"] != first
+    assert RunFolder(open_run).scores().judge["id"] != first
 
 
 def test_the_response_cache_serves_a_new_run_folder(fake, tmp_path, open_run):
@@ -104,7 +105,7 @@ def test_the_response_cache_serves_a_new_run_folder(fake, tmp_path, open_run):
     other = make_open_run(tmp_path / "bench", tmp_path / "again")
     score_run(other, judge=Judge(fake.uri("judge")), resamples=50)
     assert sum(fake.stats()["counts"].values()) == 36
-    assert read_scores(other).judge["counts"]["from_cache"] == 36
+    assert RunFolder(other).scores().judge["counts"]["from_cache"] == 36
 
 
 @pytest.mark.slow
@@ -152,11 +153,11 @@ def test_run_and_score_take_a_judge_on_the_command_line(tmp_path, capsys):
     out = tmp_path / "r"
     assert main(["run", str(bench), "--model", f"baseline:constant-{ANSWER}", "--judge", "scripted-judge:overlap",
                  "--out", str(out), "--no-progress", "--no-cache"]) == 0
-    assert read_scores(out).judge["uri"] == "scripted-judge:overlap"
+    assert RunFolder(out).scores().judge["uri"] == "scripted-judge:overlap"
     assert main(["score", str(out), "--resamples", "50"]) == 0  # no judge: judge metrics left out
-    assert read_scores(out).judge is None and read_scores(out).score("overall", "judge_accuracy") is None
+    assert RunFolder(out).scores().judge is None and RunFolder(out).scores().score("overall", "judge_accuracy") is None
     assert main(["score", str(out), "--judge", "scripted-judge:overlap", "--resamples", "50"]) == 0
-    assert read_scores(out).judge["counts"]["from_file"] == 36  # verdicts reused, nothing asked
+    assert RunFolder(out).scores().judge["counts"]["from_file"] == 36  # verdicts reused, nothing asked
 
 
 def test_judge_calls_retry_transient_faults_and_respect_concurrency(fake, open_run, monkeypatch):
@@ -168,7 +169,7 @@ def test_judge_calls_retry_transient_faults_and_respect_concurrency(fake, open_r
     score_run(open_run, judge=judge, resamples=50, judge_options={"no_cache": True})
     stats = fake.stats()
     assert stats["max_inflight"] <= 3
-    result = read_scores(open_run)
+    result = RunFolder(open_run).scores()
     counts = result.judge["counts"]
     assert counts["errors"] == 1 and counts["unparseable"] == 11  # the 400 is an error, never a zero
     assert result.judge["calibration"]["reference"]["unparseable_or_error"] == 12  # letters, and one 400
@@ -177,5 +178,5 @@ def test_judge_calls_retry_transient_faults_and_respect_concurrency(fake, open_r
     assert sum(x["status"] == "error" for x in lines) == 3  # item 2's answer, reference and empty
     fake.configure(faults=[])
     score_run(open_run, judge=judge, resamples=50, judge_options={"no_cache": True})
-    assert read_scores(open_run).judge["counts"]["errors"] == 0  # errors are asked again, the rest is not
+    assert RunFolder(open_run).scores().judge["counts"]["errors"] == 0  # errors are asked again, the rest is not
     assert sum(fake.stats()["counts"].values()) == sum(stats["counts"].values()) + 3

@@ -8,7 +8,8 @@ from medtemporal.errors import InvalidInputError, UndefinedMetricWarning
 from medtemporal.registry import register
 from medtemporal.benchmark import Manifest
 from medtemporal.contract import BenchmarkSpec
-from medtemporal.scoring import needs_scoring, read_scores, score_run
+from medtemporal.scoring import score_run
+from medtemporal.runs import RunFolder
 
 from helpers.scored_runs import SUBTYPES, make_items, prediction, write_run, wrong_letter
 
@@ -48,8 +49,8 @@ def test_groups_values_invalid_missing_and_chance(tmp_path):
     single = scores["subtypes:TEL/Single (E/R)"]
     assert single.n == scores["subtype:single_emergence"].n + scores["subtype:single_resolution"].n
 
-    saved = read_scores(run)
-    assert saved.run["model"] == "baseline:test" and saved.run["benchmark"] == "scoring-test"
+    saved = RunFolder(run).scores()
+    assert saved.run.model == "baseline:test" and saved.run.benchmark == "scoring-test"
     assert saved.counts["answered"] == 30 and saved.counts["invalid"] == 3 and saved.counts["missing"] == 3
     assert [t.task for t in saved.layout] == ["TEL", "ICR", "GTS"]
     assert saved.metrics["accuracy"]["higher_is_better"] is True
@@ -66,7 +67,7 @@ def test_last_prediction_wins(tmp_path):
     overall = by_group(score_run(run, resamples=100))["overall"]
     assert overall.value == pytest.approx(3 / 6)  # items 1-3 right, item 0 now invalid, 4-5 wrong
     assert overall.invalid == 1 and overall.missing == 0
-    assert read_scores(run).counts["superseded"] == 5
+    assert RunFolder(run).scores().counts["superseded"] == 5
 
 
 @SMALL
@@ -78,7 +79,7 @@ def test_errors_and_unknown_items_are_counted(tmp_path):
     run = write_run(tmp_path, items, preds)
     overall = by_group(score_run(run, resamples=100))["overall"]
     assert overall.value == pytest.approx(5 / 6) and overall.missing == 1
-    counts = read_scores(run).counts
+    counts = RunFolder(run).scores().counts
     assert counts["errors"] == 1 and counts["unknown_items"] == 1
 
 
@@ -95,7 +96,7 @@ def test_stale_rule_answers_are_extracted_again(tmp_path):
     run = write_run(tmp_path, items, preds)
     overall = by_group(score_run(run, resamples=100))["overall"]
     assert overall.value == pytest.approx(3 / 4)
-    counts = read_scores(run).counts
+    counts = RunFolder(run).scores().counts
     assert counts["re_extracted"] == 2 and counts["rules"] == {"letter@2": 4}
     assert counts["re_extracted_from"] == {"letter@0": 1, "none": 1}
 
@@ -113,7 +114,7 @@ def test_declared_column_without_items_is_nan_with_a_warning(tmp_path):
     gap = scores["subtypes:TEL/E→R / R→E"]
     assert math.isnan(gap.value) and gap.n == 0
     assert json.loads((run / "scores.json").read_text())  # NaN survives the round trip
-    assert math.isnan(read_scores(run).score("subtypes:TEL/E→R / R→E", "accuracy").value)
+    assert math.isnan(RunFolder(run).scores().score("subtypes:TEL/E→R / R→E", "accuracy").value)
 
 
 def test_scores_are_deterministic_for_a_seed(tmp_path):
@@ -126,12 +127,12 @@ def test_scores_are_deterministic_for_a_seed(tmp_path):
 def test_needs_scoring_follows_predictions(tmp_path):
     items = make_items(patients=2, per_patient=2)
     run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items])
-    assert needs_scoring(run)
+    assert RunFolder(run).needs_scoring()
     score_run(run, resamples=50)
-    assert not needs_scoring(run)
+    assert not RunFolder(run).needs_scoring()
     later = (run / "scores.json").stat().st_mtime_ns + 10**9
     os.utime(run / "predictions.jsonl", ns=(later, later))
-    assert needs_scoring(run)
+    assert RunFolder(run).needs_scoring()
 
 
 def test_bad_run_folders_give_one_clear_sentence(tmp_path):
@@ -146,7 +147,7 @@ def test_bad_run_folders_give_one_clear_sentence(tmp_path):
     with pytest.raises(InvalidInputError, match="nowhere/bench named in .* does not exist"):
         score_run(run)
     with pytest.raises(InvalidInputError, match="score the run with"):
-        read_scores(run)
+        RunFolder(run).scores()
 
 
 def test_only_the_items_a_run_selected_are_scored(tmp_path):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.skill_frames import PROCEDURES, TRUTH, write_skill_phantoms
+from medtemporal.phantoms.skill_frames import PROCEDURES, write_skill_phantoms
+from medtemporal.provenance import PHANTOM_TRUTH
 from medtemporal.provenance import licence_of
 from medtemporal.sources.skill_frames import GOLD, read_frame_sets
 
@@ -22,7 +23,7 @@ def phantom(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_phantoms_read_back_with_their_truth(phantom: Path) -> None:
     sets = read_frame_sets(phantom)
-    truth = {json.loads(line)["id"]: json.loads(line) for line in (phantom / TRUTH).read_text().splitlines()}
+    truth = {json.loads(line)["id"]: json.loads(line) for line in (phantom / PHANTOM_TRUTH).read_text().splitlines()}
     assert [s.id for s in sets] == sorted(truth, key=lambda k: int(k.split("_")[1]))
     assert {s.procedure for s in sets} == set(PROCEDURES) and {len(s.order) for s in sets} <= {4, 6}
     for s in sets:

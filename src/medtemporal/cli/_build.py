@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from medtemporal import registry
-from medtemporal.benchmark import MANIFEST, save
+from medtemporal.benchmark import is_benchmark, save
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 
@@ -42,7 +42,7 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     out: Path = args.out
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the benchmark.")
-    if (out / MANIFEST).exists() and not args.overwrite:
+    if is_benchmark(out) and not args.overwrite:
         raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another --out.")
     items, manifest = spec.build(args)
     if not items:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from medtemporal.benchmark import load
 from medtemporal.interop.imports import TOOLS, import_predictions
+from medtemporal.runs import RunFolder
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -30,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
     """Import, score, and print what was read."""
     summary = import_predictions(load(args.benchmark), args.sources, args.out, tool=args.tool, model=args.model)
     print(summary)
-    print(f"scores: {args.out / 'scores.json'}; see them with `medtemporal report {args.out}`")
+    print(f"scores: {RunFolder(args.out).scores_file}; see them with `medtemporal report {args.out}`")
     return 0

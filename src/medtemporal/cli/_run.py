@@ -14,7 +14,7 @@ from medtemporal.cli._score import add_judge_arguments, judge_from_args, print_s
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
-from medtemporal.runs import SCORES, RunFolder
+from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
 
 
@@ -139,6 +139,6 @@ def main(args: argparse.Namespace) -> int:
         summary.scored = True
     print(summary)
     if summary.scored:
-        print(f"scores: {RunFolder(args.out).file(SCORES)}; the report: `medtemporal report {args.out}`")
+        print(f"scores: {RunFolder(args.out).scores_file}; the report: `medtemporal report {args.out}`")
         print_scores([args.out])
     return 1 if summary.stopped or summary.n_errors else 0

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from medtemporal.benchmark import MANIFEST
 from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.report.tables import fmt_score, markdown_table
-from medtemporal.runs import CONFIG, PREDICTIONS, SCORES, RunConfig, RunFolder
-from medtemporal.scoring.runs import needs_scoring, read_scores
+from medtemporal.runs import RunConfig, RunFolder
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 
 MAX_DEPTH = 4
@@ -42,13 +39,12 @@ class RunRow:
 
 
 def find_runs(folder: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
-    """Folders under ``folder`` (itself included, ``max_depth`` levels down) that hold a run's config.json
-    and predictions.jsonl (a model folder has a config.json too)."""
+    """Folders under ``folder`` (itself included, ``max_depth`` levels down) that hold a run (`RunFolder.is_run`)."""
     found = []
     base = len(folder.parts)
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, _ in os.walk(folder):
         here = Path(root)
-        if CONFIG in files and PREDICTIONS in files:
+        if RunFolder(here).is_run():
             found.append(here)
             dirs.clear()
         elif len(here.parts) - base >= max_depth:
@@ -57,43 +53,27 @@ def find_runs(folder: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
     return sorted(found)
 
 
-def _tally(path: Path) -> tuple[int, int]:
-    """(answered, failed) items, the last line of an item deciding; lines that are not records are skipped."""
-    last: dict[str, bool] = {}
-    with path.open("rb") as fh:
-        for line in fh:
-            if line.endswith(b"\n") and line.strip():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    last[str(record.get("item_id"))] = record.get("error") is None
-    answered = sum(last.values())
-    return answered, len(last) - answered
-
-
-def _total(config: RunConfig) -> int | None:
+def _total(run: RunFolder, config: RunConfig) -> int | None:
     """Items in the run: those of its ``tasks`` in the benchmark's manifest (if still there), at most
     ``limit_per_task`` of each and ``limit`` in all."""
-    manifest = Path(config.benchmark.path) / MANIFEST
     limit, tasks, per_task = config.limit, config.tasks, config.limit_per_task
-    try:
-        counts = json.loads(manifest.read_text(encoding="utf-8"))["counts"]["task"]
-    except (OSError, ValueError, KeyError, TypeError):
+    manifest = run.benchmark_manifest(config)
+    if manifest is None or "task" not in manifest.counts:
         return limit
+    counts = manifest.counts["task"]
     total = sum(n if per_task is None else min(n, per_task) for task, n in counts.items() if not tasks or task in tasks)
     return total if limit is None else min(total, limit)
 
 
 def _headline(folder: Path) -> str:
     """Overall and per-family scores of the first metric, from scores.json."""
-    if not RunFolder(folder).has_scores():
+    run = RunFolder(folder)
+    if not run.has_scores():
         return "not scored"
     try:
-        scores = read_scores(folder)
+        scores = run.scores()
     except InvalidInputError:  # one damaged folder must not hide the others
-        return f"unreadable {SCORES} (run `medtemporal score {folder}`)"
+        return f"unreadable {run.scores_file.name} (run `medtemporal score {folder}`)"
     if not scores.scores:
         return "no scores"
     name = scores.scores[0].metric
@@ -106,7 +86,7 @@ def _headline(folder: Path) -> str:
         score = scores.score(task.group, name)
         if score is not None:
             parts.append(f"{task.task} {fmt_score(score, percent)}")
-    stale = " (stale: run `medtemporal score`)" if needs_scoring(folder) else ""
+    stale = " (stale: run `medtemporal score`)" if run.needs_scoring() else ""
     return " · ".join(parts) + stale
 
 
@@ -119,11 +99,11 @@ def describe(folder: Path) -> RunRow:
         config = run.read_config()
     except InvalidInputError:  # listed all the same, with what can still be read
         damaged = True
-    answered, errors = _tally(folder / PREDICTIONS)
+    answered, errors = run.tally()
     if run.being_written():
         status = "running"
     elif damaged:
-        status = f"unreadable {CONFIG}"
+        status = f"unreadable {run.config_file.name}"
     elif config is not None and config.finished_at:
         status = "finished"
     else:
@@ -135,7 +115,7 @@ def describe(folder: Path) -> RunRow:
         benchmark=str(config.benchmark.name if config else "?"),
         answered=answered,
         errors=errors,
-        total=_total(config) if config else None,
+        total=_total(run, config) if config else None,
         status=status,
         scores=_headline(folder),
     )

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from medtemporal.runs import SCORES, RunFolder
-from medtemporal.scoring import read_scores, score_run
+from medtemporal.runs import RunFolder
+from medtemporal.scoring import score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.judge import Judge
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
                   judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark)
-        print(f"wrote {RunFolder(path).file(SCORES)}")
+        print(f"wrote {RunFolder(path).scores_file}")
         failed += judge_failures(path)
     print_scores(args.runs)
     return 1 if failed else 0
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 def judge_failures(run_dir: Path) -> int:
     """Judge calls of the run's last judge pass that failed, said in one sentence on stdout (0 when none)."""
-    block = read_scores(run_dir).judge or {}
+    block = RunFolder(run_dir).scores().judge or {}
     failed = int((block.get("counts") or {}).get("failed_calls") or (block.get("counts") or {}).get("errors") or 0)
     if failed:
         print(f"{run_dir}: {failed} judge calls failed ({block.get('error_example') or 'see judgements'}); "

@@ -31,8 +31,8 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.interop.vlmevalkit import LAYOUTS
-from medtemporal.runs import PREDICTIONS, BenchmarkRef, ModelRef, ProtocolRef, RunConfig, RunFolder
-from medtemporal.schema import Item, Prediction, content_hash, write_jsonl
+from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig, RunFolder
+from medtemporal.schema import Item, Prediction, content_hash
 
 TOOLS = ("vlmevalkit", "lmms-eval")
 
@@ -186,7 +186,7 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
             raise InvalidInputError(f"{source} does not exist; pass the result file {tool} wrote.")
     if not paths:
         raise InvalidInputError(f"No result file given; pass the files {tool} wrote.")
-    if (out / PREDICTIONS).exists():
+    if RunFolder(out).has_predictions():
         raise InvalidInputError(f"{out} already holds predictions; import into a new --out folder.")
     read = _vlmevalkit_rows if tool == "vlmevalkit" else _lmms_rows
     items = {item.id: item for item in bench.items}
@@ -223,6 +223,6 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
     )
     with folder.writer():
         folder.write_config(config)
-        write_jsonl(folder.file(PREDICTIONS), [latest[item.id] for item in bench.items if item.id in latest])
+        folder.write_predictions(latest[item.id] for item in bench.items if item.id in latest)
     score_run(out)
     return ImportSummary(out, len(latest), unknown, duplicates)

@@ -15,6 +15,9 @@
   ``datasets.Image``; ``prompt`` (the framing sentence, then our prompt: see `medtemporal.interop.views`);
   ``answer``; ``patient_id``; and ``item`` (the item record, for extraction and scoring).
 - ``DIR/utils.py``: `medtemporal.interop.lmms_eval_utils` (needs medtemporal in lmms-eval's environment).
+- ``DIR/context.jsonl``, where a task has a corpus metric (`Metric.corpus`: Medical-Diff-VQA's CIDEr): every item
+  of the benchmark, so that ``aggregation`` scores the task's answers among all the items a ``medtemporal run``
+  scores together (CIDEr's document frequencies come from all their references).
 
 The folder is written under ``DIR.partial`` and renamed at the end: a killed export leaves no ``DIR``,
 and the next export removes the partial folder and starts again. Run it with
@@ -24,14 +27,13 @@ samples back with ``medtemporal import-predictions BENCH DIR/*_samples_*.jsonl -
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import LOCAL_MAX_TOKENS, GenerateConfig
+from medtemporal.backends.base import LOCAL_MAX_TOKENS
 from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.errors import require
@@ -39,6 +41,11 @@ from medtemporal.interop.files import folder_atomically
 from medtemporal.interop.parquet import answer_text, read_bytes, write_table
 from medtemporal.interop.views import ToolView, protocol_name, tool_views
 from medtemporal.registry import lookup
+from medtemporal.scoring.metrics import metric
+
+
+CONTEXT = "context.jsonl"
+"""The items of every task, for the metrics whose items are scored together (`Metric.corpus`)."""
 
 
 def _name(text: str) -> str:
@@ -62,15 +69,19 @@ def scored_metrics(benchmark: str, task: str) -> list[str]:
 
 
 def generation_kwargs(benchmark: str) -> dict[str, Any]:
-    """lmms-eval ``generation_kwargs`` for the paper's settings as ``medtemporal run`` resolves them.
+    """lmms-eval ``generation_kwargs`` for the settings ``medtemporal run`` resolves (`RunOptions.resolve`: the
+    paper's, the one place they are applied).
 
-    No output cap means local transformers' `LOCAL_MAX_TOKENS`; no temperature (the provider's default) leaves
-    temperature and sampling to the lmms-eval model.
+    lmms-eval's models need an output cap and decode greedily when no temperature is given, where a medtemporal
+    run leaves both to the provider: no cap becomes `LOCAL_MAX_TOKENS`, the cap of a local (``hf:``) run, and no
+    temperature is left out (the lmms-eval model's greedy default), as ``docs/scaling.md`` says.
     """
-    resolved = {**dataclasses.asdict(GenerateConfig()), **spec(benchmark).generation}
-    kwargs: dict[str, Any] = {"max_new_tokens": resolved["max_tokens"] or LOCAL_MAX_TOKENS}
-    if resolved["temperature"] is not None:
-        kwargs.update(temperature=resolved["temperature"], do_sample=resolved["temperature"] > 0)
+    from medtemporal.runner.options import RunOptions
+
+    config = RunOptions().resolve(spec(benchmark)).generation
+    kwargs: dict[str, Any] = {"max_new_tokens": config.max_tokens or LOCAL_MAX_TOKENS}
+    if config.temperature is not None:
+        kwargs.update(temperature=config.temperature, do_sample=config.temperature > 0)
     return kwargs
 
 
@@ -140,6 +151,10 @@ def write_task(bench: Benchmark, out: Path, *, embed_images: bool = False, overw
             name = task_name(bench, task)
             write_table([_row(v, embed_images) for v in views], schema, tmp / f"{name}.parquet", {})
             (tmp / f"{name}.yaml").write_text(task_yaml(bench, task, final / f"{name}.parquet"), encoding="utf-8")
+        if any(metric(m).corpus for t in by_task for m in scored_metrics(bench.manifest.benchmark, t)):
+            # a corpus metric of one task needs every item scored with it: `lmms_eval_utils.aggregate` reads them
+            (tmp / CONTEXT).write_text("".join(item.model_dump_json() + "\n" for item in bench.items),
+                                       encoding="utf-8")
         tasks = "".join(f"- {task_name(bench, t)}\n" for t in by_task)
         (tmp / f"_{group}.yaml").write_text(f"group: {group}\ntask:\n{tasks}", encoding="utf-8")
         shutil.copyfile(Path(__file__).with_name("lmms_eval_utils.py"), tmp / "utils.py")

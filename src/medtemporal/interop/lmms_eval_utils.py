@@ -11,6 +11,7 @@ Needs ``medtemporal`` installed in the lmms-eval environment.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,10 +37,12 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[str, Any]]:
-    """Per metric of the task: the item's statistics (``stats``), its own value (``score``) and its patient.
+    """Per metric of the task: what ``aggregate`` needs to score the item with all the others (the item, the
+    output and the extracted answer), the item's own value (``score``) and its patient.
 
-    ``aggregation`` sums the statistics over the items and reduces them as medtemporal does (a mean, corpus
-    BLEU, macro F1 …); ``score`` and ``patient_id`` feed lmms-eval's clustered standard error (``cluster_key``).
+    ``score`` and ``patient_id`` feed lmms-eval's clustered standard error (``cluster_key``); the metric itself
+    is computed in ``aggregate`` over all the items at once, as ``medtemporal score`` does: a corpus metric
+    (CIDEr's document frequencies, corpus BLEU) scored one item at a time is another number.
     """
     item = Item.model_validate_json(doc["item"])
     output = results[0] if results else ""
@@ -47,20 +50,33 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
     out = {}
     for name in _metric_names(item):
         m = metric(name)
-        stats = m.per_sample([item], [answer], [output])[0].reshape(-1)
-        own = float(m.reduce(stats[None], np.ones(1))[0])
-        out[name] = {"metric": name, "stats": stats.tolist(), "score": own, "patient_id": doc["patient_id"],
-                     "id": doc["id"]}
+        stats = m.per_sample([item], [answer], [output]).reshape(1, -1)
+        own = float(m.reduce(stats, np.ones(1))[0])
+        out[name] = {"metric": name, "item": doc["item"], "output": output, "answer": answer, "score": own,
+                     "patient_id": doc["patient_id"], "id": doc["id"]}
     return out
 
 
 def aggregate(results: list[dict[str, Any]]) -> float:
-    """A metric over the items, reduced from the summed per-item statistics as ``medtemporal score`` does."""
+    """A metric over the items, as ``medtemporal score`` computes it: every item's statistics computed together,
+    summed and reduced. A corpus metric (`Metric.corpus`) is computed among every exported item whose task has it
+    (``context.jsonl`` beside this file), as a whole ``medtemporal run`` is scored."""
     if not results:
         return float("nan")
     m = metric(results[0]["metric"])
-    sums = np.sum([r["stats"] for r in results], axis=0)
-    return float(m.reduce(np.asarray(sums, dtype=float)[None], np.asarray([len(results)], dtype=float))[0])
+    items = [Item.model_validate_json(r["item"]) for r in results]
+    answers = [r["answer"] for r in results]
+    outputs = [r["output"] for r in results]
+    rows = np.arange(len(results))
+    context = Path(__file__).with_name("context.jsonl")
+    if m.corpus and context.is_file():
+        mine = {item.id: k for k, item in enumerate(items)}
+        others = [item for item in (Item.model_validate_json(line) for line in context.read_text("utf-8").splitlines())
+                  if item.id not in mine and m.name in _metric_names(item)]
+        rows = np.arange(len(others), len(others) + len(items))
+        items, answers, outputs = [*others, *items], [None] * len(others) + answers, [None] * len(others) + outputs
+    stats = np.asarray(m.per_sample(items, answers, outputs), dtype=float).reshape(len(items), -1)[rows]
+    return float(m.reduce(stats.sum(axis=0)[None], np.asarray([len(rows)], dtype=float))[0])
 
 
 def _metric_names(item: Item) -> list[str]:

@@ -16,6 +16,12 @@ or with ``--embed-images`` ``image`` (base64) plus ``image_path`` (file names VL
 to, named by item id so a re-export never reuses stale files); ``[hint,] category`` (task),
 ``l2-category`` (subtype), ``split``, ``id``. A benchmark with several layouts writes
 ``<stem>_mcq.tsv``, ``<stem>_yorn.tsv``, ``<stem>_vqa.tsv`` beside ``out``.
+
+Items without images (MS-CXR-T's sentence pairs) carry ``image_path`` ``[]``: VLMEvalKit sends their text
+alone. With ``--embed-images`` they go to a file of their own without the ``image`` column
+(``<stem>_<layout>_text.tsv``): VLMEvalKit reads an ``image`` cell of 64 characters or fewer as the index of
+another row whose image to reuse (``image_base.py``, ``ImageBaseDataset.__init__``), and drops a row whose cell
+is empty.
 """
 
 from __future__ import annotations
@@ -28,15 +34,22 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.interop.files import refuse_existing
 from medtemporal.interop.parquet import answer_text, read_bytes
 from medtemporal.interop.views import ToolView, tool_views
+from medtemporal.schema import Item
 from medtemporal.writes import replacing
 
 LAYOUTS = {"choice": "mcq", "yesno": "yorn", "open": "vqa", "ordering": "vqa"}
 """VLMEvalKit layout of each answer type."""
 
 
-def targets(bench: Benchmark, out: Path) -> dict[str, Path]:
+def layout_of(item: Item, embed: bool) -> str:
+    """The file an item goes to: its layout, and with ``embed`` a ``_text`` one of its own when it has no image."""
+    layout = LAYOUTS[item.answer_type]
+    return f"{layout}_text" if embed and not item.images else layout
+
+
+def targets(bench: Benchmark, out: Path, embed: bool = False) -> dict[str, Path]:
     """The file each layout of ``bench`` is written to: ``out`` itself when there is one layout."""
-    layouts = list(dict.fromkeys(LAYOUTS[item.answer_type] for item in bench.items))
+    layouts = list(dict.fromkeys(layout_of(item, embed) for item in bench.items))
     if len(layouts) == 1:
         return {layouts[0]: out}
     return {layout: out.with_name(f"{out.stem}_{layout}{out.suffix or '.tsv'}") for layout in layouts}
@@ -54,9 +67,11 @@ def _media(view: ToolView, embed: bool) -> dict[str, str]:
 
 
 def frame(views: list[ToolView], layout: str, embed: bool) -> Any:
-    """The TSV of one layout as a pandas DataFrame."""
+    """The TSV of one layout as a pandas DataFrame (a ``_text`` layout: no ``image`` column)."""
     import pandas as pd
 
+    embed = embed and not layout.endswith("_text")
+    layout = layout.removesuffix("_text")
     letters = sorted({k for v in views for k in v.item.options}) if layout == "mcq" else []
     rows = []
     for n, view in enumerate(views):
@@ -84,11 +99,11 @@ def to_vlmevalkit(bench: Benchmark, out: Path, *, embed_images: bool = False, ov
         overwrite: replace existing files; without it, any file this export would write that exists is refused
             before anything is written.
     """
-    paths = targets(bench, out)
+    paths = targets(bench, out, embed_images)
     refuse_existing(list(paths.values()), overwrite)
     by_layout: dict[str, list[ToolView]] = {layout: [] for layout in paths}
     for view in tool_views(bench):
-        by_layout[LAYOUTS[view.item.answer_type]].append(view)
+        by_layout[layout_of(view.item, embed_images)].append(view)
     out.parent.mkdir(parents=True, exist_ok=True)
     for layout, views in by_layout.items():
         with replacing(paths[layout]) as tmp:

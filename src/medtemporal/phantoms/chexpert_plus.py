@@ -37,12 +37,11 @@ from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.cxr_text import DEVICE_TEXT, capitalised, phrase, severity_word
-from medtemporal.provenance import write_phantom_manifest
+from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.phantoms.render import render_cxr
 from medtemporal.phantoms.trajectory import ENTITIES, EntityState, Visit, change_of, simulate_patient
 from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME
 
-TRUTH = "phantom_truth.jsonl"
 REPORTED = tuple(e for e in ENTITIES if e not in ("bony structures intact", "normal cardiac silhouette"))
 """Findings the impressions talk about."""
 
@@ -179,7 +178,7 @@ def write_chexpert_plus(
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-    truth_path = root / TRUTH
+    truth_path = root / PHANTOM_TRUTH
     truth_path.write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
     write_phantom_manifest(root, "medtemporal phantoms chexpert-plus", seed=seed, patients=patients,
                            studies=n_studies, images=n_images, image_size=image_size)

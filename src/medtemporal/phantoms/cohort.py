@@ -4,7 +4,7 @@ folder they may replace.
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
->>> _ = (folder / TRUTH_FILE).write_text('{"patient_id": "p1", "visit": 1, "findings": {}}\\n')
+>>> _ = (folder / PHANTOM_TRUTH).write_text('{"patient_id": "p1", "visit": 1, "findings": {}}\\n')
 >>> [s["visit"] for s in read_cohort(folder, images=False)["p1"]]
 [1]
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import MANIFEST
+from medtemporal.provenance import PHANTOM_MANIFEST, PHANTOM_TRUTH
 
-TRUTH_FILE, JPG_DIR = "phantom_truth.jsonl", "mimic-cxr-jpg"
+JPG_DIR = "mimic-cxr-jpg"
 """As `medtemporal.phantoms.cxr` writes them (not imported from there: it loads pandas and the renderer)."""
 
 
@@ -38,7 +38,7 @@ def cohort_options(p: argparse.ArgumentParser) -> None:
 def ensure_cohort(folder: Path, patients: int | None, seed: int) -> None:
     """Write a cohort of ``patients`` into ``folder`` when it holds none and ``patients`` is given (as
     ``medtemporal phantoms cxr --patients N --seed SEED --out FOLDER``)."""
-    if patients is not None and not (folder / TRUTH_FILE).is_file():
+    if patients is not None and not (folder / PHANTOM_TRUTH).is_file():
         from medtemporal.phantoms.cxr import write_cxr_phantoms
 
         write_cxr_phantoms(folder, patients=patients, seed=seed)
@@ -51,8 +51,8 @@ def read_cohort(folder: Path, *, images: bool = True) -> dict[str, list[dict[str
         InvalidInputError: ``folder`` holds no ``phantom_truth.jsonl`` (or, with ``images``, no ``mimic-cxr-jpg/``),
             or a line of it is not a CXR phantom truth line.
     """
-    path = folder / TRUTH_FILE
-    for needed, there in ((TRUTH_FILE, path.is_file()), (f"{JPG_DIR}/", not images or (folder / JPG_DIR).is_dir())):
+    path = folder / PHANTOM_TRUTH
+    for needed, there in ((PHANTOM_TRUTH, path.is_file()), (f"{JPG_DIR}/", not images or (folder / JPG_DIR).is_dir())):
         if not there:
             raise InvalidInputError(f"{folder} holds no {needed}; pass --cxr the folder `medtemporal phantoms cxr` "
                                     "wrote.")
@@ -75,7 +75,7 @@ def read_cohort(folder: Path, *, images: bool = True) -> dict[str, list[dict[str
 def _written_by(out: Path, generator: str) -> bool:
     """Whether folder ``out`` holds phantoms that ``generator`` wrote (its manifest names it)."""
     try:
-        return json.loads((out / MANIFEST).read_bytes()).get("generator") == generator
+        return json.loads((out / PHANTOM_MANIFEST).read_bytes()).get("generator") == generator
     except (OSError, ValueError, AttributeError):
         return False
 

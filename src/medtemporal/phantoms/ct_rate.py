@@ -30,7 +30,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.provenance import write_phantom_manifest
+from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.ct_rate import LABELS, volume_path
 
 PATTERNS = ("absent", "persist", "appear", "resolve", "fluctuate")
@@ -262,7 +262,7 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
                                ("metadata", "validation_metadata.csv", meta_rows)):
         (ds / folder).mkdir(parents=True, exist_ok=True)
         pd.DataFrame(rows).to_csv(ds / folder / name, index=False)
-    truth_path = out / "phantom_truth.jsonl"
+    truth_path = out / PHANTOM_TRUTH
     truth_path.write_text("".join(json.dumps(t, sort_keys=True) + "\n" for t in truth), encoding="utf-8")
     write_phantom_manifest(out, "medtemporal phantoms ct-rate", patients=patients, seed=seed, shape=list(shape))
     return CtRatePhantom(out, truth_path, patients, n_scans, n_volumes)

@@ -61,7 +61,7 @@ from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms import cxr_text
-from medtemporal.provenance import write_phantom_manifest
+from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.phantoms.render import region_boxes, render_cxr
 from medtemporal.phantoms.trajectory import (
     ENTITIES,
@@ -76,7 +76,7 @@ from medtemporal.sources.mimic_cxr import METADATA_COLUMNS, METADATA_CSV, image_
 from medtemporal.sources.mimic_cxr_studies import SPLIT_COLUMNS, SPLIT_CSV
 from medtemporal.sources.mimic_qba import QUALITY_GRADES, STUDY_METADATA, scene_graph_path
 
-JPG_DIR, QBA_DIR, TRUTH_FILE = "mimic-cxr-jpg", "mimic-ext-cxr-qba", "phantom_truth.jsonl"
+JPG_DIR, QBA_DIR = "mimic-cxr-jpg", "mimic-ext-cxr-qba"
 PROFILES = ("longitudinal", "mimic")
 """Visit-count profiles: most patients with 5-15 visits, or MIMIC-like (mean 3.5 studies per patient)."""
 
@@ -184,7 +184,7 @@ def write_cxr_phantoms(
     corrupt: str | None = None
     first = 0
     splits = patient_splits(seed, patients)
-    with (out / TRUTH_FILE).open("w", encoding="utf-8", newline="\n") as truth_fh:
+    with (out / PHANTOM_TRUTH).open("w", encoding="utf-8", newline="\n") as truth_fh:
         for i in tqdm(range(patients), desc="phantom patients", unit="patient", disable=None):
             ids = study_ids[first : first + n_visits[i]].tolist()
             first += int(n_visits[i])
@@ -194,7 +194,7 @@ def write_cxr_phantoms(
     _write_split(jpg, csv_rows, dict(zip(subjects.tolist(), splits)))
     write_phantom_manifest(out, "medtemporal phantoms cxr", seed=seed, patients=patients, images=images,
                            image_size=image_size, profile=profile)
-    return CxrPhantom(out, jpg, qba, out / TRUTH_FILE, patients, len(study_rows), len(csv_rows), corrupt)
+    return CxrPhantom(out, jpg, qba, out / PHANTOM_TRUTH, patients, len(study_rows), len(csv_rows), corrupt)
 
 
 def _plan(root: np.random.Generator, patients: int, profile: str, images: bool) -> tuple[np.ndarray, _Roles]:

@@ -25,10 +25,9 @@ from PIL import Image, ImageDraw, ImageFont
 from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import write_phantom_manifest
+from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.skill_frames import GOLD
 
-TRUTH = "phantom_truth.jsonl"
 FRAME_COUNTS = (4, 6)
 
 
@@ -126,9 +125,9 @@ def write_skill_phantoms(out: str | Path, *, instances: int, seed: int = 0, imag
         truth.append({"id": instance, "procedure": procedure,
                       "steps": {shown[t]: PROCEDURES[procedure][s].name for t, s in enumerate(steps)}})
     _write_jsonl(out / GOLD, gold)
-    _write_jsonl(out / TRUTH, truth)
+    _write_jsonl(out / PHANTOM_TRUTH, truth)
     write_phantom_manifest(out, "medtemporal phantoms skillqa", seed=seed, instances=instances, image_size=image_size)
-    return SkillPhantoms(out, instances, frames, out / TRUTH)
+    return SkillPhantoms(out, instances, frames, out / PHANTOM_TRUTH)
 
 
 def rationale(procedure: str, steps: list[int], shown: list[str]) -> str:

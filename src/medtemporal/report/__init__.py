@@ -6,42 +6,31 @@ per-run data, loaded on demand), scoring the run first if its scores are missing
 or stale; ``single_file=True`` makes ``report.html`` self-contained instead. When
 every run is of one benchmark whose `BenchmarkSpec.report` is set, that writer
 adds the benchmark's own paper-layout tables and plots beside them (written by
-the family's package under ``medtemporal.benchmarks``).
+the family's package under ``medtemporal.benchmarks``) through one `FamilyReport` (`medtemporal.report.family`).
+Every section reads the runs it shows through `medtemporal.report.loaded`: each run's scores, config, outcomes
+and benchmark once.
 """
 
 from __future__ import annotations
 
 import os
-import json
 import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
-from medtemporal.benchmark import MANIFEST
 from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import audit_html, audit_markdown
 from medtemporal.report.assets import ASSETS, Assets
+from medtemporal.report.family import FamilyReport
 from medtemporal.report.html import html_page
+from medtemporal.report.loaded import ReportRun, load_runs
 from medtemporal.report.plots import family_charts
-from medtemporal.report.tables import ReportRun, csv_text, headline, markdown, report_runs, scored_metrics
-from medtemporal.scoring.runs import needs_scoring, read_scores, score_run, shared_outcomes
+from medtemporal.report.tables import csv_text, headline, markdown, scored_metrics
 from medtemporal.writes import disk_error
 
 FORMATS = ("md", "csv", "html", "png")
 DEFAULT_FORMATS = ("md", "csv", "html")
-
-
-def load_runs(run_dirs: Sequence[str | Path], *, rescore: bool = True) -> list[ReportRun]:
-    """Read each run's ``scores.json``, scoring it first where missing or older than its predictions."""
-    paths = [Path(p) for p in run_dirs]
-    if not paths:
-        raise InvalidInputError("No run folders given; pass at least one folder written by `medtemporal run`.")
-    if rescore:
-        for path in paths:
-            if needs_scoring(path):
-                score_run(path)
-    return report_runs(paths, [read_scores(p) for p in paths])
 
 
 def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
@@ -71,13 +60,8 @@ def write_report(
     Returns:
         The files written (an ``assets`` folder as one entry), the benchmark's own report files included.
     """
-    with shared_outcomes():  # every section reads each run's outcomes once
-        return _write_report(run_dirs, out, parse_formats(formats), single_file)
-
-
-def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, formats: Sequence[str],
-                  single_file: bool) -> list[Path]:
-    runs = load_runs(run_dirs)
+    formats = parse_formats(formats)
+    runs = load_runs(run_dirs)  # each run's config, outcomes and benchmark are then read once, by every section
     contents: dict[str, bytes] = {}
     audits = _audits(runs)
     if "md" in formats:
@@ -92,12 +76,15 @@ def _write_report(run_dirs: Sequence[str | Path], out: str | Path | None, format
     for folder in targets:
         if folder.exists() and not folder.is_dir():
             raise InvalidInputError(f"--out {folder} is a file; pass a folder for the report files.")
-    extra = _benchmark_report(runs)
-    run_paths = [r.path for r in runs]
+    family = _family(runs)
 
     def fill(staging: Path) -> None:
         """The benchmark's own files, then the HTML page that shows them inline, with its assets."""
-        made = extra(run_paths, staging) if extra is not None else []
+        made: list[Path] = []
+        if family is not None:
+            context = FamilyReport(family, runs, staging)
+            spec(family).report_writer()(context)  # type: ignore[misc]
+            made = context.written
         if "html" in formats:
             assets = Assets(single_file)
             audit = "".join(audit_html(a, t, "audit" if k == 0 else f"audit-{k}") for k, (t, a) in enumerate(audits))
@@ -197,27 +184,25 @@ def _move_ready(folder: Path) -> list[Path]:
     return moved
 
 
-def _benchmark_report(runs: Sequence[ReportRun]) -> Callable[[Sequence[Path], Path], list[Path]] | None:
-    """The benchmark's own report writer when every run is of one benchmark that has one."""
-    names = {r.scores.run.get("benchmark") for r in runs}
+def _family(runs: Sequence[ReportRun]) -> str | None:
+    """The family whose own report to add: the one every run is of, when it has a report."""
+    names = {r.scores.run.benchmark for r in runs}
     if len(names) != 1 or None in names:
         return None
-    return spec(str(names.pop())).report
+    name = str(names.pop())
+    return name if spec(name).report is not None else None
 
 
 def _audits(runs: Sequence[ReportRun]) -> list[tuple[str, dict]]:
     """(title, audit) of each distinct benchmark of the runs whose manifest holds a blind-solvability audit."""
+    first: dict[str, ReportRun] = {}
+    for run in runs:
+        first.setdefault(run.scores.run.benchmark_path or "", run)
     out = []
-    for path in dict.fromkeys(str(r.scores.run.get("benchmark_path") or "") for r in runs):
-        manifest = Path(path) / MANIFEST
-        if path and manifest.is_file():
-            try:
-                audit = json.loads(manifest.read_text(encoding="utf-8")).get("audit")
-            except (UnicodeDecodeError, ValueError, AttributeError):
-                raise InvalidInputError(f"{manifest} is not a readable manifest (not UTF-8 JSON); "
-                                        "rebuild the benchmark with `medtemporal build`.") from None
-            if audit:
-                out.append((f"Blind-solvability audit of {Path(path).name} (from its manifest)", audit))
+    for path, run in first.items():
+        manifest = run.folder.benchmark_manifest(run.config) if path else None
+        if manifest is not None and manifest.audit:
+            out.append((f"Blind-solvability audit of {Path(path).name} (from its manifest)", manifest.audit))
     return out
 
 
@@ -226,4 +211,4 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-__all__ = ["FORMATS", "ReportRun", "headline", "load_runs", "parse_formats", "write_report"]
+__all__ = ["FORMATS", "FamilyReport", "ReportRun", "headline", "load_runs", "parse_formats", "write_report"]

@@ -9,18 +9,15 @@ from html import escape
 from typing import Any
 
 from medtemporal.audit.core import MIN_PATIENTS, POOLED
-from medtemporal.report.tables import markdown_table
+from medtemporal.report.tables import DASH, cell, markdown_table
 
 READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
 """How each reader (`medtemporal.audit.core.READERS`) is named in tables."""
 
 
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}"
-
-
 def _cell(r: Mapping[str, Any] | None) -> str:
-    return "–" if r is None else f"{_pct(r['accuracy'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]"
+    """A reader's accuracy with its interval, in percent (`medtemporal.report.tables.cell`'s rule)."""
+    return DASH if r is None else f"{cell(r['accuracy'])} [{cell(r['ci_low'])}, {cell(r['ci_high'])}]"
 
 
 HEADER = ["Task", "Subtype", "n", "Patients", "Chance", "Heuristic (95% CI)", "Rule", "Options (95% CI)",
@@ -40,9 +37,9 @@ def _flag(r: Mapping[str, Any]) -> str:
 def audit_rows(audit: Mapping[str, Any]) -> list[list[str]]:
     """One row per audited subtype, accuracies in percent (an audit written before the question reader shows
     a dash in its column)."""
-    return [[r["task"], r["subtype"], str(r["n"]), str(r["patients"]), _pct(r["chance"]), _cell(r["heuristic"]),
+    return [[r["task"], r["subtype"], str(r["n"]), str(r["patients"]), cell(r["chance"]), _cell(r["heuristic"]),
              r["heuristic"]["rule"], _cell(r["classifier"]), _cell(r.get("question")),
-             READER_NAMES.get(r.get("best", ""), "–"), _flag(r)]
+             READER_NAMES.get(r.get("best", ""), DASH), _flag(r)]
             for r in audit.get("subtypes", [])]
 
 

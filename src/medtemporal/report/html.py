@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from urllib.parse import quote
 
 from medtemporal.report.assets import Assets
+from medtemporal.report.loaded import ReportRun
 from medtemporal.report.plots import colour, family_subtypes, has_chance
 from medtemporal.report.profile import profile_chart
 from medtemporal.report.sections import (
@@ -29,7 +30,6 @@ from medtemporal.report.sections import (
 )
 from medtemporal.report.tables import (
     DASH,
-    ReportRun,
     TableColumn,
     column_title,
     description,

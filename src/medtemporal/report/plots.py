@@ -17,9 +17,12 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from medtemporal.report.tables import ReportRun, chance_of, is_percent, subtype_families
+from medtemporal.report.loaded import ReportRun
+from medtemporal.report.tables import chance_of, is_percent, subtype_families
+from medtemporal.schema import Score
 
 if TYPE_CHECKING:
     import matplotlib.pyplot as plt
@@ -75,9 +78,8 @@ def family_subtypes(runs: Sequence[ReportRun], metric: str) -> dict[str, list[st
     return {f: s for f, s in families.items() if s}
 
 
-def _bars(run: ReportRun, subtype: str, metric: str, scale: float) -> tuple[float, float, float] | None:
+def _bar(score: Score | None, scale: float) -> tuple[float, float, float] | None:
     """(height, lower error, upper error) of one bar, or None without a value."""
-    score = run.scores.score(f"subtype:{subtype}", metric)
     if score is None or math.isnan(score.value):
         return None
     has_ci = score.ci_low is not None and score.ci_high is not None
@@ -86,10 +88,83 @@ def _bars(run: ReportRun, subtype: str, metric: str, scale: float) -> tuple[floa
     return score.value * scale, low, high
 
 
+def _bars(run: ReportRun, subtype: str, metric: str, scale: float) -> tuple[float, float, float] | None:
+    return _bar(run.scores.score(f"subtype:{subtype}", metric), scale)
+
+
 def worth_drawing(runs: Sequence[ReportRun], subtypes: Sequence[str], metric: str) -> bool:
     """Whether a chart of these subtypes shows anything: some bar above zero."""
     return any((bar := _bars(run, s, metric, 1.0)) is not None and bar[0] + bar[2] > 0
                for run in runs for s in subtypes)
+
+
+@dataclass(frozen=True)
+class Level:
+    """A reference level marked across each group's bars: chance, a text-only reader."""
+
+    label: str
+    values: Sequence[float | None]
+    """One per group, a fraction scaled like the bars; None: no mark over that group."""
+    dashed: bool = True
+    """A dashed grey mark (chance); else a solid black one (a reader to beat)."""
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One plot of grouped bars: in each group a bar per run with its interval, and the groups' levels."""
+
+    groups: Sequence[str]
+    scores: Sequence[Sequence[Score | None]]
+    """Per run (in the report's order), per group: the score its bar shows (None: no bar)."""
+    ylabel: str
+    percent: bool = True
+    title: str | None = None
+    levels: Sequence[Level] = ()
+
+
+def grouped_bars(runs: Sequence[ReportRun], panels: Sequence[Panel], *, title: str | None = None,
+                 legend: bool = True) -> bytes:
+    """PNG of grouped bars with interval error bars, one plot per panel side by side, each run in its own
+    `colour`; the levels (chance, a text-only reader) marked over their groups; one legend above the plots
+    (runs drawn, then levels), under ``title``. The common report's family charts and the families' own figures
+    are drawn here."""
+    single = len(panels) == 1
+    groups = len(panels[0].groups) if single else 0
+    fig_width = min(MAX_WIDTH_IN, max(5.0, 1.2 + groups * (0.3 * len(runs) + 0.5))) if single else MAX_WIDTH_IN
+    fig, axes = pyplot().subplots(1, len(panels), figsize=(fig_width, 3.6 if single else 4.2), squeeze=False,
+                                  layout="constrained")
+    width = 0.8 / max(1, len(runs))
+    drawn: set[int] = set()
+    levels: dict[str, bool] = {}
+    for ax, panel in zip(axes[0], panels):
+        scale = 100.0 if panel.percent else 1.0
+        for k, per_group in enumerate(panel.scores):
+            bars = [(x, b) for x, score in enumerate(per_group) if (b := _bar(score, scale)) is not None]
+            if not bars:  # nothing of this run here: no legend entry (its colour stays its own elsewhere)
+                continue
+            drawn.add(k)
+            ax.bar([x - 0.4 + width * (k + 0.5) for x, _ in bars], [b[0] for _, b in bars], width * 0.92,
+                   yerr=[[b[1] for _, b in bars], [b[2] for _, b in bars]], capsize=3, color=colour(k))
+        for level in panel.levels:
+            for x, value in enumerate(level.values):
+                if value is not None and not math.isnan(value):
+                    levels.setdefault(level.label, level.dashed)
+                    ax.hlines(value * scale, x - 0.45, x + 0.45, zorder=3,
+                              **({"colors": "0.25", "linestyles": "dashed"} if level.dashed
+                                 else {"colors": "black", "linewidth": 2}))
+        per_label = max(8, int((fig_width / len(panels) - 1.2) * 14 / max(1, len(panel.groups))))
+        labels = [textwrap.fill(g.replace("_", " "), per_label) for g in panel.groups]
+        long = any(len(line) > per_label for label in labels for line in label.splitlines())
+        ax.set_xticks(range(len(panel.groups)), labels, rotation=20 if long else 0, ha="right" if long else "center",
+                      fontsize=FONT_PT)
+        _axes(ax, panel.ylabel, scale)
+        if panel.title:
+            ax.set_title(panel.title, fontsize=11 if single else FONT_PT + 1)
+    if legend:
+        _legend(fig, runs, sorted(drawn), fig_width, title=title, levels=levels)
+    elif title and not single:
+        fig.suptitle(title, fontsize=11)
+    return figure_png(fig)
 
 
 def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str], metric: str, *,
@@ -99,33 +174,11 @@ def family_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str]
     `colour` alone (the HTML report shows one legend for all its charts)."""
     if len(subtypes) > 1 and len(subtypes) * len(runs) > FACET_ABOVE:
         return _faceted_chart(runs, family, subtypes, metric, legend=legend)
-    scale = 100.0 if is_percent(runs, metric) else 1.0
-    width = 0.8 / len(runs)
-    fig_width = min(MAX_WIDTH_IN, max(5.0, 1.2 + len(subtypes) * (0.3 * len(runs) + 0.5)))
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(fig_width, 3.6), layout="constrained")
-    drawn = []
-    for k, run in enumerate(runs):
-        bars = [(x, b) for x, s in enumerate(subtypes) if (b := _bars(run, s, metric, scale)) is not None]
-        if not bars:  # no data for this family: no legend entry (its colour stays its own elsewhere)
-            continue
-        drawn.append(k)
-        ax.bar([x - 0.4 + width * (k + 0.5) for x, _ in bars], [b[0] for _, b in bars], width * 0.92,
-               yerr=[[b[1] for _, b in bars], [b[2] for _, b in bars]], capsize=3, label=run.label, color=colour(k))
-    for x, subtype in enumerate(subtypes):
-        chance = chance_of(runs, f"subtype:{subtype}", metric)
-        if chance is not None:
-            ax.hlines(chance * scale, x - 0.45, x + 0.45, colors="0.25", linestyles="dashed", label="_chance", zorder=3)
-    per_label = max(8, int((fig_width - 1.2) * 14 / len(subtypes)))  # characters of `FONT_PT` text under one group
-    labels = [textwrap.fill(s.replace("_", " "), per_label) for s in subtypes]
-    long = any(len(line) > per_label for label in labels for line in label.splitlines())
-    ax.set_xticks(range(len(subtypes)), labels, rotation=20 if long else 0, ha="right" if long else "center",
-                  fontsize=FONT_PT)
-    _axes(ax, metric, scale)
-    ax.set_title(family, fontsize=11)
-    if legend:
-        _legend(fig, runs, drawn, fig_width)
-    return figure_png(fig)
+    percent = is_percent(runs, metric)
+    chance = Level("chance", [chance_of(runs, f"subtype:{s}", metric) for s in subtypes])
+    panel = Panel(subtypes, [[run.scores.score(f"subtype:{s}", metric) for s in subtypes] for run in runs],
+                  f"{metric} (%)" if percent else metric, percent, family, [chance])
+    return grouped_bars(runs, [panel], legend=legend)
 
 
 def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[str], metric: str, *,
@@ -138,6 +191,7 @@ def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[st
     fig, axes = plt.subplots(rows, cols, figsize=(MAX_WIDTH_IN, 2.05 * rows + 0.6), sharey=True, squeeze=False,
                              layout="constrained")
     drawn: set[int] = set()
+    chanced = False
     for n, subtype in enumerate(subtypes):
         ax = axes[n // cols][n % cols]
         for k, run in enumerate(runs):
@@ -147,25 +201,26 @@ def _faceted_chart(runs: Sequence[ReportRun], family: str, subtypes: Sequence[st
                 ax.bar([k], [bar[0]], 0.8, yerr=[[bar[1]], [bar[2]]], capsize=2, color=colour(k), label=run.label)
         chance = chance_of(runs, f"subtype:{subtype}", metric)
         if chance is not None:
-            ax.axhline(chance * scale, color="0.25", linestyle="dashed", linewidth=1, label="_chance", zorder=3)
+            chanced = True
+            ax.axhline(chance * scale, color="0.25", linestyle="dashed", linewidth=1, zorder=3)
         ax.set_xticks([])
         ax.set_xlim(-0.6, len(runs) - 0.4)
         title = textwrap.shorten(subtype.replace("_", " "), 30, placeholder="…")
         ax.set_title(title, fontsize=FONT_PT)
-        _axes(ax, metric, scale, label=n % cols == 0)
+        _axes(ax, f"{metric} (%)" if scale == 100.0 else metric, scale, label=n % cols == 0)
     for n in range(len(subtypes), rows * cols):
         axes[n // cols][n % cols].set_visible(False)
     title = f"{family}: one panel per subtype"
     if legend:
-        _legend(fig, runs, sorted(drawn), MAX_WIDTH_IN, title=title)
+        _legend(fig, runs, sorted(drawn), MAX_WIDTH_IN, title=title, levels={"chance": True} if chanced else {})
     else:
         fig.suptitle(title, fontsize=11)
     return figure_png(fig)
 
 
-def _axes(ax: Any, metric: str, scale: float, *, label: bool = True) -> None:
+def _axes(ax: Any, ylabel: str, scale: float, *, label: bool = True) -> None:
     if label:
-        ax.set_ylabel(f"{metric} (%)" if scale == 100.0 else metric, fontsize=FONT_PT)
+        ax.set_ylabel(ylabel, fontsize=FONT_PT)
     if scale == 100.0:
         ax.set_ylim(0, 104)
     ax.tick_params(labelsize=FONT_PT)
@@ -173,16 +228,17 @@ def _axes(ax: Any, metric: str, scale: float, *, label: bool = True) -> None:
 
 
 def _legend(fig: Any, runs: Sequence[ReportRun], drawn: Sequence[int], width_in: float,
-            title: str | None = None) -> None:
-    """The runs drawn (and chance, where drawn) in one legend above the plot, under ``title``."""
+            title: str | None = None, levels: Mapping[str, bool] | None = None) -> None:
+    """The runs drawn, then the levels drawn (label → dashed), in one legend above the plot, under ``title``."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
     labels = [runs[k].label for k in drawn]
-    handles = [Rectangle((0, 0), 1, 1, color=colour(k)) for k in drawn]
-    if any(line.get_label() == "_chance" for a in fig.axes for line in [*a.lines, *a.collections]):
-        handles.append(Line2D([], [], color="0.25", linestyle="dashed"))
-        labels.append("chance")
+    handles: list[Any] = [Rectangle((0, 0), 1, 1, color=colour(k)) for k in drawn]
+    for label, dashed in (levels or {}).items():
+        handles.append(Line2D([], [], color="0.25", linestyle="dashed") if dashed
+                       else Line2D([], [], color="black", linewidth=2))
+        labels.append(label)
     fig.legend(handles, labels, loc="outside upper center", ncol=legend_columns(labels, width_in), frameon=False,
                fontsize=FONT_PT, title=title, title_fontproperties={"size": 11})
 

@@ -12,26 +12,26 @@ import math
 from typing import Sequence
 
 from medtemporal.report.plots import figure_png, pyplot
-from medtemporal.report.tables import ReportRun
+from medtemporal.report.loaded import ReportRun
 
 
 def profile_points(runs: Sequence[ReportRun]) -> list[tuple[str, str, str, float, float | None, float | None, float | None]]:
     """(model, "benchmark: family", metric, value, low, high, chance) for each run's task families."""
     points = []
     for run in runs:
-        bench = str(run.scores.run.get("benchmark"))
+        bench = str(run.scores.run.benchmark)
         for task in run.scores.layout:
             score = next((s for s in run.scores.scores if s.group == task.group), None)
             if score is None or math.isnan(score.value) or score.missing >= score.n:
                 continue
-            points.append((str(run.scores.run.get("model")), f"{bench}: {task.task}", score.metric, score.value,
+            points.append((str(run.scores.run.model), f"{bench}: {task.task}", score.metric, score.value,
                            score.ci_low, score.ci_high, score.chance))
     return points
 
 
 def profile_chart(runs: Sequence[ReportRun]) -> bytes | None:
     """PNG of the profile, or None when the runs cover fewer than two benchmarks."""
-    if len({r.scores.run.get("benchmark") for r in runs}) < 2:
+    if len({r.scores.run.benchmark for r in runs}) < 2:
         return None
     points = profile_points(runs)
     rows = list(dict.fromkeys(p[1] for p in points))

@@ -17,8 +17,9 @@ from PIL import Image
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.assets import Assets
 from medtemporal.report.plots import MIN_FONT_KEY
-from medtemporal.report.tables import DASH, ReportRun, fmt, is_percent, protocol_label
-from medtemporal.runs import BenchmarkRef, RunConfig, RunFolder
+from medtemporal.report.loaded import ReportRun, protocol_label
+from medtemporal.report.tables import DASH, fmt, is_percent
+from medtemporal.runs import BenchmarkRef, RunConfig
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 
 
@@ -46,25 +47,14 @@ def figure(fig_id: str, src: str, alt: str, caption: str, png: bytes | None = No
             f"<figcaption>{escape(caption)}</figcaption></figure>")
 
 
-def run_config(run: ReportRun) -> RunConfig | None:
-    """The run's config (None when it has none)."""
-    return RunFolder(run.path).read_config()
-
-
-def repeats_of(run: ReportRun) -> int:
-    """How many times the run answered each item."""
-    config = run_config(run)
-    return config.repeats if config else 1
-
-
 def runs_section(runs: Sequence[ReportRun]) -> str:
     """One row per run: model, protocol, items (× repeats) and counts of answers."""
-    repeats = [repeats_of(r) for r in runs]
+    repeats = [r.repeats for r in runs]
     rows, titles = [], []
     for run, n in zip(runs, repeats, strict=True):
         c = run.scores.counts
         items = f"{c.get('items', 0):,}" + (f" × {n} repeats" if n > 1 else "")
-        rows.append([run.label, str(run.scores.run.get("model")), protocol_label(run.scores), items,
+        rows.append([run.label, str(run.scores.run.model), protocol_label(run.scores), items,
                      *(f"{c[k]:,}" if isinstance(c.get(k), int) else DASH
                        for k in ("answered", "invalid", "missing", "truncated")), run.path.name])
         titles.append([""] * 8 + [str(run.path)])
@@ -92,7 +82,7 @@ SETTINGS = ("Model identity", "Served as", "Temperature", "Max tokens", "Seed", 
 
 
 def _settings(run: ReportRun) -> list[Any]:
-    c = run_config(run) or RunConfig(benchmark=BenchmarkRef(path=str(run.path)))
+    c = run.config or RunConfig(benchmark=BenchmarkRef(path=str(run.path)))
     gen = c.generation
     return [c.model.identity, c.model.served, gen.get("temperature"), gen.get("max_tokens"), gen.get("seed"),
             gen.get("top_p"), gen.get("system_prompt"), str(c.repeats), protocol_label(run.scores),
@@ -170,7 +160,7 @@ def differences_line(differs: dict[str, tuple[Any, Any]]) -> str:
 def paired_section(runs: Sequence[ReportRun]) -> str:
     """Each run against the first on their common items (`medtemporal.scoring.compare`); empty for one run
     or runs of different benchmarks."""
-    if len(runs) < 2 or len({r.scores.run.get("benchmark") for r in runs}) != 1:
+    if len(runs) < 2 or len({r.scores.run.benchmark for r in runs}) != 1:
         return ""
     base = runs[0]
     rows, pairs, warns = [], [], []
@@ -178,7 +168,7 @@ def paired_section(runs: Sequence[ReportRun]) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ComparisonWarning)
             try:
-                result = compare_runs(run.path, base.path)
+                result = compare_runs(run.outcomes, base.outcomes)
             except InvalidInputError as exc:
                 warns.append(f"{run.label}: no paired difference: {exc}")
                 continue

@@ -16,25 +16,15 @@ import csv
 import io
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
+from medtemporal.report.loaded import ReportRun, protocol_label
 from medtemporal.schema import Score
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
-from medtemporal.scoring.runs import RunScores
 
 DASH = "–"
 UNAVAILABLE = "unavailable"
 """The cell of a metric that could not be computed (`Score.unavailable`)."""
-
-
-@dataclass(frozen=True)
-class ReportRun:
-    """One run in a report: its folder, row label and scores."""
-
-    path: Path
-    label: str
-    scores: RunScores
 
 
 @dataclass(frozen=True)
@@ -44,23 +34,6 @@ class TableColumn:
     family: str
     label: str
     group: str
-
-
-def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[ReportRun]:
-    """Runs with row labels: the model, plus the protocol (with its options, ``rag-text k=3``) or the
-    folder where that alone repeats."""
-    labels = [str(s.run.get("model") or p.name) for p, s in zip(paths, scores, strict=True)]
-    if len(set(labels)) < len(labels):
-        labels = [f"{label} ({protocol_label(s)})" for label, s in zip(labels, scores, strict=True)]
-    if len(set(labels)) < len(labels):
-        labels = [f"{label} [{p.name}]" for label, p in zip(labels, paths, strict=True)]
-    return [ReportRun(Path(p), label, s) for p, label, s in zip(paths, labels, scores, strict=True)]
-
-
-def protocol_label(scores: RunScores) -> str:
-    """The run's protocol with its options: ``rag-text k=3 retriever=image``."""
-    options = scores.run.get("protocol_options") or {}
-    return " ".join([str(scores.run.get("protocol")), *(f"{k}={v}" for k, v in sorted(options.items()))])
 
 
 def metric_names(runs: Sequence[ReportRun]) -> list[str]:
@@ -122,24 +95,41 @@ def is_percent(runs: Sequence[ReportRun], metric: str) -> bool:
     return any(bool(r.scores.metrics.get(metric, {}).get("percent")) for r in runs)
 
 
-def fmt(value: float | None, percent: bool) -> str:
-    """A value as ``31.5`` (percent) or ``0.315``; a dash when missing or NaN."""
-    if value is None or math.isnan(value):
+def cell(value: Score | float | None, *, scale: float = 100.0, digits: int = 1, ci: bool = False,
+         unavailable: bool = False) -> str:
+    """The one cell of every table: ``31.5``, with ``ci`` its interval ``31.5 [28.1, 34.9]`` where defined.
+
+    The one rule for what has no number: a metric that could not be computed (`Score.unavailable`, or
+    ``unavailable`` for a value derived from such scores) is "unavailable"; anything else without a value (no
+    score, NaN for want of items) is a dash.
+
+    >>> cell(0.315), cell(0.315, scale=1, digits=3), cell(None), cell(float("nan"))
+    ('31.5', '0.315', '–', '–')
+    >>> cell(Score(metric="accuracy", value=0.5, ci_low=0.25, ci_high=0.75), ci=True)
+    '50.0 [25.0, 75.0]'
+    >>> cell(Score(metric="bertscore_f1", value=float("nan"), unavailable="no encoder"))
+    'unavailable'
+    """
+    if unavailable or (isinstance(value, Score) and value.unavailable):
+        return UNAVAILABLE
+    number = value.value if isinstance(value, Score) else value
+    if number is None or math.isnan(number):
         return DASH
-    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+    text = f"{scale * number:.{digits}f}"
+    if ci and isinstance(value, Score) and value.ci_low is not None and value.ci_high is not None:
+        text += f" [{scale * value.ci_low:.{digits}f}, {scale * value.ci_high:.{digits}f}]"
+    return text
+
+
+def fmt(value: float | None, percent: bool) -> str:
+    """A value as ``31.5`` (percent) or ``0.315`` (`cell`'s rule)."""
+    return cell(value, scale=100.0 if percent else 1.0, digits=1 if percent else 3)
 
 
 def fmt_score(score: Score | None, percent: bool) -> str:
-    """``31.5 [28.1, 34.9]``; the interval is left out where undefined; "unavailable" for a metric that could
-    not be computed."""
-    if score is None:
-        return DASH
-    if score.unavailable:
-        return UNAVAILABLE
-    text = fmt(score.value, percent)
-    if score.ci_low is not None and score.ci_high is not None and text != DASH:
-        text += f" [{fmt(score.ci_low, percent)}, {fmt(score.ci_high, percent)}]"
-    return text
+    """``31.5 [28.1, 34.9]`` (percent) or ``0.315 [0.281, 0.349]``; the interval left out where undefined
+    (`cell`'s rule)."""
+    return cell(score, scale=100.0 if percent else 1.0, digits=1 if percent else 3, ci=True)
 
 
 def unavailable_notes(runs: Sequence[ReportRun], metric: str) -> list[str]:
@@ -252,7 +242,7 @@ def description(runs: Sequence[ReportRun]) -> str:
     """One paragraph saying what the numbers are."""
     first = runs[0].scores
     boot = first.bootstrap
-    benchmarks = sorted({f"{r.scores.run.get('benchmark')} (version {r.scores.run.get('benchmark_version')})"
+    benchmarks = sorted({f"{r.scores.run.benchmark} (version {r.scores.run.benchmark_version})"
                          for r in runs})
     return (
         f"Benchmark: {', '.join(benchmarks)}. Cells give the score with its "
@@ -269,7 +259,7 @@ def markdown(runs: Sequence[ReportRun]) -> str:
     header = ["Run", "Model", "Protocol", "Items", "Answered", "Invalid", "Missing", "Truncated", "Re-extracted",
               "Folder"]
     counts = ("items", "answered", "invalid", "missing", "truncated", "re_extracted")
-    rows = [[r.label, str(r.scores.run.get("model")), protocol_label(r.scores),
+    rows = [[r.label, str(r.scores.run.model), protocol_label(r.scores),
              *(str(r.scores.counts.get(k, DASH)) for k in counts),
              str(r.path)] for r in runs]
     parts += [markdown_table(header, rows), ""]
@@ -303,7 +293,7 @@ def csv_text(runs: Sequence[ReportRun]) -> str:
             writer.writerow([])
         writer.writerow(header)
         for run in runs:
-            row = [run.label, run.scores.run.get("model"), protocol_label(run.scores), metric,
+            row = [run.label, run.scores.run.model, protocol_label(run.scores), metric,
                    run.scores.counts.get("truncated", "")]
             for c in columns:
                 s = run.scores.score(c.group, metric)

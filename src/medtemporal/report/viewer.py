@@ -31,10 +31,9 @@ from PIL import Image
 
 from medtemporal.image_roots import OUTSIDE, resolve_image
 from medtemporal.report.assets import Assets
-from medtemporal.report.tables import ReportRun
+from medtemporal.report.loaded import ReportRun
 from medtemporal.scoring.extraction import rule_id, rule_name
 from medtemporal.scoring.metrics import is_correct
-from medtemporal.scoring.runs import load_outcomes
 
 THUMB_PX = 96
 """Longest side of a thumbnail, in pixels."""
@@ -133,7 +132,7 @@ def viewer_index(runs: Sequence[ReportRun], assets: Assets) -> dict[str, Any]:
     run_info = []
     rules: dict[tuple[str, str], str] = {}
     for k, run in enumerate(runs):
-        loaded = load_outcomes(run.path)
+        loaded = run.outcomes
         root = loaded.bench.image_root
         groups = {c.group: c.subtypes for t in run.scores.layout for c in t.columns}
         first = len(rows)

@@ -6,7 +6,7 @@ from the benchmark family's `BenchmarkSpec` (``default_protocol``, ``generation`
 API (``mt.evaluate``) and Ray runs all call `medtemporal.runner.arun`, which resolves the options
 once, so the same benchmark runs with the same settings whichever way it is started.
 
->>> from medtemporal.benchmark import spec
+>>> from medtemporal.contract import spec
 >>> opts = RunOptions(config={"temperature": 0.7}).resolve(spec("3d-rad"))
 >>> opts.protocol, opts.config.temperature
 ('ct', 0.7)

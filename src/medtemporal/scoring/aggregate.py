@@ -34,7 +34,7 @@ import numpy as np
 
 from medtemporal.errors import MetricUnavailableWarning
 from medtemporal.progress import progress_bar
-from medtemporal.schema import Item, Record, Score
+from medtemporal.schema import Column, Item, Score, TaskLayout
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_bootstrap
 from medtemporal.scoring.metrics import UNAVAILABLE, Answer, Metric, metric
 
@@ -55,23 +55,6 @@ class Outcome:
     verdict: Any = None
     """The LLM judge's verdict of the answer (`medtemporal.scoring.judge.Verdict`) when a judge scored the run;
     metrics registered with ``needs_judge`` read it."""
-
-
-class Column(Record):
-    """A table column of one task: a group and the subtypes it covers."""
-
-    label: str
-    group: str
-    subtypes: list[str]
-
-
-class TaskLayout(Record):
-    """One task family in table order: its group, subtypes and table columns."""
-
-    task: str
-    group: str
-    subtypes: list[str]
-    columns: list[Column]
 
 
 def layout(items: Sequence[Item], subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]) -> list[TaskLayout]:

@@ -9,8 +9,8 @@ McNemar's exact test: the two-sided binomial test (`scipy.stats.binomtest`) on
 the discordant items (A right and B wrong vs A wrong and B right), which is the
 exact McNemar test. Runs with repeats contribute each item's mean over repeats
 to the bootstrap; McNemar then uses repeat 0 (said in ``Paired.note``). Each run's per-item statistics
-of a metric are computed once (`per_item`) and sliced per group; inside
-`medtemporal.scoring.runs.shared_outcomes` (a report) they are shared by every comparison of that run.
+of a metric are computed once (`per_item`) and sliced per group; a run passed as its `RunOutcomes` (a report's
+runs, read once) shares them with every comparison of that run.
 
 It warns when the runs cover different item sets or were made with different
 settings, naming what differs.
@@ -32,7 +32,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
 from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
-from medtemporal.scoring.runs import RunOutcomes, load_outcomes
+from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
 
 SETTINGS_COMPARED = (
     ("benchmark", "manifest_sha256"), ("model", "uri"), ("protocol", "name"), ("protocol", "options"),
@@ -212,21 +212,23 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 
 def compare_runs(
-    run_a: str | Path, run_b: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
-    seed: int = 0,
+    run_a: str | Path | RunOutcomes, run_b: str | Path | RunOutcomes, *, resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE, seed: int = 0,
 ) -> Comparison:
-    """Compare run A with run B on their common answered items (see the module doc).
+    """Compare run A with run B on their common answered items (see the module doc); each a run folder, or a run
+    already read (`RunOutcomes`).
 
     Raises:
         InvalidInputError: a folder is not a run, or the runs share no answered item.
     """
-    ra, rb = load_outcomes(run_a), load_outcomes(run_b)
+    ra, rb = (r if isinstance(r, RunOutcomes) else load_outcomes(r) for r in (run_a, run_b))
+    name_a, name_b = ra.path, rb.path
     ans_a, ans_b = _answered(ra), _answered(rb)
     common = [i for i in ans_a if i in ans_b]
-    result = Comparison(str(run_a), str(run_b), len(common), len(ans_a.keys() - ans_b.keys()),
+    result = Comparison(str(name_a), str(name_b), len(common), len(ans_a.keys() - ans_b.keys()),
                         len(ans_b.keys() - ans_a.keys()), setting_differences(ra.config, rb.config))
     if not common:
-        raise InvalidInputError(f"{run_a} and {run_b} share no answered item; compare runs of the same benchmark.")
+        raise InvalidInputError(f"{name_a} and {name_b} share no answered item; compare runs of the same benchmark.")
     if result.only_a or result.only_b:
         result.warnings.append(
             f"the runs cover different items: {result.only_a} answered only in A and {result.only_b} only in B; "

@@ -37,7 +37,7 @@ from medtemporal.backends.uri import shown_uri
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
-from medtemporal.runs import JUDGEMENTS, RunFolder
+from medtemporal.runs import RunFolder
 from medtemporal.schema import Item, Record, content_hash
 from medtemporal.scoring.metrics import Answer
 
@@ -236,7 +236,7 @@ def judge_answers(
         else:
             todo.append(("answer", item, answer))
         todo += [("reference", item, item.reference or str(item.answer)), ("empty", item, "")]
-    log = folder.log(JUDGEMENTS, Judgement)
+    log = folder.judgements(Judgement)
     done = log.resume(key=lambda j: (j.judge, j.kind, j.item_id, j.answer_sha), keep=lambda j: j.status != "error")
     pending = []
     for kind, item, text in todo:
@@ -275,6 +275,12 @@ def judge_answers(
 
     asyncio.run(ask())
     return result
+
+
+def stored_verdicts(folder: RunFolder, judge_id: str) -> dict[str, Judgement]:
+    """Item id → the last parsed verdict on its answer by the judge ``judge_id`` (``scores.json``'s ``judge.id``)."""
+    return {j.item_id: j for j in folder.judgements(Judgement).records()
+            if j.judge == judge_id and j.kind == "answer" and j.status == "ok"}
 
 
 def reduce_judged(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:

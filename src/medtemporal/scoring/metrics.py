@@ -78,6 +78,9 @@ class Metric:
     """The options the metric is computed with as resolved now (encoder, weights), recorded in ``scores.json``."""
     needs_judge: bool = False
     """Scored from ``(items, answers, verdicts)``: the LLM judge's verdicts (`medtemporal.scoring.judge`)."""
+    corpus: bool = False
+    """An item's statistics depend on the other items scored with it (CIDEr's document frequencies come from all
+    the references): scored over every item of the run whose task has the metric, never a subset alone."""
 
     def per_sample(self, items: Sequence[Item], answers: Sequence[Any], outputs: Sequence[str | None],
                    verdicts: Sequence[Any] = ()) -> np.ndarray:
@@ -136,6 +139,7 @@ def metric(name: str) -> Metric:
         reads_output=bool(info.get("reads_output", False)),
         settings=info.get("settings"),
         needs_judge=bool(info.get("needs_judge", False)),
+        corpus=bool(info.get("corpus", False)),
     )
 
 

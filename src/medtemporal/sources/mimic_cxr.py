@@ -352,6 +352,7 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
 def parse_study_datetime(dates: pd.Series, times: pd.Series) -> pd.Series:
     """``StudyDate`` (YYYYMMDD) + ``StudyTime`` (HHMMSS.ffffff, leading zeros optional) → datetime; NaT when invalid.
 
+    >>> import pandas as pd
     >>> parse_study_datetime(pd.Series(["21800506"]), pd.Series(["84530.031"]))[0]
     Timestamp('2180-05-06 08:45:30.031000')
     """

@@ -9,10 +9,11 @@ from helpers.eltlm import ANSWER, make_open_benchmark, make_open_run
 from medtemporal.benchmark import load
 from medtemporal.contract import spec
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
-from medtemporal.benchmarks.eltlm.report import ablation_table, write_eltlm_report
+from medtemporal.benchmarks.eltlm.report import ablation_table
 from medtemporal.report import load_runs
 from medtemporal.scoring import score_run
 from medtemporal.scoring.judge import Judge
+from medtemporal.report.family import family_report
 
 JUDGE = Judge("scripted-judge:overlap")
 
@@ -32,7 +33,7 @@ def runs(tmp_path_factory):
 
 def test_paper_layout_tables_and_figure(runs, tmp_path):
     _, paths = runs
-    written = write_eltlm_report(paths, tmp_path)
+    written = family_report(paths, tmp_path)
     text = (tmp_path / "eltlm_tables.md").read_text()
     assert "| Model | Perception ROUGE-L | Perception Accuracy | Perception Completeness | Reasoning ROUGE-L" in text
     assert "| reference | 1.000 | 1.000 | 12 | 0 |" in text and "| empty | 0.000 | 0.000 | 12 | 0 |" in text
@@ -43,7 +44,7 @@ def test_paper_layout_tables_and_figure(runs, tmp_path):
 
 def test_the_image_order_and_the_items_it_puts_at_risk_are_counted(runs, tmp_path):
     bench, paths = runs
-    write_eltlm_report(paths, tmp_path)
+    family_report(paths, tmp_path)
     text = (tmp_path / "eltlm_tables.md").read_text()
     section = text.split("## Image order (date vs file)")[1].split("## Ablations")[0]
     items = load(bench).items

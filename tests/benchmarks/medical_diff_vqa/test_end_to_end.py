@@ -14,7 +14,7 @@ from medtemporal.benchmark import load
 from medtemporal.benchmarks.medical_diff_vqa import metrics as diffvqa_metrics
 from medtemporal.cli import main
 from medtemporal.phantoms.cxr import CxrPhantom
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 
 needs_java = pytest.mark.skipif(not diffvqa_metrics.java_status()[0],
                                 reason=f"pycocoevalcap cannot run here: {diffvqa_metrics.java_status()[1]}")
@@ -80,7 +80,7 @@ def test_scores_equal_pycocoevalcap_on_the_runs_own_pairs_and_exact_match_accura
     tokenizer = PTBTokenizer()
     gts = tokenizer.tokenize({i: [{"caption": it.reference}] for i, (it, _) in enumerate(pairs)})
     res = tokenizer.tokenize({i: [{"caption": a or ""}] for i, (_, a) in enumerate(pairs)})
-    scores = read_scores(run)
+    scores = RunFolder(run).scores()
     bleu, _ = Bleu(4).compute_score(gts, res, verbose=0)
     for n in (1, 2, 3, 4):
         assert scores.score("overall", f"diffvqa_bleu_{n}").value == pytest.approx(bleu[n - 1], abs=1e-12)
@@ -104,7 +104,7 @@ def test_scores_equal_pycocoevalcap_on_the_runs_own_pairs_and_exact_match_accura
 def test_baselines_and_the_report_in_ekaids_layout(bench, model_run, tmp_path):
     oracle = tmp_path / "oracle"
     assert main(["run", str(bench), "--model", "baseline:oracle", "--out", str(oracle), "--no-progress"]) == 0
-    scores = read_scores(oracle)
+    scores = RunFolder(oracle).scores()
     assert scores.score("overall", "accuracy").value == 1.0 and scores.score("overall", "diffvqa_bleu_1").value == \
         pytest.approx(1.0) and scores.score("overall", "diffvqa_rouge_l").value == pytest.approx(1.0)
     assert main(["report", str(oracle), str(model_run[0]), "--out", str(tmp_path / "report")]) == 0
@@ -115,7 +115,7 @@ def test_baselines_and_the_report_in_ekaids_layout(bench, model_run, tmp_path):
         assert heading in text
     assert "| Run | BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | METEOR | ROUGE-L | CIDEr | n |" in text
     assert "| Question text alone (ours) |" in text and "| baseline:oracle | 100.0 | 100.0 | 100.0 |" in text
-    assert (tmp_path / "report" / "diffvqa_types.png").stat().st_size > 10_000
+    assert (tmp_path / "report" / "medical-diff-vqa_types.png").stat().st_size > 10_000
 
 
 def test_without_java_scoring_goes_on_and_the_report_says_why(bench, model_run, tmp_path, monkeypatch):
@@ -130,7 +130,7 @@ def test_without_java_scoring_goes_on_and_the_report_says_why(bench, model_run, 
         assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
     finally:
         diffvqa_metrics.java_status.cache_clear()
-    scores = read_scores(run)
+    scores = RunFolder(run).scores()
     assert np.isnan(scores.score("overall", "diffvqa_meteor").value)
     assert scores.metrics["diffvqa_meteor"]["settings"]["java"].startswith("unavailable: no `java` on PATH")
     assert not np.isnan(scores.score("overall", "accuracy").value)

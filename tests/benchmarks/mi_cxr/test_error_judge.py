@@ -13,12 +13,15 @@ from helpers.fake_openai import FakeOpenAI
 from helpers.scored_runs import OPTIONS, prediction, write_run, wrong_letter
 
 from medtemporal.benchmark import Manifest, save
-from medtemporal.benchmarks.mi_cxr.analyses import judge_table, judged_taxonomy, write_micxr_report
+from medtemporal.benchmarks.mi_cxr.report import judge_table, judged_taxonomy
 from medtemporal.benchmarks.mi_cxr.error_judge import FILE, judge_errors, parse_error_type, stored_labels
 from medtemporal.report import load_runs
 from medtemporal.schema import Item
-from medtemporal.scoring import read_scores, score_run
+from medtemporal.scoring import score_run
 from medtemporal.scoring.judge import Judge
+from medtemporal.runs import RunFolder
+from medtemporal.report.family import family_report
+from medtemporal.scoring.outcomes import load_outcomes
 
 pytestmark = pytest.mark.filterwarnings("ignore::medtemporal.errors.UndefinedMetricWarning")
 CHANGES = ["absent", "absent", "emergence", "unchanged"]
@@ -71,7 +74,7 @@ def test_a_model_judge_labels_wrong_answers_through_the_openai_client_and_resume
                                                 ["[Task]\nGTS", "I cannot tell."]])
     judge = Judge(server.uri("judge-llm"), max_tokens=32)
     cache = tmp_path / "cache.sqlite"
-    block = judge_errors(run, judge, cache_path=cache, progress=False)
+    block = judge_errors(load_outcomes(run), judge, cache_path=cache, progress=False)
     assert block["counts"]["wrong"] == 8 and block["counts"]["asked"] == 8
     assert block["counts"]["labelled"] == sum(i.task != "GTS" for i in items[:8])
     bodies = server.stats()["bodies"]
@@ -82,14 +85,14 @@ def test_a_model_judge_labels_wrong_answers_through_the_openai_client_and_resume
     labels = stored_labels(run)
     assert {labels[(i.id, 0)] for i in items[:8] if i.task == "TEL"} == {"exclusivity"}
     assert {labels[(i.id, 0)] for i in items[:8] if i.task == "GTS"} == {None}  # unparseable, never a type
-    counts = judged_taxonomy(run)
+    counts = judged_taxonomy(load_runs([run])[0])
     assert counts["ICR"]["forced_choice"] == sum(i.task == "ICR" for i in items[:8])
     assert counts["GTS"]["unparseable"] == sum(i.task == "GTS" for i in items[:8])
-    again = judge_errors(run, judge, cache_path=cache, progress=False)  # resume: nothing asked twice
+    again = judge_errors(load_outcomes(run), judge, cache_path=cache, progress=False)  # resume: nothing asked twice
     assert again["counts"]["from_file"] == 8 and again["counts"]["asked"] == 0
     assert len(server.stats()["bodies"]) == 8
     (run / FILE).unlink()  # a new folder state: the response cache answers
-    cached = judge_errors(run, judge, cache_path=cache, progress=False)
+    cached = judge_errors(load_outcomes(run), judge, cache_path=cache, progress=False)
     assert cached["counts"]["from_cache"] == 8 and cached["counts"]["asked"] == 0
 
 
@@ -98,7 +101,7 @@ def test_score_with_a_judge_runs_the_error_pass_and_the_report_shows_fig25(tmp_p
     described = "T1 → T2: remains absent. T2 → T3: remains absent. T3 → T4: newly appears. T4 → T5: unchanged."
     run = _run(tmp_path, items, describe=described)
     score_run(run, judge=Judge("micxr-scripted-judge:errors"), judge_options={"progress": False})
-    scores = read_scores(run)
+    scores = RunFolder(run).scores()
     assert scores.judge["uri"] == "micxr-scripted-judge:errors" and scores.judge["counts"]["labelled"] == 8
     assert scores.judge["prompts"] == ["micxr_error_type"]
     lines = (run / FILE).read_text().splitlines()
@@ -109,14 +112,14 @@ def test_score_with_a_judge_runs_the_error_pass_and_the_report_shows_fig25(tmp_p
     assert labels[(items[0].id, 0)] == "forced_choice"  # gold was the null option
     table, png = judge_table(load_runs([run], rescore=False))
     assert "Failure of Temporal Exclusivity" in table and png[:4] == b"\x89PNG"
-    written = write_micxr_report([run], tmp_path / "out")
-    assert "micxr_judged_errors.png" in [p.name for p in written]
+    written = family_report([run], tmp_path / "out")
+    assert "mi-cxr_judged_errors.png" in [p.name for p in written]
     assert "by the LLM judge (Appendix G, Fig. 25 layout)" in written[0].read_text()
 
 
 def test_the_scripted_judge_flags_descriptions_that_contradict_the_annotation(tmp_path):
     items = _items()
     run = _run(tmp_path, items, describe="T1 → T2: has resolved. T2 → T3: unchanged. T3 → T4: new. T4 → T5: stable.")
-    judge_errors(run, Judge("micxr-scripted-judge:errors"), progress=False)
+    judge_errors(load_outcomes(run), Judge("micxr-scripted-judge:errors"), progress=False)
     assert Counter(stored_labels(run).values()) == {"local_misinterpretation": 8}
     assert json.loads((run / FILE).read_text().splitlines()[0])["status"] == "ok"

@@ -105,7 +105,7 @@ def test_runs_report_the_papers_overall_with_its_interval_beside_the_micro_one(r
     assert "| Overall (paper) | Overall (micro) |" in md
     assert f"{100 * paper['value']:.1f} [{100 * paper['ci_low']:.1f}, {100 * paper['ci_high']:.1f}]" in md
     assert "Overall (paper)" in (out / "report.html").read_text()
-    assert "Overall (paper)" in (out / "micxr_analyses.md").read_text()
+    assert "Overall (paper)" in (out / "mi-cxr_analyses.md").read_text()
     capsys.readouterr()
     assert main(["runs", "list", str(random_run.parent)]) == 0
     listed = capsys.readouterr().out

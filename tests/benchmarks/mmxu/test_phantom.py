@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from medtemporal.benchmarks.mmxu.phantom import REGIONS, TRUTH_FILE, write_mmxu_phantoms
+from medtemporal.benchmarks.mmxu.phantom import REGIONS, write_mmxu_phantoms
+from medtemporal.provenance import PHANTOM_TRUTH
 from medtemporal.benchmarks.mmxu.release import KEYS, read_release
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
@@ -35,7 +36,7 @@ def _category(before: int, after: int) -> str:
 
 def test_every_answer_follows_from_the_cohort_truth(cohort: CxrPhantom, release: Path) -> None:
     studies = {row["study_id"]: row for row in _lines(cohort.truth)}
-    records, truths = _lines(release), _lines(release.parent / TRUTH_FILE)
+    records, truths = _lines(release), _lines(release.parent / PHANTOM_TRUTH)
     assert [list(r) for r in records] == [list(KEYS)] * len(records) and len(records) > 150
     for record, truth in zip(records, truths, strict=True):
         prior, current = studies[truth["prior_study"]], studies[truth["current_study"]]
@@ -59,7 +60,7 @@ def test_every_answer_follows_from_the_cohort_truth(cohort: CxrPhantom, release:
 
 
 def test_content_types_and_letters_are_balanced_and_claims_repeat_alike(release: Path) -> None:
-    records, truths = _lines(release), _lines(release.parent / TRUTH_FILE)
+    records, truths = _lines(release), _lines(release.parent / PHANTOM_TRUTH)
     types = Counter(r["content_type"] for r in records)
     assert len(set(types.values())) == 1 and set(types) == {"no change", "worsen", "improved"}
     for ct in types:

@@ -20,8 +20,8 @@ from medtemporal.interop.parquet import item_from_row
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import format_options
 from medtemporal.report.audit import READER_NAMES
-from medtemporal.scoring import read_scores
 from medtemporal.scoring.extraction import rule_id
+from medtemporal.runs import RunFolder
 
 
 def test_the_build_audits_across_content_types_and_keeps_each_blind_pick(bench: Path, release: Path,
@@ -48,11 +48,11 @@ def test_baselines_run_score_and_report_the_audit_beside_the_score(bench: Path, 
     for model in ("baseline:oracle", "baseline:random"):
         runs.append(tmp_path / model.split(":")[1])
         assert main(["run", str(bench), "--model", model, "--out", str(runs[-1]), "--no-progress"]) == 0
-    oracle = read_scores(runs[0])
+    oracle = RunFolder(runs[0]).scores()
     for metric in ("accuracy", "mmxu_blind_hard_accuracy", "mmxu_blind_adjusted"):
         for group in ("overall", "subtype:no change", "subtype:worsen", "subtype:improved"):
             assert oracle.score(group, metric).value == 1.0
-    random = read_scores(runs[1]).score("overall", "accuracy")
+    random = RunFolder(runs[1]).scores().score("overall", "accuracy")
     assert random.ci_low < 0.3 and random.chance == 0.25
     assert main(["report", *map(str, runs), "--out", str(tmp_path / "report")]) == 0
     tables = (tmp_path / "report" / "mmxu_tables.md").read_text()
@@ -98,7 +98,7 @@ def test_a_loopback_model_sees_prior_then_current_and_our_prompt_at_temperature_
         row = json.loads(line)
         answers[row["item_id"]] = row["answer"]
     assert (answers[right.id], answers[wrong.id], answers[vague.id]) == (right.answer, other, None)
-    scores = read_scores(tmp_path / "run")
+    scores = RunFolder(tmp_path / "run").scores()
     assert scores.score("overall", "accuracy").invalid >= 1
     assert scores.score("overall", "mmxu_blind_adjusted") is not None
 
@@ -116,7 +116,7 @@ def test_a_model_that_echoes_the_options_is_invalid_on_every_item(bench: Path, t
     first = load(bench).items[0]
     assert rows[0]["raw_output"] == ("\n" if mode == "lines" else " ").join(format_options(first.options).splitlines())
     assert all(r["answer"] is None for r in rows)
-    scores = read_scores(tmp_path / "run")
+    scores = RunFolder(tmp_path / "run").scores()
     assert scores.counts["rules"] == {rule_id("letter"): len(rows)} and rule_id("letter") == "letter@2"
     for metric in ("accuracy", "mmxu_blind_hard_accuracy"):
         s = scores.score("overall", metric)

@@ -95,8 +95,9 @@ def test_images_resolve_under_the_root_or_the_build_says_why_not(tmp_path: Path)
     image = tmp_path / RECORD["prior_image_path"]
     image.parent.mkdir(parents=True)
     image.write_bytes(b"jpeg")
-    _, manifest = build(build_args(path, tmp_path, audit=False))
-    assert manifest.config["images_missing"] == 1 and manifest.image_root == str(tmp_path.resolve())
+    items, manifest = build(build_args(path, tmp_path, audit=False))  # one of its two images: left out, counted
+    assert items == [] and manifest.exclusions == {"image_missing": 1}
+    assert manifest.image_root == str(tmp_path.resolve())
     assert manifest.licence == "credentialed"  # neither the file nor the root is a verified phantom
 
 

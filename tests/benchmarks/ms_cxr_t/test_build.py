@@ -72,7 +72,7 @@ def test_a_missing_image_leaves_its_labels_out_counted_and_real_data_is_credenti
     (jpg / first.images[1].path).unlink()
     bench = load(_build(release, jpg, tmp_path / "b", "--no-audit"))
     gone = sum(1 for it in load(tmp_path / "full").items if first.images[1].path in [r.path for r in it.images])
-    assert bench.manifest.exclusions == {"label_image_missing": gone}
+    assert bench.manifest.exclusions == {"image_missing": gone}
     assert bench.manifest.licence == "credentialed"  # copies are not verified phantoms
 
 

@@ -13,7 +13,7 @@ from medtemporal.benchmark import load
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS
 from medtemporal.cli import main
 from medtemporal.phantoms.cxr import CxrPhantom
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 
 REPLIES = [
     ["progression of pleural effusion", "Worsening."],  # the option's text, as a model often answers
@@ -63,7 +63,7 @@ def test_a_model_on_loopback_gets_the_chexinstruct_prompt_and_its_answers_are_sc
     assert _parts(sentence)[0]["text"].startswith("Identify the relationship between the following two sentences: "
                                                   "Sentence 1: ")
 
-    scores = read_scores(tmp_path / "run")
+    scores = RunFolder(tmp_path / "run").scores()
 
     def expected(finding: str, said: str | None) -> float:
         labels = [it for it in items if it.subtype == finding]
@@ -87,7 +87,7 @@ def test_baselines_score_and_the_report_holds_the_paper_layout_the_text_levels_a
     for model in ("baseline:majority", "baseline:oracle"):
         runs.append(tmp_path / model.split(":")[1])
         assert main(["run", str(bench), "--model", model, "--out", str(runs[-1]), "--no-progress"]) == 0
-    oracle = read_scores(runs[1])
+    oracle = RunFolder(runs[1]).scores()
     for metric in ("accuracy", "mscxrt_macro_accuracy", "mscxrt_accuracy_mean", "mscxrt_macro_accuracy_mean"):
         assert oracle.score("overall", metric).value == 1.0
     assert main(["report", *map(str, runs), "--out", str(tmp_path / "report")]) == 0
@@ -98,7 +98,7 @@ def test_baselines_score_and_the_report_holds_the_paper_layout_the_text_levels_a
     assert "| Commonest label of the finding (text only) |" in text
     assert "### Blind-solvability audit" in text and "| Finding | n | Chance |" in text
     assert "## Temporal sentence similarity (text models)" in text
-    assert (tmp_path / "report" / "mscxrt_findings.png").stat().st_size > 10_000
+    assert (tmp_path / "report" / "ms-cxr-t_findings.png").stat().st_size > 10_000
     assert "| baseline:oracle | 100.0 | 100.0 |" in text
 
 

@@ -9,7 +9,7 @@ from helpers.fake_openai import TEST_API_KEY, FakeOpenAI
 
 from medtemporal.benchmark import load
 from medtemporal.cli import main
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 
 
 def test_frames_go_out_in_the_order_shown_and_a_bare_letter_is_invalid(
@@ -33,7 +33,7 @@ def test_frames_go_out_in_the_order_shown_and_a_bare_letter_is_invalid(
         assert '{"order"' in parts[-1]["text"] and "labelled A, B" in parts[-1]["text"]
         sizes.append(n)
     assert sorted(sizes) == sorted(len(i.answer) for i in items)
-    scores = read_scores(tmp_path / "run")
+    scores = RunFolder(tmp_path / "run").scores()
     overall = scores.score("overall", "accuracy")
     assert overall.invalid == len(items) and overall.value == 0.0  # the fake answers one letter: no order
     assert scores.score("overall", "pairwise_accuracy").value == 0.0

@@ -11,7 +11,7 @@ import pytest
 from medtemporal.benchmark import load
 from medtemporal.cli import main
 from medtemporal.schema import Prediction, iter_jsonl
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_random_permutation_scores_its_analytic_expectation(pipeline: Path) -> None:
     items = load(pipeline / "bench").items
-    scores = read_scores(pipeline / "random")
+    scores = RunFolder(pipeline / "random").scores()
     task, pair = scores.score("overall", "accuracy"), scores.score("overall", "pairwise_accuracy")
     expected_task = sum(1 / math.factorial(len(i.answer)) for i in items) / len(items)
     assert task.invalid == 0 and task.missing == 0
@@ -50,7 +50,7 @@ def test_random_permutation_scores_its_analytic_expectation(pipeline: Path) -> N
 
 
 def test_true_order_scores_100_on_ordering(pipeline: Path) -> None:
-    scores = read_scores(pipeline / "oracle")
+    scores = RunFolder(pipeline / "oracle").scores()
     assert scores.score("overall", "accuracy").value == 1.0
     assert scores.score("overall", "pairwise_accuracy").value == 1.0
     bert = scores.score("overall", "skillqa_rationale_bertscore").value

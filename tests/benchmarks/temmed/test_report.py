@@ -9,7 +9,9 @@ import pytest
 from helpers.temmed import temmed_bench, temmed_data  # noqa: F401 (fixtures)
 
 from medtemporal.cli import main
-from medtemporal.benchmarks.temmed.report import TemmedRun, table3, table4, temmed_runs, topk_plot, write_temmed_report
+from medtemporal.benchmarks.temmed.report import TemmedRun, table3, table4, temmed_runs, topk_plot
+from medtemporal.report.family import family_report
+from medtemporal.report import load_runs
 
 
 @pytest.fixture(scope="module")
@@ -28,25 +30,25 @@ def runs(temmed_bench: Path, tmp_path_factory: pytest.TempPathFactory) -> list[P
 
 
 def test_tables_show_scores_times_100_with_gains(runs: list[Path], tmp_path: Path) -> None:
-    written = write_temmed_report(runs, tmp_path)
+    written = family_report(runs, tmp_path)
     assert [p.name for p in written] == ["temmed_tables.md", "temmed_topk.png"]
     text = written[0].read_text()
     scores = json.loads((runs[0] / "scores.json").read_text())["scores"]
     acc = next(s["value"] for s in scores if s["group"] == "task:vqa" and s["metric"] == "accuracy")
     assert f"| baseline:random | closed-book | {100 * acc:.2f} |" in text
     assert "| Random guess |  | [50] | [50] |" in text
-    mm = next(r for r in temmed_runs(runs) if r.protocol == "rag-multimodal")
+    mm = next(r for r in temmed_runs(load_runs(runs)) if r.protocol == "rag-multimodal")
     assert f"{mm.values[0]:.2f} ({mm.values[0] - 100 * acc:+.2f})" in text
-    hack = next(r for r in temmed_runs(runs) if r.protocol == "retrieval-top1")
+    hack = next(r for r in temmed_runs(load_runs(runs)) if r.protocol == "retrieval-top1")
     assert hack.values[0] is None and hack.values[2] is not None and hack.values[2] > 0
     assert written[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_k_comes_from_the_recorded_protocol_options(runs: list[Path]) -> None:
-    assert [(r.protocol, r.k) for r in temmed_runs(runs)] == [
+    assert [(r.protocol, r.k) for r in temmed_runs(load_runs(runs))] == [
         ("direct", 1), ("rag-multimodal", 1), ("retrieval-top1", 1), ("rag-text", 3)]
     assert json.loads((runs[3] / "scores.json").read_text())["run"]["protocol_options"] == {"k": 3}
-    assert "Text-only RAG" not in table4(temmed_runs(runs))  # the k=3 run is on the plot only
+    assert "Text-only RAG" not in table4(temmed_runs(load_runs(runs)))  # the k=3 run is on the plot only
 
 
 def test_medtemporal_report_adds_the_temmed_tables(runs: list[Path], tmp_path: Path) -> None:
@@ -82,7 +84,7 @@ def test_chance_row_comes_from_the_scores() -> None:
 def test_ablation_and_hack_tables_show_every_retrieval_run(runs: list[Path]) -> None:
     from medtemporal.benchmarks.temmed.report import ablation_table, hack_table
 
-    parsed = temmed_runs(runs)
+    parsed = temmed_runs(load_runs(runs))
     text3 = next(r for r in parsed if r.protocol == "rag-text")
     assert text3.ci[0][0] is not None and text3.ci[0][0] <= text3.values[0] <= text3.ci[0][1]
     table = ablation_table(parsed)
@@ -112,10 +114,10 @@ def test_a_run_scored_under_the_old_core_metric_names_still_reports(runs: list[P
         s["metric"] = LEGACY_NAMES[s["metric"]]
     scores["metrics"] = {LEGACY_NAMES[k]: v for k, v in scores["metrics"].items()}
     (old / "scores.json").write_text(json.dumps(scores))  # newer than predictions.jsonl: not re-scored
-    (parsed,) = temmed_runs([old])
-    assert parsed.values == temmed_runs([runs[2]])[0].values and parsed.values[2] is not None
+    (parsed,) = temmed_runs(load_runs([old]))
+    assert parsed.values == temmed_runs(load_runs([runs[2]]))[0].values and parsed.values[2] is not None
     assert main(["report", str(old), "--out", str(tmp_path / "report"), "--formats", "md"]) == 0
     assert f"| Top-1 retrieval hack | {parsed.values[2]:.2f} |" in (tmp_path / "report" / "temmed_tables.md").read_text()
     assert main(["score", str(old)]) == 0
     assert {s["metric"] for s in json.loads((old / "scores.json").read_text())["scores"]} == set(LEGACY_NAMES)
-    assert temmed_runs([old])[0].values == parsed.values
+    assert temmed_runs(load_runs([old]))[0].values == parsed.values

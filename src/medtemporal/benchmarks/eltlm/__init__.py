@@ -28,7 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.contract import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.demo_steps import cxr_demo_build
+from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_build, cxr_phantoms
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
 from medtemporal.benchmarks.eltlm.rubric import RUBRIC
 from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
@@ -45,20 +45,14 @@ LENGTH_COLUMNS = {f"{n} studies": (subtype_of(n),) for n in LENGTHS}
 """Sequence-length columns in order (Fig. 3 strata), for both tasks."""
 
 
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """Table 2 layout, the sequence-length figure and ablation deltas (see `report`)."""
-    from medtemporal.benchmarks.eltlm.report import write_eltlm_report
-
-    return write_eltlm_report(runs, out)
-
-
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CXR phantoms, build, a constant answer under three protocols judged by the scripted judge, report."""
-    phantoms, build, bench = cxr_demo_build(out, BENCHMARK, patients, seed)
-    runs = [out / "runs" / f"{BENCHMARK}-{p}" for p in DEMO_PROTOCOLS]
-    steps = [build] + [["run", str(bench), "--model", DEMO_MODEL, "--protocol", p, "--judge", DEMO_JUDGE, "--out", str(r),
-               "--no-progress"] for p, r in zip(DEMO_PROTOCOLS, runs)]
-    return DemoSection("ELTLM", phantoms, steps, runs, out / "report" / BENCHMARK)
+    steps = DemoSteps(out, BENCHMARK)
+    phantoms = cxr_phantoms(steps, patients, seed)
+    cxr_build(steps, seed=seed)
+    for protocol in DEMO_PROTOCOLS:
+        steps.run(DEMO_MODEL, "--protocol", protocol, "--judge", DEMO_JUDGE, name=protocol)
+    return steps.section("ELTLM", phantoms)
 
 
 CITATION = r"""@inproceedings{eltlm,
@@ -81,7 +75,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     extractors={"*": "text"},
     metrics={"*": METRICS},
     subtype_groups={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS},
-    report=_report,
+    report="medtemporal.benchmarks.eltlm.report:write_eltlm_report",
     demo=demo,
     judge_rubric=RUBRIC,
 ))

@@ -22,6 +22,7 @@ from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_in_background, licence_of, most_restrictive, release_licence
 from medtemporal.schema import Item
+from medtemporal.sources.jpg_root import add_jpg_arguments
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
 
 VERSION = "1.1"
@@ -41,8 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("data")
     src.add_argument("--official", type=Path, metavar="FILE",
                      help="import the released test.json instead of building")
-    src.add_argument("--mimic-cxr-jpg", type=Path, metavar="DIR",
-                     help="MIMIC-CXR-JPG root (files/ and the metadata CSV); also the image root")
+    add_jpg_arguments(src, "the image root, and the metadata CSV that dates the studies",
+                      "with --official and no --mimic-cxr-jpg, load and validate the file with images left "
+                      "unresolved")
     src.add_argument("--qba", type=Path, metavar="DIR",
                      help="MIMIC-Ext-CXR-QBA root, whose findings decide the reasoning answers (building only)")
     src.add_argument("--reports", type=Path, metavar="DIR",
@@ -52,9 +54,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--order", choices=ORDERS, default="date",
                      help="order of each item's images: date (StudyDate/StudyTime, default: the paper shows images "
                      "in time order) or file (as test.json lists them, ascending by study id; --official only)")
-    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
-                     help="do not check that each chosen JPEG exists; with --official and no --mimic-cxr-jpg, "
-                     "load and validate the file with images left unresolved")
     text = p.add_argument_group("question wording (building only)")
     text.add_argument("--question-model", metavar="URI",
                       help="word the questions with this model (appendix C); answers stay rule-decided")

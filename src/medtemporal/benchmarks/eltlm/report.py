@@ -27,13 +27,12 @@ import numpy as np
 
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
 from medtemporal.errors import InvalidInputError
-from medtemporal.report import load_runs
-from medtemporal.report.plots import MAX_WIDTH_IN, figure_png, legend_columns, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table, protocol_label
+from medtemporal.report.family import (
+    DASH, MAX_WIDTH_IN, FamilyReport, ReportRun, cell, figure_png, legend_columns, markdown_table, protocol_label,
+    pyplot,
+)
 from medtemporal.scoring.ci import cluster_bootstrap
-from medtemporal.runs import JUDGEMENTS, RunFolder
-from medtemporal.scoring.judge import Judgement
-from medtemporal.scoring.runs import load_outcomes
+from medtemporal.scoring.judge import stored_verdicts
 
 TASKS = (("perception", "Perception"), ("reasoning", "Reasoning"))
 MAIN = (("rouge_l_f1", "ROUGE-L"), ("judge_accuracy", "Accuracy"), ("judge_completeness", "Completeness"))
@@ -41,11 +40,7 @@ LENGTHS = ("2_studies", "3_studies", "4_studies", "5_studies")
 
 
 def _cell(run: ReportRun, group: str, metric: str) -> str:
-    s = run.scores.score(group, metric)
-    if s is None or not np.isfinite(s.value):
-        return DASH
-    ci = f" [{s.ci_low:.3f}, {s.ci_high:.3f}]" if s.ci_low is not None and s.ci_high is not None else ""
-    return f"{s.value:.3f}{ci}"
+    return cell(run.scores.score(group, metric), scale=1.0, digits=3, ci=True)
 
 
 def main_table(runs: Sequence[ReportRun]) -> str:
@@ -132,22 +127,20 @@ class ItemValues:
 
 def item_values(run: ReportRun) -> ItemValues:
     """ROUGE-L of the run's final answers and the verdicts of the run's judge, per item."""
-    outcomes = load_outcomes(run.path).by_repeat[0]
+    outcomes = run.outcomes.by_repeat[0]
     values = {"rouge_l_f1": {o.item.id: rouge_l_f1_of(o.item.reference or str(o.item.answer),
                                                       o.answer if isinstance(o.answer, str) else None)
                              for o in outcomes}}
     judge = run.scores.judge
     if judge:
-        verdicts = {j.item_id: j for j in RunFolder(run.path).log(JUDGEMENTS, Judgement).records()
-                    if j.judge == judge["id"] and j.kind == "answer" and j.status == "ok"}
+        verdicts = stored_verdicts(run.folder, judge["id"])
         for metric, criterion in (("judge_accuracy", "accuracy"), ("judge_completeness", "completeness")):
             values[metric] = {o.item.id: float((verdicts[o.item.id].scores or {}).get(criterion, 0))
                               if o.item.id in verdicts else 0.0
                               for o in outcomes if o.item.id in verdicts or o.status == "missing"}
-    loaded = load_outcomes(run.path)
     return ItemValues(values, {o.item.id: o.item.cluster for o in outcomes},
                       {o.item.id: o.item.meta.get("date_order_differs") for o in outcomes},
-                      loaded.bench.manifest.config.get("order"))
+                      run.benchmark.manifest.config.get("order"))
 
 
 def _values(run: ReportRun, cache: dict[Path, ItemValues]) -> ItemValues:
@@ -188,11 +181,11 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
     rows = []
     cache = {} if cache is None else cache
     for run in runs:
-        if run.scores.run.get("protocol") == "direct":
+        if run.scores.run.protocol == "direct":
             continue
-        base = next((r for r in runs if r.scores.run.get("protocol") == "direct"
-                     and r.scores.run.get("model") == run.scores.run.get("model")
-                     and r.scores.run.get("items_sha256") == run.scores.run.get("items_sha256")
+        base = next((r for r in runs if r.scores.run.protocol == "direct"
+                     and r.scores.run.model == run.scores.run.model
+                     and r.scores.run.items_sha256 == run.scores.run.items_sha256
                      and (r.scores.judge or {}).get("id") == (run.scores.judge or {}).get("id")), None)
         if base is None:
             continue
@@ -205,34 +198,29 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
             diff = np.array([a.values[metric][i] - b.values[metric][i] for i in shared])
             est = cluster_bootstrap(diff, [a.patients[i] for i in shared], resamples=resamples, rng=seed,
                                     label=f"{label} delta")
-            rows.append([run.scores.run.get("model") or run.label, protocol_label(run.scores), label,
+            rows.append([run.scores.run.model or run.label, protocol_label(run.scores), label,
                          f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}]", str(len(shared)), str(est.clusters)])
     if not rows:
         return "No ablation run with a matching direct run (same model, benchmark and judge)."
     return markdown_table(["Model", "Protocol", "Metric", "Δ vs direct [95% CI]", "Items", "Patients"], rows)
 
 
-def write_eltlm_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
-    """Write ``eltlm_tables.md`` and ``eltlm_lengths.png`` into ``out``."""
-    runs = load_runs(run_dirs, rescore=False)
+def write_eltlm_report(ctx: FamilyReport) -> None:
+    """Write ``eltlm_tables.md``, ``eltlm_lengths.png`` and ``eltlm_judges.json``."""
+    runs = ctx.runs
     cache: dict[Path, ItemValues] = {}
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    lengths = ctx.write("lengths.png", length_figure(runs))
     text = (
         "# ELTLM\n\nValues in 0–1 with patient-clustered 95% CIs; unparseable judge verdicts are left out of "
         "Accuracy and Completeness and counted apart.\n\n"
         f"## Main results (Table 2 layout)\n\n{main_table(runs)}\n\n"
         f"## Judge calibration\n\n{calibration_table(runs)}\n\n"
-        f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths](eltlm_lengths.png)\n\n"
+        f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths]({lengths.name})\n\n"
         "## Image order (date vs file)\n\nThe release lists each item's studies by id; the images are shown in "
         "date order unless the benchmark was built with `--order file`. On items whose two orders differ, a "
         "reference written against the other order names the exams differently (docs/eltlm.md).\n\n"
         f"{order_table(runs, cache)}\n\n"
         f"## Ablations (paired, clustered by patient)\n\n{ablation_table(runs, cache=cache)}\n"
     )
-    written = [out / "eltlm_tables.md", out / "eltlm_lengths.png"]
-    written[0].write_text(text, encoding="utf-8")
-    written[1].write_bytes(length_figure(runs))
-    (out / "eltlm_judges.json").write_text(json.dumps({r.label: r.scores.judge for r in runs}, indent=2) + "\n",
-                                           encoding="utf-8")
-    return [*written, out / "eltlm_judges.json"]
+    ctx.write("tables.md", text)
+    ctx.write("judges.json", json.dumps({r.label: r.scores.judge for r in runs}, indent=2) + "\n")

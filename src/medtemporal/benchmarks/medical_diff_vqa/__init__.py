@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.demo_steps import DemoSteps
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
@@ -42,24 +43,17 @@ DEMO_MODELS = ("baseline:oracle", "baseline:constant-no")
 DEMO_PAIRS = 120
 
 
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """EKAID's tables and the per-type figure (see `report`)."""
-    from medtemporal.benchmarks.medical_diff_vqa.report import write_diffvqa_report
-
-    return write_diffvqa_report(runs, out)
-
-
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """The Medical-Diff-VQA phantom over the CXR cohort the CXR families share (written first when absent),
     build, the oracle and a constant "no", report."""
-    cxr, data, bench = out / "phantoms" / "cxr", out / "phantoms" / BENCHMARK, out / "benchmarks" / BENCHMARK
+    steps = DemoSteps(out, BENCHMARK)
+    cxr, data = steps.data("cxr"), steps.data(BENCHMARK)
     phantoms = [BENCHMARK, "--cxr", str(cxr), "--patients", str(patients), "--seed", str(seed), "--pairs",
                 str(DEMO_PAIRS), "--out", str(data)]  # writes the shared CXR cohort first when it is not there
-    steps = [["build", BENCHMARK, "--diff-vqa", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"),
-              "--seed", str(seed), "--out", str(bench), "--overwrite"]]
-    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in DEMO_MODELS]
-    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(DEMO_MODELS, runs)]
-    return DemoSection("Medical-Diff-VQA", phantoms, steps, runs, out / "report" / BENCHMARK)
+    steps.build("--diff-vqa", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"), seed=seed)
+    for model in DEMO_MODELS:
+        steps.run(model)
+    return steps.section("Medical-Diff-VQA", phantoms)
 
 
 AUDIT_NOTES = {
@@ -85,7 +79,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     build=build,
     prompts={"closed": "medical_diff_vqa_closed", "open": "medical_diff_vqa_open", "difference": "medical_diff_vqa_difference"},
     metrics={"closed": ("accuracy", *TEXT_METRICS), "open": ("accuracy", *TEXT_METRICS), "difference": TEXT_METRICS},
-    report=_report,
+    report="medtemporal.benchmarks.medical_diff_vqa.report:write_medical_diff_vqa_report",
     demo=demo,
     generation={"temperature": 0.0, "max_tokens": 256},
 ))

@@ -30,6 +30,7 @@ from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_of
 from medtemporal.schema import ImageRef, Item
+from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root
 
 BENCHMARK = "medical-diff-vqa"
 VERSION = "1.0"
@@ -45,10 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--diff-vqa", type=Path, required=True, metavar="DIR",
                      help=f"folder of Medical-Diff-VQA 1.0.1 ({QUESTIONS_FILE} and {MIMIC_ALL_FILE}), or a phantom "
                      "of it (`medtemporal phantoms medical-diff-vqa`)")
-    src.add_argument("--mimic-cxr-jpg", type=Path, metavar="DIR", help="MIMIC-CXR-JPG root (holds files/)")
+    add_jpg_arguments(src, without="and allow leaving --mimic-cxr-jpg out")
     src.add_argument("--split", default="test", help="the split column's value to build (default %(default)s)")
-    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
-                     help="do not check that every image exists (and allow leaving --mimic-cxr-jpg out)")
 
 
 def task_of(q: Question) -> str:
@@ -80,14 +79,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     folder: Path = args.diff_vqa
     if not folder.is_dir():
         raise InvalidInputError(f"--diff-vqa {folder} is not a folder; pass the folder of Medical-Diff-VQA 1.0.1.")
-    root: Path | None = args.mimic_cxr_jpg
-    if root is not None:
-        if not (root / "files").is_dir():
-            raise InvalidInputError(f"--mimic-cxr-jpg {root} has no files/ folder; pass the MIMIC-CXR-JPG root.")
-        root = root.resolve()
-    elif args.verify_images:
-        raise InvalidInputError("Medical-Diff-VQA needs --mimic-cxr-jpg to find its images; pass it, or "
-                                "--no-verify-images to build with the images unchecked.")
+    root = jpg_root(args.mimic_cxr_jpg, verify_images=args.verify_images)
     questions, counts = read_questions(folder, args.split, image_root=root, verify_images=args.verify_images)
     items = [question_item(q) for q in questions]
     files = [folder / QUESTIONS_FILE, folder / MIMIC_ALL_FILE]

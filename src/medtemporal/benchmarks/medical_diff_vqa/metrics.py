@@ -247,7 +247,7 @@ def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
 
 
 @register("metric", "diffvqa_cider", aggregation="mean", higher_is_better=True, percent=False,
-          settings=_cider_settings,
+          settings=_cider_settings, corpus=True,
           description="CIDEr-D (pycocoevalcap Cider, PTB tokens), averaged; document frequencies over all items "
           "scored together")
 def cider(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:

@@ -38,12 +38,11 @@ from medtemporal.benchmarks.medical_diff_vqa.release import MIMIC_ALL_FILE, QUES
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, prepare_out, read_cohort, write_lines
 from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import write_phantom_manifest
+from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.registry import register
 from medtemporal.sources.mimic_cxr import METADATA_CSV
 
 GENERATOR = "medtemporal phantoms medical-diff-vqa"
-TRUTH = "phantom_truth.jsonl"
 OFFICIAL = {"pleural effusion": "pleural effusion", "atelectasis": "atelectasis", "cardiomegaly": "cardiomegaly",
             "pulmonary edema": "edema", "vascular congestion": "vascular congestion", "pneumothorax": "pneumothorax",
             "lung opacity": "lung opacity", "consolidation": "consolidation"}
@@ -399,7 +398,7 @@ def write_diff_vqa_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
     columns = ["subject_id", "study_id", *CHEXPERT, "dicom_id", "view", "split", "study_date", "study_order"]
     pd.DataFrame(all_rows, columns=columns).to_csv(out / MIMIC_ALL_FILE, index=False, lineterminator="\n")
     pd.DataFrame(rows, columns=list(QUESTION_COLUMNS)).to_csv(out / QUESTIONS_FILE, index=False, lineterminator="\n")
-    write_lines(out / TRUTH, truth)
+    write_lines(out / PHANTOM_TRUTH, truth)
     write_phantom_manifest(out, GENERATOR, seed=seed, cohort=str(cxr.resolve()), test_share=test_share, pairs=pairs)
     return len(all_rows), len(rows), sum(r["split"] == "test" for r in rows)
 
@@ -421,7 +420,7 @@ def _write(args: argparse.Namespace) -> list[str]:
     return [f"Wrote {studies} studies and {questions} questions ({test} in the test split) to {args.out}",
             f"  Medical-Diff-VQA folder: {args.out}  (pass it to `medtemporal build medical-diff-vqa` as --diff-vqa)",
             f"  MIMIC-CXR-JPG root:      {Path(args.cxr) / 'mimic-cxr-jpg'}  (as --mimic-cxr-jpg)",
-            f"  ground truth:            {Path(args.out) / TRUTH}"]
+            f"  ground truth:            {Path(args.out) / PHANTOM_TRUTH}"]
 
 
 register("phantom", "medical-diff-vqa")(PhantomKind(

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medtemporal.errors import InvalidInputError
+from medtemporal.sources.jpg_root import IMAGE_MISSING
 from medtemporal.sources.mimic_cxr import image_path
 
 if TYPE_CHECKING:
@@ -197,5 +198,5 @@ def _unusable(rec: Any, ids: dict[str, int], studies: dict[int, StudyImage], ver
     if ids["study_id"] == ids["ref_id"]:
         return "reference_is_main"
     if verify and root is not None and not ((root / main.path).is_file() and (root / ref.path).is_file()):
-        return "image_missing"
+        return IMAGE_MISSING
     return None

@@ -10,44 +10,24 @@
   closed questions (from the manifest);
 * the overall values again with their patient-clustered 95% intervals.
 
-``diffvqa_types.png``: accuracy and BLEU-1 per question type for each run, with intervals and the
+``medical-diff-vqa_types.png``: accuracy and BLEU-1 per question type for each run, with intervals and the
 question-text level. Model numbers come from ``scores.json``; the text-only level from the benchmark.
 """
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
-from typing import Any, Sequence
-
-import numpy as np
+from typing import Sequence
 
 from medtemporal.benchmarks.medical_diff_vqa.blind import blind_accuracy
 from medtemporal.benchmarks.medical_diff_vqa.release import TYPES
-from medtemporal.report import load_runs
-from medtemporal.report.audit import HEADER, audit_rows
-from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table
-from medtemporal.schema import Item, Score
-from medtemporal.scoring.runs import load_outcomes
-from medtemporal.writes import write_atomic
+from medtemporal.report.family import DASH, FamilyReport, Level, Panel, ReportRun, cell, grouped_bars, markdown_table
 
-TABLES = "medical-diff-vqa_tables.md"
-FIGURE = "diffvqa_types.png"
 TEXT_METRICS = (("BLEU-1", "diffvqa_bleu_1"), ("BLEU-2", "diffvqa_bleu_2"), ("BLEU-3", "diffvqa_bleu_3"),
                 ("BLEU-4", "diffvqa_bleu_4"), ("METEOR", "diffvqa_meteor"), ("ROUGE-L", "diffvqa_rouge_l"),
                 ("CIDEr", "diffvqa_cider"))
 BLIND_ROW = "Question text alone (ours)"
-
-
-def _value(score: Score | None, percent: bool, ci: bool = False) -> str:
-    if score is None or score.value is None or math.isnan(score.value):
-        return DASH
-    scale, digits = (100.0, 1) if percent else (1.0, 3)
-    text = f"{scale * score.value:.{digits}f}"
-    if ci and score.ci_low is not None and score.ci_high is not None:
-        text += f" [{scale * score.ci_low:.{digits}f}, {scale * score.ci_high:.{digits}f}]"
-    return text
+FRACTION = {"scale": 1.0, "digits": 3}
+"""The text metrics as pycocoevalcap prints them: fractions to three decimals."""
 
 
 def _types(runs: Sequence[ReportRun]) -> list[str]:
@@ -60,14 +40,14 @@ def text_table(runs: Sequence[ReportRun], group: str, *, ci: bool = False) -> st
     rows = []
     for run in runs:
         first = run.scores.score(group, "diffvqa_bleu_1")
-        rows.append([run.label, *(_value(run.scores.score(group, m), False, ci) for _, m in TEXT_METRICS),
+        rows.append([run.label, *(cell(run.scores.score(group, m), ci=ci, **FRACTION) for _, m in TEXT_METRICS),
                      str(first.n) if first else DASH])
     return markdown_table(["Run", *(label for label, _ in TEXT_METRICS), "n"], rows)
 
 
 def type_table(run: ReportRun, types: Sequence[str]) -> str:
     """One run's text metrics per question type."""
-    rows = [[t, *(_value(run.scores.score(f"subtype:{t}", m), False) for _, m in TEXT_METRICS)] for t in types]
+    rows = [[t, *(cell(run.scores.score(f"subtype:{t}", m), **FRACTION) for _, m in TEXT_METRICS)] for t in types]
     return markdown_table(["Question type", *(label for label, _ in TEXT_METRICS)], rows)
 
 
@@ -78,52 +58,24 @@ def accuracy_table(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[
     rows = []
     for run in runs:
         total = run.scores.score("overall", "accuracy")
-        rows.append([run.label, *(_value(run.scores.score(g, "accuracy"), True) for _, g in columns),
+        rows.append([run.label, *(cell(run.scores.score(g, "accuracy")) for _, g in columns),
                      str(total.invalid) if total else DASH])
     if blind:
-        rows.append([BLIND_ROW, *(f"{100 * blind[g][1]:.1f}" if g in blind else DASH for _, g in columns), DASH])
+        rows.append([BLIND_ROW, *(cell(blind[g][1] if g in blind else None) for _, g in columns), DASH])
     return markdown_table(["Run", *(label for label, _ in columns), "Invalid"], rows)
-
-
-def audit_table(audit: dict[str, Any] | None) -> str:
-    """The shared audit of the closed questions (yes/no), per question type, as `medtemporal audit` shows it (every
-    reader with its interval, the best, and the flag: BY DESIGN where the spec's note applies)."""
-    rows = [[r[1], r[2], *r[4:]] for r in audit_rows(audit or {})]
-    if not rows:
-        return "No audited subtype in the benchmark's manifest (too few closed questions, or built with --no-audit)."
-    return markdown_table(["Question type (closed)", "n", "Chance", *HEADER[5:]], rows)
 
 
 def types_png(runs: Sequence[ReportRun], types: Sequence[str], blind: dict[str, tuple[int, float]]) -> bytes:
     """Accuracy (difference excluded) and BLEU-1 per question type, bars per run with intervals."""
-    fig, axes = pyplot().subplots(1, 2, figsize=(MAX_WIDTH_IN, 4.2), layout="constrained")
-    width = 0.8 / max(1, len(runs))
-    for ax, (title, metric, scale, shown) in zip(axes, (("Accuracy (%)", "accuracy", 100.0,
-                                                         [t for t in types if t != "difference"]),
-                                                        ("BLEU-1", "diffvqa_bleu_1", 1.0, list(types)))):
-        x = np.arange(len(shown))
-        for k, run in enumerate(runs):
-            scores = [run.scores.score(f"subtype:{t}", metric) for t in shown]
-            values = np.array([scale * s.value if s and not math.isnan(s.value) else np.nan for s in scores])
-            low = np.array([scale * s.ci_low if s and s.ci_low is not None else np.nan for s in scores])
-            high = np.array([scale * s.ci_high if s and s.ci_high is not None else np.nan for s in scores])
-            err = np.nan_to_num(np.vstack([values - low, high - values]))
-            ax.bar(x + (k - (len(runs) - 1) / 2) * width, values, width, yerr=err, capsize=2, label=run.label)
-        if metric == "accuracy" and blind:
-            level = [100 * blind[f"subtype:{t}"][1] if f"subtype:{t}" in blind else np.nan for t in shown]
-            ax.scatter(x, level, marker="_", s=400, color="black", zorder=3, label=BLIND_ROW)
-        ax.set_xticks(x, shown, rotation=20)
-        ax.set_title(title)
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=FONT_PT, loc="outside upper center", ncol=legend_columns(names, MAX_WIDTH_IN),
-               frameon=False)
-    return figure_png(fig)
-
-
-def _bench(runs: Sequence[ReportRun]) -> tuple[list[Item], dict[str, Any] | None]:
-    """The items and audit of the first run's benchmark, read through its run folder."""
-    bench = load_outcomes(runs[0].path).bench
-    return bench.items, bench.manifest.audit
+    closed = [t for t in types if t != "difference"]
+    levels = [Level(BLIND_ROW, [blind[f"subtype:{t}"][1] if f"subtype:{t}" in blind else None for t in closed],
+                    dashed=False)] if blind else []
+    return grouped_bars(runs, [
+        Panel(closed, [[run.scores.score(f"subtype:{t}", "accuracy") for t in closed] for run in runs],
+              "accuracy (%)", title="Accuracy (%)", levels=levels),
+        Panel(list(types), [[run.scores.score(f"subtype:{t}", "diffvqa_bleu_1") for t in types] for run in runs],
+              "BLEU-1", percent=False, title="BLEU-1"),
+    ])
 
 
 def _java_note(runs: Sequence[ReportRun]) -> list[str]:
@@ -132,12 +84,12 @@ def _java_note(runs: Sequence[ReportRun]) -> list[str]:
             "affected.", ""] if java.startswith("unavailable") else []
 
 
-def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
-    """Write ``medical-diff-vqa_tables.md`` and ``diffvqa_types.png`` for the runs into ``out``."""
-    runs = load_runs(run_dirs)
-    items, audit = _bench(runs)
-    blind = blind_accuracy(items) if items else {}
+def write_medical_diff_vqa_report(ctx: FamilyReport) -> None:
+    """Write ``medical-diff-vqa_tables.md`` and ``medical-diff-vqa_types.png`` for the runs."""
+    runs = ctx.runs
+    blind = blind_accuracy(ctx.benchmark.items)
     types = _types(runs)
+    figure = ctx.write("types.png", types_png(runs, types, blind))
     parts = ["# Medical-Diff-VQA", "",
              "Text metrics by pycocoevalcap on PTB tokens, one reference per question, as EKAID's "
              "`model/evaluation.py` (fractions, as it prints them; CIDEr runs to 10). Accuracy × 100: exact match "
@@ -155,14 +107,11 @@ def write_diffvqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
               "(cross-validated by patient). A type where it is high is answerable without the images; compare "
               "models with that row, not with zero.", "",
               "### Audit of the closed questions (shared audit: text only, cross-validated by patient)", "",
-              audit_table(audit), "",
+              ctx.audit_table(first="Question type (closed)") or "No audited subtype in the benchmark's manifest "
+              "(too few closed questions, or built with --no-audit).", "",
               "## With patient-clustered 95% intervals", "", text_table(runs, "overall", ci=True), "",
               markdown_table(["Run", "Accuracy total", "Open", "Closed"],
-                             [[r.label, *(_value(r.scores.score(g, "accuracy"), True, True)
+                             [[r.label, *(cell(r.scores.score(g, "accuracy"), ci=True)
                                           for g in ("overall", "task:open", "task:closed"))] for r in runs]), "",
-              f"![accuracy and BLEU-1 per question type]({FIGURE})", ""]
-    out.mkdir(parents=True, exist_ok=True)
-    figure, path = out / FIGURE, out / TABLES
-    write_atomic(figure, types_png(runs, types, blind))
-    write_atomic(path, "\n".join(parts))
-    return [path, figure]
+              f"![accuracy and BLEU-1 per question type]({figure.name})", ""]
+    ctx.write("tables.md", "\n".join(parts))

@@ -18,7 +18,7 @@ variant (Table 2). Where each rule lives:
   (also ``medtemporal export --format micxr``).
 * `demo_describer` — ``micxr-describer:noisy-truth``, the demo's stage-wise instrument (not a model).
 * `overall` — the paper's Overall: a weighted mean of Table 1's six columns (``overall:paper``).
-* `analyses` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
+* `report` — temperature, stage-wise vs direct, ICR-V, error types (rules and judge: `error_judge`),
   source statistics; the spec's ``report`` hook.
 * `error_judge` — the LLM judge's error types (appendix G) through ``medtemporal score RUN --judge URI``.
 * `demo` — the MI-CXR section of ``medtemporal demo``.
@@ -36,8 +36,8 @@ from pathlib import Path
 
 from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.demo_steps import cxr_demo_build
-from medtemporal.benchmarks.mi_cxr import demo_describer  # noqa: F401  (registers the demo demo_describer backend)
+from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_build, cxr_phantoms
+from medtemporal.benchmarks.mi_cxr import demo_describer  # noqa: F401  (registers the demo's describer backend)
 from medtemporal.benchmarks.mi_cxr.error_judge import judge_pass
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.release import write_official
@@ -52,13 +52,6 @@ def export_official(bench: Benchmark, out: Path) -> int:
     """Write ``bench`` in the released ``micxr_test.jsonl`` layout; return the number of lines."""
     out.parent.mkdir(parents=True, exist_ok=True)
     return write_official(bench.items, out)
-
-
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """Temperature, stage-wise, ICR-V, error-type and source-statistics tables (see `analyses`)."""
-    from medtemporal.benchmarks.mi_cxr.analyses import write_micxr_report
-
-    return write_micxr_report(runs, out)
 
 
 DESCRIBER = "micxr-describer:noisy-truth"
@@ -77,22 +70,18 @@ ERROR_JUDGE = "micxr-scripted-judge:errors"
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CXR phantoms, a build with the ICR variant, three baselines, a T=0.7 repeat run, the describer under the
     direct and stage-wise protocols (Fig. 3 pairing), one report."""
-    phantoms, build, bench = cxr_demo_build(out, BENCHMARK, patients, seed)
-    steps = [[*build, "--icr-variant"]]
-    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
-    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
-    hot = out / "runs" / f"{BENCHMARK}-random-t0.7"  # temperature sensitivity: three seeded samples per item
-    steps.append(["run", str(bench), "--model", "baseline:random", "--temperature", "0.7", "--seed", str(seed),
-                  "--repeats", "3", "--out", str(hot), "--no-progress"])
-    runs.append(hot)
+    steps = DemoSteps(out, BENCHMARK)
+    phantoms = cxr_phantoms(steps, patients, seed)
+    cxr_build(steps, "--icr-variant", seed=seed)
+    for model in BASELINES:
+        steps.run(model)
+    # temperature sensitivity: three seeded samples per item
+    steps.run("baseline:random", "--temperature", "0.7", "--seed", str(seed), "--repeats", "3", name="random-t0.7")
     for protocol in ("direct", "stagewise"):
-        run = out / "runs" / f"{BENCHMARK}-describer-{protocol}"
-        steps.append(["run", str(bench), "--model", DESCRIBER, "--protocol", protocol, "--option", f"seed={seed}",
-                      "--out", str(run), "--no-progress"])
-        runs.append(run)
+        run = steps.run(DESCRIBER, "--protocol", protocol, "--option", f"seed={seed}", name=f"describer-{protocol}")
     # error types by the judge (appendix G): the scripted stand-in, offline; a model judge takes its place by URI
-    steps.append(["score", str(run), "--judge", ERROR_JUDGE])
-    return DemoSection("MI-CXR", phantoms, steps, runs, out / "report" / BENCHMARK)
+    steps.then("score", str(run), "--judge", ERROR_JUDGE)
+    return steps.section("MI-CXR", phantoms)
 
 
 CITATION = r"""@misc{micxr,
@@ -127,7 +116,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(
             },
         },
         exports={"micxr": export_official},
-        report=_report,
+        report="medtemporal.benchmarks.mi_cxr.report:write_mi_cxr_report",
         overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's tasks (micro Overall); ICR-V is Table 2, scored on its own
         overall_weights=PAPER_OVERALL_WEIGHTS,  # Table 1's Overall: a weighted mean of its columns (`overall`)
         generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise

@@ -23,6 +23,7 @@ restrictive of its inputs.
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,14 @@ from medtemporal.benchmarks.mi_cxr.pipeline import (
     abnormality_mix,
     build_items,
 )
-from medtemporal.benchmarks.mi_cxr.release import check_image_root, read_official
+from medtemporal.benchmarks.mi_cxr.release import read_official
 from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_in_background, licence_of, most_restrictive, release_licence
 from medtemporal.schema import Item
+from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
 SOURCE_FILES = {
     "mimic-cxr-jpg": ("mimic-cxr-2.0.0-metadata.csv.gz",),
@@ -56,16 +58,15 @@ SOURCE_FILES = {
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``medtemporal build mi-cxr``."""
     src = p.add_argument_group("data")
-    src.add_argument("--mimic-cxr-jpg", type=Path, metavar="DIR",
-                     help="MIMIC-CXR-JPG root (holds files/ and the metadata CSV); also the image root")
+    add_jpg_arguments(src, "the image root, and the metadata CSV of a build",
+                      "a build keeps studies without checking their frontal JPEG; an --official import keeps "
+                      "the root as given")
     src.add_argument("--qba", type=Path, metavar="DIR",
                      help="MIMIC-Ext-CXR-QBA root (holds scene_data/ and metadata/study_metadata.parquet)")
     src.add_argument("--official", type=Path, metavar="FILE",
                      help="import the released micxr_test.jsonl instead of building (needs only --mimic-cxr-jpg)")
     src.add_argument("--min-quality", default="B", metavar="GRADE",
                      help="lowest QBA observation quality kept, D ... A++ (default %(default)s)")
-    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
-                     help="do not check that each chosen frontal JPEG exists and is whole")
     rules = p.add_argument_group(
         "construction (quotas and abnormality mix are the paper's, Tables 9-10; appendix A.5.2 names the caps "
         "but gives no values: the cap defaults are ours)")
@@ -151,8 +152,12 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
     if image_root is None:
         raise InvalidInputError("--official needs --mimic-cxr-jpg, the root the question file's image paths are under.")
     items = read_official(path)
-    root = Path(image_root).resolve()
-    missing = check_image_root(root, items) if verify_images else 0
+    exclusions: Counter[str] = Counter()
+    if verify_images:
+        root = jpg_root(Path(image_root), verify_images=True)
+        items = keep_with_images(items, lambda item: [ref.path for ref in item.images], root, exclusions)
+    else:
+        root = Path(image_root).resolve()
     manifest = Manifest(
         benchmark=BENCHMARK,
         version=VERSION,
@@ -160,7 +165,7 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
         image_root=str(root),
         config={"official": Path(path).name},
         sources={Path(path).name: sha256_file(Path(path))},
-        exclusions={"image_missing": missing} if missing else {},
+        exclusions=dict(exclusions),
     )
     return items, manifest
 
@@ -170,7 +175,9 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if args.official is not None:
         return import_official(args.official, args.mimic_cxr_jpg, args.verify_images)
     config = config_from_args(args)
-    jpg = _require_dir(args.mimic_cxr_jpg, "--mimic-cxr-jpg", "MIMIC-CXR-JPG root")
+    if args.mimic_cxr_jpg is None:
+        raise InvalidInputError("--mimic-cxr-jpg is required; pass the MIMIC-CXR-JPG root folder.")
+    jpg = jpg_root(args.mimic_cxr_jpg, verify_images=True)
     qba = _require_dir(args.qba, "--qba", "MIMIC-Ext-CXR-QBA root")
     from medtemporal.sources.mimic_cxr import read_timelines
 

@@ -38,7 +38,7 @@ from medtemporal.runs import RunFolder
 from medtemporal.schema import Item, Record, content_hash
 from medtemporal.scoring.judge import Judge
 from medtemporal.scoring.metrics import is_correct
-from medtemporal.scoring.runs import load_outcomes
+from medtemporal.scoring.outcomes import RunOutcomes
 
 PROMPT = "micxr_error_type"
 FILE = "error_judgements.jsonl"
@@ -104,16 +104,16 @@ def request_for(item: Item, output: str | None, descriptions: str | None, judge:
     return Request((Message("user", (TextPart(text),)),), judge.config)
 
 
-def judge_errors(folder: str | Path | RunFolder, judge: Judge, *, prompts: PromptSet | None = None,
+def judge_errors(loaded: RunOutcomes, judge: Judge, *, prompts: PromptSet | None = None,
                  cache_path: Any = None, no_cache: bool = False, allow_remote_data: bool = False,
                  licence: str | None = None, progress: bool = True) -> dict[str, Any]:
-    """Label every wrong answer of a run (all repeats) with the judge; returns the ``judge`` block of ``scores.json``.
+    """Label every wrong answer of a run (all repeats; ``loaded`` as scoring read it) with the judge; returns the
+    ``judge`` block of ``scores.json``.
 
     The caller holds the folder's writer lock (``medtemporal score --judge`` does).
     """
-    folder = RunFolder.of(folder)
+    folder = loaded.folder
     prompts = prompts or PromptSet()
-    loaded = load_outcomes(folder.path)
     use = DataUse(loaded.bench.manifest.benchmark, licence or loaded.bench.manifest.licence,  # type: ignore[arg-type]
                   allow_remote_data)
     session = judge.session(use, cache_path=cache_path, no_cache=no_cache)
@@ -170,9 +170,9 @@ def stored_labels(folder: str | Path | RunFolder, judge_id: str | None = None) -
     return {(j.item_id, j.repeat): j.label for j in lines if j.judge == judge_id}
 
 
-def judge_pass(folder: RunFolder, judge: Judge, options: Mapping[str, Any]) -> dict[str, Any]:
+def judge_pass(loaded: RunOutcomes, judge: Judge, options: Mapping[str, Any]) -> dict[str, Any]:
     """The spec's ``judge_pass`` hook: `judge_errors` with the ``score --judge`` options."""
-    return judge_errors(folder, judge, **options)
+    return judge_errors(loaded, judge, **options)
 
 
 _BLOCK = re.compile(r"\[(?P<name>[A-Za-z' -]+)\]\n(?P<body>.*?)(?=\n\[[A-Za-z' -]+\]\n|\n\nAssign the ONE)", re.S)

@@ -111,22 +111,3 @@ def write_official(items: Iterable[Item], path: str | Path) -> int:
         for n, item in enumerate(items, 1):
             fh.write(json.dumps(official_record(item, n - 1)) + "\n")
     return n
-
-
-def check_image_root(root: str | Path, items: Iterable[Item], option: str = "--mimic-cxr-jpg") -> int:
-    """Check that ``root`` is a MIMIC-CXR-JPG root holding the items' images; return how many are missing.
-
-    Raises:
-        InvalidInputError: ``root`` is not a folder with ``files/``, or none of the images is under it.
-    """
-    root = Path(root)
-    hint = f"pass the MIMIC-CXR-JPG root (the folder that holds files/) with {option}"
-    if not root.is_dir():
-        raise InvalidInputError(f"{root} is not a folder; {hint}.")
-    if not (root / "files").is_dir():
-        raise InvalidInputError(f"{root} has no files/ folder, so it is not a MIMIC-CXR-JPG root; {hint}.")
-    paths = sorted({ref.path for item in items for ref in item.images})
-    missing = sum(not (root / p).is_file() for p in paths)
-    if paths and missing == len(paths):
-        raise InvalidInputError(f"None of the {len(paths)} images the questions name exists under {root}; {hint}.")
-    return missing

@@ -26,11 +26,12 @@ from pathlib import Path
 
 from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.demo_steps import cxr_demo_build
+from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
 from medtemporal.benchmarks.mmxu import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
 from medtemporal.benchmarks.mmxu.command import VERSION, add_arguments, build
-from medtemporal.benchmarks.mmxu.phantom import RELEASE_FILE, TRUTH_FILE
+from medtemporal.benchmarks.mmxu.phantom import RELEASE_FILE
 from medtemporal.benchmarks.mmxu.release import BENCHMARK, write_release
+from medtemporal.provenance import holds_phantoms
 from medtemporal.registry import register
 
 METRICS = ("accuracy", "mmxu_blind_hard_accuracy", "mmxu_blind_adjusted")
@@ -43,13 +44,6 @@ def export_release(bench: Benchmark, out: Path) -> int:
     return write_release(bench.items, out)
 
 
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """Accuracy by content type beside the blind reader, ours, the audit and the headline figure (see `report`)."""
-    from medtemporal.benchmarks.mmxu.report import write_mmxu_report
-
-    return write_mmxu_report(runs, out)
-
-
 @dataclass(frozen=True)
 class _Demo(DemoSection):
     """The MMXU section: its phantoms are a release file over the CXR cohort the other CXR families share, so
@@ -59,21 +53,23 @@ class _Demo(DemoSection):
     """Arguments of ``medtemporal phantoms`` for the CXR cohort, ending in ``--out DIR``."""
 
     def commands(self) -> list[list[str]]:
-        made = (Path(self.cohort[-1]) / TRUTH_FILE).is_file()
+        made = holds_phantoms(self.cohort[-1])
         return [*([] if made else [["phantoms", *self.cohort]]), *super().commands()]
 
 
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CXR phantoms, an MMXU release over them, its build (with the audit), two baselines, report."""
-    cohort, _, bench = cxr_demo_build(out, BENCHMARK, patients, seed)
-    cxr, release = Path(cohort[-1]), out / "phantoms" / BENCHMARK
+    steps = DemoSteps(out, BENCHMARK)
+    cohort, release = cxr_phantoms(steps, patients, seed), steps.data(BENCHMARK)
+    cxr = steps.data("cxr")
     phantoms = [BENCHMARK, "--cxr", str(cxr), "--seed", str(seed), "--questions", str(DEMO_QUESTIONS),
                 "--out", str(release)]
-    steps = [["build", BENCHMARK, "--official", str(release / RELEASE_FILE), "--mimic-cxr-jpg",
-              str(cxr / "mimic-cxr-jpg"), "--out", str(bench), "--overwrite"]]
-    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in DEMO_MODELS]
-    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(DEMO_MODELS, runs)]
-    return _Demo("MMXU", phantoms, steps, runs, out / "report" / BENCHMARK, cohort=tuple(cohort))
+    steps.build("--official", str(release / RELEASE_FILE), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"), seed=seed)
+    for model in DEMO_MODELS:
+        steps.run(model)
+    section = steps.section("MMXU", phantoms)
+    return _Demo(section.title, section.phantoms, section.steps, section.runs, section.report_dir,
+                 cohort=tuple(cohort))
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
@@ -87,7 +83,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     extractors={"*": "letter"},
     metrics={"*": METRICS},
     exports={"mmxu": export_release},
-    report=_report,
+    report="medtemporal.benchmarks.mmxu.report:write_mmxu_report",
     demo=demo,
     audit=False,  # the build audits itself, across content types, and keeps each item's blind pick (`command`)
     generation={"temperature": 0.0, "max_tokens": None},  # ours: the paper's settings were not found (FACTS §5.3)

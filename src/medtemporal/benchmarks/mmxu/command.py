@@ -26,9 +26,9 @@ from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.mmxu.metrics import PICK
 from medtemporal.benchmarks.mmxu.release import BENCHMARK, read_release
 from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_of
 from medtemporal.schema import Item
+from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
 VERSION = "1.0"
 AUDIT_FIT = "task"
@@ -40,26 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("data")
     src.add_argument("--official", type=Path, required=True, metavar="FILE",
                      help="the released MMXU-test.jsonl (or one written by `medtemporal phantoms mmxu`)")
-    src.add_argument("--mimic-cxr-jpg", type=Path, metavar="DIR",
-                     help="MIMIC-CXR-JPG root (the folder holding files/) the image paths are relative to")
-    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
-                     help="do not check the images; without --mimic-cxr-jpg, load the questions with no image root")
-
-
-def check_images(root: Path, items: list[Item]) -> int:
-    """How many of the items' images are missing under ``root``.
-
-    Raises:
-        InvalidInputError: ``root`` is no MIMIC-CXR-JPG root, or holds none of the images.
-    """
-    hint = "pass the MIMIC-CXR-JPG root (the folder that holds files/) with --mimic-cxr-jpg"
-    if not (root / "files").is_dir():
-        raise InvalidInputError(f"{root} has no files/ folder, so it is not a MIMIC-CXR-JPG root; {hint}.")
-    paths = sorted({ref.path for item in items for ref in item.images})
-    missing = sum(not (root / p).is_file() for p in paths)
-    if missing == len(paths):
-        raise InvalidInputError(f"None of the {len(paths)} images the questions name exists under {root}; {hint}.")
-    return missing
+    add_jpg_arguments(src, "the root the image paths are relative to",
+                      "without --mimic-cxr-jpg, load the questions with no image root")
 
 
 def with_blind_picks(items: list[Item]) -> tuple[list[Item], dict, str | None]:
@@ -75,14 +57,11 @@ def with_blind_picks(items: list[Item]) -> tuple[list[Item], dict, str | None]:
 
 def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     """Import the release from parsed options (`add_arguments`, plus ``--seed``, ``--no-audit``)."""
-    root = args.mimic_cxr_jpg.resolve() if args.mimic_cxr_jpg is not None else None
-    if root is None and args.verify_images:
-        raise InvalidInputError("--official needs --mimic-cxr-jpg, the root its image paths are under; pass "
-                                "--no-verify-images to load the questions without images.")
-    if root is not None and not root.is_dir():
-        raise InvalidInputError(f"--mimic-cxr-jpg {root} is not a folder; pass the MIMIC-CXR-JPG root.")
+    root = jpg_root(args.mimic_cxr_jpg, verify_images=args.verify_images, needed_for="the images of --official")
     items = read_release(args.official)
-    missing = check_images(root, items) if root is not None and args.verify_images else 0
+    exclusions: Counter[str] = Counter()
+    if root is not None and args.verify_images:
+        items = keep_with_images(items, lambda item: [ref.path for ref in item.images], root, exclusions)
     audit, reader = None, None
     if not args.no_audit:
         items, audit, reader = with_blind_picks(items)
@@ -91,11 +70,12 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
         benchmark=BENCHMARK, version=VERSION, licence=licence_of(*roots),
         image_root=str(root) if root is not None else None,
         config={"official": Path(args.official).name, "verify_images": args.verify_images,
-                "images_resolved": root is not None, "images_missing": missing, "blind_picks": reader is not None,
+                "images_resolved": root is not None, "blind_picks": reader is not None,
                 "blind_reader": reader,
                 "content_types": dict(sorted(Counter(i.subtype for i in items).items())),
                 "patients": len({i.cluster for i in items})},
         sources={Path(args.official).name: sha256_file(args.official)},
+        exclusions=dict(exclusions),
         audit=audit,
     )
     return items, manifest

@@ -40,9 +40,9 @@ from typing import Any
 from medtemporal.benchmarks.mmxu.release import CONTENT_TYPES, release_line
 from medtemporal.benchmarks.mmxu.wording import option_text, question_text
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.cohort import TRUTH_FILE, check_out, prepare_out, read_cohort
+from medtemporal.phantoms.cohort import check_out, prepare_out, read_cohort
 from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import write_phantom_manifest
+from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.registry import register
 
 RELEASE_FILE = "MMXU-test.jsonl"
@@ -200,7 +200,7 @@ def write_mmxu_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, ques
                                 "one with `medtemporal phantoms cxr --patients 100`.")
     prepare_out(out, overwrite, GENERATOR)
     with (out / RELEASE_FILE).open("w", encoding="utf-8", newline="\n") as fh, \
-            (out / TRUTH_FILE).open("w", encoding="utf-8", newline="\n") as truth:
+            (out / PHANTOM_TRUTH).open("w", encoding="utf-8", newline="\n") as truth:
         for n, record in enumerate(records, 1):
             facts = record.pop("_truth")
             fh.write(release_line({"id": n, **record}))
@@ -225,7 +225,7 @@ def _write(args: argparse.Namespace) -> list[str]:
                                       overwrite=args.overwrite)
     counts = ", ".join(f"{t} {types[t]}" for t in CONTENT_TYPES)
     return [f"Wrote {sum(types.values())} MMXU questions ({counts}) to {path}",
-            f"  ground truth: {path.parent / TRUTH_FILE}",
+            f"  ground truth: {path.parent / PHANTOM_TRUTH}",
             f"  build: medtemporal build mmxu --official {path} --mimic-cxr-jpg {args.cxr / 'mimic-cxr-jpg'} --out DIR"]
 
 

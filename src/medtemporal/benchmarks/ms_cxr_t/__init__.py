@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.demo_steps import DemoSteps
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.ms_cxr_t import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
 from medtemporal.benchmarks.ms_cxr_t.command import BENCHMARK, VERSION, add_arguments, build
@@ -32,24 +33,17 @@ DEMO_MODELS = ("baseline:random", "baseline:majority")
 DEMO_PAIRS = 150
 
 
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """The per-finding tables, the sentence table and the figure (see `report`)."""
-    from medtemporal.benchmarks.ms_cxr_t.report import write_mscxrt_report
-
-    return write_mscxrt_report(runs, out)
-
-
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """The MS-CXR-T phantom over the CXR cohort the CXR families share (written first when absent), build, two
     baselines (random; majority, whose accuracy is the class prior and whose macro accuracy is 1/3), report."""
-    cxr, data, bench = out / "phantoms" / "cxr", out / "phantoms" / BENCHMARK, out / "benchmarks" / BENCHMARK
+    steps = DemoSteps(out, BENCHMARK)
+    cxr, data = steps.data("cxr"), steps.data(BENCHMARK)
     phantoms = [BENCHMARK, "--cxr", str(cxr), "--patients", str(patients), "--seed", str(seed), "--pairs",
                 str(DEMO_PAIRS), "--out", str(data)]  # writes the shared CXR cohort first when it is not there
-    steps = [["build", BENCHMARK, "--ms-cxr-t", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"),
-              "--seed", str(seed), "--out", str(bench), "--overwrite"]]
-    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in DEMO_MODELS]
-    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(DEMO_MODELS, runs)]
-    return DemoSection("MS-CXR-T", phantoms, steps, runs, out / "report" / BENCHMARK)
+    steps.build("--ms-cxr-t", str(data), "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"), seed=seed)
+    for model in DEMO_MODELS:
+        steps.run(model)
+    return steps.section("MS-CXR-T", phantoms)
 
 
 AUDIT_NOTES = {
@@ -71,7 +65,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     build=build,
     prompts={"progression": "ms_cxr_t_progression", "sentence_similarity": "ms_cxr_t_sentence_similarity"},
     metrics={"progression": PROGRESSION_METRICS, "sentence_similarity": ("accuracy", "mscxrt_macro_accuracy")},
-    report=_report,
+    report="medtemporal.benchmarks.ms_cxr_t.report:write_ms_cxr_t_report",
     demo=demo,
     overall_tasks=("progression",),
     generation={"temperature": 0.0, "max_tokens": 512},

@@ -35,6 +35,7 @@ from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_of
 from medtemporal.schema import ImageRef, Item
+from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
 BENCHMARK = "ms-cxr-t"
 VERSION = "1.0"
@@ -50,10 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--ms-cxr-t", type=Path, required=True, metavar="DIR",
                      help=f"folder of the PhysioNet ms-cxr-t 1.0.0 release ({IMAGE_FILE}, {SENTENCE_FILE}), "
                      "or a phantom of it (`medtemporal phantoms ms-cxr-t`)")
-    src.add_argument("--mimic-cxr-jpg", type=Path, metavar="DIR",
-                     help="MIMIC-CXR-JPG root (holds files/): the image root")
-    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
-                     help="do not check that every image exists (and allow leaving --mimic-cxr-jpg out)")
+    add_jpg_arguments(src, without="and allow leaving --mimic-cxr-jpg out")
     src.add_argument("--tasks", metavar="LIST",
                      help=f"tasks to build, comma-separated from {', '.join(TASKS)} (default: those whose file "
                      "is in the folder)")
@@ -115,14 +113,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if not folder.is_dir():
         raise InvalidInputError(f"--ms-cxr-t {folder} is not a folder; pass the folder of the ms-cxr-t release.")
     tasks = _tasks(args.tasks, folder)
-    root: Path | None = args.mimic_cxr_jpg
-    if root is not None:
-        if not (root / "files").is_dir():
-            raise InvalidInputError(f"--mimic-cxr-jpg {root} has no files/ folder; pass the MIMIC-CXR-JPG root.")
-        root = root.resolve()
-    elif "progression" in tasks and args.verify_images:
-        raise InvalidInputError("The progression task needs --mimic-cxr-jpg to find its images; pass it, or "
-                                "--no-verify-images to build with the images unchecked.")
+    root = jpg_root(args.mimic_cxr_jpg, verify_images=args.verify_images,
+                    needed_for="the images of the progression task" if "progression" in tasks else None)
     items: list[Item] = []
     exclusions: Counter[str] = Counter()
     config: dict[str, object] = {"source": "ms-cxr-t 1.0.0", "tasks": list(tasks), "verify_images": args.verify_images,
@@ -134,10 +126,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                                                                    "ids_disagree_with_dicom_path")})
         config["label_notes"] = {k: v for k, v in sorted(counts.items()) if k.startswith("label_quality")}
         if args.verify_images and root is not None:
-            kept = [lab for lab in labels if (root / lab.prior).is_file() and (root / lab.current).is_file()]
-            if len(kept) < len(labels):
-                exclusions["label_image_missing"] = len(labels) - len(kept)
-            labels = kept
+            labels = keep_with_images(labels, lambda lab: (lab.prior, lab.current), root, exclusions)
         items += [progression_item(lab, args.seed) for lab in labels]
         config["labels"] = {f: dict(sorted(Counter(lab.progression for lab in labels if lab.finding == f).items()))
                             for f in dict.fromkeys(lab.finding for lab in labels)}

@@ -28,11 +28,10 @@ from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS, IMAGE_COLUMNS, IMA
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, prepare_out, read_cohort, write_lines
 from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import write_phantom_manifest
+from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.registry import register
 
 GENERATOR = "medtemporal phantoms ms-cxr-t"
-TRUTH = "phantom_truth.jsonl"
 COHORT_ENTITY = {"consolidation": "consolidation", "edema": "pulmonary edema", "pleural_effusion": "pleural effusion",
                  "pneumothorax": "pneumothorax"}
 """MS-CXR-T finding → the cohort's entity (the cohort has no pneumonia)."""
@@ -148,7 +147,7 @@ def write_ms_cxr_t_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
     image = pd.DataFrame(rows, columns=list(IMAGE_COLUMNS))
     image.to_csv(out / IMAGE_FILE, index=False, lineterminator="\n")
     pd.DataFrame(s_rows, columns=list(SENTENCE_COLUMNS)).to_csv(out / SENTENCE_FILE, index=False, lineterminator="\n")
-    write_lines(out / TRUTH, [*truth, *s_truth])
+    write_lines(out / PHANTOM_TRUTH, [*truth, *s_truth])
     write_phantom_manifest(out, GENERATOR, seed=seed, cohort=str(cxr.resolve()), pairs=pairs, sentences=sentences)
     return len(rows), len(truth), len(s_rows)
 
@@ -169,7 +168,7 @@ def _write(args: argparse.Namespace) -> list[str]:
     return [f"Wrote {rows} image pairs ({labels} labels) and {sentences} sentence pairs to {args.out}",
             f"  ms-cxr-t folder:    {args.out}  (pass it to `medtemporal build ms-cxr-t` as --ms-cxr-t)",
             f"  MIMIC-CXR-JPG root: {Path(args.cxr) / 'mimic-cxr-jpg'}  (as --mimic-cxr-jpg)",
-            f"  ground truth:       {Path(args.out) / TRUTH}"]
+            f"  ground truth:       {Path(args.out) / PHANTOM_TRUTH}"]
 
 
 register("phantom", "ms-cxr-t")(PhantomKind(

@@ -1,4 +1,4 @@
-"""MS-CXR-T tables and the headline figure (``ms-cxr-t_tables.md``, ``mscxrt_findings.png``).
+"""MS-CXR-T tables and the headline figure (``ms-cxr-t_tables.md``, ``ms-cxr-t_findings.png``).
 
 * The image task in the layout of the field's tables (BioViL-T and MedST: one column per finding and an
   average): for each finding, **accuracy** (CheXbench's) and **macro accuracy** (MedGemma's: mean per-class
@@ -16,39 +16,21 @@ Every model number comes from ``scores.json``.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS
-from medtemporal.report import load_runs
-from medtemporal.report.audit import HEADER, audit_rows
-from medtemporal.report.plots import FONT_PT, MAX_WIDTH_IN, figure_png, legend_columns, pyplot
-from medtemporal.report.tables import DASH, ReportRun, markdown_table
-from medtemporal.schema import Item, Score
-from medtemporal.scoring.runs import load_outcomes
-from medtemporal.writes import write_atomic
+from medtemporal.report.family import DASH, FamilyReport, Level, Panel, ReportRun, cell, grouped_bars, markdown_table
+from medtemporal.schema import Item
 
-TABLES = "ms-cxr-t_tables.md"
-FIGURE = "mscxrt_findings.png"
 PAIR = (("Acc", "accuracy", "mscxrt_accuracy_mean"), ("Macro", "mscxrt_macro_accuracy", "mscxrt_macro_accuracy_mean"))
 """(column, metric per finding and pooled, metric of the average over findings)."""
 
 
 def _name(finding: str) -> str:
     return finding.replace("_", " ").capitalize()
-
-
-def _cell(score: Score | None, ci: bool = False) -> str:
-    if score is None or score.value is None or math.isnan(score.value):
-        return DASH
-    text = f"{100 * score.value:.1f}"
-    if ci and score.ci_low is not None and score.ci_high is not None:
-        text += f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
-    return text
 
 
 def _columns(run: ReportRun) -> list[tuple[str, str, str]]:
@@ -66,20 +48,20 @@ def image_table(runs: Sequence[ReportRun], floors: dict[str, float], *, ci: bool
     rows = []
     for run in runs:
         invalid = run.scores.score("task:progression", "accuracy")
-        rows.append([run.label, *(_cell(run.scores.score(g, m), ci) for _, g, m in columns),
+        rows.append([run.label, *(cell(run.scores.score(g, m), ci=ci) for _, g, m in columns),
                      str(invalid.invalid) if invalid else DASH])
     if floors and not ci:
         values = []
         for header, group, _ in columns:
             finding = group.removeprefix("subtype:")
             if header.endswith("Macro"):
-                values.append("33.3")
+                values.append(cell(1 / 3))
             elif finding in floors:
-                values.append(f"{100 * floors[finding]:.1f}")
+                values.append(cell(floors[finding]))
             elif header.startswith("Average"):
-                values.append(f"{100 * np.mean([v for k, v in floors.items() if k != 'all']):.1f}")
+                values.append(cell(float(np.mean([v for k, v in floors.items() if k != "all"]))))
             else:
-                values.append(f"{100 * floors['all']:.1f}" if "all" in floors else DASH)
+                values.append(cell(floors.get("all")))
         rows.append(["Commonest label of the finding (text only)", *values, DASH])
     return markdown_table(["Run", *(h for h, _, _ in columns), "Invalid"], rows)
 
@@ -96,15 +78,6 @@ def commonest_label_floor(items: Sequence[Item]) -> dict[str, float]:
     return out
 
 
-def audit_table(audit: dict[str, Any] | None) -> str:
-    """The manifest's blind-solvability audit of the image task, one row per finding, as `medtemporal audit` shows
-    it (every reader with its interval, the best, and the flag: BY DESIGN where the spec's note applies)."""
-    rows = [[_name(r[1]), r[2], *r[4:]] for r in audit_rows(audit or {}) if r[0] == "progression"]
-    if not rows:
-        return "No audit in the benchmark's manifest (built with --no-audit)."
-    return markdown_table(["Finding", "n", "Chance", *HEADER[5:]], rows)
-
-
 def sentence_table(runs: Sequence[ReportRun]) -> str:
     """Sentence similarity: accuracy and macro accuracy per subset and over all pairs."""
     subsets = [c.label for run in runs for t in run.scores.layout if t.task == "sentence_similarity"
@@ -112,74 +85,51 @@ def sentence_table(runs: Sequence[ReportRun]) -> str:
     subsets = list(dict.fromkeys(subsets))
     groups = [(s, f"subtype:{s}") for s in subsets] + [("All pairs", "task:sentence_similarity")]
     header = ["Run", *(f"{label} {m}" for label, _ in groups for m in ("Acc", "Macro"))]
-    rows = [[run.label, *(_cell(run.scores.score(g, metric)) for _, g in groups
+    rows = [[run.label, *(cell(run.scores.score(g, metric)) for _, g in groups
                           for metric in ("accuracy", "mscxrt_macro_accuracy"))] for run in runs]
     return markdown_table(header, rows)
 
 
 def findings_png(runs: Sequence[ReportRun], floors: dict[str, float]) -> bytes:
-    """Accuracy and macro accuracy per finding (and the average) for each run, with intervals."""
+    """Accuracy and macro accuracy per finding (and the average) for each run, with intervals, chance (1/3) and
+    the commonest-label level."""
     findings = [f for f in FINDINGS if any(r.scores.score(f"subtype:{f}", "accuracy") for r in runs)]
-    labels = [_name(f) for f in findings] + ["Average"]
-    fig, axes = pyplot().subplots(1, 2, figsize=(MAX_WIDTH_IN, 4.2), layout="constrained", sharey=True)
-    width = 0.8 / max(1, len(runs))
-    x = np.arange(len(labels))
-    for ax, (title, metric, mean) in zip(axes, (("Accuracy", "accuracy", "mscxrt_accuracy_mean"),
-                                                ("Macro accuracy", "mscxrt_macro_accuracy",
-                                                 "mscxrt_macro_accuracy_mean"))):
-        for k, run in enumerate(runs):
-            scores = [run.scores.score(f"subtype:{f}", metric) for f in findings]
-            scores.append(run.scores.score("task:progression", mean))
-            values = np.array([100 * s.value if s and not math.isnan(s.value) else np.nan for s in scores])
-            low = np.array([100 * s.ci_low if s and s.ci_low is not None else np.nan for s in scores])
-            high = np.array([100 * s.ci_high if s and s.ci_high is not None else np.nan for s in scores])
-            err = np.nan_to_num(np.vstack([values - low, high - values]))
-            ax.bar(x + (k - (len(runs) - 1) / 2) * width, values, width, yerr=err, capsize=2, label=run.label)
-        ax.axhline(100 / 3, color="grey", linestyle="--", linewidth=1, label="chance (1/3)")
+    groups = [_name(f) for f in findings] + ["Average"]
+    chance = Level("chance (1/3)", [1 / 3] * len(groups))
+    panels = []
+    for title, metric, mean in (("Accuracy", "accuracy", "mscxrt_accuracy_mean"),
+                                ("Macro accuracy", "mscxrt_macro_accuracy", "mscxrt_macro_accuracy_mean")):
+        scores = [[*(run.scores.score(f"subtype:{f}", metric) for f in findings),
+                   run.scores.score("task:progression", mean)] for run in runs]
+        levels = [chance]
         if metric == "accuracy" and floors:
-            level = [100 * floors.get(f, np.nan) for f in findings] + [100 * np.mean([floors[f] for f in findings])]
-            ax.scatter(x, level, marker="_", s=400, color="black", zorder=3, label="commonest label (text only)")
-        ax.set_xticks(x, labels, rotation=20)
-        ax.set_title(title)
-        ax.set_ylim(0, 100)
-    axes[0].set_ylabel("%")
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=FONT_PT, loc="outside upper center", ncol=legend_columns(names, MAX_WIDTH_IN),
-               frameon=False)
-    return figure_png(fig)
+            levels.append(Level("commonest label (text only)", [*(floors.get(f) for f in findings),
+                                                                  float(np.mean([floors[f] for f in findings]))],
+                                dashed=False))
+        panels.append(Panel(groups, scores, "%", title=title, levels=levels))
+    return grouped_bars(runs, panels)
 
 
-def _bench_items(runs: Sequence[ReportRun]) -> tuple[list[Item], dict[str, Any] | None]:
-    """The items and audit of the first run's benchmark, read through its run folder."""
-    bench = load_outcomes(runs[0].path).bench
-    return bench.items, bench.manifest.audit
-
-
-def write_mscxrt_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
-    """Write ``ms-cxr-t_tables.md`` and ``mscxrt_findings.png`` for the runs into ``out``."""
-    runs = load_runs(run_dirs)
-    items, audit = _bench_items(runs)
-    floors = commonest_label_floor(items)
+def write_ms_cxr_t_report(ctx: FamilyReport) -> None:
+    """Write ``ms-cxr-t_tables.md`` and ``ms-cxr-t_findings.png`` for the runs."""
+    runs = ctx.runs
+    floors = commonest_label_floor(ctx.benchmark.items)
     tasks = {t.task for run in runs for t in run.scores.layout}
     parts = ["# MS-CXR-T", "",
              "Accuracy × 100: the share of labels answered right (CheXbench). Macro: macro accuracy × 100, the "
              "mean over the true classes improving / stable / worsening of the share answered right (MedGemma "
              "1.5; scikit-learn's balanced accuracy). Average: each finding's value averaged over the findings "
              "(MedST). All labels: pooled over every label. Invalid answers count as wrong.", ""]
-    written = []
-    out.mkdir(parents=True, exist_ok=True)
     if "progression" in tasks:
+        figure = ctx.write("findings.png", findings_png(runs, floors))
+        audit = ctx.audit_table("progression", "Finding", _name)
         parts += ["## Temporal image classification", "", image_table(runs, floors), "",
                   "The last row is what the finding's name alone gives: always its commonest label. Compare "
                   "accuracy against it, not against 33.3; macro accuracy gives any constant answer 33.3.", "",
                   "### With patient-clustered 95% intervals", "", image_table(runs, floors, ci=True), "",
                   "### Blind-solvability audit of the benchmark (text only, cross-validated by patient)", "",
-                  audit_table(audit), "", f"![accuracy and macro accuracy per finding]({FIGURE})", ""]
-        figure = out / FIGURE
-        write_atomic(figure, findings_png(runs, floors))
-        written.append(figure)
+                  audit or "No audit in the benchmark's manifest (built with --no-audit).", "",
+                  f"![accuracy and macro accuracy per finding]({figure.name})", ""]
     if "sentence_similarity" in tasks:
         parts += ["## Temporal sentence similarity (text models)", "", sentence_table(runs), ""]
-    path = out / TABLES
-    write_atomic(path, "\n".join(parts))
-    return [path, *written]
+    ctx.write("tables.md", "\n".join(parts))

@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmark import Benchmark
+from medtemporal.benchmarks.demo_steps import DemoSteps
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.rad3d import baselines, scoring, volumes  # noqa: F401  (register rules, metrics, backend, protocol)
 from medtemporal.benchmarks.rad3d.command import add_arguments, build
@@ -43,23 +44,16 @@ def export_official(bench: Benchmark, out: Path) -> int:
     return write_official(bench.items, out)
 
 
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """The paper-layout tables (see `report`)."""
-    from medtemporal.benchmarks.rad3d.report import write_rad3d_report
-
-    return write_rad3d_report(runs, out)
-
-
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CT-RATE phantoms (at most 40 patients, 64 × 64 × 32 volumes: quick), build, reference baselines, report."""
-    data, bench = out / "phantoms" / "ct-rate", out / "benchmarks" / BENCHMARK
+    steps = DemoSteps(out, BENCHMARK)
+    data = steps.data("ct-rate")
     phantoms = ["ct-rate", "--patients", str(min(patients, 40)), "--seed", str(seed), "--shape", "64,64,32",
                 "--out", str(data)]
-    steps = [["build", BENCHMARK, "--ct-rate", str(data), "--seed", str(seed), "--out", str(bench), "--overwrite"]]
-    runs = [out / "runs" / f"{BENCHMARK}-{m.replace(':', '-')}" for m in DEMO_MODELS]
-    steps += [["run", str(bench), "--model", m, "--tasks", ",".join(CLOSED_TASKS), "--out", str(r), "--no-progress"]
-              for m, r in zip(DEMO_MODELS, runs)]
-    return DemoSection("3D-RAD", phantoms, steps, runs, out / "report" / BENCHMARK)
+    steps.build("--ct-rate", str(data), seed=seed)
+    for model in DEMO_MODELS:
+        steps.run(model, "--tasks", ",".join(CLOSED_TASKS), name=model.replace(":", "-"))
+    return steps.section("3D-RAD", phantoms)
 
 
 AUDIT_NOTES = {
@@ -94,7 +88,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     prompts={**{t: "rad3d_open" for t in OPEN_TASKS}, **{t: "rad3d_closed" for t in CLOSED_TASKS}},
     extractors={**{t: "text" for t in OPEN_TASKS}, **{t: "letter" for t in CLOSED_TASKS}},
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
-    report=_report,
+    report="medtemporal.benchmarks.rad3d.report:write_rad3d_report",
     exports={"3drad": export_official},
     variants={"as released": RELEASED, "task 4 as the release computes it": TASK4_AS_TEXT},
     default_protocol="ct",  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol

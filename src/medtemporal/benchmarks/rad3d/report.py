@@ -15,17 +15,13 @@ variant "as released" that ``medtemporal score`` writes beside them (`scoring.RE
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Sequence
 
 from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS, EXISTENCE_ORDER, LETTERS_BH, OPEN_SUBTASKS, OPEN_TASKS, TASKS
 from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, macro
-from medtemporal.report import load_runs
-from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
+from medtemporal.report.family import FamilyReport, ReportRun, cell, markdown_table, unavailable_notes
 from medtemporal.schema import Score
-from medtemporal.writes import write_atomic
 
-TABLES = "3d-rad_tables.md"
 TASK4_TEXT = ("rad3d_bleu_1", "rad3d_rouge_1")
 OPEN_LABELS = {"rad3d_bleu_1": "BLEU", "rad3d_rouge_1": "ROUGE-1", "rad3d_meteor": "METEOR", "bertscore_f1": "BERTScore"}
 
@@ -39,10 +35,8 @@ def _subtypes(task: str) -> list[str]:
 
 
 def _fmt(value: float | None) -> str:
-    """× 100 to two decimals; "–" when absent; "unavailable" for NaN (a metric that could not be computed)."""
-    if value is None:
-        return DASH
-    return UNAVAILABLE if math.isnan(value) else f"{100 * value:.2f}"
+    """× 100 to two decimals (`cell`'s rule; NaN, from a metric that could not be computed, is "unavailable")."""
+    return cell(value, digits=2, unavailable=value is not None and math.isnan(value))
 
 
 def _released(run: ReportRun) -> list[Score]:
@@ -65,7 +59,7 @@ def task4_text_table(runs: Sequence[ReportRun]) -> str | None:
 
 
 def _label(run: ReportRun) -> str:
-    model = str(run.scores.run.get("model") or "")
+    model = str(run.scores.run.model or "")
     return f"{run.label} (reference)" if model.startswith(("baseline:", "rad3d:")) else run.label
 
 
@@ -113,9 +107,9 @@ def open_table(runs: Sequence[ReportRun]) -> str:
     return markdown_table(header, rows)
 
 
-def write_rad3d_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
-    """Write ``3d-rad_tables.md`` into ``out``; returns the files written."""
-    runs = load_runs(run_dirs)
+def write_rad3d_report(ctx: FamilyReport) -> None:
+    """Write ``3d-rad_tables.md``."""
+    runs = ctx.runs
     tasks = {lay.task for run in runs for lay in run.scores.layout}
     parts = ["# 3D-RAD", "",
              "Accuracy × 100. Macro = mean over subtasks (the paper's); micro = over items. Strict: one valid "
@@ -138,6 +132,4 @@ def write_rad3d_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
                   "Corpus BLEU-1, ROUGE-1 F, METEOR, BERTScore F1 × 100, macro over subtasks; an empty answer scores 0 "
                   "(the release drops it).", "", *(f"{n}\n" for m in OPEN_METRICS for n in unavailable_notes(runs, m)),
                   open_table(runs), ""]
-    path = Path(out) / TABLES
-    write_atomic(path, "\n".join(parts))
-    return [path]
+    ctx.write("tables.md", "\n".join(parts))

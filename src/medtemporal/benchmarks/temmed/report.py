@@ -30,20 +30,17 @@ beside the common report when every run is of ``temmed`` (`BenchmarkSpec.report`
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
-from medtemporal.benchmark import MANIFEST
 from medtemporal.errors import InvalidInputError
 from medtemporal.benchmarks.temmed.metrics import LEGACY_NAMES
 from medtemporal.benchmarks.temmed.rag import DEFAULT_K
 from medtemporal.benchmarks.temmed.refs import describe_encoder
-from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, legend_columns, pyplot
-from medtemporal.report.tables import DASH, UNAVAILABLE, ReportRun, markdown_table, unavailable_notes
+from medtemporal.report.family import (
+    FamilyReport, ReportRun, cell, figure_png, legend_columns, markdown_table, pyplot, unavailable_notes,
+)
 
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("VQA", "Acc", "task:vqa", "accuracy"),
@@ -91,12 +88,8 @@ class TemmedRun:
 
 def _manifest_config(run: ReportRun) -> dict[str, Any]:
     """The ``config`` of the run's benchmark manifest (empty when the folder is gone)."""
-    path = Path(str(run.scores.run.get("benchmark_path") or "")) / MANIFEST
-    try:
-        config = json.loads(path.read_text(encoding="utf-8")).get("config") if path.is_file() else None
-    except (UnicodeDecodeError, ValueError, AttributeError):
-        config = None
-    return config if isinstance(config, dict) else {}
+    manifest = run.folder.benchmark_manifest(run.config)
+    return manifest.config if manifest is not None else {}
 
 
 def retrieved_by(config: dict[str, Any], retriever: str | None) -> str:
@@ -112,7 +105,7 @@ def retrieved_by(config: dict[str, Any], retriever: str | None) -> str:
 
 def _temmed_run(run: ReportRun) -> TemmedRun:
     """The seven values, chance levels and protocol options of one scored run."""
-    options = run.scores.run.get("protocol_options") or {}
+    options = run.scores.run.protocol_options
     try:
         k = int(options.get("k", DEFAULT_K))
     except (TypeError, ValueError):
@@ -126,38 +119,31 @@ def _temmed_run(run: ReportRun) -> TemmedRun:
         has_ci = answered and score.ci_low is not None and score.ci_high is not None  # type: ignore[union-attr]
         ci.append((100.0 * score.ci_low, 100.0 * score.ci_high) if has_ci else (None, None))  # type: ignore[union-attr,operator]
     retriever = options.get("retriever")
-    protocol = str(run.scores.run.get("protocol"))
+    protocol = str(run.scores.run.protocol)
     by = retrieved_by(_manifest_config(run), str(retriever) if retriever else None) if protocol in RETRIEVING else ""
-    return TemmedRun(str(run.scores.run.get("model")), protocol, k, tuple(values),
+    return TemmedRun(str(run.scores.run.model), protocol, k, tuple(values),
                      str(retriever) if retriever else None, tuple(chance), tuple(ci), by)
 
 
-def _checked(reports: Sequence[ReportRun]) -> list[ReportRun]:
-    """``reports``, refusing a run that is not of the ``temmed`` benchmark."""
-    for run in reports:
-        if run.scores.run.get("benchmark") != "temmed":
-            raise InvalidInputError(f"{run.path} is a run of {run.scores.run.get('benchmark')!r}, not temmed; leave it out.")
-    return list(reports)
-
-
-def temmed_runs(run_dirs: Sequence[str | Path]) -> list[TemmedRun]:
-    """The TemMed runs ``run_dirs`` (scored first where needed), in order.
+def temmed_runs(reports: Sequence[ReportRun]) -> list[TemmedRun]:
+    """The TemMed runs of a report, in order.
 
     Raises:
         InvalidInputError: a run is not of the ``temmed`` benchmark.
     """
-    return [_temmed_run(run) for run in _checked(load_runs(run_dirs))]
+    for run in reports:
+        if run.scores.run.benchmark != "temmed":
+            raise InvalidInputError(f"{run.path} is a run of {run.scores.run.benchmark!r}, not temmed; leave it out.")
+    return [_temmed_run(run) for run in reports]
 
 
 def _fmt(value: float | None, base: float | None = None) -> str:
-    """``61.20``, or ``61.20 (+3.10)`` with the gain over ``base``; a dash when missing; "unavailable" for NaN."""
-    if value is None:
-        return DASH
-    if math.isnan(value):
-        return UNAVAILABLE
-    if base is None or math.isnan(base):
-        return f"{value:.2f}"
-    return f"{value:.2f} ({value - base:+.2f})"
+    """``61.20``, or ``61.20 (+3.10)`` with the gain over ``base`` (values × 100; `cell`'s rule: NaN, a metric that
+    could not be computed, is "unavailable")."""
+    text = cell(value, scale=1.0, digits=2, unavailable=value is not None and math.isnan(value))
+    if value is None or math.isnan(value) or base is None or math.isnan(base):
+        return text
+    return f"{text} ({value - base:+.2f})"
 
 
 def _header() -> list[str]:
@@ -269,13 +255,10 @@ def retrieval_note(runs: Sequence[TemmedRun]) -> str | None:
     return text
 
 
-def write_temmed_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
-    """Write ``temmed_tables.md`` (Tables 3 and 4) and, with RAG runs, ``temmed_topk.png`` into ``out``."""
-    reports = _checked(load_runs(run_dirs))
-    runs = [_temmed_run(run) for run in reports]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    notes = [n for _, _, _, metric in COLUMNS for n in unavailable_notes(reports, metric)]
+def write_temmed_report(ctx: FamilyReport) -> None:
+    """Write ``temmed_tables.md`` (Tables 3 and 4) and, with RAG runs, ``temmed_topk.png``."""
+    runs = temmed_runs(ctx.runs)
+    notes = [n for _, _, _, metric in COLUMNS for n in unavailable_notes(ctx.runs, metric)]
     header = "\n\n".join(["Values × 100; gains over the same model's closed-book run in brackets.",
                            *filter(None, [retrieval_note(runs)]), *dict.fromkeys(notes)])
     text = (
@@ -287,10 +270,7 @@ def write_temmed_report(run_dirs: Sequence[str | Path], out: str | Path) -> list
                          ("Top-1 retrieval hack (Table 8 layout)", hack_table(runs))):
         if table is not None:
             text += f"\n## {title}\n\n{table}\n"
-    written = [out / "temmed_tables.md"]
-    written[0].write_text(text, encoding="utf-8")
+    ctx.write("tables.md", text)
     png = topk_plot(runs)
     if png is not None:
-        (out / "temmed_topk.png").write_bytes(png)
-        written.append(out / "temmed_topk.png")
-    return written
+        ctx.write("topk.png", png)

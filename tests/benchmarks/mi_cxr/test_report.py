@@ -13,12 +13,14 @@ import pytest
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
 from medtemporal.benchmark import Manifest, save
-from medtemporal.benchmarks.mi_cxr.analyses import (
+from medtemporal.benchmarks.mi_cxr.report import (
     error_taxonomy, icrv_table, rule_label, source_statistics, stagewise_table, temperature_pairs, temperature_table,
-    write_micxr_report,
+    write_mi_cxr_report,
 )
 from medtemporal.report import load_runs
 from medtemporal.schema import ImageRef, Item
+from medtemporal.report.family import FamilyReport
+from medtemporal.benchmark import load
 
 pytestmark = pytest.mark.filterwarnings("ignore::medtemporal.errors.UndefinedMetricWarning")
 
@@ -88,7 +90,7 @@ def test_error_taxonomy_counts_wrong_answers_by_rule(tmp_path):
     items = make_items(patients=10, per_patient=3)
     run = write_run(tmp_path, items, [prediction(i, f"({wrong_letter(i)})") for i in items[:10]]
                     + [prediction(i, f"The answer is {i.answer}.") for i in items[10:]])
-    counts = error_taxonomy(run)
+    counts = error_taxonomy(load_runs([run])[0])
     assert sum(sum(c.values()) for c in counts.values()) == 10
     expected = Counter(rule_label(i, wrong_letter(i)) for i in items[:10])
     assert sum(counts.values(), Counter()) == expected  # judge labels: test_error_judge.py
@@ -103,7 +105,7 @@ def test_source_statistics_from_window_timestamps(tmp_path):
                          meta={"patient_id": "p1", "study_ids": list("abcde"), "window": 0, "abnormality": f"x{k}",
                                "states": ["neg", "neg", "neg", "neg", "pos"]}) for k in range(2)]
     bench = save(tmp_path / "bench", items, Manifest(benchmark="mi-cxr", version="1", licence="synthetic"))
-    text = source_statistics(bench)
+    text = source_statistics(load(bench))
     assert "| neg-neg-neg-neg-pos | 2 |" in text  # two abnormalities of one window
     assert "over 1 distinct windows" in text
     assert "| T4 → T5 | 190.00 | 190.00 |" in text and "| Median | 200.00 |" in text
@@ -112,8 +114,10 @@ def test_source_statistics_from_window_timestamps(tmp_path):
 
 def test_write_micxr_report_writes_tables_and_figure(tmp_path):
     _, cold, hot = _cold_and_hot(tmp_path)
-    written = write_micxr_report([cold, hot], tmp_path / "out")
-    assert [p.name for p in written] == ["micxr_analyses.md", "micxr_errors.png"]
+    context = FamilyReport("mi-cxr", load_runs([cold, hot]), tmp_path)  # runs of a toy family: the writer itself
+    write_mi_cxr_report(context)
+    written = context.written
+    assert [p.name for p in written] == ["mi-cxr_analyses.md", "mi-cxr_errors.png"]
     text = written[0].read_text()
     assert "Temperature sensitivity" in text and "Error types" in text and "Table 12 layout" in text
     assert written[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -131,8 +135,8 @@ def test_stage1_descriptions_are_checked_against_the_annotated_changes(tmp_path)
     preds = [prediction(items[0], "The answer is C.").model_copy(update={"calls": ({"stage": "describe", "output": good},)}),
              prediction(items[1], "The answer is A.").model_copy(update={"calls": ({"stage": "describe", "output": bad},)})]
     run = write_run(tmp_path, items, preds, bench=tmp_path / "bench")
-    from medtemporal.benchmarks.mi_cxr.analyses import description_check
+    from medtemporal.benchmarks.mi_cxr.report import description_check
 
-    c = description_check(run)
+    c = description_check(load_runs([run])[0])
     # good: 4 decided, 4 agree; bad: T1→T2 "resolved" (disagrees), T2→T3 none, T3→T4 two kinds, T4→T5 agrees.
     assert c == {"intervals": 8, "decided": 6, "agree": 5, "items_all_agree": 1, "right_when_all_agree": 1}

@@ -1,4 +1,4 @@
-"""Per-item statistics once per (run, metric), and run folders read once per report."""
+"""Per-item statistics once per (run, metric), and run folders (and their benchmark) read once per report."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from collections import Counter
 import pytest
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
+from medtemporal.report import write_report
+from medtemporal.report.loaded import load_runs
+from medtemporal.runs import RunFolder
 from medtemporal.scoring.aggregate import Outcome
 from medtemporal.scoring.compare import compare_runs
 from medtemporal.scoring.metrics import Metric
 from medtemporal.scoring.repeats import point_values
-from medtemporal.scoring.runs import load_outcomes, shared_outcomes
 
 pytestmark = pytest.mark.filterwarnings("ignore::medtemporal.errors.UndefinedMetricWarning")
 
@@ -21,9 +23,9 @@ def calls(monkeypatch):
     seen: Counter[str] = Counter()
     original = Metric.per_sample
 
-    def counting(self, items, answers, outputs):
+    def counting(self, *args):
         seen[self.name] += 1
-        return original(self, items, answers, outputs)
+        return original(self, *args)
 
     monkeypatch.setattr(Metric, "per_sample", counting)
     return seen
@@ -42,14 +44,34 @@ def test_comparisons_in_a_report_share_each_runs_statistics(tmp_path, calls):
     base, a, b = _runs(tmp_path)
     alone = compare_runs(a, base)
     assert calls["accuracy"] == 2  # once per run, whatever the number of groups (overall + 3 tasks)
+    runs = load_runs([base, a, b])
     calls.clear()
-    with shared_outcomes():
-        assert load_outcomes(base) is load_outcomes(base)
-        shared = compare_runs(a, base)
-        compare_runs(b, base)
-        assert calls["accuracy"] == 3  # base's statistics are reused by the second comparison
+    first, second, third = runs
+    assert first.outcomes is first.outcomes and first.benchmark is second.benchmark is third.benchmark
+    shared = compare_runs(second.outcomes, first.outcomes)
+    compare_runs(third.outcomes, first.outcomes)
+    assert calls["accuracy"] == 3  # base's statistics are reused by the second comparison
     assert shared.rows == alone.rows and len(alone.rows) == 4
-    assert load_outcomes(base) is not load_outcomes(base)  # outside the block every call reads the folder
+
+
+def test_a_report_reads_each_run_folder_and_its_benchmark_once(tmp_path, monkeypatch):
+    runs = _runs(tmp_path)
+    load_runs(runs)  # scored first, so that the report below only reads
+    reads: Counter[str] = Counter()
+    original = RunFolder.latest_predictions
+
+    def counting(self):
+        reads[self.path.name] += 1
+        return original(self)
+
+    monkeypatch.setattr(RunFolder, "latest_predictions", counting)
+    import medtemporal.runs as runs_module
+
+    loads: Counter[str] = Counter()
+    original_load = runs_module.load
+    monkeypatch.setattr(runs_module, "load", lambda path: loads.update([str(path)]) or original_load(path))
+    write_report(runs, tmp_path / "report", formats=("md", "html"))  # paired section, viewer: every run's outcomes
+    assert reads == {"base": 1, "a": 1, "b": 1} and list(loads.values()) == [1]
 
 
 def test_repeat_point_values_score_each_metric_once(tmp_path, calls):

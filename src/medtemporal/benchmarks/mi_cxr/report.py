@@ -14,7 +14,7 @@
   (`rule_label`); `judge_table` — the types that need reading the output, as the LLM judge labelled them
   (`error_judge`, stored in the run by ``medtemporal score RUN --judge URI``), in Fig. 25's layout.
 
-`write_micxr_report` writes them all (``micxr_analyses.md``, ``micxr_errors.png``, ``micxr_judged_errors.png``)
+`write_mi_cxr_report` writes them all (``mi-cxr_analyses.md``, ``mi-cxr_errors.png``, ``mi-cxr_judged_errors.png``)
 for the spec's ``report`` hook.
 """
 
@@ -24,24 +24,21 @@ import datetime as dt
 import re
 import warnings
 from collections import Counter
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import load
+from medtemporal.benchmark import Benchmark
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.benchmarks.mi_cxr.stage1 import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
-from medtemporal.report import load_runs
-from medtemporal.report.plots import figure_png, legend_columns, pyplot
-from medtemporal.report.sections import run_config
-from medtemporal.report.tables import DASH, ReportRun, markdown_table
+from medtemporal.report.family import (
+    DASH, FamilyReport, ReportRun, cell, figure_png, legend_columns, markdown_table, pyplot,
+)
 from medtemporal.schema import Item
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 from medtemporal.scoring.metrics import is_correct
-from medtemporal.scoring.runs import load_outcomes
 
 FAMILIES = ("TEL", "ICR", "GTS")
 GAP_BINS = ((0, 1, "<1"), (1, 7, "1-7"), (7, 30, "7-30"), (30, 180, "30-180"), (180, np.inf, ">180"))
@@ -74,9 +71,9 @@ def _windows(items: Sequence[Item]) -> list[Item]:
     return list(seen.values())
 
 
-def source_statistics(bench_path: str | Path) -> str:
+def source_statistics(bench: Benchmark) -> str:
     """Tables 11–14 from a built MI-CXR benchmark, as Markdown."""
-    items = load(bench_path).items
+    items = bench.items
     tel = [i for i in items if i.task == "TEL" and i.meta.get("states")]
     patterns = Counter("-".join(i.meta["states"]) for i in {(i.cluster, i.meta.get("window"), i.meta.get("abnormality")):
                                                              i for i in tel}.values())
@@ -123,8 +120,7 @@ def source_statistics(bench_path: str | Path) -> str:
 
 
 def _temperature(run: ReportRun) -> float:
-    config = run_config(run)
-    return float((config.generation.get("temperature") if config else None) or 0.0)
+    return float((run.config.generation.get("temperature") if run.config else None) or 0.0)
 
 
 def _mean_sd(run: ReportRun, group: str) -> str:
@@ -134,17 +130,15 @@ def _mean_sd(run: ReportRun, group: str) -> str:
         if row is not None:
             sd = f" ± {100 * row['sd']:.1f}" if row["sd"] is not None else ""
             return f"{100 * row['mean']:.1f}{sd}"
-    score = run.scores.score(group, "accuracy")
-    return DASH if score is None else f"{100 * score.value:.1f}"
+    return cell(run.scores.score(group, "accuracy"))
 
 
 def temperature_table(runs: Sequence[ReportRun]) -> str:
     """Accuracy per family at each temperature per model and protocol, with flips over repeats."""
     rows = []
-    for run in sorted(runs, key=lambda r: (str(r.scores.run.get("model")), str(r.scores.run.get("protocol")),
-                                           _temperature(r))):
+    for run in sorted(runs, key=lambda r: (str(r.scores.run.model), str(r.scores.run.protocol), _temperature(r))):
         flips = (run.scores.repeats or {}).get("consistency", {}).get("overall")
-        rows.append([str(run.scores.run.get("model")), str(run.scores.run.get("protocol")), f"{_temperature(run):g}",
+        rows.append([str(run.scores.run.model), str(run.scores.run.protocol), f"{_temperature(run):g}",
                      str((run.scores.repeats or {}).get("n", 1)),
                      *(_mean_sd(run, f"task:{f}") for f in FAMILIES), _mean_sd(run, WEIGHTED_OVERALL),
                      _mean_sd(run, "overall"),
@@ -156,13 +150,13 @@ def temperature_table(runs: Sequence[ReportRun]) -> str:
 def _paired_rows(a: ReportRun, b: ReportRun, label: str) -> list[list[str]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ComparisonWarning)
-        result = compare_runs(a.path, b.path)
+        result = compare_runs(a.outcomes, b.outcomes)
     rows = []
     for r in result.rows:
         if r.metric != "accuracy":
             continue
         ci = DASH if r.ci_low is None else f"[{100 * r.ci_low:+.1f}, {100 * r.ci_high:+.1f}]"
-        rows.append([str(a.scores.run.get("model")), label, r.group, str(r.n), f"{100 * r.b:.1f}",
+        rows.append([str(a.scores.run.model), label, r.group, str(r.n), f"{100 * r.b:.1f}",
                      f"{100 * r.a:.1f}", f"{100 * r.diff:+.1f}", ci, f"{r.p_mcnemar:.3g}"])
     return rows
 
@@ -171,10 +165,10 @@ def stagewise_table(runs: Sequence[ReportRun]) -> str | None:
     """Fig. 3: stage-wise − direct per model, paired on common items; None without such a pair."""
     rows = []
     for run in runs:
-        if run.scores.run.get("protocol") != "stagewise":
+        if run.scores.run.protocol != "stagewise":
             continue
-        direct = next((r for r in runs if r.scores.run.get("protocol") == "direct"
-                       and r.scores.run.get("model") == run.scores.run.get("model")
+        direct = next((r for r in runs if r.scores.run.protocol == "direct"
+                       and r.scores.run.model == run.scores.run.model
                        and _temperature(r) == _temperature(run)), None)
         if direct is not None:
             rows += _paired_rows(run, direct, "stage-wise − direct")
@@ -190,8 +184,8 @@ def temperature_pairs(runs: Sequence[ReportRun]) -> str | None:
     for run in runs:
         if _temperature(run) == 0:
             continue
-        cold = next((r for r in runs if _temperature(r) == 0 and r.scores.run.get("model") == run.scores.run.get("model")
-                     and r.scores.run.get("protocol") == run.scores.run.get("protocol")), None)
+        cold = next((r for r in runs if _temperature(r) == 0 and r.scores.run.model == run.scores.run.model
+                     and r.scores.run.protocol == run.scores.run.protocol), None)
         if cold is not None:
             rows += _paired_rows(run, cold, f"T={_temperature(run):g} − T=0")
     if not rows:
@@ -200,14 +194,14 @@ def temperature_pairs(runs: Sequence[ReportRun]) -> str | None:
                            "McNemar p (repeat 0)"], rows)
 
 
-def description_check(run_dir: str | Path) -> dict[str, int]:
+def description_check(run: ReportRun) -> dict[str, int]:
     """Stage-1 descriptions against the annotated interval changes of single-abnormality items.
 
     An interval is *decided* when its text names exactly one kind of change (`CHANGE_WORDS`); returns
     counts of ``intervals`` read, ``decided`` and ``agree``, and ``items_all_agree`` / ``right_when_all_agree``
     (items whose every decided interval agrees, and how many of them were answered right).
     """
-    loaded = load_outcomes(run_dir)
+    loaded = run.outcomes
     tally: Counter[str] = Counter()
     for r, outcomes in enumerate(loaded.by_repeat):
         for o in outcomes:
@@ -238,9 +232,9 @@ def description_table(runs: Sequence[ReportRun]) -> str | None:
     """`description_check` per stage-wise run; None without stage-wise runs."""
     rows = []
     for run in runs:
-        if run.scores.run.get("protocol") != "stagewise":
+        if run.scores.run.protocol != "stagewise":
             continue
-        c = description_check(run.path)
+        c = description_check(run)
         pct = lambda a, b: DASH if not b else f"{100 * a / b:.1f}"  # noqa: E731
         rows.append([run.label, str(c["intervals"]), str(c["decided"]), pct(c["agree"], c["decided"]),
                      str(c["items_all_agree"]), pct(c["right_when_all_agree"], c["items_all_agree"])])
@@ -257,9 +251,7 @@ def icrv_table(runs: Sequence[ReportRun]) -> str | None:
         score = run.scores.score("task:ICR-V", "accuracy")
         if score is None:
             continue
-        ci = "" if score.ci_low is None else f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
-        rows.append([run.label, str(score.n), f"{100 * score.value:.1f}{ci}",
-                     DASH if score.chance is None else f"{100 * score.chance:.1f}"])
+        rows.append([run.label, str(score.n), cell(score, ci=True), cell(score.chance)])
     return markdown_table(["Run", "n", "ICR-V accuracy (%)", "Chance"], rows) if rows else None
 
 
@@ -284,11 +276,10 @@ def rule_label(item: Item, answer: Any) -> str | None:
     return "global_integration"
 
 
-def error_taxonomy(run_dir: str | Path) -> dict[str, Counter[str]]:
+def error_taxonomy(run: ReportRun) -> dict[str, Counter[str]]:
     """Family → rule label → count over every wrong answer of a run (all repeats)."""
-    loaded = load_outcomes(run_dir)
     counts: dict[str, Counter[str]] = {}
-    for outcomes in loaded.by_repeat:
+    for outcomes in run.outcomes.by_repeat:
         for o in outcomes:
             label = rule_label(o.item, o.answer)
             if label is not None:
@@ -296,15 +287,14 @@ def error_taxonomy(run_dir: str | Path) -> dict[str, Counter[str]]:
     return counts
 
 
-def judged_taxonomy(run_dir: str | Path) -> dict[str, Counter[str]]:
+def judged_taxonomy(run: ReportRun) -> dict[str, Counter[str]]:
     """Family → judge label (``unparseable`` for a verdict it could not read) → count, from the run's stored
     labels (`error_judge.stored_labels`, the judge that wrote last); empty when no judge labelled the run."""
-    labels = stored_labels(run_dir)
+    labels = stored_labels(run.folder)
     if not labels:
         return {}
-    loaded = load_outcomes(run_dir)
     counts: dict[str, Counter[str]] = {}
-    for r, outcomes in enumerate(loaded.by_repeat):
+    for r, outcomes in enumerate(run.outcomes.by_repeat):
         for o in outcomes:
             if (o.item.id, r) in labels and not is_correct(o.item, o.answer):
                 counts.setdefault(o.item.task, Counter())[labels[(o.item.id, r)] or "unparseable"] += 1
@@ -335,7 +325,7 @@ def judge_table(runs: Sequence[ReportRun]) -> tuple[str, bytes | None] | None:
     has stored labels."""
     rows, per_family, judges = [], {}, set()
     for run in runs:
-        counts = judged_taxonomy(run.path)
+        counts = judged_taxonomy(run)
         if counts:
             judges.add(str((run.scores.judge or {}).get("uri", "the judge recorded in error_judgements.jsonl")))
         for family, c in counts.items():
@@ -357,7 +347,7 @@ def taxonomy_table(runs: Sequence[ReportRun]) -> tuple[str, bytes | None]:
     """Counts (share of the family's errors, %) per run and family, and a stacked-bar figure (Fig. 25 layout)."""
     rows, per_family = [], {}
     for run in runs:
-        counts = error_taxonomy(run.path)
+        counts = error_taxonomy(run)
         for family, c in counts.items():
             total = sum(c.values())
             rows.append([run.label, family, str(total),
@@ -370,11 +360,9 @@ def taxonomy_table(runs: Sequence[ReportRun]) -> tuple[str, bytes | None]:
     return table, _stacked(per_family, names, "Error types by task family (rule-labelled)")
 
 
-def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
-    """Write ``micxr_analyses.md`` (and ``micxr_errors.png``) for MI-CXR runs into ``out``."""
-    runs = load_runs(run_dirs)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def write_mi_cxr_report(ctx: FamilyReport) -> None:
+    """Write ``mi-cxr_analyses.md`` (and ``mi-cxr_errors.png``, ``mi-cxr_judged_errors.png``) for MI-CXR runs."""
+    runs = ctx.runs
     parts = ["# MI-CXR analyses", "",
              "## Temperature sensitivity (Tables 15–16 layout): accuracy (%) per family, mean ± sd over repeats",
              "", temperature_table(runs)]
@@ -391,14 +379,9 @@ def write_micxr_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[
         parts += ["", "Judge-labelled error types: none yet; label wrong answers with `medtemporal score RUN --judge URI`."]
     else:
         parts += ["", "## Error types of wrong answers by the LLM judge (Appendix G, Fig. 25 layout)", "", judged[0]]
-    parts += ["", "## Source statistics of the benchmark", "",
-              source_statistics(load_outcomes(runs[0].path).bench.path)]
-    written = [out / "micxr_analyses.md"]
-    written[0].write_text("\n".join(parts) + "\n", encoding="utf-8")
+    parts += ["", "## Source statistics of the benchmark", "", source_statistics(ctx.benchmark)]
+    ctx.write("analyses.md", "\n".join(parts) + "\n")
     if png is not None:
-        (out / "micxr_errors.png").write_bytes(png)
-        written.append(out / "micxr_errors.png")
+        ctx.write("errors.png", png)
     if judged is not None and judged[1] is not None:
-        (out / "micxr_judged_errors.png").write_bytes(judged[1])
-        written.append(out / "micxr_judged_errors.png")
-    return written
+        ctx.write("judged_errors.png", judged[1])

@@ -1,0 +1,86 @@
+"""The runs of one report, each read once through the run folder's owner (`medtemporal.runs.RunFolder`).
+
+`load_runs` scores what is stale and reads every run's ``scores.json``; a `ReportRun` then reads its
+``config.json``, its outcomes (`medtemporal.scoring.outcomes.load_outcomes`) and its benchmark the first time a
+section asks, and keeps them: the common sections, the viewer, the paired differences and the family's
+report (`medtemporal.report.family`) share one read. Runs of one benchmark share one loaded benchmark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Sequence
+
+from medtemporal.benchmark import Benchmark
+from medtemporal.errors import InvalidInputError
+from medtemporal.runs import RunConfig, RunFolder, RunScores
+from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
+from medtemporal.scoring.runs import score_run
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """One run in a report: its folder, row label and scores; its config, outcomes and benchmark read on first use."""
+
+    path: Path
+    label: str
+    scores: RunScores
+    benchmarks: dict[Path, Benchmark] = field(default_factory=dict, repr=False, compare=False)
+    """The benchmarks the report's runs answered, by folder, shared by all of them (each read once)."""
+
+    @cached_property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.path)
+
+    @cached_property
+    def config(self) -> RunConfig | None:
+        """The run's ``config.json`` (None when the folder has none)."""
+        return self.folder.read_config()
+
+    @cached_property
+    def outcomes(self) -> RunOutcomes:
+        """Each selected item's last answer per repeat, extracted as scoring does (read once)."""
+        return load_outcomes(self.folder, benchmarks=self.benchmarks)
+
+    @property
+    def benchmark(self) -> Benchmark:
+        """The benchmark the run answered (read once per report; refused when rebuilt since the run)."""
+        return self.outcomes.bench
+
+    @property
+    def repeats(self) -> int:
+        """How many times the run answered each item."""
+        return self.config.repeats if self.config else 1
+
+
+def protocol_label(scores: RunScores) -> str:
+    """The run's protocol with its options: ``rag-text k=3 retriever=image``."""
+    options = scores.run.protocol_options
+    return " ".join([str(scores.run.protocol), *(f"{k}={v}" for k, v in sorted(options.items()))])
+
+
+def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[ReportRun]:
+    """Runs with row labels: the model, plus the protocol (with its options, ``rag-text k=3``) or the
+    folder where that alone repeats; one benchmark cache shared by all."""
+    labels = [str(s.run.model or p.name) for p, s in zip(paths, scores, strict=True)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} ({protocol_label(s)})" for label, s in zip(labels, scores, strict=True)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} [{p.name}]" for label, p in zip(labels, paths, strict=True)]
+    shared: dict[Path, Benchmark] = {}
+    return [ReportRun(Path(p), label, s, shared) for p, label, s in zip(paths, labels, scores, strict=True)]
+
+
+def load_runs(run_dirs: Sequence[str | Path], *, rescore: bool = True) -> list[ReportRun]:
+    """Read each run's ``scores.json``, scoring it first where missing or older than its predictions."""
+    paths = [Path(p) for p in run_dirs]
+    if not paths:
+        raise InvalidInputError("No run folders given; pass at least one folder written by `medtemporal run`.")
+    folders = [RunFolder(p) for p in paths]
+    if rescore:
+        for folder in folders:
+            if folder.needs_scoring():
+                score_run(folder.path)
+    return report_runs(paths, [folder.scores() for folder in folders])
