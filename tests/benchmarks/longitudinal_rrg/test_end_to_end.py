@@ -4,6 +4,7 @@ real openai client, answering as VLMs do) → score → report, and what ``medte
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from helpers.fake_openai import TEST_API_KEY, FakeOpenAI
 
 from medtemporal.benchmark import load
 from medtemporal.cli import main
-from medtemporal.scoring import read_scores
+from medtemporal.runs import RunFolder
 
 REPLIES = [
     ["PRIOR_REPORT", "<think>The prior shows an effusion; compare.</think>\n**Findings:** Interval worsening of the "
@@ -79,7 +80,7 @@ def test_the_asked_section_is_scored_and_the_whole_output_beside_it(rrg_bench, m
                 ("findings", False): "The lungs are clear. No pleural effusion.",
                 ("impression", False): "No acute cardiopulmonary process."}[(item.task, item.subtype == "with_prior")]
         assert p["answer"] == want
-    scores = read_scores(run)
+    scores = RunFolder(run).scores()
     groups = {s.group for s in scores.scores}
     assert {"overall", "task:findings", "task:impression", "subtypes:findings/With prior",
             "subtypes:findings/No prior", "subtypes:impression/With prior", "subtypes:impression/No prior"} <= groups
@@ -95,18 +96,35 @@ def test_copy_prior_restates_the_prior_and_has_nothing_on_no_prior_items(rrg_ben
         item = items[p["item_id"]]
         prior = item.meta["prior"]
         assert p["answer"] == (prior[item.task] or prior["findings"] or prior["impression"] if prior else None)
-    scores = read_scores(copy_prior_run)
+    scores = RunFolder(copy_prior_run).scores()
     no_prior = next(s for s in scores.scores
                     if s.group == "subtypes:findings/No prior" and s.metric == "diffvqa_rouge_l")
     assert no_prior.value == 0 and no_prior.invalid == no_prior.n > 0
 
 
-def test_the_report_of_both_runs_is_written(copy_prior_run, model_run, tmp_path):
-    assert main(["report", str(copy_prior_run), str(model_run[0]), "--out", str(tmp_path / "report")]) == 0
-    html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
-    md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+def test_the_report_puts_copy_prior_first_and_each_run_against_it(rrg_bench, copy_prior_run, model_run, tmp_path):
+    out = tmp_path / "report"
+    assert main(["report", str(model_run[0]), str(copy_prior_run), "--out", str(out)]) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    md = (out / "report.md").read_text(encoding="utf-8")
     assert "longitudinal_rrg:copy-prior" in html and "| Run | findings: With prior | findings: No prior |" in md
     assert "Text-only floor of open answers" in html
+    tables = (out / "longitudinal-rrg_tables.md").read_text(encoding="utf-8")
+    bench = load(rrg_bench)
+    findings = [i for i in bench.items if i.task == "findings"]
+    with_prior = sum(i.subtype == "with_prior" for i in findings)
+    assert f"{len(findings)} studies of {bench.manifest.config['patients']} patients" in tables
+    assert f"#### findings: with prior (n = {with_prior})" in tables
+    for block in tables.split("#### ")[1:4]:  # all items, with prior, no prior: the reference row first
+        rows = [line for line in block.splitlines() if line.startswith("| ") and not line.startswith(("| Run", "| ---"))]
+        assert rows[0].startswith("| longitudinal_rrg:copy-prior (reference) |") and "fake-vlm" in rows[1]
+    delta = tables.split("each run minus copy-prior, with-prior items")[1].split("####")[0]
+    assert re.search(r"\| openai\+http[^|]*fake-vlm \| [+-]\d", delta)
+    cxrmate = (out / "longitudinal-rrg_longitudinal-rrg-copy-prior_cxrmate.csv").read_text(encoding="utf-8")
+    assert cxrmate.splitlines()[0] == "findings,impression,study_id"
+    assert len(cxrmate.strip().splitlines()) == 1 + len(findings)
+    mlrg = (out / "longitudinal-rrg_longitudinal-rrg-copy-prior_mlrg.csv").read_text(encoding="utf-8")
+    assert mlrg.splitlines()[0] == "dicom_id,labels,report"
 
 
 def test_audit_prints_the_text_only_floor_and_flags_nothing(rrg_bench, capsys):

