@@ -116,7 +116,8 @@ def test_the_report_puts_copy_prior_first_and_each_run_against_it(rrg_bench, cop
     assert f"{len(findings)} studies of {bench.manifest.config['patients']} patients" in tables
     assert f"#### findings: with prior (n = {with_prior})" in tables
     for block in tables.split("#### ")[1:4]:  # all items, with prior, no prior: the reference row first
-        rows = [line for line in block.splitlines() if line.startswith("| ") and not line.startswith(("| Run", "| ---"))]
+        rows = [line for line in block.splitlines()
+                if line.startswith("| ") and not line.startswith(("| Run", "| ---"))]
         assert rows[0].startswith("| longitudinal_rrg:copy-prior (reference) |") and "fake-vlm" in rows[1]
     delta = tables.split("each run minus copy-prior, with-prior items")[1].split("####")[0]
     assert re.search(r"\| openai\+http[^|]*fake-vlm \| [+-]\d", delta)

@@ -66,8 +66,9 @@ def test_the_page_opens_an_item_side_by_side_and_shows_model_text_as_text(files,
     page = tmp_path / "fam_viewer.html"
     n = next(k for k, row in enumerate(json.loads(re.search(r"const D=(\{.*?\});const blocks", written["viewer.html"],
                                                                re.S)[1])["rows"]) if row[1] == "with_prior")
-    done = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'p'}",
-                           "--virtual-time-budget=8000", "--dump-dom", f"{page.as_uri()}#item={n}"],
+    done = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                           f"--user-data-dir={tmp_path / 'p'}", "--virtual-time-budget=8000", "--dump-dom",
+                           f"{page.as_uri()}#item={n}"],
                           capture_output=True, text=True, timeout=120, check=False)
     detail = done.stdout.split('<div id="detail">', 1)[1]
     assert "<h3>Prior study (" in detail and "<h3>Current study " in detail and "<h3>Generated</h3>" in detail
