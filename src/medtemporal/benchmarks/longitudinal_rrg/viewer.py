@@ -9,7 +9,8 @@ in the reference; in a generated report green where the reference names the word
 
 The page holds the list (``#item=N`` in its address opens item N); each block of `BLOCK` items (texts, marks,
 thumbnails as data URIs) is a small script beside it (``<family>_viewer-K.js``), loaded when a row of the block
-is opened, so a 4,000-item benchmark opens at once, from ``file://`` as from ``medtemporal view``. The page builds the DOM with ``textContent`` only.
+is opened, so a 4,000-item benchmark opens at once, from ``file://`` as from ``medtemporal view``. The page
+builds the DOM with ``textContent`` only.
 """
 
 from __future__ import annotations
