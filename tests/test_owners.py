@@ -85,7 +85,8 @@ FOLDER_FILES = {"runs.py": ("CONFIG", "PREDICTIONS", "JUDGEMENTS", "SCORES", "LO
 FILE_NAMES = ("config.json", "predictions.jsonl", "judgements.jsonl", "scores.json", ".lock", "items.jsonl",
               "manifest.json")
 NOT_OURS = {("hf_models.py", "config.json")}
-"""(module, file name) where the name is another folder's file: a Hugging Face model's ``config.json``."""
+"""(module, file name) where the name is another folder's file: a Hugging Face model's ``config.json``
+(`medtemporal.hf_models.MODEL_CONFIG`, which other modules import)."""
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -87,7 +87,11 @@ class BenchmarkSpec:
     extractors: Mapping[str, str] = field(default_factory=dict)
     """Task → answer-extraction rule name (default: by the item's answer type)."""
     metrics: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": ("accuracy",)})
-    """Task → metric names computed by `medtemporal score`."""
+    """Task → metric names computed by `medtemporal score`. Metrics registered ``on_request`` (those that load
+    model weights, `medtemporal.scoring.clinical`) are scored only when ``score --metrics`` names them."""
+    extra_metrics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Task → metrics medtemporal scores beside the paper's own (e.g. the field's clinical report metrics), on
+    the same rules as `metrics`; reports label them "ours", and the paper-layout tables never show them."""
     report: Callable[[FamilyReport], None] | str | None = None
     """Writes the benchmark's own paper-layout tables and plots for runs of it, beside the common report, through
     the one context the core hands it (`medtemporal.report.family.FamilyReport`: the loaded runs, the benchmark,
@@ -146,6 +150,11 @@ class BenchmarkSpec:
     def for_task(mapping: Mapping[str, Any], task: str, default: Any = None) -> Any:
         """``mapping[task]``, else ``mapping["*"]``, else ``default``."""
         return mapping.get(task, mapping.get("*", default))
+
+    def listed_metrics(self, task: str) -> tuple[str, ...]:
+        """Every metric listed for ``task``: the paper's (`metrics`), then ours (`extra_metrics`)."""
+        own = self.for_task(self.metrics, task, ("accuracy",))
+        return tuple(dict.fromkeys((*own, *self.for_task(self.extra_metrics, task, ()))))
 
 
 def spec(name: str) -> BenchmarkSpec:

@@ -9,7 +9,8 @@ the configuration, tokenizer and processor files and the ``safetensors``
 weights (the PyTorch ``.bin`` weights only for a model without
 ``safetensors``), the files ``from_pretrained`` reads, so a later
 ``from_pretrained(name)`` finds them. A cached model is used without
-contacting the hub.
+contacting the hub. `model_file` does the same for one file of a repo (a ``.pth``
+checkpoint beside others that a metric does not need).
 
 `offline_variable` names the set switch when ``HF_HUB_OFFLINE`` or
 ``TRANSFORMERS_OFFLINE`` is ``1`` (``true``, ``yes``, ``on``): then nothing is
@@ -27,6 +28,9 @@ import sys
 from pathlib import Path
 
 from medtemporal.errors import UnavailableError, require
+
+MODEL_CONFIG = "config.json"
+"""A Hugging Face model folder's configuration file (not a run folder's ``config.json``)."""
 
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 """Environment variables that forbid downloads (Hugging Face's own switches)."""
@@ -48,7 +52,7 @@ def offline_variable() -> str | None:
 
 def has_weights(folder: Path) -> bool:
     """Whether ``folder`` holds ``config.json`` and ``safetensors`` or PyTorch ``.bin`` weights."""
-    return (folder / "config.json").is_file() and (any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")))
+    return (folder / MODEL_CONFIG).is_file() and (any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")))
 
 
 def revision(folder: Path) -> str | None:
@@ -136,3 +140,38 @@ def _fetch(repo: str, switch: str | None, what: str, fix: str) -> Path:
         raise UnavailableError(f"The {what} {repo!r} on the Hugging Face hub has no config.json or PyTorch weights "
                                f"that transformers can load; {fix}.")
     return folder
+
+
+def model_file(repo: str, filename: str, *, what: str, fix: str) -> Path:
+    """One file of Hugging Face repo ``repo`` (e.g. ``chexbert.pth`` of ``StanfordAIMI/RRG_scorers``) in the hub
+    cache, downloaded there on first use with ``huggingface_hub.hf_hub_download``; offline, only a cached copy.
+
+    Raises:
+        UnavailableError: in one sentence, as `model_folder`.
+    """
+    hub = require("huggingface_hub", "hf")
+    errors = require("huggingface_hub.errors", "hf")
+    switch = offline_variable()
+    key = (f"{repo}/{filename}", switch, os.environ.get("HF_HOME"), os.environ.get("HF_HUB_CACHE"))
+    if key not in _KNOWN:
+        try:
+            _KNOWN[key] = Path(hub.hf_hub_download(repo, filename, local_files_only=True))
+        except errors.LocalEntryNotFoundError:
+            if switch is not None:
+                _KNOWN[key] = (f"The {what} ({filename} of {repo}) is not in the Hugging Face cache and {switch}=1 "
+                               f"forbids downloading it; run once online, or {fix}.")
+            else:
+                print(f"medtemporal: downloading the {what} ({filename} of {repo}) into the Hugging Face cache "
+                      "(first use; set HF_HUB_OFFLINE=1 to forbid downloads)", file=sys.stderr)
+                try:
+                    _KNOWN[key] = Path(hub.hf_hub_download(repo, filename))
+                except (errors.GatedRepoError, errors.RepositoryNotFoundError, errors.EntryNotFoundError,
+                        errors.RevisionNotFoundError, OSError) as exc:
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    _KNOWN[key] = (f"The {what} ({filename} of {repo}) could not be downloaded from the Hugging Face "
+                                   f"hub ({first.removeprefix('Got: ').rstrip('.')}); check the connection and run "
+                                   f"again, or {fix}.")
+    known = _KNOWN[key]
+    if isinstance(known, str):
+        raise UnavailableError(known)
+    return known

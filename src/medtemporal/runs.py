@@ -194,12 +194,19 @@ class RunScores(Record):
     rule id → items extracted again) and rules (current rule id → items decided by it)."""
     layout: list[TaskLayout]
     metrics: dict[str, dict[str, Any]]
-    """Metric name → declared metadata (higher_is_better, aggregation, percent, description)."""
+    """Metric name → declared metadata (higher_is_better, aggregation, percent, description; ``ours``: scored by
+    medtemporal beside the paper's own metrics, `BenchmarkSpec.extra_metrics`)."""
     bootstrap: dict[str, Any]
     scored_with: str
     judge: dict[str, Any] | None = None
     """The LLM judge's identity, settings, prompt hash, counts and calibration row (`medtemporal.scoring.judge`);
     None when no judge scored the run."""
+    requested_metrics: list[str] = Field(default_factory=list)
+    """Metrics registered ``on_request`` that ``score --metrics`` asked for; scoring the run again without
+    ``--metrics`` scores them again (they are never dropped silently)."""
+    green: dict[str, Any] | None = None
+    """The GREEN pass (``score --green URI``): the GREEN model's identity, settings, prompt hash and counts (judged,
+    unparseable, errors; `medtemporal.scoring.judge.JudgePass.summary`); None when GREEN did not score the run."""
     repeats: dict[str, Any] | None = None
     """For runs with ``--repeats`` above 1: `medtemporal.scoring.repeats.repeat_summary` (each repeat's
     value with mean and sd, and per-item consistency); None for a single repeat."""

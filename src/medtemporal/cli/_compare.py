@@ -26,6 +26,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the comparisons as JSON")
     p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap replicates (default {RESAMPLES})")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--metric", dest="metrics", action="append", default=[], metavar="NAME",
+                   help="compare on this metric only (repeatable, or comma-separated): any the benchmark lists, "
+                        "model-based report metrics included (e.g. radgraph_f1_partial, temporal_entity_f1)")
     p.set_defaults(func=main)
 
 
@@ -35,7 +38,8 @@ def main(args: argparse.Namespace) -> int:
     for run in args.runs:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ComparisonWarning)  # printed with the table instead
-            comparison = compare_runs(run, args.base, resamples=args.resamples, seed=args.seed)
+            comparison = compare_runs(run, args.base, resamples=args.resamples, seed=args.seed,
+                                      metrics=tuple(n.strip() for m in args.metrics for n in m.split(",") if n.strip()))
         print(comparison.markdown())
         out.append(comparison.to_json())
     if args.json is not None:

@@ -19,6 +19,19 @@ def _describe(entry: registry.Entry) -> str:
     return str(text).strip().splitlines()[0] if text else ""
 
 
+def _needs(entry: registry.Entry) -> str:
+    """What a report metric needs to run (weights with hub id and size, CPU/GPU), and how to ask for it."""
+    from medtemporal.scoring.clinical.weights import WEIGHTS
+
+    text = str(entry.info["needs"])
+    weights = [WEIGHTS[k] for k in entry.info.get("weights", ())]
+    if weights:
+        text += "; weights: " + ", ".join(f"{w.hub_id} ({w.size}, or ${w.env})" for w in weights)
+    if entry.info.get("on_request"):
+        text += f"; on request: score --metrics {entry.name}" if entry.name != "green_score" else "; score --green URI"
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     kinds = [args.kind] if args.kind else [*registry.KINDS, "prompt"]
     for kind in kinds:
@@ -29,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         for entry in registry.entries(kind):
             print(f"  {entry.name:<28} {_describe(entry)}")
+            if kind == "metric" and entry.info.get("needs"):
+                print(f"  {'':<28} needs: {_needs(entry)}")
     for name, reason in registry.failed_plugins().items():
         print(f"plugin {name!r} failed to load: {reason}")
     return 0

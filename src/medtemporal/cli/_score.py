@@ -21,8 +21,21 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--allow-rebuilt-benchmark", action="store_true",
                    help="score against a benchmark rebuilt since the run (its new items; recorded in scores.json)")
+    p.add_argument("--metrics", type=_names, default=(), metavar="NAME[,NAME...]",
+                   help="also score these model-based report metrics where the benchmark lists them (weights are "
+                        "fetched into the Hugging Face cache on first use; `medtemporal list metric` says what each "
+                        "needs), e.g. chexbert_f1_14_micro,radgraph_f1_partial, or 'all'")
+    g = p.add_argument_group("GREEN (report metric by a GREEN model)")
+    g.add_argument("--green", metavar="URI", help="the GREEN model for green_score, served by any backend, e.g. "
+                   "hf:StanfordAIMI/GREEN-radllama2-7b or openai+http://localhost:8000/v1:StanfordAIMI/GREEN-radllama2-7b")
+    g.add_argument("--green-concurrency", type=int, help="GREEN calls in flight (default: the backend's)")
     add_judge_arguments(p)
     p.set_defaults(func=run)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of metric names."""
+    return tuple(n.strip() for n in text.split(",") if n.strip())
 
 
 def add_judge_arguments(p: argparse.ArgumentParser) -> None:
@@ -59,10 +72,19 @@ def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, A
 def run(args: argparse.Namespace) -> int:
     """Score each run, then print the per-family table; exit status 1 when judge calls failed."""
     judge, options = judge_from_args(args)
+    green = None
+    if args.green:
+        from medtemporal.scoring.clinical.green import green_judge
+
+        green = green_judge(args.green, concurrency=args.green_concurrency, attempts=args.judge_attempts,
+                            timeout_s=args.judge_timeout)
+    green_options = {"no_cache": args.no_cache, "cache_path": args.cache, "allow_remote_data": args.allow_remote_data,
+                     "progress": not getattr(args, "no_progress", False)}
     failed = 0
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
-                  judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark)
+                  judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark, metrics=args.metrics,
+                  green=green, green_options=green_options)
         print(f"wrote {RunFolder(path).scores_file}")
         failed += judge_failures(path)
     print_scores(args.runs)

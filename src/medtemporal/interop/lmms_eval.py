@@ -35,7 +35,7 @@ from typing import Any
 
 from medtemporal.backends.base import LOCAL_MAX_TOKENS
 from medtemporal.benchmark import Benchmark
-from medtemporal.contract import BenchmarkSpec, spec
+from medtemporal.contract import spec
 from medtemporal.errors import require
 from medtemporal.interop.files import folder_atomically
 from medtemporal.interop.parquet import answer_text, read_bytes, write_table
@@ -63,9 +63,10 @@ def task_name(bench: Benchmark, task: str) -> str:
 
 
 def scored_metrics(benchmark: str, task: str) -> list[str]:
-    """The metrics ``medtemporal score`` computes for ``task``, less those that need an LLM judge."""
-    names = BenchmarkSpec.for_task(spec(benchmark).metrics, task, ("accuracy",))
-    return [m for m in names if not lookup("metric", m).info.get("needs_judge")]
+    """The metrics ``medtemporal score`` computes for ``task`` by default (the paper's and ours), less those that
+    need an LLM judge or model weights (``on_request``)."""
+    names = spec(benchmark).listed_metrics(task)
+    return [m for m in names if not (lookup("metric", m).info.get("needs_judge") or lookup("metric", m).info.get("on_request"))]
 
 
 def generation_kwargs(benchmark: str) -> dict[str, Any]:

@@ -186,8 +186,11 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def metric_title(runs: Sequence[ReportRun], metric: str) -> str:
-    """``accuracy (%)``: the metric with its unit."""
-    return f"{metric} (%)" if is_percent(runs, metric) else metric
+    """``accuracy (%)``: the metric with its unit, and "ours" where medtemporal scores it beside the paper's own
+    metrics (``scores.json`` marks it, `BenchmarkSpec.extra_metrics`)."""
+    title = f"{metric} (%)" if is_percent(runs, metric) else metric
+    ours = any(r.scores.metrics.get(metric, {}).get("ours") for r in runs)
+    return f"{title}, ours (not in the paper)" if ours else title
 
 
 def family_table(runs: Sequence[ReportRun], metric: str) -> str:

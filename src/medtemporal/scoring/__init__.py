@@ -3,7 +3,8 @@
 Importing this package registers the built-in extraction rules (kind
 ``extractor``: ``letter``, ``yesno``, ``ordering``, ``text``, ``raw_text``; a family's
 released rules live in its package) and metrics (kind ``metric``:
-``accuracy``, ``yesno_macro_f1``, ``pairwise_accuracy``, the report-generation ``bertscore_f1``, and the
+``accuracy``, ``yesno_macro_f1``, ``pairwise_accuracy``, the report-generation ``bertscore_f1``, the field's
+report metrics (`medtemporal.scoring.clinical`: lexical, clinical, temporal), and the
 judge engine's ``judge_unparseable_rate`` (`medtemporal.scoring.judge`). A paper's own rules and metrics
 live in its family's package and register themselves the same way (TemMed-Bench's ``temmed_bleu_1`` …,
 ELTLM's judge rubric with ``judge_accuracy`` and ``judge_completeness``).
@@ -16,6 +17,7 @@ from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
 from medtemporal.scoring.ci import Estimate, cluster_bootstrap
 from medtemporal.scoring.extraction import Extraction, extract, normalise, rule_id, rule_name
 from medtemporal.scoring import ordering, text_metrics  # noqa: F401  (ordering rule and metrics; BERTScore)
+from medtemporal.scoring import clinical  # noqa: F401  (the field's report metrics)
 from medtemporal.scoring.metrics import Metric, chance_level, is_correct, metric
 from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
 from medtemporal.scoring.runs import score_run

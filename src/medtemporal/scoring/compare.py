@@ -13,13 +13,16 @@ of a metric are computed once (`per_item`) and sliced per group; a run passed as
 runs, read once) shares them with every comparison of that run.
 
 It warns when the runs cover different item sets or were made with different
-settings, naming what differs.
+settings, naming what differs. ``compare_runs(a, b, metrics=[...])`` (``compare --metric``) compares on the named
+metrics only, the model-based report metrics of `medtemporal.scoring.clinical` included (computed for both runs;
+``green_score`` from each run's stored GREEN verdicts).
 """
 
 from __future__ import annotations
 
 import json
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats as scipy_stats
 
-from medtemporal.runs import RunConfig
+from medtemporal.runs import RunConfig, RunFolder
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
@@ -167,6 +170,17 @@ def _stats(name: str, per_item: Sequence[list[Outcome]]) -> np.ndarray:
     return np.mean(layers, axis=0)
 
 
+def stored_green(run_dir: str | Path) -> AbstractContextManager[None]:
+    """The run's stored GREEN verdicts in force for ``green_score`` (`medtemporal.scoring.clinical.green`), when
+    its ``scores.json`` records a GREEN pass; else nothing (``green_score`` is then unavailable)."""
+    from medtemporal.scoring.clinical.green import green_verdicts, stored_verdicts
+    folder = RunFolder(run_dir)
+    if not folder.has_scores():
+        return nullcontext()
+    block = folder.scores().green
+    return green_verdicts(stored_verdicts(run_dir, block["id"])) if block else nullcontext()
+
+
 def paired_bootstrap(
     a: np.ndarray, b: np.ndarray, clusters: Sequence[str], name: str, *, confidence: float = CONFIDENCE,
     resamples: int = RESAMPLES, rng: np.random.Generator | int | None = None,
@@ -213,15 +227,25 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 def compare_runs(
     run_a: str | Path | RunOutcomes, run_b: str | Path | RunOutcomes, *, resamples: int = RESAMPLES,
-    confidence: float = CONFIDENCE, seed: int = 0,
+    confidence: float = CONFIDENCE, seed: int = 0, metrics: Sequence[str] = (),
 ) -> Comparison:
     """Compare run A with run B on their common answered items (see the module doc); each a run folder, or a run
     already read (`RunOutcomes`).
 
+    Args:
+        run_a: Run folder A, or run A already read.
+        run_b: Run folder B (the reference), or run B already read.
+        resamples: Bootstrap replicates.
+        confidence: Interval level.
+        seed: Bootstrap seed.
+        metrics: Compare on these metrics only (any the benchmark lists, model-based report metrics included:
+            they are computed for both runs); default: the metrics ``medtemporal score`` computes.
+
     Raises:
-        InvalidInputError: a folder is not a run, or the runs share no answered item.
+        InvalidInputError: a folder is not a run, the runs share no answered item, or a named metric is not
+            listed for their benchmark.
     """
-    ra, rb = (r if isinstance(r, RunOutcomes) else load_outcomes(r) for r in (run_a, run_b))
+    ra, rb = (r if isinstance(r, RunOutcomes) else load_outcomes(r, requested=metrics) for r in (run_a, run_b))
     name_a, name_b = ra.path, rb.path
     ans_a, ans_b = _answered(ra), _answered(rb)
     common = [i for i in ans_a if i in ans_b]
@@ -248,7 +272,7 @@ def compare_runs(
     for group in ["overall", *(f"task:{t}" for t in tasks)]:
         idx = np.array([k for k, i in enumerate(items) if group == "overall" or group == f"task:{i.task}"])
         names = dict.fromkeys(m for t in tasks if group in ("overall", f"task:{t}")
-                              for m in ra.metrics_for(t) if m in rb.metrics_for(t))
+                              for m in ra.metrics_for(t) if m in rb.metrics_for(t) and (not metrics or m in metrics))
         for name in names:
             use = [k for k in idx if name in ra.metrics_for(items[k].task) and name in rb.metrics_for(items[k].task)]
             if not use:
@@ -257,7 +281,10 @@ def compare_runs(
                 continue
             if name not in at:  # row of each common item in either run's statistics, once per metric
                 try:
-                    (rows_a, stats_a), (rows_b, stats_b) = per_item(ra, name), per_item(rb, name)
+                    with stored_green(ra.path):
+                        rows_a, stats_a = per_item(ra, name)
+                    with stored_green(rb.path):
+                        rows_b, stats_b = per_item(rb, name)
                 except UNAVAILABLE as exc:
                     left_out.add(name)
                     result.warnings.append(f"{name} is left out: unavailable ({str(exc).rstrip('.')})")

@@ -207,6 +207,7 @@ def judge_answers(
     allow_remote_data: bool = False,
     licence: str = "open",
     progress: bool = True,
+    calibrate: bool = True,
 ) -> JudgePass:
     """Judge each item's answer, reference and an empty answer with ``rubric``; resume from ``judgements.jsonl``.
 
@@ -222,6 +223,8 @@ def judge_answers(
         allow_remote_data: Allow credentialed text to go to a non-local judge endpoint.
         licence: The benchmark's licence (credentialed text is guarded).
         progress: Show a progress bar on a terminal.
+        calibrate: Also judge each reference and an empty answer (the calibration row); False for a judge as
+            costly as GREEN, where only the answers are asked.
     """
     prompts = prompts or PromptSet()
     use = DataUse(items[0].benchmark if items else "", licence, allow_remote_data)  # type: ignore[arg-type]
@@ -235,7 +238,8 @@ def judge_answers(
             result.verdicts[("answer", item.id)] = Verdict(dict.fromkeys(rubric.criteria, 0), "missing")
         else:
             todo.append(("answer", item, answer))
-        todo += [("reference", item, item.reference or str(item.answer)), ("empty", item, "")]
+        if calibrate:
+            todo += [("reference", item, item.reference or str(item.answer)), ("empty", item, "")]
     log = folder.judgements(Judgement)
     done = log.resume(key=lambda j: (j.judge, j.kind, j.item_id, j.answer_sha), keep=lambda j: j.status != "error")
     pending = []

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, spec
+from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup
 from medtemporal.runs import RunConfig, RunFolder
 from medtemporal.schema import Item, Prediction
@@ -53,10 +54,12 @@ class RunOutcomes:
 
 
 def load_outcomes(run_dir: str | Path | RunFolder, *, judged: bool = False, allow_rebuilt: bool = False,
-                  benchmarks: MutableMapping[Path, Benchmark] | None = None) -> RunOutcomes:
+                  benchmarks: MutableMapping[Path, Benchmark] | None = None,
+                  requested: Sequence[str] = ()) -> RunOutcomes:
     """Read a run folder's config, benchmark and predictions into per-repeat outcomes (nothing written).
 
-    Metrics registered with ``needs_judge`` are included only when ``judged``. ``allow_rebuilt``: read against
+    Metrics registered with ``needs_judge`` are included only when ``judged``, those registered ``on_request``
+    only when ``requested`` names them (or is ``("all",)``). ``allow_rebuilt``: read against
     a benchmark rebuilt since the run; ``benchmarks``: benchmarks already read, by folder, shared by the runs of
     one report (`RunFolder.benchmark`).
     """
@@ -72,8 +75,10 @@ def load_outcomes(run_dir: str | Path | RunFolder, *, judged: bool = False, allo
         tallies.append(counts_r)
     specs = {name: spec(name) for name in {i.benchmark for i in items}}
     main = specs.get(bench.manifest.benchmark) or next(iter(specs.values()), None)
+    check_requested(requested, items, specs)
     return RunOutcomes(folder, config, bench, items, by_repeat, tallies, latest, lines,
-                       _metrics_for(items, specs, judged=judged), main.subtype_groups if main else {},
+                       _metrics_for(items, specs, judged=judged, requested=requested),
+                       main.subtype_groups if main else {},
                        main.overall_tasks if main else None, main.overall_weights if main else {})
 
 
@@ -109,17 +114,41 @@ def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Ou
 
 
 def _metrics_for(
-    items: list[Item], specs: dict[str, BenchmarkSpec], *, judged: bool = False
+    items: list[Item], specs: dict[str, BenchmarkSpec], *, judged: bool = False, requested: Sequence[str] = (),
 ) -> Callable[[str], tuple[str, ...]]:
-    """Task → metric names, from the spec of the benchmark whose items carry that task; metrics
-    registered with ``needs_judge`` only when a judge scores the run."""
+    """Task → metric names, from the spec of the benchmark whose items carry that task (its own and its extra
+    metrics); metrics registered with ``needs_judge`` only when a judge scores the run, and those registered
+    ``on_request`` only when ``requested`` names them (or is ``("all",)``)."""
     by_task = {i.task: specs[i.benchmark] for i in items}
     known: dict[str, tuple[str, ...]] = {}
+    every = "all" in requested
+
+    def wanted(name: str) -> bool:
+        info = lookup("metric", name).info
+        return ((judged or not info.get("needs_judge"))
+                and (not info.get("on_request") or every or name in requested))
 
     def metrics_for(task: str) -> tuple[str, ...]:
         if task not in known:  # resolved once per task: callers ask per item
-            names = BenchmarkSpec.for_task(by_task[task].metrics, task, ("accuracy",))
-            known[task] = tuple(n for n in names if judged or not lookup("metric", n).info.get("needs_judge"))
+            known[task] = tuple(n for n in by_task[task].listed_metrics(task) if wanted(n))
         return known[task]
 
     return metrics_for
+
+
+def check_requested(requested: Sequence[str], items: Sequence[Item], specs: Mapping[str, BenchmarkSpec]) -> None:
+    """Refuse, in one sentence, a requested metric that is not registered or that no task of ``items`` lists.
+
+    Raises:
+        UnknownNameError: no such metric.
+        InvalidInputError: the benchmark's tasks do not list it.
+    """
+    listed = {n for i in {(i.benchmark, i.task) for i in items} for n in specs[i[0]].listed_metrics(i[1])}
+    for name in requested:
+        if name == "all":
+            continue
+        lookup("metric", name)
+        if name not in listed:
+            benchmarks = ", ".join(sorted(specs))
+            raise InvalidInputError(f"The metric {name!r} is not listed for any task of {benchmarks} (listed: "
+                                    f"{', '.join(sorted(listed))}); name one of those with --metrics.")

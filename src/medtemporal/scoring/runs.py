@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from medtemporal import __version__
-from medtemporal.contract import Variant, spec
+from medtemporal.contract import BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.runs import RunFolder, RunInfo, RunScores
-from medtemporal.schema import Score
+from medtemporal.schema import Item, Score
 from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
 from medtemporal.scoring.extraction import extract, rule_id
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 def score_run(
     run_dir: str | Path, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0,
     judge: Judge | None = None, judge_options: dict[str, Any] | None = None, allow_rebuilt: bool = False,
+    metrics: Sequence[str] = (), green: Judge | None = None, green_options: dict[str, Any] | None = None,
 ) -> list[Score]:
     """Score the predictions of a run folder and write its ``scores.json``, holding the folder's writer lock.
 
@@ -55,12 +57,18 @@ def score_run(
             (`BenchmarkSpec.judge_pass`); without one, metrics that need a judge are left out.
         judge_options: Keyword options of `medtemporal.scoring.judge.judge_answers` (cache, remote data, progress).
         allow_rebuilt: Score against a benchmark rebuilt since the run (recorded in ``scores.json``).
+        metrics: Metrics registered ``on_request`` (model-based report metrics) to score too, where the family
+            lists them; ``("all",)`` for every one it lists; none: those the last scoring of the run was asked for.
+        green: The GREEN model (`medtemporal.scoring.clinical.green.green_judge`): scores ``green_score`` where
+            the family lists it; its verdicts go to ``judgements.jsonl`` and its summary to ``scores.json``.
+        green_options: Keyword options of `medtemporal.scoring.judge.judge_answers` for the GREEN pass.
 
     Returns:
         The scores written.
 
     Raises:
-        InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark.
+        InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark, a
+            requested metric the family does not list.
     """
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InvalidInputError(f"The bootstrap resamples (--resamples) must be a whole number of 1 or more, not {resamples}.")
@@ -69,7 +77,9 @@ def score_run(
     folder = RunFolder(run_dir)
     folder.config()  # one sentence when the folder is not a run, before any lock file is made
     with folder.writer():
-        loaded = load_outcomes(folder, judged=judge is not None, allow_rebuilt=allow_rebuilt)
+        metrics = tuple(metrics) or _requested_before(folder)
+        requested = (*metrics, *(("green_score",) if green is not None else ()))
+        loaded = load_outcomes(folder, judged=judge is not None, allow_rebuilt=allow_rebuilt, requested=requested)
         config, bench, items, by_repeat = loaded.config, loaded.bench, loaded.items, loaded.by_repeat
         family = spec(bench.manifest.benchmark)
         repeats = len(by_repeat)
@@ -97,12 +107,17 @@ def score_run(
             else:
                 raise InvalidInputError(f"The benchmark {bench.manifest.benchmark!r} has no metric an LLM judge "
                                         "decides; score it without --judge.")
+        green_block, in_force = None, nullcontext()
+        if green is not None:
+            green_block, in_force = _green_pass(folder, loaded, green, {"licence": bench.manifest.licence,
+                                                                        **(green_options or {})})
         outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
-        scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
-                                confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks,
-                                overall_weights=loaded.overall_weights)
-        variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
-                    for name, variant in family.variants.items()}
+        with in_force:
+            scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
+                                    confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks,
+                                    overall_weights=loaded.overall_weights)
+            variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
+                        for name, variant in family.variants.items()}
         first = next(iter(latest.values()), None)
         run = RunInfo(
             model=config.model.uri or (first.model if first else None),
@@ -120,17 +135,51 @@ def score_run(
             scores=scores,
             counts=counts,
             layout=layout(items, loaded.subtype_groups),
-            metrics={name: metric(name).summary() for name in dict.fromkeys(s.metric for s in scores)},
+            metrics={name: {**metric(name).summary(), **({"ours": True} if name in _ours(family, items) else {})}
+                     for name in dict.fromkeys(s.metric for s in scores)},
             bootstrap={"method": "percentile bootstrap over patients (scipy.stats.bootstrap)",
                        "resamples": resamples, "confidence": confidence, "seed": seed},
             scored_with=f"medtemporal {__version__}",
             judge=judge_block,
+            requested_metrics=list(metrics),
+            green=green_block,
             repeats=(repeat_summary(by_repeat, loaded.metrics_for, loaded.subtype_groups, loaded.overall_tasks,
                                     loaded.overall_weights) if repeats > 1 else None),
             variants=variants or None,
         )
         folder.write_scores(result)
     return scores
+
+
+def _requested_before(folder: RunFolder) -> tuple[str, ...]:
+    """The on-request metrics the run's last scoring was asked for (none when it has no readable scores)."""
+    try:
+        return tuple(folder.scores().requested_metrics) if folder.has_scores() else ()
+    except InvalidInputError:
+        return ()
+
+
+def _ours(family: BenchmarkSpec, items: Sequence[Item]) -> set[str]:
+    """Metrics the family scores beside its paper's own (`BenchmarkSpec.extra_metrics`) on some task of ``items``."""
+    return {name for task in {i.task for i in items}
+            for name in family.for_task(family.extra_metrics, task, ())
+            if name not in family.for_task(family.metrics, task, ("accuracy",))}
+
+
+def _green_pass(folder: RunFolder, loaded: RunOutcomes, green: Judge, options: dict[str, Any],
+                ) -> tuple[dict[str, Any], AbstractContextManager[None]]:
+    """Ask the GREEN model about every answer of the tasks that list ``green_score``: the ``green`` block of
+    ``scores.json``, and the context in which ``green_score`` reads the verdicts."""
+    from medtemporal.scoring.clinical.green import RUBRIC, green_verdicts
+    from medtemporal.scoring.judge import judge_answers
+
+    if len(loaded.by_repeat) > 1:
+        raise InvalidInputError(f"{folder.path} has {len(loaded.by_repeat)} repeats; GREEN scores runs of one repeat "
+                                "only, so score it without --green or use a run made without --repeats.")
+    scored = [o for o in loaded.by_repeat[0] if "green_score" in loaded.metrics_for(o.item.task)]
+    answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in scored}
+    passed = judge_answers(folder, [o.item for o in scored], answers, green, RUBRIC, calibrate=False, **options)
+    return passed.summary(), green_verdicts({o.item.id: passed.verdict(o.item.id) for o in scored})
 
 
 def _variant(variant: Variant, loaded: RunOutcomes, **bootstrap: Any) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.eltlm.build import LENGTHS
 from medtemporal.benchmarks.eltlm.release import BENCHMARK, subtype_of
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CXR_LABELS, TEMPORAL
 
 DEMO_MODEL = "baseline:constant-No significant interval change."
 """An offline answerer for the demo: the release's most common perception answer, whatever the question."""
@@ -74,6 +75,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     prompts={"*": "eltlm_direct"},
     extractors={"*": "text"},
     metrics={"*": METRICS},
+    extra_metrics={"*": (*TEMPORAL, *CXR_LABELS)},  # ours beside the paper's (not in the paper)
     subtype_groups={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS},
     report="medtemporal.benchmarks.eltlm.report:write_eltlm_report",
     demo=demo,

@@ -35,6 +35,7 @@ from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CXR_LABELS, TEMPORAL
 
 TEXT_METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
                 "diffvqa_rouge_l", "diffvqa_cider")
@@ -79,6 +80,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     build=build,
     prompts={"closed": "medical_diff_vqa_closed", "open": "medical_diff_vqa_open", "difference": "medical_diff_vqa_difference"},
     metrics={"closed": ("accuracy", *TEXT_METRICS), "open": ("accuracy", *TEXT_METRICS), "difference": TEXT_METRICS},
+    extra_metrics={"difference": (*TEMPORAL, *CXR_LABELS)},  # ours beside EKAID's (not in the paper)
     report="medtemporal.benchmarks.medical_diff_vqa.report:write_medical_diff_vqa_report",
     demo=demo,
     generation={"temperature": 0.0, "max_tokens": 256},

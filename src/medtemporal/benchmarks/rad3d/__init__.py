@@ -34,6 +34,7 @@ from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TA
 from medtemporal.benchmarks.rad3d.release import write_official
 from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS, RELEASED, TASK4_AS_TEXT
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CT_CLINICAL
 
 DEMO_MODELS = ("baseline:constant-B", "baseline:constant-D", "rad3d:history", "baseline:random")
 """Reference rows: always-No (Task 4), always-D (Tasks 5–6), the Task 6 history rule, random."""
@@ -88,6 +89,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     prompts={**{t: "rad3d_open" for t in OPEN_TASKS}, **{t: "rad3d_closed" for t in CLOSED_TASKS}},
     extractors={**{t: "text" for t in OPEN_TASKS}, **{t: "letter" for t in CLOSED_TASKS}},
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
+    extra_metrics={t: CT_CLINICAL for t in OPEN_TASKS},  # ours beside the release's (not in the paper)
     report="medtemporal.benchmarks.rad3d.report:write_rad3d_report",
     exports={"3drad": export_official},
     variants={"as released": RELEASED, "task 4 as the release computes it": TASK4_AS_TEXT},

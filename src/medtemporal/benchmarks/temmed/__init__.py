@@ -33,6 +33,7 @@ from medtemporal.benchmarks.temmed import extract, metrics, rag  # noqa: F401  (
 from medtemporal.benchmarks.temmed.command import add_arguments, build
 from medtemporal.benchmarks.temmed.pipeline import BENCHMARK, VERSION
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CXR_CLINICAL, TEMPORAL
 
 CLOSED = "vqa,image_pair"
 DEMO_RUNS = (
@@ -79,6 +80,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     metrics={"vqa": ("accuracy", "yesno_macro_f1"),
              "report": ("temmed_bleu_1", "temmed_rouge_l", "temmed_meteor", "temmed_report_avg"),
              "image_pair": ("accuracy",)},
+    extra_metrics={"report": (*TEMPORAL, *CXR_CLINICAL)},  # ours beside the release's (not in the paper)
     report="medtemporal.benchmarks.temmed.report:write_temmed_report",
     demo=demo,
     generation={"temperature": None, "max_tokens": None},  # the release's calls set neither (Eval/*_GPT_*.py)

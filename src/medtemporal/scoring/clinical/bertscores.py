@@ -1,0 +1,70 @@
+"""BERTScore as the report-generation papers set it: Libra's (distilbert) and RadCliQ-v1's (distilroberta, IDF).
+
+``bertscore_f1_distilbert`` is Libra's ``radiology_report.py``: HF ``evaluate``'s bertscore with
+``model_type="distilbert-base-uncased"`` (bert-score's layer 5, no IDF, no baseline rescaling), the per-sample F1
+averaged. RadCliQ-v1 uses `radcliq_bertscore`: ``distilroberta-base`` layer 5, IDF weights from the references,
+rescaled with bert-score's baseline for that model (CXR-Report-Metric; RadEval ``RadCliQv1/radcliq.py``). The
+existing ``bertscore_f1`` (roberta-large, `medtemporal.scoring.text_metrics`) is unchanged. An empty output or
+reference scores 0, as there.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from medtemporal.errors import require
+from medtemporal.registry import register
+from medtemporal.schema import Item
+from medtemporal.scoring.clinical.texts import report_pairs
+from medtemporal.scoring.clinical.weights import WEIGHTS
+from medtemporal.scoring.metrics import Answer
+from medtemporal.scoring.text_metrics import bertscore_f1
+
+LAYER = 5
+"""bert-score's tuned layer for both distilbert-base-uncased and distilroberta-base (``model2layers``)."""
+
+
+@lru_cache(maxsize=4)
+def _distilbert(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
+    folder = WEIGHTS["bertscore_distilbert"].local()
+    return np.asarray(bertscore_f1(refs, outs, folder, num_layers=LAYER), dtype=float)
+
+
+@register("metric", "bertscore_f1_distilbert", higher_is_better=True, aggregation="mean", percent=True,
+          on_request=True, weights=("bertscore_distilbert",),
+          settings=lambda: {"model": WEIGHTS["bertscore_distilbert"].repo, "layer": LAYER, "idf": False,
+                            "rescale_with_baseline": False},
+          needs=f"distilbert-base-uncased ({WEIGHTS['bertscore_distilbert'].size}); CPU ok",
+          source="Libra libra/eval/radiology_report.py (HF evaluate bertscore)",
+          description="BERTScore F1 with distilbert-base-uncased, layer 5, no IDF or rescaling (Libra's setting)")
+def bertscore_f1_distilbert(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """Per-sample BERTScore F1 as Libra computes it."""
+    refs, outs = report_pairs(items, answers)
+    return _distilbert(tuple(refs), tuple(outs))
+
+
+def radcliq_bertscore(refs: Sequence[str], outs: Sequence[str]) -> np.ndarray:
+    """Per-sample BERTScore F1 as RadCliQ-v1 computes it (distilroberta-base, layer 5, IDF over ``refs``,
+    baseline-rescaled); 0 where either text is empty."""
+    bert_score = require("bert_score", "clinical")
+    folder = WEIGHTS["bertscore_distilroberta"].local()
+    baseline = Path(bert_score.__file__).parent / "rescale_baseline" / "en" / "distilroberta-base.tsv"
+    keep = [k for k in range(len(refs)) if refs[k].strip() and outs[k].strip()]
+    out = np.zeros(len(refs))
+    if keep:
+        scorer = bert_score.BERTScorer(model_type=str(folder), num_layers=LAYER, idf=True,
+                                       idf_sents=[refs[k] for k in keep], rescale_with_baseline=True, lang="en",
+                                       baseline_path=str(baseline))
+        _, _, f1 = scorer.score([outs[k] for k in keep], [refs[k] for k in keep])
+        out[keep] = f1.numpy()
+    return out
+
+
+def radcliq_bertscore_settings() -> dict[str, Any]:
+    """How `radcliq_bertscore` runs (recorded with RadCliQ-v1)."""
+    return {"model": WEIGHTS["bertscore_distilroberta"].repo, "layer": LAYER, "idf": "references",
+            "rescale_with_baseline": True}

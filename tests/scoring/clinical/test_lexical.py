@@ -1,0 +1,97 @@
+"""The R2Gen lineage's lexical metrics equal pycocoevalcap's own corpus values; R2Gen's cleaning."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from pycocoevalcap.bleu.bleu import Bleu
+from pycocoevalcap.cider.cider import Cider
+from pycocoevalcap.meteor.meteor import Meteor
+from pycocoevalcap.rouge.rouge import Rouge
+
+from medtemporal.errors import UnavailableError
+from medtemporal.schema import Item
+from medtemporal.scoring import metric
+from medtemporal.scoring.clinical import LEXICAL_R2GEN, LEXICAL_RAW, lexical
+from medtemporal.scoring.clinical.texts import r2gen_clean
+
+REFS = [
+    "FINDINGS: PA and lateral views of the chest. Heart size is normal. No pleural effusion or pneumothorax.",
+    "Unchanged small left pleural effusion.  New right lower lobe opacity, concerning for pneumonia.",
+    "1. Endotracheal tube terminates 4 cm above the carina. 2. Mild pulmonary edema has improved.",
+    "Lungs are clear.",
+    "Moderate cardiomegaly is stable. No focal consolidation.",
+]
+OUTS = [
+    "PA and lateral views of the chest. The heart is normal in size. No effusion.",
+    "Small left pleural effusion is unchanged. No new opacity.",
+    "Endotracheal tube 4 cm above the carina. Pulmonary edema improved.",
+    "",
+    "Stable moderate cardiomegaly. No consolidation. No pneumothorax.",
+]
+
+
+def _item(k: int, reference: str) -> Item:
+    return Item.create(benchmark="x", task="report", subtype="report", images=[], question=f"Write report {k}.",
+                       answer_type="open", answer=reference, reference=reference, meta={"patient_id": f"p{k % 2}"})
+
+
+def _corpus(name: str, answers: list[str | None]) -> float:
+    m = metric(name)
+    items = [_item(k, r) for k, r in enumerate(REFS)]
+    stats = m.per_sample(items, answers, [None] * len(items)).reshape(len(items), -1)
+    return float(m.reduce(stats.sum(axis=0), np.float64(len(items))))
+
+
+@pytest.mark.parametrize("variant", ["coco", "r2gen"])
+def test_bleu_rouge_cider_equal_pycocoevalcap_on_the_prepared_texts(variant: str) -> None:
+    prepare = lexical.VARIANTS[variant][0]
+    gts = {k: [prepare(r)] for k, r in enumerate(REFS)}
+    res = {k: [prepare(o)] for k, o in enumerate(OUTS)}
+    bleus, _ = Bleu(4).compute_score(gts, res, verbose=0)
+    for n in range(1, 5):
+        assert _corpus(f"{variant}_bleu_{n}", OUTS) == pytest.approx(bleus[n - 1], rel=1e-12)
+    assert _corpus(f"{variant}_rouge_l", OUTS) == pytest.approx(Rouge().compute_score(gts, res)[0], rel=1e-12)
+    assert _corpus(f"{variant}_cider", OUTS) == pytest.approx(Cider().compute_score(gts, res)[0], rel=1e-12)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="METEOR's jar needs a Java runtime")
+def test_meteor_is_the_mean_of_the_jars_segment_scores() -> None:
+    gts = {k: [r2gen_clean(r)] for k, r in enumerate(REFS)}
+    res = {k: [r2gen_clean(o)] for k, o in enumerate(OUTS)}
+    _, segments = Meteor().compute_score(gts, res)
+    assert _corpus("r2gen_meteor", OUTS) == pytest.approx(float(np.mean(segments)), abs=1e-9)
+    assert 0 < _corpus("coco_meteor", OUTS) < 1
+
+
+def test_meteor_without_java_is_unavailable_in_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexical.shutil, "which", lambda name: None)
+    lexical.meteor.cache_clear()
+    with pytest.raises(UnavailableError, match="Java runtime"):
+        _corpus("coco_meteor", OUTS)
+    lexical.meteor.cache_clear()
+
+
+def test_identical_reports_score_one_and_a_missing_answer_scores_as_empty() -> None:
+    assert _corpus("coco_bleu_4", REFS) == pytest.approx(1.0)
+    assert _corpus("r2gen_rouge_l", REFS) == pytest.approx(1.0)
+    assert _corpus("coco_bleu_1", [None] * len(REFS)) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_groups_list_every_registered_lexical_metric_once() -> None:
+    assert len(set(LEXICAL_RAW + LEXICAL_R2GEN)) == 14
+    assert all(metric(name).higher_is_better for name in LEXICAL_RAW + LEXICAL_R2GEN)
+
+
+@pytest.mark.parametrize(("report", "cleaned"), [
+    ("FINDINGS:  Heart size is normal.. No effusion.", "findings heart size is normal . no effusion ."),
+    ("1. Small effusion. 2. No pneumothorax. 3. Stable lines.", "small effusion . no pneumothorax . stable lines ."),
+    ("Left-sided PICC (unchanged); \"tip\" at cavo/atrial junction.",
+     "left-sided picc unchanged tip at cavoatrial junction ."),
+    ("Lines:\nNG tube ___ removed.", "lines ng tube  removed ."),
+    ("Size <2 cm>, @ apex [sic] {x}!", "size 2 cm  apex sic x ."),
+])
+def test_r2gen_cleaning_on_real_report_shapes(report: str, cleaned: str) -> None:
+    assert r2gen_clean(report) == cleaned
