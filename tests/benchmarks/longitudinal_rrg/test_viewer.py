@@ -12,12 +12,8 @@ from helpers.browser import chromium
 from medtemporal.benchmark import load
 from medtemporal.benchmarks.longitudinal_rrg.baselines import copy_prior
 from medtemporal.benchmarks.longitudinal_rrg.viewer import BLOCK, RunAnswers, marks, viewer_files
+from medtemporal.scoring.clinical.temporal import KEYWORDS, temporal_entities
 
-WORDS = {"new", "unchanged", "worsening", "improvement", "resolution"}
-
-
-def entities(text: str) -> set[str]:
-    return {w for w in WORDS if re.search(rf"\b{w}\b", text.lower())}
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +22,12 @@ def files(rrg_bench):
     injected = "<script>alert(1)</script> New effusion."
     runs = [RunAnswers("copy", {i.id: copy_prior(i) or None for i in bench.items}, {i.id: 0.5 for i in bench.items}),
             RunAnswers("odd <b>model</b>", {i.id: injected for i in bench.items}, {})]
-    return bench, viewer_files(bench.items, runs, bench.image_root, entities, "viewer.html", "fam_")
+    return bench, viewer_files(bench.items, runs, bench.image_root, "viewer.html", "fam_")
 
 
-def test_marks_follow_the_words_each_side_names():
-    assert marks("Unchanged effusion; new_edema", {"unchanged", "new"}, {"new"}, "extra") == [
-        [0, 9, "extra"], [20, 23, "both"]]
-    assert marks("No change.", set(), None, "prior") == []
+def test_marks_are_the_metric_s_words_coloured_by_the_other_side_s_set():
+    assert marks("Unchanged effusion; new_edema", {"new"}, "extra") == [[0, 9, "extra"], [20, 23, "both"]]
+    assert marks("No acute process.", None, "prior") == []
 
 
 def test_blocks_hold_every_item_with_its_prior_current_and_generated_reports(files):
@@ -55,7 +50,7 @@ def test_blocks_hold_every_item_with_its_prior_current_and_generated_reports(fil
         assert copy[1] == (copy_prior(item) or None)
         for start, end, kind in copy[2]:
             word = copy[1][start:end].lower()
-            assert word in WORDS and kind == ("both" if word in entities(item.reference) else "extra")
+            assert word in KEYWORDS and kind == ("both" if word in temporal_entities(item.reference) else "extra")
 
 
 def test_the_page_opens_an_item_side_by_side_and_shows_model_text_as_text(files, tmp_path):

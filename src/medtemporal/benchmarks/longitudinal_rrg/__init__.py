@@ -29,10 +29,10 @@ Generation follows the MAIRA-2 example in Libra's README (``temperature=0.0``, `
 Libra@0d6c56a README.md §MAIRA-2): greedy, at most 300 new tokens. Libra's own README uses beam search
 (beam 10, length penalty 2, 1,024 tokens), which an OpenAI-compatible server does not offer in general.
 
-Metrics: BLEU-1..4, METEOR, ROUGE-L and CIDEr by pycocoevalcap (the R2Gen lineage's library; registered by
-the Medical-Diff-VQA family, PTB-tokenised) and BERTScore, each per item, so intervals and paired comparisons
-work as everywhere; the field's clinical and temporal metrics replace them as they land in
-``medtemporal.scoring.clinical``.
+Metrics (`METRICS`, each per item, so intervals and paired comparisons work as everywhere): BLEU-1..4, METEOR,
+ROUGE-L and CIDEr by pycocoevalcap on R2Gen-cleaned text and on the text as written, Libra's Temporal Entity F1,
+and on request CheXbert F1, SembScore, RadGraph F1, RaTEScore, Libra's BERTScore, 1/RadCliQ-v1 and GREEN
+(`medtemporal.scoring.clinical`).
 """
 
 from __future__ import annotations
@@ -47,10 +47,12 @@ from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_argumen
 from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS
 from medtemporal.contract import BenchmarkSpec, DemoSection, Variant
 from medtemporal.registry import register
+from medtemporal.scoring.clinical import CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL
 
-METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
-           "diffvqa_rouge_l", "diffvqa_cider", "bertscore_f1")
-"""The report metrics computed today (module doc)."""
+METRICS = (*LEXICAL_R2GEN, *TEMPORAL, *LEXICAL_RAW, *CXR_CLINICAL)
+"""The field's report metrics (`medtemporal.scoring.clinical`): lexical on R2Gen-cleaned text (the R2Gen
+lineage's numbers), Temporal Entity F1, lexical on the text as written; the model-based clinical ones are scored
+when ``medtemporal score RUN --metrics ...`` asks for them (``--green URI`` for GREEN)."""
 BASELINES = ("longitudinal_rrg:copy-prior", "longitudinal_rrg:normal-report", "longitudinal_rrg:nearest-report")
 DEMO_ITEMS = 40
 """Items each demo run answers (a sample spread over both tasks and both subtypes): scoring is per item."""

@@ -21,8 +21,9 @@ from medtemporal.schema import Item
 from medtemporal.scoring.ci import cluster_bootstrap
 from medtemporal.scoring.metrics import metric
 
-FLOOR_METRICS = ("rouge_l_f1",)
-"""Model-free metrics the floor is scored with (ROUGE-L F1 by rouge-score: no weights, no Java)."""
+FLOOR_METRICS = ("temporal_entity_f1", "rouge_l_f1")
+"""Model-free metrics the floor is scored with, cheap enough for every build: Libra's Temporal Entity F1 and
+ROUGE-L F1 by rouge-score (no weights, no Java; the pycocoevalcap metrics start the METEOR jar)."""
 FLOOR_BASELINES = {"copy-prior": copy_prior, "normal-report": lambda item: NORMAL_REPORT[item.task]}
 RESAMPLES = 1000
 ALL = "(all)"

@@ -3,7 +3,8 @@
 One page (``<family>_viewer.html``) lists the items (filter by task, prior and run; search a study or patient
 id). Opening one shows three columns: the **prior study** (its images and its report), the **current study**
 (its images and the reference report) and the **generated** reports of every run, each with its Temporal Entity
-F1. The temporal words each text names (Libra's keywords, found by the metric's own extraction) are marked: blue
+F1. The temporal words each text names (Libra's keywords where the metric finds them,
+`medtemporal.scoring.clinical.temporal.temporal_spans`; colours by the sets it compares) are marked: blue
 in the reference; in a generated report green where the reference names the word too, orange where it does not
 (a change the reference does not state); underlined in the prior report.
 
@@ -18,22 +19,20 @@ from __future__ import annotations
 import base64
 import io
 import json
-import re
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from PIL import Image
 
 from medtemporal.schema import Item
+from medtemporal.scoring.clinical.temporal import temporal_entities, temporal_spans
 
 BLOCK = 100
 """Items per data block."""
 THUMB_PX = 128
 """Longest side of a thumbnail, in pixels."""
-Entities = Callable[[str], set[str]]
-"""Text → the temporal words a metric counts in it (`medtemporal.scoring.clinical.temporal.temporal_entities`)."""
 
 
 @dataclass(frozen=True)
@@ -46,20 +45,14 @@ class RunAnswers:
     tef1: dict[str, float | None]
 
 
-def marks(text: str, words: set[str], other: set[str] | None, mine: str) -> list[list[Any]]:
-    """``[start, end, class]`` of each whole-word occurrence of ``words`` in ``text`` (case-insensitive; ``_`` and
-    ``-`` separate words as the metric's cleaning makes them): class ``both`` where ``other`` names the word too,
-    ``mine`` otherwise.
+def marks(text: str, other: set[str] | None, mine: str) -> list[list[Any]]:
+    """``[start, end, class]`` of each temporal word in ``text`` (`temporal_spans`): class ``both`` where ``other``
+    (the other side's `temporal_entities`) holds the word too, ``mine`` otherwise.
 
-    >>> marks("New effusion, unchanged edema.", {"new", "unchanged"}, {"new"}, "extra")
+    >>> marks("New effusion, unchanged edema.", {"new"}, "extra")
     [[0, 3, 'both'], [14, 23, 'extra']]
     """
-    if not words:
-        return []
-    plain = re.sub(r"[_-]", " ", text).lower()
-    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b")
-    return [[m.start(), m.end(), "both" if other is not None and m.group(1) in other else mine]
-            for m in pattern.finditer(plain)]
+    return [[a, b, "both" if other is not None and word in other else mine] for a, b, word in temporal_spans(text)]
 
 
 def _thumb(path: Path) -> str | None:
@@ -76,8 +69,7 @@ def _thumb(path: Path) -> str | None:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _detail(item: Item, runs: Sequence[RunAnswers], root: Path, entities: Entities,
-            thumbs: dict[str, str | None]) -> dict[str, Any]:
+def _detail(item: Item, runs: Sequence[RunAnswers], root: Path, thumbs: dict[str, str | None]) -> dict[str, Any]:
     """What the page shows when ``item`` is opened (module doc)."""
     def images(role: str) -> list[list[Any]]:
         out = []
@@ -88,27 +80,25 @@ def _detail(item: Item, runs: Sequence[RunAnswers], root: Path, entities: Entiti
         return out
 
     reference = str(item.reference or item.answer)
-    ref_words = entities(reference)
+    ref_words = temporal_entities(reference)
     generated = []
     for run in runs:
         text = run.texts.get(item.id)
-        words = entities(text) if text else set()
-        generated.append([run.label, text, marks(text or "", words, ref_words, "extra"), run.tef1.get(item.id)])
+        generated.append([run.label, text, marks(text or "", ref_words, "extra"), run.tef1.get(item.id)])
     prior = item.meta.get("prior")
     prior_text = prior["report"] if prior else None
     return {
         "prior": None if prior is None else {"interval": prior["interval"], "images": images("historical"),
                                              "report": prior_text,
-                                             "marks": marks(prior_text or "", entities(prior_text or ""), None,
-                                                            "prior")},
+                                             "marks": marks(prior_text or "", None, "prior")},
         "current": {"images": images("current"), "reference": reference,
-                    "marks": marks(reference, ref_words, None, "reference")},
+                    "marks": marks(reference, None, "reference")},
         "generated": generated,
     }
 
 
-def viewer_files(items: Sequence[Item], runs: Sequence[RunAnswers], image_root: Path, entities: Entities,
-                 page: str, prefix: str = "") -> dict[str, str]:
+def viewer_files(items: Sequence[Item], runs: Sequence[RunAnswers], image_root: Path, page: str,
+                 prefix: str = "") -> dict[str, str]:
     """The viewer's files by name: ``page`` (the HTML) and its data blocks (``<page stem>-K.js``), which the page
     loads as ``prefix`` + name (the names its writer gives them). Items are listed by patient and study time, a
     study's two tasks together (so they share a block and its thumbnails)."""
@@ -117,7 +107,7 @@ def viewer_files(items: Sequence[Item], runs: Sequence[RunAnswers], image_root: 
     files: dict[str, str] = {}
     for k in range(0, len(items), BLOCK):
         thumbs: dict[str, str | None] = {}
-        block = [_detail(item, runs, image_root, entities, thumbs) for item in items[k:k + BLOCK]]
+        block = [_detail(item, runs, image_root, thumbs) for item in items[k:k + BLOCK]]
         files[f"{stem}-{k // BLOCK}.js"] = f"rrgBlock({k // BLOCK},{_json(block)});"
     rows = [[item.task, item.subtype, item.meta.get("patient_id", ""), item.meta.get("study_id", ""),
              [None if r.texts.get(item.id) is None else r.tef1.get(item.id) for r in runs]] for item in items]
