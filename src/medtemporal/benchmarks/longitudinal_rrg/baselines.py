@@ -23,7 +23,11 @@ from medtemporal.errors import UnknownNameError
 from medtemporal.registry import register
 from medtemporal.schema import Item
 
+SCHEME = "longitudinal_rrg"
 KINDS = ("copy-prior", "normal-report", "nearest-report")
+URIS = tuple(f"{SCHEME}:{kind}" for kind in KINDS)
+REFERENCE = URIS[0]
+"""The baseline every report compares with: the prior report restated."""
 NORMAL_REPORT = {
     "findings": "The lungs are clear. There is no focal consolidation, pleural effusion or pneumothorax. The "
                 "cardiomediastinal silhouette is normal. No acute osseous abnormality.",
@@ -80,7 +84,7 @@ class ReportBaseline(Backend):
         return {**found, "reports": NORMAL_REPORT} if self.kind == "normal-report" else found
 
 
-@register("backend", "longitudinal_rrg", example="longitudinal_rrg:copy-prior",
+@register("backend", SCHEME, example=REFERENCE,
           description="longitudinal-rrg baselines: copy-prior, normal-report, nearest-report (not models)")
 def load_report_baseline(uri: str, target: str) -> ReportBaseline:
     """The baseline named by ``target`` (one of `KINDS`)."""

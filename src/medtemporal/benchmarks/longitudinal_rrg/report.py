@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from medtemporal.benchmarks.longitudinal_rrg.baselines import REFERENCE
 from medtemporal.benchmarks.longitudinal_rrg.exports import cxrmate_csv, mlrg_csv
 from medtemporal.benchmarks.longitudinal_rrg.viewer import RunAnswers, viewer_files
 from medtemporal.report.family import FamilyReport, ReportRun, cell, markdown_table
@@ -29,8 +30,6 @@ from medtemporal.schema import Item
 from medtemporal.scoring.clinical import CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL
 from medtemporal.scoring.compare import paired_bootstrap, per_item
 
-REFERENCE_MODEL = "longitudinal_rrg:copy-prior"
-"""The run every table compares with: the prior report restated."""
 COLUMNS = (("all items", "task:{task}"), ("with prior", "subtypes:{task}/With prior"),
            ("no prior", "subtypes:{task}/No prior"))
 """Each task's three rows per run and their score groups (`PRIOR_COLUMNS` of the spec)."""
@@ -47,11 +46,11 @@ RELEASE = {"findings": "2,347 studies of 289 patients (3,858 images)", "impressi
 
 def ordered(runs: Sequence[ReportRun]) -> list[ReportRun]:
     """The runs with the copy-prior baseline first (the reference row), the others in the report's order."""
-    return sorted(runs, key=lambda r: r.scores.run.model != REFERENCE_MODEL)
+    return sorted(runs, key=lambda r: r.scores.run.model != REFERENCE)
 
 
 def _is_reference(run: ReportRun) -> bool:
-    return run.scores.run.model == REFERENCE_MODEL
+    return run.scores.run.model == REFERENCE
 
 
 def _scored(runs: Sequence[ReportRun], task: str, names: Sequence[str]) -> list[str]:
@@ -153,7 +152,7 @@ def write_longitudinal_rrg_report(ctx: FamilyReport) -> None:
     tasks = [t for t in ("findings", "impression") if any(r.scores.score(f"task:{t}", m) is not None for r in runs
                                                           for m in (*LEXICAL_R2GEN, *TEMPORAL))]
     parts = ["# Longitudinal report generation", "", _test_set(ctx), "",
-             f"The first rows restate the prior report ({REFERENCE_MODEL}): a model's score says what it adds over "
+             f"The first rows restate the prior report ({REFERENCE}): a model's score says what it adds over "
              "that only where it is higher. Cells: the score and its 95% interval, clustered by patient.", ""]
     for task in tasks:
         parts += [f"## {task}", ""]
