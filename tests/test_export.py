@@ -94,7 +94,7 @@ def test_vlmevalkit_mcq_carries_our_instruction_and_the_framing(bench_dir, tmp_p
 def test_micxr_export_reads_back(bench_dir, tmp_path):
     out = tmp_path / "micxr.jsonl"
     export(load(bench_dir), "micxr", out)
-    again = read_official(out)
+    again, _ = read_official(out)
     assert [(i.question, i.options, i.answer, i.subtype) for i in again] == [
         (i.question, i.options, i.answer, i.subtype) for i in load(bench_dir).items
     ]

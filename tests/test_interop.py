@@ -316,7 +316,8 @@ def test_lmms_eval_export_leaves_nothing_when_killed_and_restarts_cleanly(bench,
     monkeypatch.undo()
     assert main(["export", str(bench.path), "--format", "lmms-eval", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "_medtemporal_tiny.yaml", "medtemporal_tiny_TEL.parquet", "medtemporal_tiny_TEL.yaml", "utils.py"]
+        ".medtemporal-files.json", "_medtemporal_tiny.yaml", "medtemporal_tiny_TEL.parquet", "medtemporal_tiny_TEL.yaml",
+        "utils.py"]
     assert main(["export", str(bench.path), "--format", "lmms-eval", "--out", str(out)]) == 2  # never over it unasked
 
 
@@ -345,8 +346,13 @@ def test_import_vlmevalkit_results_scores_with_our_extraction(bench, tmp_path, c
     lines = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
     assert [p["answer"] for p in lines] == ["A", "B", None, "A"]
     assert json.loads((out / "config.json").read_text())["imported_from"]["tool"] == "vlmevalkit"
-    assert main(["import-predictions", str(bench.path), str(tmp_path / "MyVLM_tiny.xlsx"), "--from", "vlmevalkit",
-                 "--out", str(out)]) == 2  # never over an existing run
+    again = ["import-predictions", str(bench.path), str(tmp_path / "MyVLM_tiny.xlsx"), "--from", "vlmevalkit",
+             "--out", str(out)]
+    assert main(again) == 0  # the same import again (as after a kill) gives the same folder
+    assert [json.loads(x)["answer"] for x in (out / "predictions.jsonl").read_text().splitlines()] == ["A", "B", None, "A"]
+    results.to_csv(tmp_path / "other.tsv", sep="\t", index=False)
+    assert main([*again[:2], str(tmp_path / "other.tsv"), *again[3:]]) == 2  # never over another run
+    assert "already holds another run" in capsys.readouterr().err
 
 
 def test_xlsx_without_openpyxl_names_the_package_to_install(bench, tmp_path, monkeypatch):

@@ -192,3 +192,21 @@ def test_a_relative_image_root_is_taken_from_the_benchmark_folder(phantom, tmp_p
     monkeypatch.chdir(tmp_path)
     assert run_licence(manifest, folder=bench) == "synthetic"
     assert run_licence(manifest, phantom / "mimic-cxr-jpg", folder=bench) == "synthetic"
+
+
+def test_without_an_image_root_each_image_must_resolve_into_a_verified_phantom(phantom, tmp_path):
+    """Issue 32, point 1: a benchmark built without an image root reads its images from its own folder; a symlink
+    there may lead anywhere, so what the images resolve to decides, whatever the manifest says."""
+    paths = sorted(str(p.relative_to(phantom / "mimic-cxr-jpg")) for p in (phantom / "mimic-cxr-jpg").rglob("*.jpg"))
+    copy = _copy(phantom, tmp_path)
+    (copy / PHANTOM_MANIFEST).unlink()  # the same bytes, unverifiable: real images as far as anyone can tell
+    for licence in ("synthetic", "open"):
+        bench = tmp_path / f"bench-{licence}"
+        bench.mkdir()
+        (bench / "files").symlink_to(copy / "mimic-cxr-jpg" / "files", target_is_directory=True)
+        assert run_licence(_manifest(licence, None), image_paths=paths, folder=bench) == "credentialed"
+        (bench / "files").unlink()
+        (bench / "files").symlink_to(phantom / "mimic-cxr-jpg" / "files", target_is_directory=True)
+        assert run_licence(_manifest(licence, None), image_paths=paths, folder=bench) == "synthetic"
+        assert run_licence(_manifest(licence, None), image_paths=[*paths, "files/missing.jpg"],
+                           folder=bench) == "credentialed"  # an image that cannot be checked

@@ -34,3 +34,18 @@ def test_other_warnings_pass_through_and_ours_are_counted_every_time():
             warnings.warn("something else", DeprecationWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["something else"]
     assert summary.text() == "medtemporal: 3 warnings\n  3 × no items (accuracy over x)"
+
+
+def test_another_package_s_warning_is_shown_without_its_source_line(tmp_path):
+    """Issue 32 §6: a scipy warning printed the library's source line into ``score``'s output (a child process: pytest
+    records warnings itself)."""
+    import subprocess
+    import sys
+
+    code = ("import warnings\nfrom medtemporal.warning_summary import collect_warnings\nwith collect_warnings():\n"
+            "    warnings.warn('the bootstrap distribution is degenerate', RuntimeWarning)  # a library's line\n")
+    script = tmp_path / "library.py"  # a file, so that Python could show the line
+    script.write_text(code)
+    err = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60).stderr
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].endswith("RuntimeWarning: the bootstrap distribution is degenerate"), err

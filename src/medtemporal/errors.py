@@ -48,6 +48,15 @@ class UndefinedMetricWarning(UserWarning):
         self.problem = problem
 
 
+class ConflictingPredictionsWarning(UserWarning):
+    """A file holds two answers to one question that differ; the last is used, and the user is told how many."""
+
+    def __init__(self, message: str, subject: str = "", problem: str = "") -> None:
+        super().__init__(message)
+        self.subject = subject
+        self.problem = problem
+
+
 class MetricUnavailableWarning(UndefinedMetricWarning):
     """A metric cannot be computed at all (an encoder or data file is unavailable); it is reported as
     unavailable with the reason, and the other metrics are scored."""

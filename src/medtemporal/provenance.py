@@ -16,7 +16,8 @@ most restrictive (`most_restrictive`) over all of its inputs, the data roots
 only for a file whose sha256 is a public release we reviewed, listed in the
 family's ``known_releases.py``). At run time `run_licence` judges the images
 actually sent: from any root other than the verified phantom the benchmark
-was built from, the run is ``credentialed``.
+was built from, the run is ``credentialed``; without a root, every image
+(symlinks resolved) must lie in a verified phantom (`phantom_licence`).
 
 Hashing every file again on each build would take minutes for a MIMIC-scale
 cohort (456,000 files, about 6 GB), so a successful check leaves a stamp in the user's cache
@@ -81,7 +82,7 @@ def _tree(root: Path) -> list[tuple[str, int, int]]:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, f"{rel}{entry.name}/"))
                 elif rel or entry.name != PHANTOM_MANIFEST:
-                    st = entry.stat()
+                    st = entry.stat(follow_symlinks=False)  # a link (even a looping or dangling one) is listed as itself
                     out.append((rel + entry.name, st.st_size, max(st.st_mtime_ns, st.st_ctime_ns)))
     out.sort()
     return out
@@ -287,24 +288,55 @@ def run_licence(manifest: Manifest, image_root: str | Path | None = None, image_
     It is the manifest's licence when the images are read from the root the benchmark was built from (and
     that root still verifies when the manifest says ``synthetic``: files may have changed since the build),
     and ``credentialed`` when they come from anywhere else: another ``image_root``, or an item path that
-    is absolute or climbs out of the root with ``..``.
+    is absolute or climbs out of the root with ``..``. A benchmark built with no image root reads its images
+    relative to its own folder: each of them, symlinks resolved, must then lie in a verified phantom folder
+    (`phantom_licence`), whatever the manifest says; one that does not, or that is missing, makes the run
+    ``credentialed`` (an unverifiable root is treated as credentialed).
 
     Args:
         manifest: the benchmark's manifest (its ``licence`` and ``image_root``).
         image_root: the root the run reads images from; None for the manifest's own.
         image_paths: the item image paths the run will read (relative to the root).
-        folder: the benchmark folder, which a relative manifest ``image_root`` is relative to.
+        folder: the benchmark folder, which a relative manifest ``image_root`` is relative to, and the
+            root of a benchmark built without one.
     """
     if manifest.licence == "credentialed":
         return "credentialed"
+    base = Path(folder or ".")
     built = None
     if manifest.image_root is not None:
         built = Path(manifest.image_root)
-        built = (built if built.is_absolute() else Path(folder or ".") / built).resolve()
+        built = (built if built.is_absolute() else base / built).resolve()
     if image_root is not None and (built is None or Path(image_root).resolve() != built):
         return "credentialed"
-    if any(_escapes(p) for p in image_paths):
+    paths = list(image_paths)
+    if any(_escapes(p) for p in paths):
         return "credentialed"
-    if built is None:
+    if built is not None:
+        return most_restrictive(manifest.licence, licence_of(built))
+    if not paths:
         return manifest.licence
-    return most_restrictive(manifest.licence, licence_of(built))
+    return most_restrictive(manifest.licence, phantom_licence(base.resolve() / p for p in paths))
+
+
+def phantom_licence(files: Iterable[str | Path]) -> Licence:
+    """``synthetic`` when every file, symlinks resolved, lies in a folder with a verified phantom manifest (the
+    nearest above it), else ``credentialed``: the check of images read without an image root.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "files").mkdir(), (root / "files" / "a.jpg").write_bytes(b"phantom pixels")
+    >>> _ = write_phantom_manifest(root, "doctest")
+    >>> phantom_licence([root / "files" / "a.jpg"]), phantom_licence([root / "files" / "missing.jpg"])
+    ('synthetic', 'credentialed')
+    """
+    folders: set[Path] = set()
+    for file in files:
+        real = Path(file).resolve()
+        if not real.is_file():
+            return "credentialed"
+        folder = next((f for f in real.parents if (f / PHANTOM_MANIFEST).is_file()), None)
+        if folder is None:
+            return "credentialed"
+        folders.add(folder)
+    return "synthetic" if folders and all(verify_phantom(f) for f in folders) else "credentialed"

@@ -26,14 +26,16 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
+from medtemporal.backends.uri import hide_credentials
 from medtemporal.benchmark import FIRST, Benchmark, Manifest, load, read_manifest
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import ConflictingPredictionsWarning, InvalidInputError
 from medtemporal.schema import (
     Item, Prediction, Record, Score, TaskLayout, describe_validation_error, dumps, iter_jsonl, write_jsonl,
 )
@@ -80,6 +82,12 @@ class ModelRef(_Part):
     served: list[str] = Field(default_factory=list)
     """Model names the server reported."""
 
+    @field_validator("identity", "settings", mode="after")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Options named like credentials, at any depth (``extra_body={"api_key": ...}``), are never kept."""
+        return hide_credentials(value)
+
 
 class ProtocolRef(_Part):
     """How items became model calls."""
@@ -88,6 +96,11 @@ class ProtocolRef(_Part):
     options: dict[str, Any] = Field(default_factory=dict)
     templates: dict[str, str] = Field(default_factory=dict)
     """Prompt template name → sha256 of the text used."""
+
+    @field_validator("options", mode="after")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return hide_credentials(value)
 
 
 class RunConfig(_Part):
@@ -469,9 +482,20 @@ class RunFolder:
             raise InvalidInputError(f"{self.path} has no {PREDICTIONS}; run `medtemporal run` into it first.")
         latest: dict[tuple[str, int], Prediction] = {}
         lines = 0
+        differing: list[str] = []
         for prediction in self.predictions().records():
-            latest[(prediction.item_id, prediction.repeat)] = prediction
+            key = (prediction.item_id, prediction.repeat)
+            old = latest.get(key)
+            if old is not None and old.error is None and prediction.error is None and \
+                    old.raw_output != prediction.raw_output:
+                differing.append(prediction.item_id)
+            latest[key] = prediction
             lines += 1
+        if differing:
+            problem = (f"{self.path / PREDICTIONS} answers {len(differing)} item(s) twice with different outputs; the "
+                       "last answer of each is scored")
+            warnings.warn(ConflictingPredictionsWarning(f"{problem} (first: {differing[0]}).", differing[0], problem),
+                          stacklevel=2)
         return latest, lines
 
     def write_predictions(self, predictions: Iterable[Prediction]) -> int:

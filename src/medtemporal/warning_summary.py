@@ -9,7 +9,7 @@ were, with a few of the groups they concern:
       24 × covers a single patient, so it has no clustered confidence interval (accuracy over subtype:a, …)
       2 × no items, so its score is NaN (accuracy over subtype:c, accuracy over subtype:d)
 
-Other packages' warnings pass through as Python shows them.
+Other packages' warnings pass through as Python shows them, without the source line that raised them.
 """
 
 from __future__ import annotations
@@ -52,17 +52,17 @@ class WarningSummary:
 @contextmanager
 def collect_warnings() -> Iterator[WarningSummary]:
     """Gather medtemporal's warnings raised inside the block into a summary (every `UndefinedMetricWarning`,
-    not once per place); the warnings of other packages are shown as usual."""
+    not once per place); the warnings of other packages are shown as usual, less their source line."""
     summary = WarningSummary()
     with warnings.catch_warnings():
         shown = warnings.showwarning
         warnings.simplefilter("always", UndefinedMetricWarning)
 
-        def keep(message, category, *rest, **kw):  # noqa: ANN001, ANN002, ANN003 (the stdlib's signature)
+        def keep(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 (the stdlib's)
             if category.__module__.split(".")[0] == "medtemporal":
                 summary.add(message)
-            else:
-                shown(message, category, *rest, **kw)
+            else:  # without the library's source line, which says nothing to a user
+                shown(message, category, filename, lineno, file, "")
 
         warnings.showwarning = keep
         yield summary

@@ -1,8 +1,8 @@
 """Files replaced whole or not at all, and one sentence when the disk refuses a write.
 
 Every file medtemporal rewrites (``config.json``, ``scores.json``,
-``items.jsonl``, ``manifest.json``, exports ...) is written to ``NAME.tmp``
-beside it and renamed over it: a reader sees the old file or the new one,
+``items.jsonl``, ``manifest.json``, exports ...) is written to a temporary
+file of its own beside it (``NAME.PID-RANDOM.tmp``) and renamed over it: a reader sees the old file or the new one,
 never half of one. `replacing` does that and, when the write fails, removes
 the ``.tmp`` file and turns a full disk, a read-only file system or a
 refused permission into an `InvalidInputError` naming the folder and the
@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
+import json
 import os
-from collections.abc import Iterator
+import secrets
+import shutil
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from medtemporal.errors import InvalidInputError
@@ -67,15 +71,61 @@ def disk_error(exc: BaseException, path: str | Path | None = None) -> InvalidInp
     )
 
 
+def temporary(path: str | Path) -> Path:
+    """A temporary path beside ``path``, unique to this writer (``NAME.PID-RANDOM.tmp``): two processes writing one
+    file or folder never share it. Temporary files and folders of ``path`` left by writers no longer running are
+    removed first.
+    """
+    path = Path(path)
+    for stale in path.parent.glob(f"{glob.escape(path.name)}.*.tmp"):
+        pid = stale.name[len(path.name) + 1:].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):
+                shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
+    return path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def path_error(exc: BaseException) -> InvalidInputError | None:
+    """One sentence for a file operation that met the wrong kind of thing at a path (a folder where a file belongs,
+    a file where a folder belongs, a symbolic link that loops), naming the path; None for any other error."""
+    where = getattr(exc, "filename", None)
+    code = getattr(exc, "errno", None)
+    if where is None:
+        return None
+    if code == errno.EISDIR:
+        return InvalidInputError(f"{where} is a folder where medtemporal expects a file; move the folder away, then "
+                                 "run the same command again.")
+    if code == errno.ENOTDIR:
+        return InvalidInputError(f"A part of {where} is a file where medtemporal expects a folder; move that file "
+                                 "away or choose another path.")
+    if code == errno.ELOOP:
+        return InvalidInputError(f"{where} is a symbolic link that leads back to itself; remove or fix the link.")
+    return None
+
+
 @contextlib.contextmanager
 def replacing(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write; renamed over ``path`` when the block ends without error.
+    """A temporary path beside ``path`` to write (`temporary`); renamed over ``path`` when the block ends without
+    error.
 
     On any error the temporary file is removed and ``path`` is left as it was; a write the disk refused
     becomes `disk_error`'s sentence.
     """
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a folder where medtemporal writes its file {path.name}; move the folder "
+                                "away, then run the same command again.")
+    tmp = temporary(path)
     try:
         yield tmp
         os.replace(tmp, path)
@@ -97,3 +147,52 @@ def write_atomic(path: str | Path, data: str | bytes, *, sync: bool = False) -> 
         if sync:
             fh.flush()
             os.fsync(fh.fileno())
+
+
+OWNED = ".medtemporal-files.json"
+"""The list of files medtemporal wrote in a folder it writes as a set (an export, a report): ``--overwrite`` and a
+new report replace only these, never a file of the user's beside or among them."""
+
+
+def owned(folder: Path) -> set[str]:
+    """The files (POSIX paths relative to ``folder``) that ``folder/OWNED`` lists as medtemporal's; none without it."""
+    try:
+        files = json.loads((folder / OWNED).read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {f for f in files if isinstance(f, str)}
+
+
+def record_owned(folder: Path, files: Iterable[Path], *, by: str) -> None:
+    """Add ``files`` (in ``folder``; folders taken whole) to ``folder/OWNED``, with those it listed that still exist."""
+    listed = {f for f in owned(folder) if (folder / f).is_file()}
+    for path in files:
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if file.is_file() and file.name != OWNED:
+                listed.add(file.relative_to(folder).as_posix())
+    write_atomic(folder / OWNED, json.dumps({"written_by": by, "files": sorted(listed)}, indent=1) + "\n")
+
+
+def refuse_unowned(folder: Path, paths: Iterable[Path], *, action: str) -> None:
+    """Refuse, in one sentence, to replace or remove ``paths`` (in ``folder``; folders whole) when any file among them
+    is not one medtemporal wrote there (`owned`): nothing of the user's is deleted.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "report.html").write_text("ours"), (folder / "notes.txt").write_text("the user's")
+    >>> record_owned(folder, [folder / "report.html"], by="doctest")
+    >>> refuse_unowned(folder, [folder / "report.html"], action="replace")
+    >>> refuse_unowned(folder, [folder / "notes.txt"], action="replace")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    medtemporal.errors.InvalidInputError: Will not replace ...notes.txt: medtemporal did not write it ...
+    """
+    mine = owned(folder)
+    for path in paths:
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if (file.is_file() or file.is_symlink()) and file.name != OWNED:
+                if file.relative_to(folder).as_posix() not in mine:
+                    raise InvalidInputError(
+                        f"Will not {action} {file}: medtemporal did not write it (it is not in {folder / OWNED}); "
+                        "move it elsewhere, or choose another --out."
+                    )

@@ -1,5 +1,9 @@
 """The four routes by which a licence label was wrong (issue 24, point 1), run inside a loopback-only namespace.
 
+Issue 32, point 1 adds two routes without an image root (MMXU imported without ``--mimic-cxr-jpg``, 3D-RAD
+without ``--ct-rate``): the images are read from the benchmark folder, whose ``files/`` or ``dataset/`` is a
+symlink to unverifiable copies of the phantom images (the control: to the verified phantom itself).
+
 Run as ``python netns_licence_probe.py REMOTE OUT`` in a namespace whose ``lo`` also carries the non-local
 address REMOTE; a sink on REMOTE counts every byte that reaches it. Each route builds a benchmark with the
 real CLI from phantom data plus one input that is not a verified phantom (a question file of unknown
@@ -36,7 +40,7 @@ from medtemporal.cli import main  # noqa: E402
 from medtemporal.phantoms.chexpert_plus import write_chexpert_plus  # noqa: E402
 from medtemporal.phantoms.ct_rate import write_ct_rate  # noqa: E402
 from medtemporal.phantoms.cxr import write_cxr_phantoms  # noqa: E402
-from medtemporal.provenance import Release  # noqa: E402
+from medtemporal.provenance import Release, write_phantom_manifest  # noqa: E402
 
 PORT = 18600
 
@@ -134,10 +138,28 @@ def rad3d_release(ct: Path, work: Path) -> tuple[Path, Path]:
     return work / "rad3d-release", volume_map
 
 
+def mmxu_release(cxr: Path, work: Path) -> Path:
+    """An ``MMXU-test.jsonl`` over pairs of frontal phantom images, in a verified phantom folder of its own (so a
+    build labels it synthetic)."""
+    by_subject: dict[str, list[str]] = {}
+    for info in sorted(read_studies(cxr / "mimic-cxr-jpg").values(), key=lambda i: i.study):
+        if info.frontal is not None:
+            by_subject.setdefault(info.subject, []).append(info.frontal)
+    pairs = [paths[:2] for paths in by_subject.values() if len(paths) >= 2][:3]
+    folder = work / "mmxu-release"
+    folder.mkdir()
+    records = [{"id": k, "content_type": "no change", "question": "How has the effusion changed?",
+                "options": {"A": "improved", "B": "no change", "C": "worsened", "D": "resolved"}, "answer": "B",
+                "cur_image_path": cur, "prior_image_path": prior} for k, (prior, cur) in enumerate(pairs)]
+    (folder / "MMXU-test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    write_phantom_manifest(folder, "netns probe")
+    return folder / "MMXU-test.jsonl"
+
+
 def without_manifest(root: Path, out: Path) -> Path:
     """A copy of a phantom folder without its checksum manifest: the same bytes, but nothing verifies them."""
     shutil.copytree(root, out)
-    (out / "phantom_manifest.json").unlink()
+    (out / "phantom_manifest.json").unlink(missing_ok=True)
     return out
 
 
@@ -154,10 +176,12 @@ def main_() -> None:
     write_ct_rate(ct, patients=3, seed=1, shape=(16, 16, 8))
     results: dict[str, dict] = {}
 
-    def scenario(name: str, build: list, run: list = ()) -> None:
+    def scenario(name: str, build: list, run: list = (), after_build=None) -> None:
         out = work / name
         code, err = cli("build", *build, "--out", out)
         assert code == 0, (name, err)
+        if after_build is not None:
+            after_build(out)
         before = sink.received
         manifest = json.loads((out / "manifest.json").read_text())
         code, err = cli("run", out, "--model", model, "--out", work / f"{name}-run", "--no-progress", "--no-cache",
@@ -191,6 +215,21 @@ def main_() -> None:
                                       "--image-root", copy, "--tasks", "task4"])
         scenario("rad3d_image_root_control", ["3d-rad", "--official", release, "--ct-rate", ct, "--volume-map",
                                               volume_map, "--image-root", ct, "--tasks", "task4"])
+
+    # no image root (issue 32, point 1): the images are read from the benchmark folder, where a symlink may lead
+    # anywhere; only images that resolve into a verified phantom may leave
+    mmxu = mmxu_release(cxr, work)
+    plain = without_manifest(jpg / "files", work / "mmxu-plain-files")  # the same bytes, unverifiable
+    for name, files in (("mmxu_no_root", plain), ("mmxu_no_root_control", jpg / "files")):
+        def link(out: Path, files: Path = files) -> None:
+            (out / "files").symlink_to(files, target_is_directory=True)
+        scenario(name, ["mmxu", "--official", mmxu, "--no-verify-images", "--no-audit"], after_build=link)
+    ct_plain = without_manifest(ct, work / "ct-plain")
+    with listed("medtemporal.benchmarks.rad3d.command", csvs):  # a known (open) release, no --ct-rate
+        for name, data in (("rad3d_no_root", ct_plain / "dataset"), ("rad3d_no_root_control", ct / "dataset")):
+            def link(out: Path, data: Path = data) -> None:
+                (out / "dataset").symlink_to(data, target_is_directory=True)
+            scenario(name, ["3d-rad", "--official", release, "--tasks", "task4"], after_build=link)
 
     tiny = make_tiny_benchmark(work / "tiny", n=2)
     other = without_manifest(work / "tiny" / "data", work / "tiny-copy")

@@ -140,7 +140,7 @@ def test_no_images_writes_text_only_and_the_cli_reports_it(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "kwargs, words",
-    [({"patients": 0}, "patients must be at least 1"), ({"patients": 2, "image_size": 10}, "image_size"),
+    [({"patients": 0}, "--patients must be a whole number from 1 to"), ({"patients": 2, "image_size": 10}, "--image-size"),
      ({"patients": 2, "profile": "huge"}, "profile must be one of")],
 )
 def test_bad_arguments_give_one_clear_sentence(tmp_path, kwargs, words):

@@ -13,6 +13,7 @@ from medtemporal.report import write_report
 from medtemporal.schema import write_jsonl
 from medtemporal.scoring import score_run
 from medtemporal.runs import RunFolder
+from medtemporal.writes import OWNED
 
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
@@ -120,9 +121,9 @@ def test_a_new_report_replaces_the_assets_folder_whole(runs, tmp_path):
     assert (out / "assets" / "run-1-0.js").is_file()
     write_report(runs[:1], out, formats="html")
     assert not (out / "assets" / "run-1-0.js").exists() and (out / "assets" / "run-0-0.js").is_file()
-    assert sorted(p.name for p in out.iterdir()) == ["assets", "report.html"]  # no staging or old folder left
+    assert sorted(p.name for p in out.iterdir()) == [OWNED, "assets", "report.html"]  # no staging or old folder left
     write_report(runs[:1], out, formats="html", single_file=True)
-    assert sorted(p.name for p in out.iterdir()) == ["report.html"]
+    assert sorted(p.name for p in out.iterdir()) == [OWNED, "report.html"]
 
 
 def test_out_folder_png_and_formats(runs, tmp_path):

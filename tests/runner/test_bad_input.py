@@ -257,7 +257,7 @@ def test_a_truncated_metadata_gzip_is_one_sentence_and_the_old_build_stays(cxr_c
     data = gz.read_bytes()
     gz.write_bytes(data[: int(len(data) * keep)])  # EOFError inside gzip: not an OSError
     assert main(["build", *args, "--out", str(out), "--overwrite"]) == 2
-    _one_error(capsys, "mimic-cxr-2.0.0-metadata.csv.gz", "re-download")
+    _one_error(capsys, "mimic-cxr-2.0.0-metadata.csv.gz", "download", "cut short")
     _clean(out, before)
 
 

@@ -191,3 +191,41 @@ def test_credentials_in_openai_base_url_are_redacted_in_errors(monkeypatch, tmp_
                  str(tmp_path / "r2")]) == 2
     err = capsys.readouterr().err
     assert "port" in err and SECRET not in err and err.count("\n") == 1
+
+
+def test_a_refused_redirect_says_where_it_led_and_why(tmp_path, monkeypatch, capsys):
+    """Issue 32 §6: a redirect the pinned connection refuses read only "Connection error."; now it names the host
+    it led to and the reason, and is not retried (it would be redirected again)."""
+    import threading
+
+    from aiohttp import web
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    hits: list[str] = []
+
+    async def moved(request: web.Request) -> web.Response:
+        hits.append(request.path)
+        raise web.HTTPTemporaryRedirect("http://127.0.0.2:9/v1/chat/completions")
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", moved)
+    runner = web.AppRunner(app, access_log=None)
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    port = runner.addresses[0][1]
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        bench = make_tiny_benchmark(tmp_path, n=2, licence="credentialed")
+        code = main(["run", str(bench), "--model", f"openai+http://127.0.0.1:{port}/v1:m", "--out",
+                     str(tmp_path / "run"), "--no-progress", "--no-cache"])  # pinned: httpx
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+    out = capsys.readouterr()
+    assert code == 1 and len(hits) == 2, (out.out, out.err)  # one request per item: not retried
+    assert "redirect_refused" in out.out and "redirected the request to 127.0.0.2" in out.out, out.out
+    lines = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert all(p["error"].startswith("redirect_refused: ") for p in lines)

@@ -62,14 +62,16 @@ def test_credentialed_data_never_reaches_a_remote_address_in_a_loopback_only_nam
 
 
 LICENCE_PROBE = Path(__file__).resolve().parents[1] / "helpers" / "netns_licence_probe.py"
-ROUTES = ("micxr_official", "eltlm_official", "temmed_official", "rad3d_image_root", "run_image_root")
+ROUTES = ("micxr_official", "eltlm_official", "temmed_official", "rad3d_image_root", "run_image_root", "mmxu_no_root",
+          "rad3d_no_root")
 
 
 @pytest.mark.timeout(600)
 def test_a_licence_follows_every_input_and_the_images_a_run_sends(netns, tmp_path):
     """Issue 24, point 1: a question file of unknown provenance, volumes without a verified phantom manifest
     and a run's other --image-root each make the data credentialed, refused before any connection; each
-    control (the file a reviewed open release, the verified phantom as root) reaches the remote address."""
+    control (the file a reviewed open release, the verified phantom as root) reaches the remote address.
+    Issue 32, point 1: the same for benchmarks without an image root whose images lead elsewhere."""
     env = {**os.environ, "PYTHONPATH": str(SRC), "CI": "1", "MEDTEMPORAL_PHANTOM_STAMPS": str(tmp_path / "stamps")}
     done = subprocess.run(["ip", "netns", "exec", netns, sys.executable, str(LICENCE_PROBE), REMOTE, str(tmp_path)],
                           capture_output=True, text=True, env=env, timeout=590)
@@ -82,6 +84,9 @@ def test_a_licence_follows_every_input_and_the_images_a_run_sends(netns, tmp_pat
         assert control["refused"] is None and control["leaked_bytes"] > 0, (route, control)
     for route in ROUTES[:4]:  # the build itself records it
         assert results[route]["licence"] == "credentialed" and results[f"{route}_control"]["licence"] == "synthetic"
+    # issue 32, point 1: built without an image root, labelled synthetic or open, refused at run time because the
+    # images the run reads (through a symlink in the benchmark folder) are not in a verified phantom
+    assert results["mmxu_no_root"]["licence"] == "synthetic" and results["rad3d_no_root"]["licence"] == "open"
 
 
 RAY_PROBE = Path(__file__).resolve().parents[1] / "helpers" / "netns_ray_probe.py"

@@ -71,3 +71,24 @@ def test_a_length_cut_reply_is_kept_and_counted_as_truncated_everywhere(fake, tm
     assert "<th>Truncated</th>" in (tmp_path / "run" / "report.html").read_text()
     csv_head = (tmp_path / "run" / "report.csv").read_text().splitlines()[:2]
     assert csv_head[0].split(",")[4] == "truncated" and csv_head[1].split(",")[4] == "2"
+
+
+def test_a_reply_is_stored_once_and_one_past_the_stated_cap_fails_its_item(fake, tmp_path, monkeypatch):
+    """Issue 32 §6: a 50 MB reply was stored twice per prediction (raw_output and the call's output), without a cap."""
+    from medtemporal.backends import session
+
+    monkeypatch.setattr(session, "REPLY_MAX_CHARS", 200_000)
+    bench = load(make_tiny_benchmark(tmp_path, n=3))
+    q = [i.question for i in bench.items]
+    long, huge = "The answer is A. " + "x" * 100_000, "The answer is B. " + "y" * 300_000
+    fake.configure(replies=[[q[0], long], [q[1], huge]])
+    summary = run(bench.path, fake.uri(), tmp_path / "run", retry=FAST, cache_path=tmp_path / "c.sqlite",
+                  progress=False)
+    assert summary.done == 2 and summary.errors == {"reply_too_long": 1}
+    assert "300,017 characters, more than the 200,000 medtemporal keeps" in summary.error_examples["reply_too_long"]
+    lines = (tmp_path / "run" / "predictions.jsonl").read_text()
+    assert lines.count("x" * 100_000) == 1 and "y" * 1000 not in lines  # once; the refused one nowhere
+    kept = _predictions(tmp_path / "run")[bench.items[0].id]
+    assert kept["raw_output"] == long and kept["answer"] == "A"
+    assert kept["calls"][-1]["output"] is None and kept["calls"][-1]["output_is_raw_output"] is True
+    assert "y" * 1000 not in (tmp_path / "c.sqlite").read_bytes().decode("latin-1")  # not cached either

@@ -109,3 +109,24 @@ def test_without_a_model_name_the_key_is_never_the_model_or_the_host():
     base, model = parse_endpoint(f"openai+http://u:{SECRET}@127.0.0.1:18001/v1:m")
     assert (base.host, base.url, model, base.shown) == ("127.0.0.1", "http://127.0.0.1:18001/v1", "m",
                                                         "http://***@127.0.0.1:18001/v1")
+
+
+def test_an_option_named_like_a_credential_is_kept_nowhere_at_any_depth(fake, tmp_path, capsys):
+    """Issue 32 §6: ``--option extra_body={"api_key": ...}`` was stored in config.json and report.html."""
+    deep, deeper = "sk-deep-Vw4Lq8Rt2", "tok-deeper-Hn5Ys1Pe6"
+    bench = make_tiny_benchmark(tmp_path / "tiny", n=2)
+    body = {"api_key": deep, "top_k": 5, "metadata": {"X-Auth-Token": deeper, "tags": [{"accessToken": deeper}]}}
+    run = tmp_path / "run"
+    assert main(["run", str(bench), "--model", fake.uri(), "--out", str(run), "--no-progress",
+                 "--option", f"extra_body={json.dumps(body)}"]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    assert main(["run", str(bench), "--model", fake.uri(), "--out", str(run), "--no-progress",
+                 "--option", f"extra_body={json.dumps(body)}"]) == 0  # the same run resumes (identities match)
+    captured = capsys.readouterr()
+    for path in [p for p in tmp_path.rglob("*") if p.is_file()]:
+        data = path.read_bytes()
+        assert deep.encode() not in data and deeper.encode() not in data, path
+    assert deep not in captured.out + captured.err and deeper not in captured.out + captured.err
+    settings = json.loads((run / "config.json").read_text())["model"]["settings"]["extra_body"]
+    assert settings == {"api_key": "[REDACTED]", "top_k": 5,
+                        "metadata": {"X-Auth-Token": "[REDACTED]", "tags": [{"accessToken": "[REDACTED]"}]}}

@@ -169,3 +169,16 @@ def test_a_protocol_that_asks_no_model_runs_open_tasks_for_any_backend(tmp_path)
     summary = run(bench, "baseline:random", tmp_path / "r", protocol="test-echo-reference", tasks=["report"],
                   progress=False, score=False)
     assert (summary.done, summary.skipped, summary.requests) == (6, None, 0)
+
+
+def test_a_limit_of_zero_is_one_sentence_and_writes_nothing(tmp_path, capsys):
+    """Issue 32 §6: ``--limit 0`` ran nothing and then said the run "has no predictions.jsonl"."""
+    from helpers.tiny import make_tiny_benchmark
+
+    bench = make_tiny_benchmark(tmp_path / "tiny", n=3)
+    for flag in ("--limit", "--limit-per-task"):
+        assert main(["run", str(bench), "--model", "baseline:random", "--out", str(tmp_path / "r"), flag, "0",
+                     "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert f"{flag} 0 selects no items" in err and err.count("\n") == 1, err
+        assert not (tmp_path / "r").exists()

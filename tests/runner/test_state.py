@@ -12,6 +12,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.report import READY, STAGING, recover_report, write_report
 from medtemporal.runner import run
 from medtemporal.schema import write_jsonl
+from medtemporal.writes import OWNED
 
 
 def _build_killed_between_items_and_manifest(bench, n):
@@ -81,7 +82,7 @@ def test_a_report_killed_while_writing_leaves_the_old_set_whole(two_runs, tmp_pa
         write_report([b], tmp_path / "out")
     assert set(_model_in(tmp_path / "out").values()) == {True}  # all still the old run's
     leftovers = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert leftovers == ["assets", "report.csv", "report.html", "report.md"]
+    assert leftovers == [OWNED, "assets", "report.csv", "report.html", "report.md"]
 
 
 def test_a_set_killed_half_way_into_place_is_finished_and_a_partial_one_dropped(two_runs, tmp_path):

@@ -181,3 +181,23 @@ def test_judge_calls_retry_transient_faults_and_respect_concurrency(fake, open_r
     score_run(open_run, judge=judge, resamples=50, judge_options={"no_cache": True})
     assert RunFolder(open_run).scores().judge["counts"]["errors"] == 0  # errors are asked again, the rest is not
     assert sum(fake.stats()["counts"].values()) == sum(stats["counts"].values()) + 3
+
+
+def test_a_silent_judge_trips_the_breaker_and_the_score_says_which_judge(fake, tmp_path, capsys):
+    """Issue 32 §6: ``--judge-timeout 1`` against a judge that never answers took over 180 s for 447 items; after
+    `medtemporal.backends.session.BREAKER` timeouts in a row every other call fails at once, naming the judge."""
+    from medtemporal.backends.session import BREAKER
+    from medtemporal.cli import main
+
+    bench = make_open_benchmark(tmp_path, n=40)
+    run = make_open_run(bench, tmp_path / "run")
+    fake.configure(hang_s=60, faults=[{"kind": "timeout", "match": "", "times": 10**6}])
+    started = time.monotonic()
+    code = main(["score", str(run), "--judge", fake.uri("silent-judge"), "--judge-timeout", "1", "--judge-attempts", "2",
+                 "--judge-concurrency", "4", "--resamples", "50", "--no-cache"])
+    took = time.monotonic() - started
+    out = capsys.readouterr()
+    err = out.out + out.err
+    assert code == 1 and took < 20, (code, took, err[-2000:])  # 120 calls x 2 attempts x 1 s without the breaker
+    assert "silent-judge" in err and "requests in a row time out" in err and "stopped asking it" in err, err[-2000:]
+    assert sum(fake.stats()["counts"].values()) <= BREAKER + 4 + 4  # those in flight when it tripped, and their retries

@@ -66,7 +66,7 @@ def test_wrong_columns_or_orders_fail_in_one_sentence(tmp_path: Path) -> None:
         read_csv(_write(tmp_path / "a", [_row("train/p/s/v.jpg", 1)], swapped) / CSV_NAME)
     with pytest.raises(InvalidInputError, match="lacks column\\(s\\) split"):
         read_csv(_write(tmp_path / "b", [_row("train/p/s/v.jpg", 1)], COLUMNS[:-1]) / CSV_NAME)
-    with pytest.raises(InvalidInputError, match="row 2: patient_report_date_order 'x'"):
+    with pytest.raises(InvalidInputError, match="line 2: patient_report_date_order 'x'"):
         read_csv(_write(tmp_path / "c", [{**_row("train/p/s/v.jpg", 1), "patient_report_date_order": "x"}]) / CSV_NAME)
     with pytest.raises(InvalidInputError, match="point --chexpert-plus"):
         load_timelines(tmp_path / "missing")

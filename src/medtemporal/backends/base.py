@@ -18,8 +18,30 @@ from typing import Any, ClassVar, Literal
 from medtemporal.errors import BackendError, InvalidInputError
 
 
-class RequestError(BackendError):
-    """A request that failed for a reason retrying will not fix (bad image, HTTP 400, too many images)."""
+class _Keywords:
+    """Pickles an exception with its keyword-only arguments: an error raised in a Ray replica crosses to the driver
+    with its type, reason and retry hints (`BaseException` pickles only ``args``, and ``cls(*args)`` would miss
+    them), so retries, records and exit codes are those of a one-process run."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+class RequestError(_Keywords, BackendError):
+    """A request that failed for a reason retrying will not fix (bad image, HTTP 400, too many images).
+
+    >>> import pickle
+    >>> error = pickle.loads(pickle.dumps(RequestError("HTTP 400 from the server.", reason="http_400")))
+    >>> type(error).__name__, str(error), error.reason
+    ('RequestError', 'HTTP 400 from the server.', 'http_400')
+    """
 
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
@@ -31,7 +53,7 @@ REFUSED = "connection_refused"
 """The reason of a connection the endpoint refused: nothing listens there (a server not started, a wrong port)."""
 
 
-class RetryableError(BackendError):
+class RetryableError(_Keywords, BackendError):
     """A transient failure worth retrying: rate limit, 5xx, timeout, dropped connection, garbled reply."""
 
     def __init__(self, message: str, *, reason: str, retry_after: float | None = None,

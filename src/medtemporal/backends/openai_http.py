@@ -32,7 +32,7 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 from medtemporal.backends.base import (
     REFUSED,
     Backend,
@@ -318,6 +318,15 @@ class OpenAIBackend(Backend):
                 f"Connection to {self.shown_url} refused: nothing is listening there; start the server or check the "
                 "host and port.", reason=REFUSED, attempts=REFUSED_ATTEMPTS,
             )
+        from medtemporal.backends.pinning import RedirectRefused  # pinned runs only; httpx2 is loaded by then
+
+        refused = _in_chain(exc, RedirectRefused)
+        if refused is not None:  # the same request is redirected the same way again: not worth retrying
+            return RequestError(
+                f"{self.shown_url} redirected the request to {refused.host}, which this run may not reach: credentialed "
+                "data goes only to the address the guard checked; point --model at the server's own address.",
+                reason="redirect_refused",
+            )
         if isinstance(exc, o.APITimeoutError) and not (self.http_client == "aiohttp" and _dropped(exc)):
             return RetryableError(f"{self.shown_url} did not answer in time.", reason="timeout")
         if isinstance(exc, o.APIConnectionError):  # APITimeoutError is one: here a dropped connection
@@ -347,17 +356,25 @@ class OpenAIBackend(Backend):
         await self._client.close()
 
 
-def _refused(exc: BaseException) -> bool:
-    """True when ``exc`` was caused by a refused connection, whichever transport raised it (httpx and aiohttp
-    both keep the operating system's `ConnectionRefusedError` in the chain; aiohttp's comes labelled a timeout)."""
+E = TypeVar("E", bound=BaseException)
+
+
+def _in_chain(exc: BaseException, kind: type[E]) -> E | None:
+    """The first exception of ``kind`` in ``exc``'s chain of causes, or None."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
-        if isinstance(cause, ConnectionRefusedError):
-            return True
+        if isinstance(cause, kind):
+            return cause
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
+
+
+def _refused(exc: BaseException) -> bool:
+    """True when ``exc`` was caused by a refused connection, whichever transport raised it (httpx and aiohttp
+    both keep the operating system's `ConnectionRefusedError` in the chain; aiohttp's comes labelled a timeout)."""
+    return _in_chain(exc, ConnectionRefusedError) is not None
 
 
 def _dropped(exc: BaseException) -> bool:

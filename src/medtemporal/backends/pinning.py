@@ -34,6 +34,14 @@ def proxy_for(url: str) -> str | None:
     return None
 
 
+class RedirectRefused(httpx2.ConnectError):
+    """A request for a host other than the pinned one (a redirect), refused before any connection."""
+
+    def __init__(self, host: str, allowed: str, request: httpx2.Request) -> None:
+        super().__init__(f"refusing to connect to {host}: this run may only reach {allowed}", request=request)
+        self.host = host
+
+
 class PinnedTransport(httpx2.AsyncBaseTransport):
     """An ``httpx2`` transport that sends requests for ``host`` to ``addresses`` only, in order.
 
@@ -55,9 +63,7 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if request.url.host.lower() != self.host:
-            raise httpx2.ConnectError(
-                f"refusing to connect to {request.url.host}: this run may only reach {self.host}", request=request
-            )
+            raise RedirectRefused(request.url.host, self.host, request)
         sni = request.extensions.get("sni_hostname") or self.host
         last: httpx2.ConnectError | None = None
         for address in self.addresses:

@@ -33,6 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,6 +68,54 @@ def start_local(ray: Any) -> dict[str, str]:
             else:
                 os.environ[name] = value
     return {name: value or "" for name, value in saved.items()}
+
+
+REACH_S = 12.0
+"""How long joining a cluster may take before the run is refused: Ray itself retries for minutes, in C++ code that
+neither answers SIGTERM nor can be interrupted, so the join is first tried in a child process this long."""
+
+
+def check_reachable(address: str | None) -> None:
+    """Refuse, in one sentence and within `REACH_S`, a cluster address (``--ray HOST:PORT``, ``ray://HOST:PORT``,
+    or ``RAY_ADDRESS`` for ``auto`` or none) that Ray cannot join: nothing listens there, or what answers is no
+    Ray cluster. ``auto`` without ``RAY_ADDRESS`` is Ray's to find on this machine (it fails at once when none runs)."""
+    given = address if address not in (None, "auto") else os.environ.get("RAY_ADDRESS") or None
+    if given is None or given == "auto":
+        return
+    where = f"RAY_ADDRESS={given}" if given != address else f"--ray {given}"
+    host, _, port = given.split("://", 1)[-1].rstrip("/").rpartition(":")
+    if not host or not port.isdigit():
+        raise InvalidInputError(f"The Ray cluster address {where} is not HOST:PORT (e.g. 10.0.0.5:6379 or "
+                                "ray://10.0.0.5:10001); pass the address `ray start --head` printed.")
+    fix = ("start it with `ray start --head` and pass the address it prints, or pass --ray alone for a local "
+           "cluster" + (" (and unset RAY_ADDRESS)." if "RAY_ADDRESS" in where else "."))
+    started = time.monotonic()
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_S / 2).close()
+    except OSError as exc:
+        why = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else (
+            "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc))
+        raise InvalidInputError(f"Cannot reach the Ray cluster at {where} ({why}); {fix}") from None
+    join = ("import ray, sys; ray.init(address=sys.argv[1], include_dashboard=False, log_to_driver=False, "
+            "logging_level='ERROR'); ray.shutdown()")
+    child = subprocess.Popen([sys.executable, "-c", join, given], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        joined = child.wait(timeout=max(1.0, REACH_S - (time.monotonic() - started))) == 0
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        raise InvalidInputError(f"Cannot join the Ray cluster at {where} (no Ray cluster answered within "
+                                f"{REACH_S:g} s); {fix}") from None
+    if not joined:
+        raise InvalidInputError(f"Cannot join the Ray cluster at {where} (what answers there is no Ray cluster "
+                                f"this Ray {_ray_version()} can join); {fix}")
+
+
+def _ray_version() -> str:
+    from importlib.metadata import version
+
+    return version("ray")
 
 
 class _Replica:
@@ -136,6 +189,7 @@ class RayPool(Backend):
                 if address is None and not os.environ.get("RAY_ADDRESS"):
                     env = start_local(ray)
                 else:
+                    check_reachable(address)
                     ray.init(address=address, include_dashboard=False, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise InvalidInputError(

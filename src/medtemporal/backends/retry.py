@@ -91,6 +91,7 @@ async def call_with_retries(
     timeout_s: float | None,
     rng: random.Random | None = None,
     on_retry: Callable[[RetryableError], None] | None = None,
+    on_error: Callable[[RetryableError], None] | None = None,
     slot: contextlib.AbstractAsyncContextManager[Any] | None = None,
 ) -> Response:
     """Run ``attempt`` until it succeeds, retrying `RetryableError` per ``policy``.
@@ -101,6 +102,7 @@ async def call_with_retries(
         timeout_s: limit for each attempt; overrunning counts as a retryable ``timeout``.
         rng: jitter source (default: a fresh unseeded one; jitter never affects results).
         on_retry: told of each error that is about to be retried.
+        on_error: told of every failed attempt's error, the last one included (e.g. to count timeouts in a row).
         slot: held during each attempt but not during backoff (e.g. the run's concurrency
             semaphore); the timeout starts once it is held, so waiting for it never times out.
 
@@ -122,6 +124,8 @@ async def call_with_retries(
                 await asyncio.sleep(0)  # the task given the freed slot sends its request before the caller goes on
             return response
         attempts += 1
+        if on_error is not None:
+            on_error(error)
         if attempts >= min(policy.max_attempts, error.attempts or policy.max_attempts):
             tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
             raise RetryableError(

@@ -13,6 +13,9 @@ takes the same path:
 3. otherwise the backend is called with retries that honour ``Retry-After``,
    a per-attempt timeout for remote endpoints and at most ``concurrency``
    calls in flight (`medtemporal.backends.retry`), and the reply is cached.
+   A model that lets `BREAKER` attempts in a row time out trips the session's
+   breaker: every call still waiting, and every later one, fails at once with
+   one sentence naming the model, instead of each waiting out its timeouts.
 
 Nothing else in medtemporal opens the cache, calls the guard or runs the retry
 loop, so every caller gets the same guarantees (a test scans the imports).
@@ -33,16 +36,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medtemporal.backends.base import Backend, Request, RequestError, Response
+from medtemporal.backends.base import Backend, Request, RequestError, Response, RetryableError
 from medtemporal.backends.cache import ResponseCache, default_cache_path, request_key
 from medtemporal.backends.guard import guard_backend
 from medtemporal.backends.images import hash_is_cheap
 from medtemporal.backends.retry import RetryPolicy, call_with_retries
+from medtemporal.backends.uri import hide_credentials, shown_uri
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.progress import progress_bar
 from medtemporal.schema import Licence
 
 __all__ = ["DataUse", "ModelSession", "Reply", "RetryPolicy", "complete", "default_cache_path"]
+
+BREAKER = 5
+"""Attempts in a row that may time out before a session stops asking its model (`ModelSession`'s breaker)."""
+REPLY_MAX_CHARS = 1_000_000
+"""Longest reply kept (about 250,000 tokens, more than any model's output limit): a longer one fails its item
+(``reply_too_long``) and is neither cached nor stored, so a runaway server cannot fill the disk."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +117,9 @@ class ModelSession:
         self.calls = 0
         self.cache_hits = 0
         self.served: set[str] = set()
+        self.timeouts_in_a_row = 0
+        self.broken: str | None = None
+        """Why the breaker tripped (the sentence every later call fails with); None while it holds."""
         guard_backend(backend, use.benchmark, use.licence, use.allow_remote)
 
     @classmethod
@@ -153,8 +166,9 @@ class ModelSession:
         return self.backend.uri
 
     def identity(self) -> dict[str, Any]:
-        """The backend's identity (what keys the cache)."""
-        return self._identity
+        """The backend's identity (what keys the cache) as records may keep it: values of options named like
+        credentials hidden (`medtemporal.backends.uri.hide_credentials`)."""
+        return hide_credentials(self._identity)
 
     async def key(self, request: Request, sample: int = 0) -> str:
         """The cache key of ``request`` (`medtemporal.backends.cache.request_key` with this backend's identity).
@@ -195,11 +209,19 @@ class ModelSession:
             self._slot = asyncio.Semaphore(self.concurrency)
 
         async def attempt() -> Response:
+            if self.broken is not None:
+                raise RequestError(self.broken, reason="model_not_answering")
             self.calls += 1
             return await self.backend.generate(request)
 
         timeout = self.retry.timeout_s if self.backend.endpoint is not None else None
-        response = await call_with_retries(attempt, self.retry, timeout_s=timeout, rng=self._rng, slot=self._slot)
+        response = await call_with_retries(attempt, self.retry, timeout_s=timeout, rng=self._rng, slot=self._slot,
+                                           on_error=self._failed)
+        self.timeouts_in_a_row = 0
+        if len(response.text) > REPLY_MAX_CHARS:
+            raise RequestError(
+                f"{self.backend.uri} replied with {len(response.text):,} characters, more than the {REPLY_MAX_CHARS:,} "
+                "medtemporal keeps; set --max-tokens (or the server's output limit) lower.", reason="reply_too_long")
         if cache is not None:
             cache.put(key, response)
         self._seen(response)
@@ -259,6 +281,19 @@ class ModelSession:
             return texts
 
         return asyncio.run(ask_all())
+
+    def _failed(self, error: RetryableError) -> None:
+        """Count an attempt that timed out (any other failure, like an answer, ends the streak); trip the breaker
+        at `BREAKER` in a row."""
+        if error.reason != "timeout":
+            self.timeouts_in_a_row = 0
+            return
+        self.timeouts_in_a_row += 1
+        if self.timeouts_in_a_row >= BREAKER and self.broken is None:
+            self.broken = (
+                f"{shown_uri(self.backend.uri)} let {self.timeouts_in_a_row} requests in a row time out (after "
+                f"{self.retry.timeout_s:g} s each), so medtemporal stopped asking it; check that it is up and not "
+                "overloaded (or allow more time), then run the same command again.")
 
     def _open_cache(self) -> ResponseCache | None:
         if self._cache is None and self._cache_path is not None:

@@ -27,6 +27,7 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from medtemporal.errors import InvalidInputError
@@ -71,6 +72,46 @@ def redact(text: str) -> str:
         return m[0] if at < 0 else m["scheme"] + "***@" + rest[at + 1:]
 
     return _URL.sub(hide, text)
+
+
+CREDENTIAL_WORDS = frozenset({"secret", "token", "password", "passwd", "pwd", "auth", "authorization", "credential",
+                              "credentials", "bearer", "cookie", "signature", "apikey"})
+"""Words of an option or header name that make its value a credential (``x-api-token``, ``Authorization``)."""
+CREDENTIAL_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
+                              ("session", "key")})
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether an option or header called ``name`` holds a credential, read word by word (``max_tokens`` does not).
+
+    >>> [is_credential_name(n) for n in ("api_key", "apiKey", "X-Api-Token", "Authorization", "max_tokens", "key",
+    ...                                  "api_key_env")]
+    [True, True, True, True, False, False, False]
+    """
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    parts = [w for w in re.split(r"[^a-z0-9]+", words) if w]
+    if parts[-1:] == ["env"]:  # the name of a variable that holds one (api_key_env), not the credential
+        return False
+    return bool(CREDENTIAL_WORDS.intersection(parts)) or any(pair in CREDENTIAL_PAIRS for pair in zip(parts, parts[1:]))
+
+
+HIDDEN = "[REDACTED]"
+
+
+def hide_credentials(value: Any) -> Any:
+    """``value`` (options, settings, an identity: dicts and lists at any depth) with the value of every key named
+    like a credential (`is_credential_name`) replaced by ``[REDACTED]``, and URL credentials in strings hidden
+    (`redact`): what a record or report may keep of what the user passed.
+
+    >>> hide_credentials({"extra_body": {"api_key": "sk-1", "top_k": 5}, "headers": [{"Authorization": "Bearer x"}]})
+    {'extra_body': {'api_key': '[REDACTED]', 'top_k': 5}, 'headers': [{'Authorization': '[REDACTED]'}]}
+    """
+    if isinstance(value, dict):
+        return {k: HIDDEN if isinstance(k, str) and is_credential_name(k) and value[k] not in (None, "")
+                else hide_credentials(value[k]) for k in value}
+    if isinstance(value, (list, tuple)):
+        return type(value)(hide_credentials(v) for v in value)
+    return redact(value) if isinstance(value, str) else value
 
 
 def conceal(text: str) -> str:

@@ -13,9 +13,10 @@ import importlib
 import sys
 
 from medtemporal import __version__
+from medtemporal.bounds import check_seed
 from medtemporal.errors import MedTemporalError
 from medtemporal.warning_summary import collect_warnings
-from medtemporal.writes import disk_error
+from medtemporal.writes import disk_error, path_error
 
 COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
             "phantoms", "nltk-data")
@@ -61,12 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser(chosen if chosen in COMMANDS else "").parse_args(argv)
     with collect_warnings() as collected:  # told once at the end, not through a progress bar
         try:
+            check_seed(getattr(args, "seed", None))  # every command's --seed (builds, phantoms, scores, sampling)
             return int(args.func(args) or 0)
         except MedTemporalError as exc:
             print(f"medtemporal: error: {exc}", file=sys.stderr)
             return 2
-        except OSError as exc:  # a write the disk refused where no writer named it (a folder, a log, a cache)
-            error = disk_error(exc)
+        except OSError as exc:  # a write the disk refused where no writer named it (a folder, a log, a cache),
+            error = disk_error(exc) or path_error(exc)  # or a folder where a file belongs, a looping link
             if error is None:
                 raise
             print(f"medtemporal: error: {error}", file=sys.stderr)

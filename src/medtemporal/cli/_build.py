@@ -15,9 +15,10 @@ from functools import partial
 from pathlib import Path
 
 from medtemporal import registry
-from medtemporal.benchmark import is_benchmark, save
+from medtemporal.benchmark import Manifest, read_manifest, save
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
+from medtemporal.schema import Item
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -37,14 +38,42 @@ def add(sub: argparse._SubParsersAction) -> None:
         bp.set_defaults(func=partial(run, spec))
 
 
+def _check_out(out: Path, overwrite: bool) -> None:
+    """Refuse an ``--out`` that holds files but no benchmark medtemporal built (nothing of the user's is replaced),
+    and one that holds a benchmark, unless ``overwrite``."""
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    try:
+        read_manifest(out)
+    except InvalidInputError:
+        raise InvalidInputError(f"{out} holds files but no benchmark built by medtemporal (no readable manifest), so a "
+                                "build would replace files of yours there; choose a new or empty --out.") from None
+    if not overwrite:
+        raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another "
+                                "--out.")
+
+
+def _unique(items: list[Item], manifest: Manifest) -> tuple[list[Item], Manifest]:
+    """The items with each id once (an item's id hashes all of its content, so a repeat is the same question
+    twice, which scores would count twice), the repeats counted in ``exclusions.repeated_item`` and said."""
+    kept = list({item.id: item for item in items}.values())  # in the order of first appearance
+    if len(kept) == len(items):
+        return items, manifest
+    repeated = len(items) - len(kept)
+    print(f"medtemporal: note: {repeated} item(s) repeated an earlier one exactly and were left out "
+          "(recorded as exclusions.repeated_item).", file=sys.stderr)
+    exclusions = {**manifest.exclusions, "repeated_item": manifest.exclusions.get("repeated_item", 0) + repeated}
+    return kept, manifest.model_copy(update={"exclusions": dict(sorted(exclusions.items()))})
+
+
 def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     """Build ``spec`` from ``args`` and save it; refuse to replace a benchmark unless asked."""
     out: Path = args.out
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the benchmark.")
-    if is_benchmark(out) and not args.overwrite:
-        raise InvalidInputError(f"{out} already holds a benchmark; pass --overwrite to replace it, or choose another --out.")
+    _check_out(out, args.overwrite)
     items, manifest = spec.build(args)
+    items, manifest = _unique(items, manifest)
     if not items:
         raise InvalidInputError(
             f"No {spec.name} items could be built from this input (see the exclusion counts: "

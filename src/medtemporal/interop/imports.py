@@ -22,7 +22,7 @@ The run folder gets ``config.json`` (model ``imported:<tool>:<name>``, protocol
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -30,9 +30,11 @@ from medtemporal import __version__
 from medtemporal.benchmark import Benchmark
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
+from medtemporal.interop.parquet import answer_text
 from medtemporal.interop.vlmevalkit import LAYOUTS
 from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig, RunFolder
 from medtemporal.schema import Item, Prediction, content_hash
+from medtemporal.sources.release_files import read_jsonl, read_table, read_text
 
 TOOLS = ("vlmevalkit", "lmms-eval")
 
@@ -47,30 +49,34 @@ class ImportSummary:
     """Rows whose item is not in the benchmark (skipped)."""
     duplicates: int
     """Rows for an item already read (the last one wins)."""
+    conflicting: list[str] = field(default_factory=list)
+    """Items whose repeated rows give different outputs (the last one is kept)."""
 
     def __str__(self) -> str:
-        return (f"{self.run_dir}: imported {self.imported} predictions ({self.unknown} rows for unknown items "
+        text = (f"{self.run_dir}: imported {self.imported} predictions ({self.unknown} rows for unknown items "
                 f"skipped, {self.duplicates} repeated rows superseded).")
+        if self.conflicting:
+            text += (f" {len(self.conflicting)} item(s) had repeated rows with different outputs, the last one kept "
+                     f"(first: {self.conflicting[0]}); check the result files.")
+        return text
 
 
-def _read_table(path: Path) -> Any:
-    import pandas as pd
+@dataclass(frozen=True)
+class Row:
+    """One prediction row of a tool's file."""
 
-    try:
-        if path.suffix.lower() in (".xlsx", ".xls"):
-            return pd.read_excel(path, dtype=str, keep_default_na=False)
-        return pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", dtype=str, keep_default_na=False)
-    except ImportError:
-        raise InvalidInputError(f"Reading {path} needs openpyxl; install it with `pip install 'medtemporal[interop]'` "
-                                "(or `pip install openpyxl`), or save the sheet as .tsv.") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{path} is not UTF-8 text (byte {exc.start}); pass the file VLMEvalKit wrote.") from None
-    except (ValueError, OSError) as exc:
-        raise InvalidInputError(f"{path} is not a VLMEvalKit result table ({exc}); pass the file it wrote.") from None
+    item_id: str | None
+    output: str
+    where: str
+    """``"FILE, line N"``, for messages."""
+    answer: str | None = None
+    """The answer the tool's file gives the row (its ``answer`` or ``target`` column), to check the matching."""
 
 
-def _vlmevalkit_rows(path: Path, bench: Benchmark) -> Iterator[tuple[str | None, str]]:
-    frame = _read_table(path)
+def _vlmevalkit_rows(path: Path, bench: Benchmark) -> Iterator[Row]:
+    what = "the result file VLMEvalKit wrote ({model}_{dataset}.xlsx, or a .tsv / .csv)"
+    table = read_table(path, what=what)
+    frame = table.frame
     if "prediction" not in frame.columns:
         raise InvalidInputError(f"{path} has no 'prediction' column; pass the result file VLMEvalKit wrote "
                                 "({model}_{dataset}.xlsx), not the benchmark TSV.")
@@ -81,7 +87,9 @@ def _vlmevalkit_rows(path: Path, bench: Benchmark) -> Iterator[tuple[str | None,
     else:
         raise InvalidInputError(f"{path} has no 'id' column to match rows to items; export the benchmark with "
                                 "`medtemporal export --format vlmevalkit` and run VLMEvalKit on those files.")
-    yield from zip(ids, frame["prediction"], strict=True)
+    answers = list(frame["answer"]) if "answer" in frame.columns else [None] * len(frame)
+    for k, (item_id, output, answer) in enumerate(zip(ids, frame["prediction"], answers, strict=True)):
+        yield Row(item_id, output, table.where(k), answer)
 
 
 def _by_order(items: list[Item], position: Any, path: Path) -> str | None:
@@ -92,37 +100,29 @@ def _by_order(items: list[Item], position: Any, path: Path) -> str | None:
     return items[n].id if 0 <= n < len(items) else None
 
 
-def _lmms_records(path: Path) -> list[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{path} is not UTF-8 text (byte {exc.start}); pass the JSON or JSONL samples file "
-                                "lmms-eval wrote with --log_samples.") from None
-    except OSError as exc:
-        raise InvalidInputError(f"{path} cannot be read ({exc.strerror}); pass the samples file lmms-eval wrote "
-                                "with --log_samples.") from None
+def _lmms_records(path: Path) -> list[tuple[int, Any]]:
+    """``(line, record)`` of a sample log: a JSON list, ``{"logs": [...]}``, or JSON Lines."""
+    what = "the samples file lmms-eval wrote with --log_samples"
+    text = read_text(path, what=what)
     try:
         whole = json.loads(text)
     except ValueError:
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("logs"), list):
-        return whole["logs"]
+        whole = whole["logs"]
     if isinstance(whole, list):
-        return whole
-    records = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                raise InvalidInputError(f"{path} line {n} is not JSON; pass the samples file lmms-eval "
-                                        "wrote with --log_samples.") from None
-    return records
+        return [(k + 1, record) for k, record in enumerate(whole)]
+    return list(read_jsonl(path, what=what))
 
 
-def _first_text(value: Any) -> str | None:
-    while isinstance(value, list) and value:
-        value = value[0]
+def _first_text(value: Any, key: Any = None) -> str | None:
+    """The first text in a response: a string, a list's first element, or a dict's entry for ``key`` (the record's
+    filter; else its only or first value), as lmms-eval versions log ``resps`` and ``filtered_resps``."""
+    while isinstance(value, (list, dict)) and value:
+        if isinstance(value, dict):
+            value = value[key] if key in value else next(iter(value.values()))
+        else:
+            value = value[0]
     return value if isinstance(value, str) else None
 
 
@@ -139,24 +139,40 @@ def _task_items(path: Path, bench: Benchmark) -> list[Item] | None:
     return bench.items if len(tasks) == 1 else None
 
 
-def _lmms_rows(path: Path, bench: Benchmark) -> Iterator[tuple[str | None, str]]:
+def _lmms_rows(path: Path, bench: Benchmark) -> Iterator[Row]:
     ordered = _task_items(path, bench)
-    for record in _lmms_records(path):
+    for line, record in _lmms_records(path):
+        where = f"{path.name}, {'line' if path.suffix == '.jsonl' else 'record'} {line}"
         if not isinstance(record, dict) or "doc_id" not in record:
-            raise InvalidInputError(f"{path} holds a record without doc_id; pass the samples file lmms-eval "
-                                    "wrote with --log_samples.")
-        output = _first_text(record.get("filtered_resps")) or _first_text(record.get("resps")) or ""
+            raise InvalidInputError(f"{where} is a record without doc_id; pass the samples file lmms-eval wrote "
+                                    "with --log_samples.")
+        flt = record.get("filter")
+        output = _first_text(record.get("filtered_resps"), flt) or _first_text(record.get("resps"), flt) or ""
+        target = record.get("target")
+        target = target if isinstance(target, str) else None
         doc = record.get("doc")
         ours = [v["id"] for v in record.values() if isinstance(v, dict) and "metric" in v and v.get("id")]
         if isinstance(doc, dict) and doc.get("id"):
-            yield str(doc["id"]), output
+            yield Row(str(doc["id"]), output, where, target)
         elif ours:  # the per-metric payload our export's process_results writes names the item
-            yield str(ours[0]), output
+            yield Row(str(ours[0]), output, where, target)
         elif ordered is not None:
-            yield _by_order(ordered, record["doc_id"], path), output
+            yield Row(_by_order(ordered, record["doc_id"], path), output, where, target)
         else:
             raise InvalidInputError(f"{path} keeps neither the documents nor a task name of {bench.path} in its file "
                                     "name; pass the *_samples_<task>.jsonl files lmms-eval wrote.")
+
+
+def _check_aligned(row: Row, item: Item, bench: Benchmark) -> None:
+    """Refuse a row whose own answer column disagrees with the item it was matched to: the rows are misaligned
+    (a shifted index, another benchmark or build), and every score would be wrong."""
+    if row.answer is None or row.answer.strip() == answer_text(item).strip():
+        return
+    raise InvalidInputError(
+        f"{row.where} gives the answer {row.answer[:40]!r} but was matched to item {item.id}, whose answer is "
+        f"{answer_text(item)[:40]!r}, so the file's rows do not line up with the items of {bench.path}; pass the "
+        "files the tool wrote for this benchmark as exported (with their id column)."
+    )
 
 
 def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Path], out: str | Path, *, tool: str,
@@ -186,25 +202,31 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
             raise InvalidInputError(f"{source} does not exist; pass the result file {tool} wrote.")
     if not paths:
         raise InvalidInputError(f"No result file given; pass the files {tool} wrote.")
-    if RunFolder(out).has_predictions():
-        raise InvalidInputError(f"{out} already holds predictions; import into a new --out folder.")
+    folder = RunFolder(out)
+    files = [{"path": str(p.resolve()), "sha256": sha256_file(p)} for p in paths]
+    _check_out(folder, bench, tool, files)
     read = _vlmevalkit_rows if tool == "vlmevalkit" else _lmms_rows
     items = {item.id: item for item in bench.items}
     uri = f"imported:{tool}:{model or paths[0].stem}"
     protocol = f"imported-{tool}"
     latest: dict[str, Prediction] = {}
+    conflicting: list[str] = []
     unknown = duplicates = 0
     for source in paths:
-        for item_id, output in read(source, bench):
-            item = items.get(item_id) if item_id is not None else None
+        for row in read(source, bench):
+            item = items.get(row.item_id) if row.item_id is not None else None
             if item is None:
                 unknown += 1
                 continue
-            duplicates += item.id in latest
-            extraction = extract(item, output)
+            _check_aligned(row, item, bench)
+            if item.id in latest:
+                duplicates += 1
+                if latest[item.id].raw_output != row.output and item.id not in conflicting:
+                    conflicting.append(item.id)
+            extraction = extract(item, row.output)
             latest[item.id] = Prediction(
-                item_id=item.id, model=uri, protocol=protocol, request_hash=content_hash([item.id, output]),
-                raw_output=output, answer=extraction.answer, extraction=extraction.rule,
+                item_id=item.id, model=uri, protocol=protocol, request_hash=content_hash([item.id, row.output]),
+                raw_output=row.output, answer=extraction.answer, extraction=extraction.rule,
             )
     if not latest:
         names = ", ".join(map(str, paths))
@@ -212,17 +234,28 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
             f"No row of {names} matches an item of {bench.path}; pass the benchmark that was exported to {tool}."
         )
     m = bench.manifest
-    folder = RunFolder(out)
     config = RunConfig(
         benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
                                manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
         model=ModelRef(uri=uri, identity={"uri": uri}),
         protocol=ProtocolRef(name=protocol),
-        imported_from={"tool": tool, "files": [{"path": str(p.resolve()), "sha256": sha256_file(p)} for p in paths]},
+        imported_from={"tool": tool, "files": files},
         medtemporal_version=__version__, started_at=now(), finished_at=now(), packages=package_versions(),
     )
-    with folder.writer():
+    with folder.writer():  # the config first: a killed import is known by it, and finished by the same command
         folder.write_config(config)
         folder.write_predictions(latest[item.id] for item in bench.items if item.id in latest)
     score_run(out)
-    return ImportSummary(out, len(latest), unknown, duplicates)
+    return ImportSummary(out, len(latest), unknown, duplicates, conflicting)
+
+
+def _check_out(folder: RunFolder, bench: Benchmark, tool: str, files: list[dict[str, str]]) -> None:
+    """Refuse an ``--out`` that holds another run; the same import (benchmark, tool and files), killed or done,
+    is done again."""
+    old = folder.read_config()
+    if old is None and not folder.has_predictions():
+        return
+    same = (old is not None and (old.model_extra or {}).get("imported_from") == {"tool": tool, "files": files}
+            and old.benchmark.items_sha256 == bench.manifest.items_sha256)
+    if not same:
+        raise InvalidInputError(f"{folder.path} already holds another run; import into a new --out folder.")

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.cxr_text import DEVICE_TEXT, capitalised, phrase, severity_word
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
@@ -131,8 +132,9 @@ def write_chexpert_plus(
         images: Write the PNGs (False lists them in the CSV only).
     """
     root = Path(out)
-    if patients < 1:
-        raise InvalidInputError("--patients must be at least 1.")
+    check_range(patients, "--patients", 1, PATIENTS_MAX)
+    check_range(image_size, "--image-size", 16, IMAGE_MAX)
+    check_seed(seed)
     if not 1 <= visits[0] <= visits[1]:
         raise InvalidInputError(f"visits {visits} must be (fewest, most) with 1 <= fewest <= most.")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):

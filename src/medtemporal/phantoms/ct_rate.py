@@ -22,6 +22,7 @@ missing (only ``_2``), a corrupt ``.nii.gz``, and a label row without a volume.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from medtemporal.bounds import PATIENTS_MAX, check_memory, check_range, check_seed
 from medtemporal.errors import InvalidInputError, require
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.ct_rate import LABELS, volume_path
@@ -200,6 +202,10 @@ def _n_scans(rng: np.random.Generator, profile: str) -> int:
     return int(rng.choice(np.arange(1, 9), p=SCAN_PROFILES[profile]))
 
 
+VOXEL_BYTES = 20
+"""Bytes of memory per voxel while a phantom volume is drawn (`draw`, then written as int16)."""
+
+
 def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple[int, int, int] = (96, 96, 64),
                   volumes: bool = True, profile: str = "longitudinal") -> CtRatePhantom:
     """Write a phantom CT-RATE validation split under ``out`` (which must be absent or empty).
@@ -213,8 +219,11 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
         profile: Scans per patient, a key of `SCAN_PROFILES`.
     """
     out = Path(out)
-    if patients < 1:
-        raise InvalidInputError("--patients must be at least 1.")
+    check_range(patients, "--patients", 1, PATIENTS_MAX)
+    check_seed(seed)
+    if volumes:  # the float volume, its float64 noise, the clipped copy and the int16 one, at once
+        check_memory(VOXEL_BYTES * math.prod(shape), f"--shape {','.join(map(str, shape))}",
+                     "pass a smaller --shape (CT-RATE volumes are about 512,512,300), or --no-volumes")
     if profile not in SCAN_PROFILES:
         raise InvalidInputError(f"--profile {profile!r} is unknown; use one of {', '.join(SCAN_PROFILES)}.")
     if out.exists() and any(out.iterdir()):

@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms import cxr_text
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
@@ -160,10 +161,9 @@ def write_cxr_phantoms(
         The paths and counts of what was written.
     """
     out = Path(out)
-    if patients < 1:
-        raise InvalidInputError(f"patients must be at least 1 (got {patients}).")
-    if not 64 <= image_size <= 4096:
-        raise InvalidInputError(f"image_size must be between 64 and 4096 pixels (got {image_size}).")
+    check_range(patients, "--patients", 1, PATIENTS_MAX)
+    check_range(image_size, "--image-size", 64, IMAGE_MAX)
+    check_seed(seed)
     if profile not in PROFILES:
         raise InvalidInputError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r}).")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

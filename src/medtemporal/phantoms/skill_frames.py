@@ -24,6 +24,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 from tqdm import tqdm
 
+from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.skill_frames import GOLD
@@ -96,10 +97,9 @@ def write_skill_phantoms(out: str | Path, *, instances: int, seed: int = 0, imag
         InvalidInputError: a bad count or size, or a non-empty ``out``.
     """
     out = Path(out)
-    if instances < 1:
-        raise InvalidInputError(f"--instances must be at least 1, not {instances}.")
-    if image_size < 48:
-        raise InvalidInputError(f"--image-size must be at least 48 pixels, not {image_size}.")
+    check_range(instances, "--instances", 1, PATIENTS_MAX)
+    check_range(image_size, "--image-size", 48, IMAGE_MAX)
+    check_seed(seed)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InvalidInputError(f"{out} exists and is not an empty folder; choose a new --out.")
     out.mkdir(parents=True, exist_ok=True)

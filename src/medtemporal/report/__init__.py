@@ -27,7 +27,8 @@ from medtemporal.report.html import html_page
 from medtemporal.report.loaded import ReportRun, load_runs
 from medtemporal.report.plots import family_charts
 from medtemporal.report.tables import csv_text, headline, markdown, scored_metrics
-from medtemporal.writes import disk_error
+from medtemporal.registry import names
+from medtemporal.writes import OWNED, disk_error, record_owned, refuse_unowned
 
 FORMATS = ("md", "csv", "html", "png")
 DEFAULT_FORMATS = ("md", "csv", "html")
@@ -106,7 +107,8 @@ def write_report(
             generated = {rel: data for rel, data in _files(folder, moved).items() if rel not in contents}
         else:
             moved = _write_set(folder, {**contents, **generated})
-        if "html" in formats and single_file:  # a self-contained page needs no assets folder from an earlier report
+        if "html" in formats and single_file and (folder / ASSETS).is_dir():  # an earlier report's: not needed now
+            refuse_unowned(folder, [folder / ASSETS], action="remove")
             shutil.rmtree(folder / ASSETS, ignore_errors=True)
         written += moved
     return written
@@ -171,6 +173,13 @@ def _move_ready(folder: Path) -> list[Path]:
     """Move every entry of ``folder/.report.ready`` into ``folder``, folders first (an old folder of the same name
     is moved aside into ``.report.old``, then removed), each rename atomic; then remove it."""
     ready = folder / READY
+    _adopt_legacy_report(folder)
+    try:  # nothing of the user's is replaced: every file the set replaces is one a report wrote
+        refuse_unowned(folder, [folder / p.name for p in ready.iterdir() if (folder / p.name).exists()],
+                       action="replace")
+    except InvalidInputError:
+        shutil.rmtree(ready, ignore_errors=True)
+        raise
     moved = []
     for path in sorted(ready.iterdir(), key=lambda p: (not p.is_dir(), p.name)):
         target = folder / path.name
@@ -181,7 +190,26 @@ def _move_ready(folder: Path) -> list[Path]:
         moved.append(target)
     ready.rmdir()
     shutil.rmtree(folder / OLD, ignore_errors=True)
+    record_owned(folder, moved, by="medtemporal report")
     return moved
+
+
+LEGACY_MARK = b"<title>medtemporal report</title>"
+"""How a ``report.html`` written before reports listed their files (`medtemporal.writes.OWNED`) is recognised."""
+
+
+def _adopt_legacy_report(folder: Path) -> None:
+    """List as ours the files of a report an earlier medtemporal wrote into ``folder`` before reports recorded their
+    files: its ``report.*`` and ``report_*.png`` files, the family files beside them and its ``assets`` folder, when
+    ``report.html`` is one of our pages. A folder that lists its files, or holds no such page, is left alone."""
+    page = folder / "report.html"
+    if (folder / OWNED).exists() or not page.is_file() or LEGACY_MARK not in page.read_bytes()[:4096]:
+        return
+    family_prefixes = tuple(f"{name}_" for name in names("benchmark"))
+    ours = [path for path in folder.iterdir()
+            if path.name == ASSETS and path.is_dir()
+            or path.is_file() and (path.name.startswith(("report.", "report_")) or path.name.startswith(family_prefixes))]
+    record_owned(folder, ours, by="medtemporal report (an earlier version's files, adopted)")
 
 
 def _family(runs: Sequence[ReportRun]) -> str | None:

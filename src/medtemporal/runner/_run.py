@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,7 @@ class _Runner:
             input_tokens=calls.input_tokens if calls.counted_tokens else None,
             output_tokens=calls.output_tokens if calls.counted_tokens else None,
             finish_reason=calls.finish_reason,
-            calls=tuple(solution.calls),
+            calls=_once(solution.calls, solution.output),
             prompt=_prompt(calls.last, self.image_root),
         )
 
@@ -272,6 +273,14 @@ class _Runner:
             for task in self.tasks:
                 task.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def _once(calls: Sequence[dict[str, Any]], output: str) -> tuple[dict[str, Any], ...]:
+    """The protocol's calls as a prediction keeps them: the output of the final call, which is ``raw_output``, is
+    not stored a second time (``"output": null, "output_is_raw_output": true``)."""
+    if not calls or calls[-1].get("output") != output:
+        return tuple(calls)
+    return (*calls[:-1], {**calls[-1], "output": None, "output_is_raw_output": True})
 
 
 def _prompt(request: Request | None, image_root: Path) -> tuple[dict[str, Any], ...]:

@@ -150,6 +150,10 @@ class RunOptions:
         """Refuse impossible settings in one sentence each."""
         if self.concurrency is not None and self.concurrency < 1:
             raise InvalidInputError(f"--concurrency must be at least 1, not {self.concurrency}.")
+        for flag, value in (("--limit", self.limit), ("--limit-per-task", self.limit_per_task)):
+            if value == 0:
+                raise InvalidInputError(f"{flag} 0 selects no items, so there would be nothing to run or score; pass "
+                                        f"a positive {flag}, or leave it out to run every item.")
         if self.max_errors is not None and self.max_errors < 0:
             raise InvalidInputError(f"--max-errors must be zero or more, not {self.max_errors}.")
         if self.max_pixels is not None and self.max_pixels < 0:

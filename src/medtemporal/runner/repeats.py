@@ -22,13 +22,12 @@ import hashlib
 from dataclasses import replace
 
 from medtemporal.backends.base import GenerateConfig
-from medtemporal.errors import InvalidInputError
+from medtemporal.bounds import REPEATS_MAX, check_range
 
 
 def check_repeats(repeats: int) -> int:
-    """``repeats`` if it is at least 1, else one clear sentence."""
-    if not isinstance(repeats, int) or repeats < 1:
-        raise InvalidInputError(f"--repeats must be a whole number of at least 1, not {repeats!r}.")
+    """``repeats`` if it is from 1 to `medtemporal.bounds.REPEATS_MAX`, else one clear sentence."""
+    check_range(repeats, "--repeats", 1, REPEATS_MAX)
     return repeats
 
 

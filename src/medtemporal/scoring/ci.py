@@ -25,17 +25,30 @@ near-degenerate groups (all right or all wrong) that small subtypes produce.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from medtemporal.errors import UndefinedMetricWarning
+from medtemporal.bounds import RESAMPLES_MAX, check_range, check_seed
+from medtemporal.errors import InvalidInputError, UndefinedMetricWarning
 from medtemporal.scoring.metrics import Reduce, reduce_mean
 
 RESAMPLES = 2000
 CONFIDENCE = 0.95
+
+
+def check_bootstrap(resamples: int, confidence: float, seed: int | None = None) -> None:
+    """Refuse bootstrap settings in one sentence: resamples from 1 to `medtemporal.bounds.RESAMPLES_MAX`, a level
+    strictly between 0 and 1, a seed a generator takes."""
+    check_range(resamples, "The bootstrap resamples (--resamples)", 1, RESAMPLES_MAX)
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (
+            math.isfinite(confidence) and 0 < confidence < 1):
+        raise InvalidInputError(f"The interval level (--confidence) must be between 0 and 1, e.g. 0.95, not "
+                                f"{confidence}.")
+    check_seed(seed)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from scipy import stats as scipy_stats
 from medtemporal.runs import RunConfig, RunFolder
 from medtemporal.errors import InvalidInputError
 from medtemporal.scoring.aggregate import Outcome
-from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, cluster_sums
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap, cluster_sums
 from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
 from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
 
@@ -245,6 +245,7 @@ def compare_runs(
         InvalidInputError: a folder is not a run, the runs share no answered item, or a named metric is not
             listed for their benchmark.
     """
+    check_bootstrap(resamples, confidence, seed)
     ra, rb = (r if isinstance(r, RunOutcomes) else load_outcomes(r, requested=metrics) for r in (run_a, run_b))
     name_a, name_b = ra.path, rb.path
     ans_a, ans_b = _answered(ra), _answered(rb)

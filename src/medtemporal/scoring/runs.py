@@ -8,7 +8,6 @@ settings, so a report needs nothing else.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -21,7 +20,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.runs import RunFolder, RunInfo, RunScores
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
-from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
+from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap
 from medtemporal.scoring.extraction import extract, rule_id
 from medtemporal.scoring.metrics import metric
 from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
@@ -70,10 +69,7 @@ def score_run(
         InvalidInputError: a bad setting, a folder that is not a run or is being written, a rebuilt benchmark, a
             requested metric the family does not list.
     """
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise InvalidInputError(f"The bootstrap resamples (--resamples) must be a whole number of 1 or more, not {resamples}.")
-    if not (math.isfinite(confidence) and 0 < confidence < 1):
-        raise InvalidInputError(f"The interval level (--confidence) must be between 0 and 1, e.g. 0.95, not {confidence}.")
+    check_bootstrap(resamples, confidence, seed)
     folder = RunFolder(run_dir)
     folder.config()  # one sentence when the folder is not a run, before any lock file is made
     with folder.writer():

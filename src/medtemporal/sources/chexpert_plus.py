@@ -20,6 +20,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.progress import progress_bar
 from medtemporal.provenance import licence_of
 from medtemporal.schema import ImageRef, Study, Timeline
+from medtemporal.sources.release_files import read_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,13 +51,9 @@ def find_csv(root: str | Path) -> Path:
 def read_csv(path: str | Path) -> pd.DataFrame:
     """Read the CSV as strings (missing values as ""), checking its 27 columns and their order, and that every row
     reaches the last column (a file cut short ends in a row that does not)."""
-    import pandas as pd
-
     path = Path(path)
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as exc:  # pandas' ParserError is a ValueError
-        raise InvalidInputError(f"{path} is not a readable CSV ({exc}); download it again.") from None
+    table = read_table(path, what=f"CheXpert Plus's {CSV_NAME} as released")
+    df = table.frame
     cols = tuple(df.columns)
     if cols != COLUMNS:
         missing = [c for c in COLUMNS if c not in cols]
@@ -65,7 +62,7 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     cut = df.index[~df["split"].isin(SPLITS)]  # the last column: empty or partial in a row cut short
     if len(cut):
         n = int(cut[0])
-        where = "its last row" if n == len(df) - 1 else f"row {n + 2}"
+        where = f"its last record (line {table.line(n)})" if n == len(df) - 1 else f"line {table.line(n)}"
         raise InvalidInputError(
             f"{path}: {where} ends before its last column (split is {df.at[cut[0], 'split']!r}, not train, valid or "
             "test), so the file is cut short or damaged; download it again."
@@ -73,7 +70,7 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     bad = df.index[~df["patient_report_date_order"].str.fullmatch(r"\d+")]
     if len(bad):
         raise InvalidInputError(
-            f"{path}, row {int(bad[0]) + 2}: patient_report_date_order "
+            f"{path}, line {table.line(int(bad[0]))}: patient_report_date_order "
             f"{df.at[bad[0], 'patient_report_date_order']!r} is not an integer; fix that row."
         )
     return df

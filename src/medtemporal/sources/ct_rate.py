@@ -27,7 +27,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -35,10 +35,7 @@ from medtemporal.errors import InvalidInputError, require
 from medtemporal.progress import progress_bar
 from medtemporal.provenance import licence_of
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
-
-if TYPE_CHECKING:
-    import pandas as pd
-
+from medtemporal.sources.release_files import Table, read_table
 
 LABELS: tuple[str, ...] = (
     "Medical material", "Arterial wall calcification", "Cardiomegaly", "Pericardial effusion",
@@ -97,35 +94,28 @@ def metadata_file(root: Path, split: str = "valid") -> Path:
     return root / "dataset" / "metadata" / f"{SPLITS[split][1]}_metadata.csv"
 
 
-def _read(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
-    import pandas as pd
-    if not path.is_file():
-        raise InvalidInputError(f"{path} does not exist; the CT-RATE root must hold the {what}.")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as exc:
-        raise InvalidInputError(f"{path} is not a readable CSV ({exc}); download it again.") from None
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InvalidInputError(f"{path} lacks column(s) {', '.join(missing)}; it must be CT-RATE's {what} as released.")
-    return df
+def _read(path: Path, columns: tuple[str, ...], what: str) -> Table:
+    """A CT-RATE CSV checked whole (`medtemporal.sources.release_files.read_table`), cells as strings."""
+    return read_table(path, columns=columns, what=f"CT-RATE's {what} ({path.name}) as released")
 
 
 def read_labels(path: Path) -> dict[str, tuple[int, ...]]:
     """``VolumeName`` → the 18 labels (0/1) in `LABELS` order."""
-    df = _read(path, ("VolumeName", *LABELS), "labels file")
+    table = _read(path, ("VolumeName", *LABELS), "labels file")
+    df = table.frame
     values = df[list(LABELS)]
     bad = ~values.isin(["0", "1", "0.0", "1.0"])
     if bad.to_numpy().any():
         row, col = np.argwhere(bad.to_numpy())[0]
-        raise InvalidInputError(f"{path}, row {row + 2}: {LABELS[col]} is {values.iat[row, col]!r}, not 0 or 1; fix that row.")
+        raise InvalidInputError(f"{table.where(row)}: {LABELS[col]} is {values.iat[row, col]!r}, not 0 or 1; "
+                                "fix that row.")
     flags = values.to_numpy().astype(float).astype(int)
     return {name: tuple(int(v) for v in row) for name, row in zip(df["VolumeName"], flags)}
 
 
 def read_reports(path: Path) -> dict[str, dict[str, str]]:
     """``VolumeName`` → ``{"findings": ..., "impression": ...}``."""
-    df = _read(path, ("VolumeName", "Findings_EN", "Impressions_EN"), "reports file")
+    df = _read(path, ("VolumeName", "Findings_EN", "Impressions_EN"), "reports file").frame
     return {n: {"findings": f, "impression": i} for n, f, i in zip(df["VolumeName"], df["Findings_EN"], df["Impressions_EN"])}
 
 
@@ -151,7 +141,7 @@ def _spacing(text: str) -> tuple[float, float] | None:
 
 def read_metadata(path: Path) -> dict[str, Scan]:
     """``VolumeName`` → rescale slope/intercept and spacing."""
-    df = _read(path, ("VolumeName", "RescaleSlope", "RescaleIntercept", "XYSpacing", "ZSpacing"), "metadata file")
+    df = _read(path, ("VolumeName", "RescaleSlope", "RescaleIntercept", "XYSpacing", "ZSpacing"), "metadata file").frame
     out = {}
     for row in df.itertuples(index=False):
         try:
@@ -227,7 +217,8 @@ def load_timelines(root: str | Path, split: str = "valid", *, check_volumes: boo
     ``findings`` are the labels of its raw reconstruction ``_1`` and whose report is that of ``_1``.
     Left out and counted: label rows whose volume is not on disk (``label_row_without_volume``,
     only when ``check_volumes``), unreadable volumes (``unreadable_volume``), scans without a
-    labelled raw reconstruction (``scan_without_raw_reconstruction``).
+    labelled raw reconstruction (``scan_without_raw_reconstruction``). Counted and kept: scans whose raw
+    reconstruction has no row in the reports file (``scan_without_report``; their report is empty).
     """
     root = check_root(root)
     if split not in SPLITS:
@@ -264,6 +255,8 @@ def load_timelines(root: str | Path, split: str = "valid", *, check_volumes: boo
             images = tuple(ImageRef(path=volume_path(recons[k]), role="volume", label=f"scan {letter}, reconstruction {k}")
                            for k in sorted(recons))
             findings = tuple(Finding(entity=label, present=bool(v)) for label, v in zip(LABELS, labels[raw]))
+            if "reports" in sources and raw not in reports:
+                excluded["scan_without_report"] += 1
             studies.append(Study(patient_id=f"{split}_{patient}", study_id=f"{split}_{patient}_{letter}", order=order,
                                  images=images, report=reports.get(raw, {}), findings=findings))
         if studies:

@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import zlib
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -100,6 +99,7 @@ from medtemporal.sources.mimic_qba import (
     scene_graph_path,
 )
 from medtemporal.sources.mimic_qba import check_root as check_qba_root
+from medtemporal.sources.release_files import read_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -315,36 +315,16 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
     Raises:
         InvalidInputError: A needed column is missing or a value cannot be parsed.
     """
-    import pandas as pd
     path = Path(path)
-    try:
-        header = pd.read_csv(path, nrows=0).columns
-    except (OSError, ValueError, EOFError, zlib.error) as exc:
-        raise InvalidInputError(
-            f"{path} cannot be read as CSV ({exc}); re-download it from the MIMIC-CXR-JPG release."
-        ) from None
-    for column in _NEEDED:
-        if column not in header:
-            raise InvalidInputError(
-                f"{path} has no column `{column}`; use the metadata file of the MIMIC-CXR-JPG 2.0.0 release "
-                f"(columns {', '.join(METADATA_COLUMNS)})."
-            )
-    try:
-        df = pd.read_csv(
-            path,
-            usecols=list(_NEEDED),
-            dtype={"subject_id": "int64", "study_id": "int64", **dict.fromkeys(_TEXT_COLUMNS, str)},
-            keep_default_na=False,
-        )
-    except (OSError, EOFError, zlib.error) as exc:  # gzip cut short or damaged: EOFError and zlib.error are neither
-        raise InvalidInputError(
-            f"{path} cannot be read to its end ({exc or type(exc).__name__}); it is cut short or damaged: "
-            "re-download it from the MIMIC-CXR-JPG release."
-        ) from None
-    except ValueError as exc:
-        raise InvalidInputError(
-            f"{path} has a value that cannot be parsed ({exc}); subject_id and study_id must be integers."
-        ) from None
+    table = read_table(path, usecols=_NEEDED, what="the metadata file of the MIMIC-CXR-JPG 2.0.0 release")
+    df = table.frame
+    for column in ("subject_id", "study_id"):
+        bad = ~df[column].str.fullmatch(r"\d+")
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise InvalidInputError(f"{table.where(row)}: {column} {df[column].iat[row]!r} is not an integer; "
+                                    "use the metadata file of the MIMIC-CXR-JPG release unchanged.")
+        df[column] = df[column].astype("int64")
     df["dt"] = parse_study_datetime(df["StudyDate"], df["StudyTime"])
     return df
 

@@ -19,7 +19,6 @@ builder decides what an unordered study may be used for.
 
 from __future__ import annotations
 
-import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from medtemporal.sources.mimic_cxr import (
     image_path,
     read_image_metadata,
 )
+from medtemporal.sources.release_files import read_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,33 +86,27 @@ def split_path(mimic_cxr_jpg: Path, split_file: Path | None = None) -> Path:
 
 
 def read_split(path: str | Path) -> pd.DataFrame:
-    """The split file as a frame of `SPLIT_COLUMNS` (ids as integers, ``dicom_id`` and ``split`` as text).
+    """The split file as a frame of `SPLIT_COLUMNS` (ids as integers, ``dicom_id`` and ``split`` as text), read
+    whole by the one reader of released files (`medtemporal.sources.release_files.read_table`).
 
     Raises:
-        InvalidInputError: the file cannot be read, lacks a column, or holds a split other than `SPLITS`.
+        InvalidInputError: the file is missing, cut short or lacks a column, or a row holds an id that is not an
+            integer or a split other than `SPLITS` (naming its line).
     """
-    import pandas as pd
-
-    path = Path(path)
-    try:
-        df = pd.read_csv(path, dtype={"dicom_id": str, "split": str}, keep_default_na=False)
-    except (OSError, ValueError, EOFError, zlib.error) as exc:
-        raise InvalidInputError(f"{path} cannot be read as CSV ({exc}); re-download it from the MIMIC-CXR-JPG "
-                                "release.") from None
-    missing = [c for c in SPLIT_COLUMNS if c not in df.columns]
-    if missing:
-        raise InvalidInputError(f"{path} has no column {', '.join(f'`{c}`' for c in missing)}; use the split file of "
-                                f"the MIMIC-CXR-JPG 2.0.0 release (columns {', '.join(SPLIT_COLUMNS)}).")
-    try:
-        df = df.astype({"study_id": "int64", "subject_id": "int64"})
-    except (ValueError, TypeError):
-        raise InvalidInputError(f"{path}: study_id and subject_id must be integers; re-download the split "
-                                "file.") from None
-    odd = sorted(set(df["split"]) - set(SPLITS))
-    if odd:
-        raise InvalidInputError(f"{path} has split value(s) {', '.join(map(repr, odd[:3]))}; the release's are "
-                                f"{', '.join(SPLITS)}.")
-    return df[list(SPLIT_COLUMNS)]
+    table = read_table(path, usecols=SPLIT_COLUMNS, what="the split file of the MIMIC-CXR-JPG 2.0.0 release")
+    df = table.frame[list(SPLIT_COLUMNS)]
+    for column in ("study_id", "subject_id"):
+        bad = ~df[column].str.fullmatch(r"\d+")
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise InvalidInputError(f"{table.where(row)}: {column} {df[column].iat[row]!r} is not an integer; use the "
+                                    "split file of the MIMIC-CXR-JPG release unchanged.")
+    odd = ~df["split"].isin(SPLITS)
+    if odd.any():
+        row = int(odd.to_numpy().nonzero()[0][0])
+        raise InvalidInputError(f"{table.where(row)}: split {df['split'].iat[row]!r} is not one of the release's "
+                                f"({', '.join(SPLITS)}); use the split file of the MIMIC-CXR-JPG release unchanged.")
+    return df.astype({"study_id": "int64", "subject_id": "int64"})
 
 
 def read_study_table(mimic_cxr_jpg: str | Path, split_file: str | Path | None = None,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Finding
+from medtemporal.sources.release_files import read_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,10 +126,7 @@ def read_study_metadata(qba: str | Path) -> pd.DataFrame:
             ) from None
         source = parquet
     elif csv.is_file():
-        try:
-            df = pd.read_csv(csv, dtype={"patient_id": str, "study_id": str})
-        except (OSError, ValueError, EOFError) as exc:
-            raise InvalidInputError(f"{csv} cannot be read as CSV ({exc}); re-download it.") from None
+        df = read_table(csv, what="the study metadata of the MIMIC-Ext-CXR-QBA release").frame
         source = csv
     else:
         raise InvalidInputError(
@@ -160,6 +158,10 @@ def _as_number(col: pd.Series) -> pd.Series:
         return col.dt.total_seconds()
     if pd.api.types.is_numeric_dtype(col):
         return col.astype(float)
+    col = col.replace("", float("nan"))  # the CSV reader gives empty cells as ""
+    numbers = pd.to_numeric(col, errors="coerce")
+    if numbers.notna().sum() >= col.notna().sum():
+        return numbers.astype(float)
     as_td = pd.to_timedelta(col, errors="coerce")
     if as_td.notna().sum() >= col.notna().sum():
         return as_td.dt.total_seconds()

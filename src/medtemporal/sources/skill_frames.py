@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.progress import progress_bar
-from medtemporal.schema import Record, iter_jsonl
+from medtemporal.schema import Record, describe_validation_error
+from medtemporal.sources.release_files import read_jsonl
 
 GOLD = "gold.jsonl"
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
@@ -78,7 +79,13 @@ def read_frame_sets(root: str | Path, *, verify_images: bool = True) -> list[Fra
         raise InvalidInputError(f"{root} has no {GOLD}; write one gold line per instance (see docs/skillqa.md).")
     sets: list[FrameSet] = []
     seen: set[str] = set()
-    for record in progress_bar(iter_jsonl(root / GOLD, GoldRecord), desc="frame sets", unit="set", leave=False):
+    lines = read_jsonl(root / GOLD, what=f"a {GOLD} of one gold line per instance (docs/skillqa.md)")
+    for lineno, value in progress_bar(lines, desc="frame sets", unit="set", leave=False):
+        try:
+            record = GoldRecord.model_validate(value)
+        except ValidationError as exc:
+            raise InvalidInputError(f"{root / GOLD}, line {lineno}: {describe_validation_error(exc)}; fix or remove "
+                                    "that line.") from None
         if record.id in seen:
             raise InvalidInputError(f"{root / GOLD} lists instance {record.id!r} twice; give each instance one line.")
         seen.add(record.id)

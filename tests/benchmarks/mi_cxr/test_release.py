@@ -30,7 +30,7 @@ def fake_root(tmp_path: Path, items) -> Path:
 
 @needs_head
 def test_head_file_round_trips_byte_for_byte(tmp_path):
-    items = read_official(HEAD)
+    items, _ = read_official(HEAD)
     assert [i.subtype for i in items] == [json.loads(line)["qtype"] for line in HEAD.read_text().splitlines()]
     gts = items[0]
     assert gts.task == "GTS" and gts.answer == "E" and list(gts.options) == list("ABCDE")
@@ -44,7 +44,7 @@ def test_head_file_round_trips_byte_for_byte(tmp_path):
 
 @needs_head
 def test_head_file_imports_as_a_benchmark_and_exports_back(tmp_path, capsys):
-    root = fake_root(tmp_path, read_official(HEAD))
+    root = fake_root(tmp_path, read_official(HEAD)[0])
     bench_dir = tmp_path / "bench"
     assert main(["build", "mi-cxr", "--official", str(HEAD), "--mimic-cxr-jpg", str(root), "--out", str(bench_dir)]) == 0
     bench = load(bench_dir)
@@ -59,7 +59,7 @@ def test_built_items_round_trip_through_the_format(timelines, tmp_path):
     items, _ = build_items(timelines[:60], MiCxrConfig(max_items=120, icr_variant=True))
     path = tmp_path / "micxr.jsonl"
     write_official(items, path)
-    again = read_official(path)
+    again, _ = read_official(path)
     assert [(i.task, i.subtype, i.question, i.options, i.answer) for i in again] == [
         (i.task, i.subtype, i.question, i.options, i.answer) for i in items
     ]
@@ -108,3 +108,23 @@ def test_the_head_file_imports_without_images_when_verification_is_off(tmp_path)
     assert len(load(out).items) == 4
     assert main(["export", str(out), "--format", "micxr", "--out", str(tmp_path / "back.jsonl")]) == 0
     assert (tmp_path / "back.jsonl").read_bytes() == HEAD.read_bytes()
+
+
+def test_repeated_lines_are_kept_once_and_counted_and_a_shared_q_id_is_refused(tmp_path, capsys):
+    """Issue 32 §3: duplicated rows in ``build mi-cxr --official`` gave 20 items with 10 ids, counted twice."""
+    records = [{"q_id": k, "group_type": "TEL", "qtype": "single_emergence",
+                "images": {f"T{i}": f"files/p10/p1000000{k}/s{k}{i}/a.jpg" for i in range(1, 6)},
+                "question": f"Q{k}?", "choices": {x: x for x in "ABCDE"}, "answer": "A"} for k in range(10)]
+    path = tmp_path / "micxr_test.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records + records))
+    items, repeated = read_official(path)
+    assert len(items) == 10 and repeated == 10
+    root = fake_root(tmp_path, items)
+    assert main(["build", "mi-cxr", "--official", str(path), "--mimic-cxr-jpg", str(root), "--out",
+                 str(tmp_path / "bench")]) == 0
+    bench = load(tmp_path / "bench")
+    assert len(bench.items) == len({i.id for i in bench.items}) == 10
+    assert bench.manifest.exclusions["repeated_line"] == 10 and "repeats 10 line(s)" in capsys.readouterr().err
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*records, {**records[3], "answer": "B"}]))
+    with pytest.raises(InvalidInputError, match="line 11 gives q_id 3 to another record than .*line 4"):
+        read_official(path)

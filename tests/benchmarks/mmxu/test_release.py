@@ -76,7 +76,7 @@ def test_a_bad_record_names_its_line_and_key(tmp_path: Path, change: dict, messa
 def test_missing_keys_repeated_ids_and_empty_files_are_refused(tmp_path: Path) -> None:
     broken = {k: v for k, v in RECORD.items() if k != "options"}
     for records, message in (((broken,), "key `options` is missing"), ((RECORD, RECORD), "line 2 repeats id 7 of line 1"),
-                             (("{not json",), "line 1 is not an MMXU record"), ((), "holds no records")):
+                             (("{not json",), "line 1 is not a JSON record"), ((), "holds no records")):
         with pytest.raises(InvalidInputError, match=message):
             read_release(_write(tmp_path, *records))
     with pytest.raises(InvalidInputError, match="does not exist"):

@@ -61,7 +61,7 @@ def test_rows_without_labels_or_with_ids_that_disagree_with_their_paths_are_left
 ])
 def test_bad_values_are_refused_in_one_sentence_naming_the_row(tmp_path, row, message):
     path = _write(tmp_path, row)
-    with pytest.raises(InvalidInputError, match="data row 1") as err:
+    with pytest.raises(InvalidInputError, match="line 2") as err:
         read_labels(path)
     assert message in str(err.value) and str(err.value).count(". ") == 0
 

@@ -121,10 +121,10 @@ def test_bad_input_is_one_sentence(ct_phantom, tmp_path):
     labels = root / "dataset" / "multi_abnormality_labels" / "valid_predicted_labels.csv"
     df = pd.read_csv(labels)
     df.drop(columns=["Emphysema"]).to_csv(labels, index=False)
-    with pytest.raises(InvalidInputError, match="lacks column.*Emphysema"):
+    with pytest.raises(InvalidInputError, match="lacks the column.*Emphysema"):
         load_timelines(root)
     df.rename(columns={"VolumeName": "Volume"}).to_csv(labels, index=False)
-    with pytest.raises(InvalidInputError, match="lacks column.*VolumeName"):
+    with pytest.raises(InvalidInputError, match="lacks the column.*VolumeName"):
         load_timelines(root)
     broken = tmp_path / "broken.nii.gz"
     broken.write_bytes(b"\x1f\x8b not really")

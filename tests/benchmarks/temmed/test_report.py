@@ -12,6 +12,7 @@ from medtemporal.cli import main
 from medtemporal.benchmarks.temmed.report import TemmedRun, table3, table4, temmed_runs, topk_plot
 from medtemporal.report.family import family_report
 from medtemporal.report import load_runs
+from medtemporal.writes import OWNED
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_k_comes_from_the_recorded_protocol_options(runs: list[Path]) -> None:
 def test_medtemporal_report_adds_the_temmed_tables(runs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "report"
     assert main(["report", *map(str, runs), "--out", str(out), "--formats", "md"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["report.md", "temmed_tables.md", "temmed_topk.png"]
+    assert sorted(p.name for p in out.iterdir()) == [OWNED, "report.md", "temmed_tables.md", "temmed_topk.png"]
     assert "## Closed-book (Table 3 layout)" in (out / "temmed_tables.md").read_text()
     assert "baseline:random (rag-text k=3)" in (out / "report.md").read_text()
     assert main(["report", str(runs[0]), "--formats", "md"]) == 0  # into the run folder; no RAG run, no plot

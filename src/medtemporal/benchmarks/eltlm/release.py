@@ -35,7 +35,6 @@ counted in `ReadCounts`:
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -46,6 +45,7 @@ from medtemporal.benchmarks.eltlm.studies import StudyInfo
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.mimic_cxr import subject_folder
+from medtemporal.sources.release_files import read_json
 
 BENCHMARK = "eltlm"
 TASKS = {"g": "perception", "t": "reasoning"}
@@ -93,12 +93,7 @@ def load_records(path: str | Path) -> list[dict[str, str]]:
         InvalidInputError: the file is missing, not JSON, not a list, or a record is malformed.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"The ELTLM file {path} does not exist; pass the released test.json to --official.")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        raise InvalidInputError(f"{path} is not valid JSON; pass the released test.json unchanged.") from None
+    data = read_json(path, what="the released ELTLM test.json")
     if not isinstance(data, list):
         raise InvalidInputError(f"{path} must hold a JSON list of questions, as the released test.json does.")
     for i, record in enumerate(data):

@@ -28,14 +28,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.sources.jpg_root import IMAGE_MISSING
 from medtemporal.sources.mimic_cxr import image_path
-
-if TYPE_CHECKING:
-    import pandas as pd
+from medtemporal.sources.release_files import Table, read_table
 
 QUESTIONS_FILE = "mimic_pair_questions.csv"
 MIMIC_ALL_FILE = "mimic_all.csv"
@@ -99,21 +97,9 @@ class ReadCounts:
     """Non-difference rows kept although their reference study is the later one, by question type."""
 
 
-def _csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    import pandas as pd
-
-    if not path.is_file():
-        raise InvalidInputError(f"{path} does not exist; pass the folder holding the Medical-Diff-VQA 1.0.1 files "
-                                f"({QUESTIONS_FILE}, {MIMIC_ALL_FILE}).")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"{path} cannot be read as CSV ({exc}); download {path.name} again.") from None
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InvalidInputError(f"{path} lacks the column(s) {', '.join(missing)}; is it the released {path.name} "
-                                f"(columns {', '.join(columns)})?")
-    return df
+def _csv(path: Path, columns: tuple[str, ...]) -> Table:
+    """A released CSV checked whole (`medtemporal.sources.release_files.read_table`), cells as strings."""
+    return read_table(path, columns=columns, what=f"the released {path.name} of Medical-Diff-VQA 1.0.1")
 
 
 def _int(value: str, where: str, column: str) -> int:
@@ -130,10 +116,11 @@ def _iso(date: str) -> str | None:
 def read_studies(path: str | Path) -> dict[int, StudyImage]:
     """Study id → its image, from ``mimic_all.csv``."""
     path = Path(path)
-    df = _csv(path, MIMIC_ALL_COLUMNS)
-    studies = {}
-    for row, rec in enumerate(df[list(MIMIC_ALL_COLUMNS)].itertuples(index=False)):
-        where = f"{path.name}, data row {row + 1}"
+    table = _csv(path, MIMIC_ALL_COLUMNS)
+    studies: dict[int, StudyImage] = {}
+    lines: dict[int, int] = {}
+    for row, rec in enumerate(table.frame[list(MIMIC_ALL_COLUMNS)].itertuples(index=False)):
+        where = table.where(row)
         subject, study = _int(rec.subject_id, where, "subject_id"), _int(rec.study_id, where, "study_id")
         dicom = rec.dicom_id.strip()
         if not dicom:
@@ -143,8 +130,13 @@ def read_studies(path: str | Path) -> dict[int, StudyImage]:
         except ValueError:
             raise InvalidInputError(f"{where}: study_order {rec.study_order!r} is not a number; "
                                     "fix that row.") from None
-        studies[study] = StudyImage(subject, image_path(subject, study, dicom), rec.view.strip() or None,
-                                    _iso(rec.study_date), order)
+        image = StudyImage(subject, image_path(subject, study, dicom), rec.view.strip() or None, _iso(rec.study_date),
+                           order)
+        first = lines.setdefault(study, row)
+        if first != row and studies[study] != image:
+            raise InvalidInputError(f"{where} gives study_id {study} another image or date than {table.where(first)}; "
+                                    f"use the released {MIMIC_ALL_FILE}, which has one row per study.")
+        studies[study] = image
     return studies
 
 
@@ -154,7 +146,8 @@ def read_questions(folder: str | Path, split: str = "test", *, image_root: Path 
     folder = Path(folder)
     studies = read_studies(folder / MIMIC_ALL_FILE)
     path = folder / QUESTIONS_FILE
-    df = _csv(path, QUESTION_COLUMNS)
+    table = _csv(path, QUESTION_COLUMNS)
+    df = table.frame
     counts = ReadCounts(rows=len(df), splits=dict(sorted(Counter(df["split"].str.strip()).items())))
     if split not in counts.splits:
         raise InvalidInputError(f"{path} has no row of split {split!r}; choose --split from "
@@ -164,7 +157,7 @@ def read_questions(folder: str | Path, split: str = "test", *, image_root: Path 
     for rec in records:
         if rec.split.strip() != split:
             continue
-        where = f"{path.name}, data row {rec.Index + 1}"
+        where = table.where(int(rec.Index))
         qtype = rec.question_type.strip()
         if qtype not in TYPES:
             raise InvalidInputError(f"{where}: question_type {rec.question_type!r} is none of {', '.join(TYPES)}; "

@@ -23,6 +23,7 @@ restrictive of its inputs.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -151,8 +152,12 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
     """
     if image_root is None:
         raise InvalidInputError("--official needs --mimic-cxr-jpg, the root the question file's image paths are under.")
-    items = read_official(path)
+    items, repeated = read_official(path)
     exclusions: Counter[str] = Counter()
+    if repeated:
+        exclusions["repeated_line"] = repeated
+        print(f"medtemporal: note: {path} repeats {repeated} line(s) verbatim; each question is kept once "
+              "(recorded as exclusions.repeated_line).", file=sys.stderr)
     if verify_images:
         root = jpg_root(Path(image_root), verify_images=True)
         items = keep_with_images(items, lambda item: [ref.path for ref in item.images], root, exclusions)
@@ -165,7 +170,7 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
         image_root=str(root),
         config={"official": Path(path).name},
         sources={Path(path).name: sha256_file(Path(path))},
-        exclusions=dict(exclusions),
+        exclusions=dict(sorted(exclusions.items())),
     )
     return items, manifest
 

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
+from medtemporal.sources.release_files import first_of_each, read_jsonl
 from medtemporal.writes import replacing
 
 BENCHMARK = "mi-cxr"
@@ -63,26 +64,31 @@ def item_from_official(record: dict[str, Any]) -> Item:
     )
 
 
-def read_official(path: str | Path) -> list[Item]:
-    """Items from a released ``micxr_test.jsonl``, naming the line and key of any problem."""
+def read_official(path: str | Path) -> tuple[list[Item], int]:
+    """Items from a released ``micxr_test.jsonl`` in file order, and how many lines repeated an earlier one
+    verbatim (left out).
+
+    Raises:
+        InvalidInputError: the file is missing, cut short or holds no records, a line is not a release record
+            (naming the line and key), or two different records share a ``q_id``.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"{path} does not exist; pass the released micxr_test.jsonl with --official.")
-    items = []
-    with path.open("rb") as fh:  # json.loads decodes; bad UTF-8 is a ValueError naming the line
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                items.append(item_from_official(json.loads(line)))
-            except (ValueError, TypeError, AttributeError) as exc:
-                reason = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
-                raise InvalidInputError(
-                    f"{path}, line {lineno} is not an MI-CXR record ({reason}); fix or remove that line."
-                ) from None
+    what = "the released micxr_test.jsonl"
+    lines, records, items = [], [], []
+    for lineno, record in read_jsonl(path, what=what):
+        try:
+            items.append(item_from_official(record))
+        except (ValueError, TypeError, AttributeError) as exc:
+            reason = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+            raise InvalidInputError(
+                f"{path}, line {lineno} is not an MI-CXR record ({reason}); fix or remove that line."
+            ) from None
+        lines.append(lineno)
+        records.append(record)
     if not items:
-        raise InvalidInputError(f"{path} holds no records; pass the released micxr_test.jsonl.")
-    return items
+        raise InvalidInputError(f"{path} holds no records; pass {what}.")
+    kept = first_of_each(records, lambda r: r["q_id"], where=lambda k: f"{path}, line {lines[k]}", name="q_id")
+    return [items[k] for k in kept], len(items) - len(kept)
 
 
 def official_record(item: Item, q_id: int) -> dict[str, Any]:

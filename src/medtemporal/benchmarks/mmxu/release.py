@@ -24,6 +24,7 @@ from typing import Any
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
+from medtemporal.sources.release_files import read_jsonl
 
 BENCHMARK = "mmxu"
 TASK = "change"
@@ -88,28 +89,24 @@ def read_release(path: str | Path) -> list[Item]:
         InvalidInputError: the file is missing or empty, a line is not a release record, or an id repeats.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"{path} does not exist; pass the released MMXU-test.jsonl with --official.")
+    what = "the released MMXU-test.jsonl"
     items: list[Item] = []
     seen: dict[int, int] = {}
-    with path.open("rb") as fh:  # json.loads decodes; bad UTF-8 is a ValueError naming the line
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                item = item_from_record(json.loads(line))
-            except (ValueError, TypeError) as exc:
-                raise InvalidInputError(
-                    f"{path}, line {lineno} is not an MMXU record ({exc}); fix or remove that line."
-                ) from None
-            first = seen.setdefault(item.meta["id"], lineno)
-            if first != lineno:
-                raise InvalidInputError(
-                    f"{path}, line {lineno} repeats id {item.meta['id']} of line {first}; give each question its own id."
-                )
-            items.append(item)
+    for lineno, record in read_jsonl(path, what=what):
+        try:
+            item = item_from_record(record)
+        except (ValueError, TypeError) as exc:
+            raise InvalidInputError(
+                f"{path}, line {lineno} is not an MMXU record ({exc}); fix or remove that line."
+            ) from None
+        first = seen.setdefault(item.meta["id"], lineno)
+        if first != lineno:
+            raise InvalidInputError(
+                f"{path}, line {lineno} repeats id {item.meta['id']} of line {first}; give each question its own id."
+            )
+        items.append(item)
     if not items:
-        raise InvalidInputError(f"{path} holds no records; pass the released MMXU-test.jsonl.")
+        raise InvalidInputError(f"{path} holds no records; pass {what}.")
     return items
 
 

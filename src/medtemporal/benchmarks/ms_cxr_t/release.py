@@ -27,12 +27,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from medtemporal.errors import InvalidInputError
-
-if TYPE_CHECKING:
-    import pandas as pd
+from medtemporal.sources.release_files import Table, read_table
 
 IMAGE_FILE = "MS_CXR_T_temporal_image_classification_v1.0.0.csv"
 SENTENCE_FILE = "MS_CXR_T_temporal_sentence_similarity_v1.0.0.csv"
@@ -77,21 +73,9 @@ class SentencePair:
     category: str
 
 
-def _read(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
-    """The CSV as strings (empty cells as NaN), with one sentence when it is missing or lacks columns."""
-    import pandas as pd
-
-    if not path.is_file():
-        raise InvalidInputError(f"{path} does not exist; pass the folder holding the released {what}.")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=True)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"{path} cannot be read as CSV ({exc}); download {path.name} again.") from None
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InvalidInputError(f"{path} lacks the column(s) {', '.join(missing)}; is it the released {what} "
-                                f"(columns {', '.join(columns)})?")
-    return df
+def _read(path: Path, columns: tuple[str, ...], what: str) -> Table:
+    """The released CSV checked whole (`medtemporal.sources.release_files.read_table`), cells as strings."""
+    return read_table(path, columns=columns, what=f"the released {what} (MS-CXR-T 1.0.0)")
 
 
 def _text(value: object) -> str | None:
@@ -122,11 +106,11 @@ def read_labels(path: str | Path) -> tuple[list[Label], Counter[str]]:
     """The labels of the image-classification file in file order (row, then `FINDINGS` order), and what
     the rules left out or noticed (module doc)."""
     path = Path(path)
-    df = _read(path, IMAGE_COLUMNS, IMAGE_FILE)
+    table = _read(path, IMAGE_COLUMNS, IMAGE_FILE)
     counts: Counter[str] = Counter()
     labels: list[Label] = []
-    for row, rec in enumerate(df.to_dict("records")):
-        where = f"{path.name}, data row {row + 1}"
+    for row, rec in enumerate(table.records()):
+        where = table.where(row)
         ids = {c: _integer(rec[c], where, c) for c in ("study_id", "previous_study_id", "subject_id")}
         current, prior = _dicom(rec["dicom_id"], where, "dicom_id"), _dicom(rec["previous_dicom_id"], where,
                                                                               "previous_dicom_id")
@@ -162,13 +146,13 @@ def read_labels(path: str | Path) -> tuple[list[Label], Counter[str]]:
 def read_sentence_pairs(path: str | Path) -> tuple[list[SentencePair], Counter[str]]:
     """The sentence-similarity pairs in file order, and what was left out (module doc)."""
     path = Path(path)
-    df = _read(path, SENTENCE_COLUMNS, SENTENCE_FILE)
+    table = _read(path, SENTENCE_COLUMNS, SENTENCE_FILE)
     counts: Counter[str] = Counter()
     pairs = []
-    for row, rec in enumerate(df.to_dict("records")):
+    for row, rec in enumerate(table.records()):
         category = (_text(rec["category"]) or "").lower()
         if category not in CATEGORIES:
-            raise InvalidInputError(f"{path.name}, data row {row + 1}: category {rec['category']!r} is neither "
+            raise InvalidInputError(f"{table.where(row)}: category {rec['category']!r} is neither "
                                     "paraphrase nor contradiction; fix that row.")
         first, second = _text(rec["sentence_1"]), _text(rec["sentence_2"])
         if first is None or second is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from medtemporal.benchmarks.rad3d.labels import (
     BENCHMARK,
@@ -35,10 +35,7 @@ from medtemporal.benchmarks.rad3d.labels import (
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.ct_rate import parse_volume_name, volume_path
-
-if TYPE_CHECKING:
-    import pandas as pd
-
+from medtemporal.sources.release_files import Table, read_table
 
 HEADER = ("Task", "Subtask", "VolumeName", "Question", "Answer", "QuestionType", "AnswerChoice",
           "Choice A", "Choice B", "Choice C", "Choice D")
@@ -81,17 +78,9 @@ def csv_files(test: Path) -> list[tuple[str, str, Path]]:
     return files
 
 
-def read_csv(path: Path) -> pd.DataFrame:
-    """One released CSV as strings, with its header checked."""
-    import pandas as pd
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as exc:
-        raise InvalidInputError(f"{path} is not a readable CSV ({exc}); download it again.") from None
-    missing = [c for c in HEADER if c not in df.columns]
-    if missing:
-        raise InvalidInputError(f"{path} lacks column(s) {', '.join(missing)}; it must be a released 3D-RAD CSV.")
-    return df
+def read_csv(path: Path, name: str = "") -> Table:
+    """One released CSV checked whole (`medtemporal.sources.release_files.read_table`), cells as strings."""
+    return read_table(path, columns=HEADER, what="the released 3D-RAD CSV (41 of them under 3DRAD/test)", name=name)
 
 
 def parse_history(question: str) -> list[int] | None:
@@ -124,15 +113,10 @@ class VolumeMap:
 
 def read_volume_map(path: Path, root: Path | None) -> dict[str, str]:
     """A ``VolumeName,Path`` CSV (the authors' ``valid_path.csv`` layout): paths relative to ``root``."""
-    import pandas as pd
-
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.is_file() else None
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError and pandas' ParserError are ValueErrors
-        raise InvalidInputError(f"--volume-map {path} is not a readable CSV ({exc}); write it as UTF-8 "
-                                "VolumeName,Path rows.") from None
-    if df is None or not {"VolumeName", "Path"} <= set(df.columns):
-        raise InvalidInputError(f"--volume-map {path} must be a CSV with columns VolumeName and Path.")
+    table = read_table(path, columns=("VolumeName", "Path"), what="a --volume-map CSV with columns VolumeName and Path "
+                       "(UTF-8, one row per volume)")
+    table.repeats("VolumeName")  # a name given two paths is refused; verbatim repeats map it once
+    df = table.frame
     out = {}
     for name, raw in zip(df["VolumeName"], df["Path"]):
         p = Path(raw)
@@ -189,11 +173,11 @@ def read_official(folder: Path, volumes: VolumeMap = VolumeMap()) -> tuple[list[
     items: list[Item] = []
     files: dict[str, Path] = {}
     for task, subtask, path in csv_files(test):
-        df = read_csv(path)
         rel = f"{path.parent.name}/{path.name}"
+        table = read_csv(path, rel)
         files[rel] = path
-        for index, row in enumerate(df.to_dict("records")):
-            items.append(_item(task, subtask, row, f"{rel}, row {index + 2}", volumes))
+        for index, row in enumerate(table.records()):
+            items.append(_item(task, subtask, row, table.where(index), volumes))
     return items, files
 
 

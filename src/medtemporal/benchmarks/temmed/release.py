@@ -20,7 +20,6 @@ is reported (the release splits instances, not patients).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,6 +37,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.retrieval import PairEntry
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import resolve_image, study_key
+from medtemporal.sources.release_files import read_json
 
 TEST_FILE = "TestSet_VQA_ReportGeneration_Final.json"
 SELECTED_FILE = "TestSet_SelectedVQA_2000.json"
@@ -50,12 +50,7 @@ CORPUS_FIELDS = ("image_path", "historical_image_path", "condition_changes_repor
 
 def read_records(path: Path, fields: Sequence[str]) -> list[dict[str, Any]]:
     """A released JSON list, each element an object with ``fields``; one clear sentence otherwise."""
-    if not path.is_file():
-        raise InvalidInputError(f"{path} does not exist; download TemMed-Bench's released files into that folder.")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInputError(f"{path} is not valid JSON ({exc}); download it again.") from None
+    data = read_json(path, what=f"TemMed-Bench's released {path.name}")
     if not isinstance(data, list):
         raise InvalidInputError(f"{path} must hold a JSON list; is it the released {path.name}?")
     for i, rec in enumerate(data):
