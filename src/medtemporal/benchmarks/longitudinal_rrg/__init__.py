@@ -53,7 +53,7 @@ METRICS = (*LEXICAL_R2GEN, *TEMPORAL, *LEXICAL_RAW, *CXR_CLINICAL)
 """The field's report metrics (`medtemporal.scoring.clinical`): lexical on R2Gen-cleaned text (the R2Gen
 lineage's numbers), Temporal Entity F1, lexical on the text as written; the model-based clinical ones are scored
 when ``medtemporal score RUN --metrics ...`` asks for them (``--green URI`` for GREEN)."""
-DEMO_ITEMS = 40
+DEMO_ITEMS = 80
 """Items each demo run answers (a sample spread over both tasks and both subtypes): scoring is per item."""
 PRIOR_COLUMNS = {"With prior": ("with_prior",), "No prior": ("no_prior",)}
 """Each task's with-prior and no-prior columns (score groups ``subtypes:<task>/With prior`` ...)."""
