@@ -141,6 +141,11 @@ def test_bad_options_are_refused_in_one_sentence(cxr_phantoms, tmp_path, capsys,
     assert len(err) == 1 and message in err[0] and not (tmp_path / "b").exists()
 
 
+def test_a_build_without_a_root_says_what_it_reads_there(tmp_path: Path, capsys):
+    assert main(["build", "longitudinal-rrg", "--no-verify-images", "--out", str(tmp_path / "b")]) != 0
+    assert "reads the metadata and split file of a MIMIC-CXR-JPG root" in capsys.readouterr().err
+
+
 def test_a_root_without_files_is_refused(tmp_path: Path, capsys):
     assert main(["build", "longitudinal-rrg", "--mimic-cxr-jpg", str(tmp_path), "--out", str(tmp_path / "b")]) != 0
     assert "has no files/ folder" in capsys.readouterr().err

@@ -5,7 +5,8 @@ of the studies it uses (`medtemporal.sources.mimic_cxr_reports`), keeps every st
 report has a findings section and finds its prior (`studies`), makes one item per study and section
 (`items`: tasks ``findings`` and ``impression``), and finds each item's nearest training report (`nearest`)
 unless ``--no-retrieval``. The manifest counts everything left out (``exclusions``) and what was noted without
-leaving anything out (``config.notes``: tied prior times, priors without a report, unreadable prior images).
+leaving anything out (``config.notes``: tied prior times, priors without a report, training images the
+retrieval skipped).
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     sections = _sections(args.sections)
     if args.retrieval_corpus < 0:
         raise InvalidInputError(f"--retrieval-corpus must be 0 (all) or more, not {args.retrieval_corpus}.")
-    jpg = jpg_root(args.mimic_cxr_jpg, verify_images=True, needed_for="its metadata, split file and images")
+    if args.mimic_cxr_jpg is None:
+        raise InvalidInputError("The build reads the metadata and split file of a MIMIC-CXR-JPG root; pass it with "
+                                "--mimic-cxr-jpg (the folder that holds files/).")
+    jpg = jpg_root(args.mimic_cxr_jpg, verify_images=args.verify_images)
     reports = _reports(args.reports) if args.reports is not None else jpg
     licence_check = licence_in_background(*dict.fromkeys([jpg, reports]))
     table, excluded = read_study_table(jpg, args.split_file)
