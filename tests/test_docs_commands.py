@@ -5,7 +5,7 @@ Each shell code block of those files is either run — its lines in order, in a 
 listed in `SKIPS` (a real dataset, a network model or GPU, Ray, an install step, a synopsis with
 placeholders). A block that fits neither fails the test, so a new block in the docs is either runnable here
 or names why not. ``medtemporal view`` serves until stopped, so its lines run as ``view --help`` once the
-run folders they name exist.
+run folders they name (or folders holding them) exist.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 from helpers.families import FAMILIES
 
 from medtemporal.cli import main
+from medtemporal.serve import find_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -96,7 +97,7 @@ def argv(line: str) -> list[str]:
         args += shrink
     if args[:1] == ["view"]:
         folders = [a for a in args[1:] if not a.startswith("-")]
-        missing = [f for f in folders if not (Path(f) / "config.json").is_file()]
+        missing = [f for f in folders if not find_runs([Path(f)])]  # a run folder, or a folder that holds some
         assert not missing, f"`{line}` names run folders that the commands before it did not write: {missing}"
         args = ["view", "--help"]
     return args

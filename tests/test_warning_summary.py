@@ -15,14 +15,13 @@ def test_a_command_ends_with_one_summary_of_its_warnings(tmp_path, capsys):
     assert main(["score", str(run), "--resamples", "50"]) == 0
     captured = capsys.readouterr()
     assert "medtemporal: warning:" not in captured.err and "UndefinedMetricWarning" not in captured.err
-    lines = captured.err.strip().splitlines()
-    head, kinds = lines[0], lines[1:]
-    count = int(head.split()[1])
-    assert head == f"medtemporal: {count} warnings" and count > len(kinds) >= 1
-    single = next(k for k in kinds if "covers a single patient" in k)
-    assert single.lstrip().split(" × ")[0].isdigit() and "(accuracy over " in single and single.endswith(", …)")
-    assert sum(int(k.split(" × ")[0]) for k in kinds) == count
-    assert "accuracy (%) by task family" in captured.out  # the table follows the scores, the summary goes to stderr
+    kinds = captured.err.strip().splitlines()
+    single = [k for k in kinds if "over a single patient" in k]
+    assert len(single) == 1  # one line for every group it concerns, not a line per group
+    assert single[0].startswith("medtemporal: note: ") and single[0].split()[2].isdigit()
+    assert "scores over a single patient: no clustered confidence interval (accuracy over " in single[0]
+    assert single[0].endswith(", …)") and all(k.startswith("medtemporal: ") for k in kinds)
+    assert "| Task | Metric | Score [CI] |" in captured.out  # the table follows the scores, the summary goes to stderr
 
 
 def test_other_warnings_pass_through_and_ours_are_counted_every_time():
@@ -30,10 +29,11 @@ def test_other_warnings_pass_through_and_ours_are_counted_every_time():
         warnings.simplefilter("always")
         with collect_warnings() as summary:
             for _ in range(3):
-                warnings.warn(UndefinedMetricWarning("x: no items", "accuracy over x", "no items"), stacklevel=1)
+                warnings.warn(UndefinedMetricWarning("x: no items", "accuracy over x", "over no items: NaN"), stacklevel=1)
             warnings.warn("something else", DeprecationWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["something else"]
-    assert summary.text() == "medtemporal: 3 warnings\n  3 × no items (accuracy over x)"
+    assert summary.text() == "medtemporal: note: 1 score over no items: NaN (accuracy over x)"
+
 
 
 def test_another_package_s_warning_is_shown_without_its_source_line(tmp_path):

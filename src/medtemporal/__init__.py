@@ -18,6 +18,7 @@ _LAZY = {
     "evaluate": ("medtemporal.api", "evaluate"),
     "aevaluate": ("medtemporal.api", "aevaluate"),
     "EvalResult": ("medtemporal.api", "EvalResult"),
+    "RunFailedError": ("medtemporal.errors", "RunFailedError"),
     "load_backend": ("medtemporal.backends", "load"),
     "load_benchmark": ("medtemporal.benchmark", "load"),
     "run": ("medtemporal.runner", "run"),

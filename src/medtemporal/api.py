@@ -20,13 +20,15 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medtemporal.backends.base import Backend
 from medtemporal.benchmark import Benchmark
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, RunFailedError
+from medtemporal.progress import quiet
 from medtemporal.runs import RunConfig, RunFolder
 
 if TYPE_CHECKING:
@@ -127,7 +129,18 @@ async def _run(
         family = benchmark.manifest.benchmark if isinstance(benchmark, Benchmark) else _family(path)
         protocol = run_options.resolve(spec(family)).protocol if family else run_options.protocol or "direct"
         out = default_out(path, model, protocol)
-    summary = await arun(path, model, out, run_options)
+    with quiet(not run_options.progress):  # no bar at all, the libraries' included
+        summary = await arun(path, model, out, run_options)
+    failure = summary.failure
+    if failure is None and summary.scored:
+        from medtemporal.scoring.failures import scores_failure
+
+        failure = scores_failure(RunFolder(out).scores(), out)
+    if failure is not None:
+        raise RunFailedError(failure, Path(out))
+    if summary.n_errors:
+        warnings.warn(f"{summary.n_errors} of {summary.total} items failed and count as missing (see "
+                      f"result.summary); the same call tries them again.", RuntimeWarning, stacklevel=3)
     return EvalResult(Path(out), summary, _scores_frame(Path(out)))
 
 
@@ -175,7 +188,14 @@ def evaluate(
 
     Works inside a running event loop (Jupyter): the run goes on medtemporal's own loop (a daemon
     thread) and this call blocks until it is done. A notebook cell shows a progress bar (``progress=False``
-    hides it); a script shows one on a terminal only, never in CI or into a pipe.
+    hides it); a script shows one on a terminal only, never in CI or into a pipe. Items that failed while others
+    were answered are counted in ``result.summary`` and said in a ``RuntimeWarning``.
+
+    Raises:
+        RunFailedError: the run failed as a whole, in one sentence: every item failed, the run stopped early
+            (a broken endpoint, ``max_errors``), or no item has an answer to score; what it wrote is kept
+            (``exc.run_dir``) and the same call resumes it.
+        InvalidInputError: a bad benchmark, model, option or folder.
 
     Examples:
         >>> import medtemporal as mt                                          # doctest: +SKIP

@@ -138,6 +138,9 @@ class BenchmarkSpec:
     prompt_dir: Path | None = None
     """Folder of the family's own prompt templates (`medtemporal.prompts`); None: ``prompts/`` beside the module
     that defines ``build``."""
+    glossary: Mapping[str, str] = field(default_factory=dict)
+    """Task or subtype name (an fnmatch pattern: ``task5_*``) → what it is, named as the paper names it
+    (``"TEL": "Temporal Event Localization: …"``); the report's glossary lists the names its runs hold."""
 
     def report_writer(self) -> Callable[[FamilyReport], None] | None:
         """`report`, imported where it is named by a ``"module:function"`` string."""

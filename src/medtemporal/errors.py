@@ -30,6 +30,16 @@ class BackendError(MedTemporalError, RuntimeError):
     """A model backend failed after its retries (server down, bad response)."""
 
 
+class RunFailedError(MedTemporalError, RuntimeError):
+    """A run or its scoring failed as a whole: every item failed, the run stopped early, or the judge's verdicts
+    could mostly not be read. The message is one sentence naming the cause; ``run_dir`` is the run folder
+    (what it holds is kept, and the same command resumes it)."""
+
+    def __init__(self, message: str, run_dir: object = None) -> None:
+        super().__init__(message)
+        self.run_dir = run_dir
+
+
 class UnavailableError(MedTemporalError, RuntimeError):
     """Model weights or data files a step needs are not on this machine and cannot be fetched now
     (offline, no connection, no such model); the message names the variable or command that fixes it."""

@@ -142,6 +142,63 @@ def _fetch(repo: str, switch: str | None, what: str, fix: str) -> Path:
     return folder
 
 
+def loadable(name: str, *, what: str, fix: str, revision: str | None = None) -> str:
+    """What a loader (``from_pretrained``, vLLM) should be given for model ``name``: ``name`` itself, or the folder
+    of its cached copy; a Hub model that cannot be had fails here, once and at once, in one sentence.
+
+    A local folder, or anything that is not a Hub name, is returned as it is (the loader names what is wrong with
+    it). For a Hub name, the hub is asked once whether the model exists and may be read (``auth_check``, no
+    retries): gated, missing and unreachable each get their own sentence, instead of the loader's retries of
+    every file (minutes of "Retrying in 8s") ending in a message about something else. With downloads switched
+    off (`offline_variable`), or the hub unreachable, a cached copy is used from its folder, so the loader
+    never tries the network.
+
+    Raises:
+        UnavailableError: the model is gated or missing on the hub, the hub cannot be reached and the model is
+            not cached, or downloads are off and it is not cached.
+    """
+    if Path(name).expanduser().is_dir() or _looks_like_path(name) or name.count("/") != 1:
+        return name
+    hub = require("huggingface_hub", "hf")
+    errors = require("huggingface_hub.errors", "hf")
+    switch = offline_variable()
+    if switch is None:
+        try:
+            hub.auth_check(name)
+            return name
+        except errors.GatedRepoError:
+            raise UnavailableError(f"The {what} {name!r} is gated on the Hugging Face hub; accept its terms on its page "
+                                   f"and log in with `hf auth login`, or {fix}.") from None
+        except errors.RepositoryNotFoundError:
+            raise UnavailableError(f"The {what} {name!r} is not a model on the Hugging Face hub (or it is private: log "
+                                   f"in with `hf auth login`); check the name, or {fix}.") from None
+        except errors.HFValidationError:
+            raise UnavailableError(f"The {what} {name!r} is neither a local folder nor a Hugging Face model name; "
+                                   f"{fix}.") from None
+        except Exception as exc:  # noqa: BLE001 (no connection: the HTTP client's own errors, not OSError)
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+            cached = _cached(hub, errors, name, revision)
+            if cached is not None:
+                return cached
+            raise UnavailableError(f"The {what} {name!r} cannot be fetched: the Hugging Face hub cannot be reached "
+                                   f"({reason}) and the model is not in the Hugging Face cache; connect and run again, "
+                                   f"or {fix}.") from None
+    cached = _cached(hub, errors, name, revision)
+    if cached is None:
+        raise UnavailableError(f"The {what} {name!r} is not in the Hugging Face cache and {switch}=1 forbids "
+                               f"downloading it; run once online, or {fix}.")
+    return cached
+
+
+def _cached(hub: object, errors: object, name: str, revision: str | None) -> str | None:
+    """The folder of the cached copy of Hub model ``name`` (its config at least), else None."""
+    try:
+        folder = Path(hub.snapshot_download(name, revision=revision, local_files_only=True))  # type: ignore[attr-defined]
+    except (errors.LocalEntryNotFoundError, errors.HFValidationError, OSError):  # type: ignore[attr-defined]
+        return None
+    return str(folder) if (folder / "config.json").is_file() else None
+
+
 def model_file(repo: str, filename: str, *, what: str, fix: str) -> Path:
     """One file of Hugging Face repo ``repo`` (e.g. ``chexbert.pth`` of ``StanfordAIMI/RRG_scorers``) in the hub
     cache, downloaded there on first use with ``huggingface_hub.hf_hub_download``; offline, only a cached copy.

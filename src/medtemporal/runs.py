@@ -110,6 +110,8 @@ class RunConfig(_Part):
     """
 
     benchmark: BenchmarkRef
+    name: str | None = None
+    """The run's display name (``run --name``, default the model's short name); None in older folders."""
     model: ModelRef = Field(default_factory=ModelRef)
     protocol: ProtocolRef = Field(default_factory=ProtocolRef)
     generation: dict[str, Any] = Field(default_factory=dict)
@@ -175,6 +177,8 @@ class RunInfo(_Part):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
+    name: str | None = None
+    """The run's display name (``run --name``; default the model's short name); None in older scores."""
     model: str | None = None
     """The model's URI (``config.json``'s, else the first prediction's)."""
     protocol: str | None = None
@@ -373,6 +377,12 @@ class RunFolder:
     def file(self, name: str) -> Path:
         """The path of a file of the folder (a family's own log, e.g. ``error_judgements.jsonl``)."""
         return self.path / name
+
+    def modified(self) -> tuple[int, ...]:
+        """Modification times (ns; 0 where absent) of the files a view of the run is made from: config,
+        predictions, judgements and scores (`medtemporal.serve` rebuilds a page when they change)."""
+        return tuple((self.path / name).stat().st_mtime_ns if (self.path / name).is_file() else 0
+                     for name in (CONFIG, PREDICTIONS, JUDGEMENTS, SCORES))
 
     def is_run(self) -> bool:
         """Whether the folder holds a run: a ``config.json`` and a predictions log (a model folder has a

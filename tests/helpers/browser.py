@@ -48,6 +48,7 @@ function measure(){
  const vw=document.documentElement.clientWidth,right=Math.min(vw,document.body.getBoundingClientRect().right)+1;
  const tables=[...document.querySelectorAll('table')].map(t=>{const s=scroller(t),first=t.querySelector('tbody td');
   return {where:(t.closest('[id]')||{}).id||'',scrolls:!!s,fits:t.getBoundingClientRect().right<=right,
+   top:t.getBoundingClientRect().top+window.scrollY,
    scrollerFits:s?s.getBoundingClientRect().right<=right:null,
    sticky:first?getComputedStyle(first).position==='sticky':null};});
  const images=[...document.images].map(i=>({src:(i.getAttribute('src')||'').slice(0,80),
@@ -57,6 +58,7 @@ function measure(){
    scale:i.naturalWidth?i.clientWidth/i.naturalWidth:null};});
  return {pageOverflow:document.documentElement.scrollWidth-vw,tables,images,figures,
   ids:[...document.querySelectorAll('[id]')].map(e=>e.id),
+  firstH2:(document.querySelector('h2')||{}).id||'',text:document.body.innerText,
   notFound:[...document.querySelectorAll('#vdetail .chip')].some(c=>c.textContent.startsWith('(image not found)')),
   count:(document.getElementById('vcount')||{}).textContent||null,
   detail:(document.getElementById('vdetail')||{}).textContent||''};}
@@ -70,7 +72,8 @@ window.addEventListener('load',()=>setTimeout(wait,300));
 })();
 """
 """Measures a report page once its images and on-demand data have loaded: tables (scrolling or fitting, first column
-sticky), images (loaded), figures (ids, sources, smallest text as shown), every element id, the viewer's state."""
+sticky, top edge), images (loaded), figures (ids, sources, smallest text as shown), every element id, the first
+section heading, the page's text, the viewer's state."""
 
 
 def layout(page: Path, fragment: str = "", width: int = 1400) -> dict:

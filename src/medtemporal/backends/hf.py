@@ -43,6 +43,7 @@ from medtemporal.backends.base import (
 from medtemporal.backends.batching import MicroBatcher
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, decoded_images
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.hf_models import loadable
 from medtemporal.registry import register
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -221,10 +222,12 @@ class HFBackend(Backend):
             raise InvalidInputError(f"volume_tokens must be a whole number of 0 or more, not {volume_tokens!r}.")
         if not isinstance(trust_remote_code, bool):
             raise InvalidInputError(f"trust_remote_code must be true or false, not {trust_remote_code!r}.")
+        self.name = name
+        name = loadable(name, what="model", revision=revision,  # before torch: an unfetchable model fails at once
+                        fix="pass the folder of a local copy (hf:/path/to/model)")
         torch = require("torch", "hf")
         transformers = require("transformers", "hf")
         self._torch = torch
-        self.name = name
         self.max_pixels = max_pixels
         self.batch_size = batch_size
         self.trust_remote_code = trust_remote_code
@@ -258,12 +261,14 @@ class HFBackend(Backend):
                                                 trust_remote_code=trust_remote_code, **self.processor_kwargs)
             model = loader.from_pretrained(name, **model_kwargs)
         except OSError as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
             raise InvalidInputError(
-                f"Cannot load a model from {name!r} ({exc}); pass a local folder with the model, or a Hub name."
+                f"Cannot load a model from {self.name!r} ({reason}); pass a folder that holds the model's config and "
+                "weights, or the name of a model on the Hugging Face hub."
             ) from None
         except (ValueError, TypeError, ImportError) as exc:  # "Unrecognized configuration class", bad kwargs ...
             raise InvalidInputError(
-                f"{name!r} is not {kind} transformers can load with these options ({exc}); "
+                f"{self.name!r} is not {kind} transformers can load with these options ({exc}); "
                 "pass a vision-language model and check --option values, or serve it and use an openai+http:// URI."
             ) from None
         if device_map is None:

@@ -325,6 +325,27 @@ def shown_uri(uri: str) -> str:
     return redact(uri)
 
 
+def short_name(uri: str) -> str:
+    """A run's default display name: the model's own name, without scheme, endpoint or folder, for the model
+    backends (``openai``, ``openai+http(s)``, ``hf``, ``vllm``); baselines and other URIs stay whole.
+
+    >>> short_name("openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct")
+    'Qwen2.5-VL-7B-Instruct'
+    >>> short_name("hf:/models/MedGemma-4b-it/"), short_name("openai:gpt-4o"), short_name("baseline:random")
+    ('MedGemma-4b-it', 'gpt-4o', 'baseline:random')
+    """
+    scheme, _, target = uri.partition(":")
+    if re.match(r"openai\+https?$", scheme):
+        try:
+            target = parse_endpoint(uri)[1]
+        except InvalidInputError:
+            return shown_uri(uri)
+    elif scheme not in ("openai", "hf", "vllm") or not target:
+        return shown_uri(uri)
+    name = target.rstrip("/").rsplit("/", 1)[-1]
+    return name or shown_uri(uri)
+
+
 LOCAL_NETWORKS = tuple(
     ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
 )

@@ -16,6 +16,7 @@ from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Reques
 from medtemporal.backends.batching import MicroBatcher
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS, data_urls
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.hf_models import loadable
 from medtemporal.registry import register
 
 DEFAULT_MAX_IMAGES = 8
@@ -87,7 +88,8 @@ class VLLMBackend(Backend):
         }
         """What ``vllm.LLM`` is built with (recorded in the run config)."""
         self.batch_size = batch_size
-        self.llm = vllm.LLM(**self.engine_args)
+        local = loadable(name, what="model", fix="pass the folder of a local copy (vllm:/path/to/model)")
+        self.llm = vllm.LLM(**{**self.engine_args, "model": local})
         self.batcher: MicroBatcher[tuple[list[dict[str, Any]], GenerateConfig], Response] = MicroBatcher(
             self._run_batch, batch_size
         )

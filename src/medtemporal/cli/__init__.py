@@ -15,6 +15,7 @@ import sys
 from medtemporal import __version__
 from medtemporal.bounds import check_seed
 from medtemporal.errors import MedTemporalError
+from medtemporal.progress import quiet
 from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error, path_error
 
@@ -27,13 +28,13 @@ HELP = {
     "list": "list benchmarks, backends, protocols, metrics and prompts",
     "score": "score runs: each task's metrics with patient-clustered 95%% CIs → scores.json",
     "report": "write report.md / .csv / .html for runs (scoring them first if needed)",
-    "view": "serve the report and its per-item viewer on 127.0.0.1 (loopback only)",
+    "view": "browse runs and their reports on 127.0.0.1 (loopback only)",
     "compare": "paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
     "build": "build a benchmark from raw data (or import a released question file)",
     "audit": "how much of a benchmark can be answered without the images",
     "export": "export a benchmark to Parquet, a Hub folder, VLMEvalKit, lmms-eval or its paper's release format",
     "import-predictions": "import VLMEvalKit results or lmms-eval sample logs into a run folder and score them",
-    "run": "run a model on a benchmark into a run folder (the same command resumes)",
+    "run": "run a model on benchmarks into run folders (the same command resumes)",
     "runs": "inspect run folders",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
     "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics (scoring does it on first use; offline: "
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), "")
     args = parser(chosen if chosen in COMMANDS else "").parse_args(argv)
-    with collect_warnings() as collected:  # told once at the end, not through a progress bar
+    with collect_warnings() as collected, quiet(bool(getattr(args, "no_progress", False))):  # told once at the end
         try:
             check_seed(getattr(args, "seed", None))  # every command's --seed (builds, phantoms, scores, sampling)
             return int(args.func(args) or 0)

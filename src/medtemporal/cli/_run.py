@@ -1,33 +1,46 @@
-"""``medtemporal run BENCHMARK --model URI --out DIR``: run a model on a benchmark (resumes if DIR holds the run)."""
+"""``medtemporal run BENCHMARK [BENCHMARK ...] --model URI --out DIR``: run a model on benchmarks (the same command
+resumes); several benchmarks, or an eval-set file (`medtemporal.runner.evalset`), make one run folder each under DIR
+and end with one summary table across them."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
-from medtemporal.cli._score import add_judge_arguments, judge_from_args, print_scores
+from medtemporal.cli._score import add_judge_arguments, add_tracking_arguments, judge_from_args, print_scores, track
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
+from medtemporal.runner.evalset import is_done, plan_runs
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
+from medtemporal.scoring.failures import scores_failure
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
-        help="run a model on a benchmark into a run folder (the same command resumes)",
-        description="Run a model on a benchmark; predictions are saved as they arrive and the same command resumes.",
+        help="run a model on benchmarks into run folders (the same command resumes)",
+        description="Run a model on a benchmark; predictions are saved as they arrive and the same command resumes. "
+                    "Several benchmarks (or an eval-set file, YAML or JSON: see the README) make one run folder "
+                    "each under --out, skip those already done, and end with one summary table.",
     )
-    p.add_argument("benchmark", type=Path, help="benchmark folder (items.jsonl + manifest.json)")
-    p.add_argument("--model", required=True, metavar="URI",
-                   help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ...")
-    p.add_argument("--out", required=True, type=Path, help="run folder (config.json, predictions.jsonl, scores.json)")
+    p.add_argument("benchmark", type=Path, nargs="+", metavar="BENCHMARK",
+                   help="benchmark folder (items.jsonl + manifest.json); several; or one eval-set file (.yaml, .json)")
+    p.add_argument("--model", metavar="URI",
+                   help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ... "
+                   "(required unless the eval set names one)")
+    p.add_argument("--out", type=Path, help="run folder (config.json, predictions.jsonl, scores.json); with several "
+                   "benchmarks, the folder of their run folders (required unless the eval set names one)")
+    p.add_argument("--name", help="the run's display name in tables and reports (default: the model's short name, "
+                   "e.g. Qwen2.5-VL-7B-Instruct)")
     p.add_argument("--protocol",
                    help="protocol name (default: the benchmark's, usually direct; see `medtemporal list protocol`)")
     p.add_argument("--protocol-option", action="append", default=[], metavar="KEY=VALUE",
@@ -75,9 +88,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     c.add_argument("--cache", type=Path,
                    help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
-    c.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c.add_argument("--no-progress", action="store_true",
+                   help="no progress bar at all (the libraries' download and loading bars neither)")
     c.add_argument("--no-score", action="store_true", help="do not write scores.json at the end")
     add_judge_arguments(p)
+    add_tracking_arguments(p)
     p.set_defaults(func=main)
 
 
@@ -101,14 +116,52 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run (or resume) and print the summary; exit status 1 when items failed or the run stopped early."""
+    """Run (or resume) each benchmark and print the scores; exit status 1 when items failed, a run stopped early
+    or failed as a whole (said in one sentence each)."""
+    entries, evalset = plan_runs(args.benchmark, args.out)
+    model = args.model or (evalset.model if evalset else None)
+    if not model:
+        raise InvalidInputError("--model is required (or a `model:` in the eval set); e.g. --model baseline:random.")
+    base = _options(args, (args.name or (evalset.name if evalset else None)))
+    judge, judge_options = judge_from_args(args)
+    single = evalset is None and len(entries) == 1
+    scored, failures, code = [], [], 0
+    for entry in entries:
+        options = dataclasses.replace(base, **dict(entry.options))
+        if not single and is_done(entry, model, options, args.judge):
+            print(f"{entry.out}: already done (finished and scored), skipped.")
+            scored.append(entry.out)
+            continue
+        summary = run(entry.benchmark, model, entry.out, options)
+        if judge is not None and not args.no_score and summary.stopped is None:
+            score_run(entry.out, judge=judge, judge_options=judge_options)
+            summary.scored = True
+        print(summary)
+        failure = summary.failure
+        if summary.scored:
+            scored.append(entry.out)
+            failure = failure or scores_failure(RunFolder(entry.out).scores(), entry.out)
+            track(args, entry.out)
+            if single:
+                print(f"scores: {RunFolder(entry.out).scores_file}; the report: `medtemporal report {entry.out}`")
+        failures.append(failure)
+        code = max(code, 1 if failure or summary.stopped or summary.n_errors else 0)
+    if scored:
+        print_scores(scored)
+    for failure in filter(None, failures):
+        print(f"medtemporal: error: {failure}", file=sys.stderr)
+    return code
+
+
+def _options(args: argparse.Namespace, name: str | None) -> RunOptions:
+    """The run options the command line sets (each benchmark of a set may override some)."""
     generation: dict[str, Any] = {"seed": args.seed, "top_p": args.top_p, "system_prompt": args.system_prompt}
     generation = {k: v for k, v in generation.items() if v is not None}
     if args.temperature is not None:
         generation["temperature"] = args.temperature
     if args.max_tokens is not None:
         generation["max_tokens"] = args.max_tokens or None  # 0: no cap
-    options = RunOptions(
+    return RunOptions(
         protocol=args.protocol,
         protocol_options={k: _value(v) for k, v in parse_pairs(args.protocol_option, "--protocol-option").items()},
         config=generation,
@@ -131,14 +184,5 @@ def main(args: argparse.Namespace) -> int:
         allow_remote_data=args.allow_remote_data,
         ray=args.ray,
         replicas=args.replicas,
+        name=name,
     )
-    summary = run(args.benchmark, args.model, args.out, options)
-    judge, judge_options = judge_from_args(args)
-    if judge is not None and not args.no_score and summary.stopped is None:
-        score_run(args.out, judge=judge, judge_options=judge_options)
-        summary.scored = True
-    print(summary)
-    if summary.scored:
-        print(f"scores: {RunFolder(args.out).scores_file}; the report: `medtemporal report {args.out}`")
-        print_scores([args.out])
-    return 1 if summary.stopped or summary.n_errors else 0

@@ -28,6 +28,8 @@ class RunRow:
     """One run folder as `runs list` shows it."""
 
     path: Path
+    name: str
+    """The run's display name (``run --name``), else its model."""
     model: str
     protocol: str
     benchmark: str
@@ -110,6 +112,7 @@ def describe(folder: Path) -> RunRow:
         status = "unfinished"
     return RunRow(
         path=folder,
+        name=str((config.name or config.model.uri) if config else "?"),
         model=str(config.model.uri if config else "?"),
         protocol=str(config.protocol.name if config else "?"),
         benchmark=str(config.benchmark.name if config else "?"),
@@ -127,7 +130,7 @@ def _describe_or_mark(folder: Path) -> RunRow:
         return describe(folder)
     except (MedTemporalError, OSError, ValueError, TypeError, AttributeError, KeyError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return RunRow(folder, "?", "?", "?", 0, 0, None, f"unreadable: {why}", "?")
+        return RunRow(folder, "?", "?", "?", "?", 0, 0, None, f"unreadable: {why}", "?")
 
 
 def list_runs(args: argparse.Namespace) -> int:
@@ -139,10 +142,11 @@ def list_runs(args: argparse.Namespace) -> int:
     if not rows:
         print(f"No runs under {folder}; start one with `medtemporal run BENCHMARK --model URI --out {folder}/NAME`.")
         return 0
-    header = ["Run", "Model", "Protocol", "Benchmark", "Answered", "Failed", "Status", "Scores"]
+    header = ["Run", "Name", "Model", "Protocol", "Benchmark", "Answered", "Failed", "Status", "Scores"]
     table = [
         [
             str(r.path),
+            r.name,
             r.model,
             r.protocol,
             r.benchmark,

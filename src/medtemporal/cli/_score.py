@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from medtemporal.errors import MetricUnavailableWarning
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
+from medtemporal.scoring.failures import scores_failure
 from medtemporal.scoring.judge import Judge
+from medtemporal.warning_summary import told
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -19,6 +23,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help=f"interval level (default {CONFIDENCE})")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar at all")
     p.add_argument("--allow-rebuilt-benchmark", action="store_true",
                    help="score against a benchmark rebuilt since the run (its new items; recorded in scores.json)")
     p.add_argument("--metrics", type=_names, default=(), metavar="NAME[,NAME...]",
@@ -30,7 +35,26 @@ def add(sub: argparse._SubParsersAction) -> None:
                    "hf:StanfordAIMI/GREEN-radllama2-7b or openai+http://localhost:8000/v1:StanfordAIMI/GREEN-radllama2-7b")
     g.add_argument("--green-concurrency", type=int, help="GREEN calls in flight (default: the backend's)")
     add_judge_arguments(p)
+    add_tracking_arguments(p)
     p.set_defaults(func=run)
+
+
+def add_tracking_arguments(p: argparse.ArgumentParser) -> None:
+    """The experiment-tracking options shared by ``score`` and ``run``."""
+    g = p.add_argument_group("experiment tracking")
+    g.add_argument("--track", choices=("mlflow",), help="log each scored run's config, scores and report to MLflow "
+                   "(where MLFLOW_TRACKING_URI says; pip install 'medtemporal[tracking]')")
+    g.add_argument("--track-experiment", default="medtemporal", metavar="NAME",
+                   help="the MLflow experiment (default medtemporal)")
+
+
+def track(args: argparse.Namespace, run_dir: Path) -> None:
+    """Log a scored run where ``--track`` asks, saying where."""
+    if getattr(args, "track", None):
+        from medtemporal.tracking import log_run
+
+        run_id = log_run(run_dir, tracker=args.track, experiment=args.track_experiment)
+        print(f"{run_dir}: logged to {args.track} (experiment {args.track_experiment}, run {run_id})")
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -70,7 +94,8 @@ def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, A
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score each run, then print the per-family table; exit status 1 when judge calls failed."""
+    """Score each run, then print every task's metrics; exit status 1 when judge calls failed, or when a run has
+    no answer at all or a judge whose verdicts mostly cannot be read (said in one sentence each)."""
     judge, options = judge_from_args(args)
     green = None
     if args.green:
@@ -81,14 +106,19 @@ def run(args: argparse.Namespace) -> int:
     green_options = {"no_cache": args.no_cache, "cache_path": args.cache, "allow_remote_data": args.allow_remote_data,
                      "progress": not getattr(args, "no_progress", False)}
     failed = 0
+    failures = []
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
                   judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark, metrics=args.metrics,
                   green=green, green_options=green_options)
         print(f"wrote {RunFolder(path).scores_file}")
         failed += judge_failures(path)
+        track(args, path)
+        failures.append(scores_failure(RunFolder(path).scores(), path))
     print_scores(args.runs)
-    return 1 if failed else 0
+    for failure in filter(None, failures):
+        print(f"medtemporal: error: {failure}", file=sys.stderr)
+    return 1 if failed or any(failures) else 0
 
 
 def judge_failures(run_dir: Path) -> int:
@@ -102,8 +132,9 @@ def judge_failures(run_dir: Path) -> int:
 
 
 def print_scores(run_dirs: list[Path]) -> None:
-    """The headline table of the runs' scores."""
+    """Every metric of every task of the runs, in %, with intervals (and a summary across several runs)."""
     from medtemporal.report import load_runs  # the report brings the audit (scikit-learn): not for `run`
-    from medtemporal.report.tables import headline
+    from medtemporal.report.console import console_report
 
-    print(headline(load_runs(run_dirs, rescore=False)))
+    print(console_report(load_runs(run_dirs, rescore=False)))
+    told(MetricUnavailableWarning)  # the table named each unavailable metric with its reason

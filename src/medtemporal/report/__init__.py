@@ -23,10 +23,11 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import audit_html, audit_markdown
 from medtemporal.report.assets import ASSETS, Assets
 from medtemporal.report.family import FamilyReport
+from medtemporal.report.glossary import glossary_markdown
 from medtemporal.report.html import html_page
 from medtemporal.report.loaded import ReportRun, load_runs
 from medtemporal.report.plots import family_charts
-from medtemporal.report.tables import csv_text, headline, markdown, scored_metrics
+from medtemporal.report.tables import csv_text, markdown, scored_metrics
 from medtemporal.registry import names
 from medtemporal.writes import OWNED, disk_error, record_owned, refuse_unowned
 
@@ -66,7 +67,8 @@ def write_report(
     contents: dict[str, bytes] = {}
     audits = _audits(runs)
     if "md" in formats:
-        contents["report.md"] = "\n".join([markdown(runs), *(audit_markdown(a, t) for t, a in audits)]).encode("utf-8")
+        contents["report.md"] = "\n".join([markdown(runs), glossary_markdown(runs),
+                                           *(audit_markdown(a, t) for t, a in audits)]).encode("utf-8")
     if "csv" in formats:
         contents["report.csv"] = csv_text(runs).encode("utf-8")
     if "png" in formats:
@@ -239,4 +241,4 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-__all__ = ["FORMATS", "FamilyReport", "ReportRun", "headline", "load_runs", "parse_formats", "write_report"]
+__all__ = ["FORMATS", "FamilyReport", "ReportRun", "load_runs", "parse_formats", "write_report"]

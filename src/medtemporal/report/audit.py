@@ -45,15 +45,21 @@ def audit_rows(audit: Mapping[str, Any]) -> list[list[str]]:
 
 def _summary(audit: Mapping[str, Any]) -> str:
     flagged = audit.get("flagged", [])
-    head = (f"{len(flagged)} subtype(s) answerable blind, the 95% interval of a blind reader lying more than "
-            f"5 points above chance: {', '.join(flagged)}."
-            if flagged else "No subtype is answerable blind more than 5 points above chance (the lower end of "
-                            "every blind reader's 95% interval).")
+    design = audit.get("by_design", {})
+    if flagged:
+        head = (f"{len(flagged)} subtype(s) answerable blind, the 95% interval of a blind reader lying more than "
+                f"5 points above chance: {', '.join(flagged)}.")
+    elif design:  # the rows marked BY DESIGN lie above chance: the sentence says so before any "no subtype"
+        head = (f"{len(design)} subtype(s) are answerable blind by the paper's own design (BY DESIGN rows; see the "
+                "notes below), not by a defect of the build; no other subtype is answerable blind more than 5 points "
+                "above chance (the lower end of every blind reader's 95% interval).")
+    else:
+        head = ("No subtype is answerable blind more than 5 points above chance (the lower end of every blind "
+                "reader's 95% interval).")
     if audit.get("method", {}).get("fit") == "task":
         head += (" Readers were fitted on each task's items across its subtypes (a model never sees the subtype); "
                  f"each task is judged over all its subtypes (subtype {POOLED}), its subtype rows are the breakdown.")
-    design = audit.get("by_design", {})
-    if design:
+    if design and flagged:
         head += (f" {len(design)} subtype(s) are answerable blind by the paper's own design (BY DESIGN; see the "
                  "notes below), not by a defect of the build.")
     few = [f"{r['task']}/{r['subtype']}" for r in audit.get("subtypes", [])

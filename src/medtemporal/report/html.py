@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from urllib.parse import quote
 
 from medtemporal.report.assets import Assets
+from medtemporal.report.glossary import glossary_html
 from medtemporal.report.loaded import ReportRun
 from medtemporal.report.plots import colour, family_subtypes, has_chance
 from medtemporal.report.profile import profile_chart
@@ -67,7 +68,13 @@ figure{margin:.6rem 0;max-width:100%}figure img{max-width:100%;height:auto}figca
 .legend{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;margin:.6rem 0 .2rem;font-size:.9rem}
 .legend i{display:inline-block;width:1.6em;height:.8em;margin-right:.4em;vertical-align:baseline}
 .legend i.dash{height:0;border-top:2px dashed #404040;vertical-align:middle}
-nav.toc{columns:2;max-width:60rem;font-size:.95rem}nav.toc a{color:#0b57d0}
+nav.toc{columns:2;max-width:60rem;font-size:.95rem}nav.toc a{color:#0b57d0;display:inline-block;padding:.1rem 0}
+.settings td:not(:first-child),.settings th:not(:first-child){white-space:normal;overflow-wrap:anywhere;min-width:8rem;
+max-width:36rem;text-align:left}
+table.glossary td.wrap{white-space:normal;min-width:14rem;max-width:48rem;text-align:left}table.glossary th{text-align:left}
+@media (max-width:700px){body{margin:1rem auto;padding:0 .6rem}nav.toc{columns:1}h1{font-size:1.3rem}
+.scroll td:first-child,.scroll th:first-child{min-width:7rem;max-width:11rem;overflow-wrap:anywhere}
+table.glossary td.wrap{min-width:11rem}}
 """ + VIEWER_CSS
 
 
@@ -201,7 +208,8 @@ def html_page(
     """
     metrics = scored_metrics(runs)
     unscored = [m for m in metric_names(runs) if m not in metrics]
-    body = [metric_section(runs, m, charts.get(m, {}), assets) for m in metrics]
+    sections = [metric_section(runs, m, charts.get(m, {}), assets) for m in metrics]
+    body = [*sections[1:]]
     if unscored:
         body.append(f'<p class="note">No run has a value for {escape(", ".join(unscored))}: not shown.</p>')
         body += [f'<p class="note">{escape(note)}</p>' for m in unscored for note in unavailable_notes(runs, m)]
@@ -215,19 +223,25 @@ def html_page(
     if viewer:
         body.append(viewer_section(runs, assets))
     page = "\n".join(b for b in body if b)
+    head = sections[0] if sections else ""
+    glossary = glossary_html(runs)
     toc = "".join(f'<a href="#{a}">{escape(t)}</a><br>' for a, t in [
-        ("runs", "Runs"), ("settings", "Run settings"), *((f"metric-{_anchor(m)}", metric_title(runs, m)) for m in metrics),
+        *((f"metric-{_anchor(m)}", metric_title(runs, m)) for m in metrics), ("glossary", "Glossary"),
+        ("runs", "Runs"), ("settings", "Run settings and model"),
         ("profile", "Profile across benchmarks"), ("repeats", "Repeats"), ("paired", "Paired differences"),
         ("family", "The benchmark's own tables and figures"), ("audit", "Blind-solvability audit"),
-        ("viewer", "Items")] if f'id="{a}"' in page or a in ("runs", "settings"))
+        ("viewer", "Items")] if f'id="{a}"' in head + glossary + page or a in ("runs", "settings"))
+    benchmarks = ", ".join(sorted({str(r.scores.run.benchmark) for r in runs}))
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>medtemporal report</title><style>{CSS}</style></head><body>",
-        "<h1>medtemporal report</h1>",
-        f'<p class="note">{escape(description(runs))}</p>',
+        f"<title>medtemporal report: {escape(benchmarks)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(benchmarks)}: {len(runs)} run{'s' if len(runs) > 1 else ''}</h1>",
+        head,  # the scores first: the headline metric's tables
         f'<nav class="toc">{toc}</nav>',
+        f'<p class="note">{escape(description(runs))}</p>',
+        glossary,
         runs_section(runs),
         settings_section(runs),
         page,

@@ -62,9 +62,10 @@ def protocol_label(scores: RunScores) -> str:
 
 
 def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[ReportRun]:
-    """Runs with row labels: the model, plus the protocol (with its options, ``rag-text k=3``) or the
-    folder where that alone repeats; one benchmark cache shared by all."""
-    labels = [str(s.run.model or p.name) for p, s in zip(paths, scores, strict=True)]
+    """Runs with row labels: the run's display name (``run --name``; older runs: the model URI), plus the
+    protocol (with its options, ``rag-text k=3``) or the folder where that alone repeats; one benchmark cache
+    shared by all."""
+    labels = [str(s.run.name or s.run.model or p.name) for p, s in zip(paths, scores, strict=True)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} ({protocol_label(s)})" for label, s in zip(labels, scores, strict=True)]
     if len(set(labels)) < len(labels):

@@ -77,28 +77,42 @@ def _full(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-SETTINGS = ("Model identity", "Served as", "Temperature", "Max tokens", "Seed", "Top-p", "System prompt", "Repeats",
+SETTINGS = ("Served as", "Temperature", "Max tokens", "Seed", "Top-p", "System prompt", "Repeats",
             "Protocol", "Tasks", "Limit", "medtemporal", "Packages", "Started", "Finished")
 
 
 def _settings(run: ReportRun) -> list[Any]:
     c = run.config or RunConfig(benchmark=BenchmarkRef(path=str(run.path)))
     gen = c.generation
-    return [c.model.identity, c.model.served, gen.get("temperature"), gen.get("max_tokens"), gen.get("seed"),
+    return [c.model.served, gen.get("temperature"), gen.get("max_tokens"), gen.get("seed"),
             gen.get("top_p"), gen.get("system_prompt"), str(c.repeats), protocol_label(run.scores),
             c.tasks, c.limit, f"{c.medtemporal_version or DASH} ({c.git_revision or 'no git'})",
             ", ".join(f"{k} {v}" for k, v in sorted(c.packages.items()) if k != "medtemporal"),
             c.started_at, c.finished_at]
 
 
+def identity_section(runs: Sequence[ReportRun]) -> str:
+    """Each run's model as its backend describes itself (``config.json``'s ``model.identity``): one row per
+    field (URI, name, revision, dtype, device …), one column per run; empty when no run recorded one."""
+    identities = [r.config.model.identity if r.config else {} for r in runs]
+    keys = list(dict.fromkeys(k for identity in identities for k in identity))
+    if not keys:
+        return ""
+    rows = [[k, *(_short(i.get(k), 80) for i in identities)] for k in keys]
+    titles = [["", *(_full(i.get(k)) for i in identities)] for k in keys]
+    return ('<h3 id="model">Model</h3><div class="settings">'
+            + table(["", *(r.label for r in runs)], rows, titles) + "</div>")
+
+
 def settings_section(runs: Sequence[ReportRun]) -> str:
-    """The runs' settings from their ``config.json``: those all runs share in one table, those that differ in
-    another (a run per column); long values are cut, whole in their tooltip."""
+    """The runs' model identity (`identity_section`) and settings from their ``config.json``: those all runs
+    share in one table, those that differ in another (a run per column); long values are cut, whole in their
+    tooltip; values wrap on a narrow screen."""
     values = [_settings(r) for r in runs]
     same = [k for k in range(len(SETTINGS)) if len({_full(v[k]) for v in values}) == 1]
     differ = [k for k in range(len(SETTINGS)) if k not in same and SETTINGS[k] not in ("Started", "Finished")]
     when = [k for k in range(len(SETTINGS)) if k not in same and k not in differ]
-    parts = ["<h2 id=\"settings\">Run settings</h2>"]
+    parts = ["<h2 id=\"settings\">Run settings</h2>", identity_section(runs), '<div class="settings">']
     if same:
         title = "Every run" if len(runs) > 1 else runs[0].label
         parts.append(table(["Setting", title], [[SETTINGS[k], _short(values[0][k], 100)] for k in same],
@@ -108,7 +122,7 @@ def settings_section(runs: Sequence[ReportRun]) -> str:
         parts.append("<h3>Settings that differ between runs</h3>" + table(
             ["Setting", *(r.label for r in runs)], [[SETTINGS[k], *(_short(v[k]) for v in values)] for k in keys],
             [["", *(_full(v[k]) for v in values)] for k in keys]))
-    return "".join(parts)
+    return "".join([*parts, "</div>"])
 
 
 def repeats_section(runs: Sequence[ReportRun]) -> str:

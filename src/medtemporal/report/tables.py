@@ -200,14 +200,6 @@ def family_table(runs: Sequence[ReportRun], metric: str) -> str:
     return markdown_table(header, table_rows(runs, columns, metric))
 
 
-def headline(runs: Sequence[ReportRun], metric: str | None = None) -> str:
-    """The per-family table `medtemporal score` prints, under a line naming its metric."""
-    metric = metric or metric_names(runs)[0]
-    confidence = 100 * float(runs[0].scores.bootstrap.get("confidence", 0.95))
-    return (f"{metric_title(runs, metric)} by task family, with {confidence:.0f}% intervals clustered by patient:\n\n"
-            + family_table(runs, metric))
-
-
 def table1(runs: Sequence[ReportRun], metric: str) -> str:
     """The Table 1 layout as Markdown."""
     columns = subtype_columns(runs, metric)

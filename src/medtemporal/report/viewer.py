@@ -32,8 +32,12 @@ from PIL import Image
 from medtemporal.image_roots import OUTSIDE, resolve_image
 from medtemporal.report.assets import Assets
 from medtemporal.report.loaded import ReportRun
+from medtemporal.runs import RunFolder
+from medtemporal.scoring.compare import per_item
 from medtemporal.scoring.extraction import rule_id, rule_name
-from medtemporal.scoring.metrics import is_correct
+from medtemporal.scoring.judge import Judgement
+from medtemporal.scoring.metrics import UNAVAILABLE, is_correct, metric
+from medtemporal.scoring.outcomes import RunOutcomes
 
 THUMB_PX = 96
 """Longest side of a thumbnail, in pixels."""
@@ -63,16 +67,37 @@ class Thumbnails:
 
     def _make(self, path: Path) -> int | None:
         try:
-            with Image.open(path) as im:
-                im.draft("L", (self.size, self.size))  # JPEG: decode at reduced size
-                im = im.convert("L") if im.mode in ("L", "I", "I;16", "F") else im.convert("RGB")
-                im.thumbnail((self.size, self.size))
-                buffer = io.BytesIO()
-                im.save(buffer, format="JPEG", quality=70)
-        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+            if path.name.endswith((".nii", ".nii.gz")):
+                im = _middle_slice(path)
+            else:
+                with Image.open(path) as opened:
+                    opened.draft("L", (self.size, self.size))  # JPEG: decode at reduced size
+                    im = opened.convert("L") if opened.mode in ("L", "I", "I;16", "F") else opened.convert("RGB")
+            im.thumbnail((self.size, self.size))
+            buffer = io.BytesIO()
+            im.save(buffer, format="JPEG", quality=70)
+        except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError):
             return None
         self.srcs.append(self.assets.image(f"img/{len(self.srcs)}.jpg", buffer.getvalue(), "image/jpeg"))
         return len(self.srcs) - 1
+
+
+def _middle_slice(path: Path) -> Image.Image:
+    """The middle axial slice of a NIfTI volume as a grey image, values 1st–99th percentile stretched (a volume
+    shown in the viewer where a run recorded no slices of it, e.g. a baseline's)."""
+    import nibabel as nib
+    import numpy as np
+
+    try:
+        volume = nib.load(str(path))
+    except nib.filebasedimages.ImageFileError as exc:
+        raise ValueError(str(exc)) from None
+    if len(volume.shape) < 3:
+        raise ValueError(f"{path.name} is not a 3-D volume")
+    plane = np.asarray(volume.dataobj[:, :, volume.shape[2] // 2], dtype=np.float32)
+    low, high = np.percentile(plane, [1, 99])
+    scaled = np.clip((plane - low) / max(float(high - low), 1e-6), 0, 1) * 255
+    return Image.fromarray(np.rot90(scaled).astype(np.uint8), mode="L")
 
 
 def _answer_text(answer: Any) -> str | None:
@@ -117,6 +142,39 @@ class _Prompts:
         return out
 
 
+def item_scores(loaded: RunOutcomes) -> dict[str, dict[str, float]]:
+    """Item id → its own value of every metric that has one per item (a mean over items: accuracy, ROUGE-L,
+    BERTScore …; not corpus-level BLEU or a judge's share), × 100 and rounded, as every table shows them; the
+    mean over repeats for a run of several. A metric that cannot be computed here is left out."""
+    out: dict[str, dict[str, float]] = {}
+    names = list(dict.fromkeys(m for item in loaded.items for m in loaded.metrics_for(item.task)))
+    for name in names:
+        if metric(name).aggregation != "mean":
+            continue
+        try:
+            rows, stats = per_item(loaded, name)
+        except UNAVAILABLE:
+            continue
+        if stats.ndim != 2 or stats.shape[1] != 1:
+            continue
+        for item_id, row in rows.items():
+            out.setdefault(item_id, {})[name] = round(100 * float(stats[row, 0]), 1)
+    return out
+
+
+def judge_verdicts(run: ReportRun) -> dict[str, list[Any]]:
+    """Item id → [status, the criteria's 0/1 scores × 100, the judge's whole reply] of the run's last judge pass."""
+    judge = run.scores.judge or {}
+    if not judge.get("id"):
+        return {}
+    out: dict[str, list[Any]] = {}
+    for line in RunFolder(run.path).judgements(Judgement).records():
+        if line.judge == judge["id"] and line.kind == "answer":
+            out[line.item_id] = [line.status, {k: 100 * v for k, v in (line.scores or {}).items()},
+                                 line.raw if line.raw is not None else line.error]
+    return out
+
+
 def viewer_index(runs: Sequence[ReportRun], assets: Assets) -> dict[str, Any]:
     """The viewer's list (``runs``, ``items``, ``rows``), kept in the page; the detail blocks go to ``assets``.
 
@@ -136,7 +194,10 @@ def viewer_index(runs: Sequence[ReportRun], assets: Assets) -> dict[str, Any]:
         root = loaded.bench.image_root
         groups = {c.group: c.subtypes for t in run.scores.layout for c in t.columns}
         first = len(rows)
-        detail: dict[str, list[Any]] = {"answer": [], "rule": [], "raw": [], "error": [], "prompt": []}
+        detail: dict[str, list[Any]] = {"answer": [], "rule": [], "raw": [], "error": [], "prompt": [], "scores": [],
+                                        "verdict": []}
+        own = item_scores(loaded)
+        verdicts = judge_verdicts(run)
         for item in loaded.items:
             if item.id in items:
                 continue
@@ -166,6 +227,8 @@ def viewer_index(runs: Sequence[ReportRun], assets: Assets) -> dict[str, Any]:
                 detail["raw"].append(p.raw_output if p is not None else None)
                 detail["error"].append(p.error if p is not None else None)
                 detail["prompt"].append(prompts.add(p.prompt, root) if p is not None and p.prompt else None)
+                detail["scores"].append(own.get(item.id))
+                detail["verdict"].append(verdicts.get(item.id))
         count = len(rows) - first
         for c in range(0, count, ROW_BLOCK):
             assets.data(f"run-{k}-{c // ROW_BLOCK}", {f: v[c: c + ROW_BLOCK] for f, v in detail.items()})
@@ -264,6 +327,13 @@ function render(n,R,k,item,thumbs,prompt){const row=D.rows[n],it=D.items[row[2]]
   detail.appendChild(el('p','(this run did not record its rendered prompt; the item question is shown)'));}
  section('Raw output');detail.appendChild(el('pre',R.raw[k]??(R.error[k]?'error: '+R.error[k]:'(none)')));
  section('Extracted answer');detail.appendChild(el('p',(R.answer[k]??'none (invalid or missing)')+(R.rule[k]?'  — rule '+R.rule[k]:'')));
+ const own=(R.scores||[])[k],v=(R.verdict||[])[k];
+ if(own&&Object.keys(own).length){section('This answer\'s scores (× 100'+(run.repeats>1?', mean over repeats':'')+')');
+  detail.appendChild(el('p',Object.entries(own).map(([m,x])=>m+' '+x.toFixed(1)).join(' · '),'scores'));}
+ if(v){section('Judge verdict (× 100) and rationale');
+  detail.appendChild(el('p',(Object.entries(v[1]).map(([c,x])=>c+' '+x.toFixed(0)).join(' · ')||'no scores')+
+   ' — '+(v[0]==='ok'?'verdict read':v[0]==='unparseable'?'unparseable: not counted':v[0]),v[0]==='ok'?'':'inv'));
+  detail.appendChild(el('pre',v[2]??'(no reply)'));}
  section('Gold answer');detail.appendChild(el('pre',typeof item.gold==='string'?item.gold:JSON.stringify(item.gold)));}
 list.addEventListener('scroll',draw);
 list.addEventListener('click',e=>{const d=e.target.closest('.row');if(d)show(+d.dataset.n);});

@@ -87,6 +87,17 @@ class RunSummary:
         return sum(self.errors.values())
 
     @property
+    def failure(self) -> str | None:
+        """One sentence when the run failed as a whole (it stopped early, or every item it tried failed), else None."""
+        if self.stopped:
+            return f"The run stopped early: {self.stopped}"
+        if self.n_errors and not self.done and not self.skipped_existing:
+            reason = max(self.errors, key=self.errors.__getitem__)
+            return (f"All {self.n_errors} items failed ({reason}: {self.error_examples[reason].rstrip('.')}); fix the "
+                    "model or endpoint and run the same command again.")
+        return None
+
+    @property
     def pending(self) -> int:
         """Items neither answered nor failed (left by a stop)."""
         return self.total - self.skipped_existing - self.done - self.n_errors
@@ -431,6 +442,7 @@ async def arun(
         old = folder.check_resumable(cfg)
         if old is not None:
             cfg.started_at = old.started_at or cfg.started_at
+            cfg.name = cfg.name if opts.name else old.name or cfg.name  # resumed without --name: the name it had
             cfg.model.served = list(old.model.served)
         log = folder.predictions()
         stack.callback(log.close)

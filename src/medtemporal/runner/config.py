@@ -15,7 +15,7 @@ from typing import Any
 
 import medtemporal
 from medtemporal.backends.base import Backend
-from medtemporal.backends.uri import shown_uri
+from medtemporal.backends.uri import short_name, shown_uri
 from medtemporal.benchmark import Benchmark
 from medtemporal.runner.options import RunOptions
 from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig
@@ -70,6 +70,7 @@ def build_config(
     return RunConfig(
         benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
                                manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
+        name=(opts.name or "").strip() or short_name(backend.uri),
         model=ModelRef(uri=backend.uri, identity=backend.identity(), settings=backend.settings()),
         protocol=ProtocolRef(name=protocol, options={k: shown_uri(v) if isinstance(v, str) else v  # no credentials
                                                      for k, v in sorted(protocol_options.items())},

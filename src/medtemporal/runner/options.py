@@ -58,6 +58,8 @@ class RunOptions:
         allow_remote_data: allow credentialed data to go to a non-local endpoint.
         ray: run model replicas on a Ray cluster: True or ``"local"`` for a local one, else its address.
         replicas: how many replicas with ``ray``.
+        name: the run's display name in tables and reports (None: the model's short name,
+            `medtemporal.backends.uri.short_name`); not part of what a resumed run must match.
     """
 
     protocol: str | None = None
@@ -82,6 +84,7 @@ class RunOptions:
     allow_remote_data: bool = False
     ray: str | bool | None = None
     replicas: int | None = None
+    name: str | None = None
 
     @classmethod
     def of(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
@@ -150,6 +153,8 @@ class RunOptions:
         """Refuse impossible settings in one sentence each."""
         if self.concurrency is not None and self.concurrency < 1:
             raise InvalidInputError(f"--concurrency must be at least 1, not {self.concurrency}.")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
+            raise InvalidInputError(f"--name must be a non-empty text, not {self.name!r}.")
         for flag, value in (("--limit", self.limit), ("--limit-per-task", self.limit_per_task)):
             if value == 0:
                 raise InvalidInputError(f"{flag} 0 selects no items, so there would be nothing to run or score; pass "

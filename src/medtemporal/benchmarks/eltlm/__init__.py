@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.eltlm.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_build, cxr_phantoms
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
@@ -66,6 +67,7 @@ CITATION = r"""@inproceedings{eltlm,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

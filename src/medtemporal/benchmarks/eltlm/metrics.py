@@ -41,7 +41,7 @@ def rouge_l_f1_of(reference: str, response: str | None) -> float:
     return float(_scorer().score(reference, response)["rougeL"].fmeasure)
 
 
-@register("metric", "rouge_l_f1", higher_is_better=True, aggregation="mean", percent=False,
+@register("metric", "rouge_l_f1", higher_is_better=True, aggregation="mean", percent=True,
           description=f"ROUGE-L F1 against the reference, as the ELTLM paper scores it, 0-1; settings {SETTINGS}")
 def rouge_l_f1(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item ROUGE-L F1 of the answer against ``item.reference`` (or ``item.answer``)."""

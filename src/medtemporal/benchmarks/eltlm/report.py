@@ -1,7 +1,7 @@
 """ELTLM's own report: Table 2 layout, the sequence-length figure (Fig. 3) and ablation deltas.
 
 * Main table: ROUGE-L F1, judge Accuracy and Completeness for Perception and
-  Reasoning (0–1, patient-clustered 95% CIs), with each run's unparseable
+  Reasoning (× 100, patient-clustered 95% CIs), with each run's unparseable
   verdicts, and the judge's calibration row (reference answers, empty answer).
 * Sequence length: judge Accuracy and Completeness by number of studies
   (subtypes ``2_studies`` … ``5_studies``, both tasks together), table and PNG.
@@ -40,7 +40,7 @@ LENGTHS = ("2_studies", "3_studies", "4_studies", "5_studies")
 
 
 def _cell(run: ReportRun, group: str, metric: str) -> str:
-    return cell(run.scores.score(group, metric), scale=1.0, digits=3, ci=True)
+    return cell(run.scores.score(group, metric), ci=True)  # ROUGE-L and the judge's shares on one scale, × 100
 
 
 def main_table(runs: Sequence[ReportRun]) -> str:
@@ -64,8 +64,7 @@ def calibration_table(runs: Sequence[ReportRun]) -> str:
             continue
         for kind in ("reference", "empty"):
             c = judge["calibration"][kind]
-            rows.append([run.label, judge["uri"], kind, *(DASH if c[k] is None else f"{c[k]:.3f}"
-                                                          for k in ("accuracy", "completeness")),
+            rows.append([run.label, judge["uri"], kind, *(cell(c[k]) for k in ("accuracy", "completeness")),
                          str(c["n"]), str(c["unparseable_or_error"])])
     if not rows:
         return "No run was scored with a judge (`medtemporal score RUN --judge URI`)."
@@ -168,7 +167,8 @@ def order_table(runs: Sequence[ReportRun], cache: dict[Path, ItemValues] | None 
             per = v.values.get(metric, {})
             groups = [[per[i] for i, d in known.items() if d is flag and i in per] for flag in (True, False)]
             if any(groups):
-                cells.append(f"{label} " + " / ".join(f"{np.mean(g):.3f} (n={len(g)})" if g else DASH for g in groups))
+                cells.append(f"{label} " + " / ".join(f"{cell(float(np.mean(g)))} (n={len(g)})" if g else DASH
+                                                      for g in groups))
         rows.append([run.label, v.order or DASH, counted, "; ".join(cells) or DASH])
     return markdown_table(["Run", "Images in", "Items whose date and file orders differ",
                            "Orders differ / agree"], rows)
@@ -198,8 +198,9 @@ def ablation_table(runs: Sequence[ReportRun], *, resamples: int = 2000, seed: in
             diff = np.array([a.values[metric][i] - b.values[metric][i] for i in shared])
             est = cluster_bootstrap(diff, [a.patients[i] for i in shared], resamples=resamples, rng=seed,
                                     label=f"{label} delta")
-            rows.append([run.scores.run.model or run.label, protocol_label(run.scores), label,
-                         f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}]", str(len(shared)), str(est.clusters)])
+            ci = f" [{100 * est.low:+.1f}, {100 * est.high:+.1f}]" if est.low is not None else ""  # signed points
+            rows.append([run.label, protocol_label(run.scores), label, f"{100 * est.value:+.1f}{ci}",
+                         str(len(shared)), str(est.clusters)])
     if not rows:
         return "No ablation run with a matching direct run (same model, benchmark and judge)."
     return markdown_table(["Model", "Protocol", "Metric", "Δ vs direct [95% CI]", "Items", "Patients"], rows)
@@ -211,8 +212,8 @@ def write_eltlm_report(ctx: FamilyReport) -> None:
     cache: dict[Path, ItemValues] = {}
     lengths = ctx.write("lengths.png", length_figure(runs))
     text = (
-        "# ELTLM\n\nValues in 0–1 with patient-clustered 95% CIs; unparseable judge verdicts are left out of "
-        "Accuracy and Completeness and counted apart.\n\n"
+        "# ELTLM\n\nValues × 100 (%; ROUGE-L and the judge's shares alike) with patient-clustered 95% CIs; "
+        "unparseable judge verdicts are left out of Accuracy and Completeness and counted apart.\n\n"
         f"## Main results (Table 2 layout)\n\n{main_table(runs)}\n\n"
         f"## Judge calibration\n\n{calibration_table(runs)}\n\n"
         f"## By sequence length (Fig. 3)\n\n{length_table(runs)}\n\n![lengths]({lengths.name})\n\n"

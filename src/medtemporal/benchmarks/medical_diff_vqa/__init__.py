@@ -31,6 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.medical_diff_vqa.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
@@ -70,6 +71,7 @@ AUDIT_NOTES = {
 (`BenchmarkSpec.audit_notes`; measured on phantoms written by the same templates: docs/medical-diff-vqa.md)."""
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     audit_notes=AUDIT_NOTES,
     version=VERSION,

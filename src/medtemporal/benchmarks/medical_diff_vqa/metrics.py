@@ -216,7 +216,7 @@ def _cider_settings() -> dict[str, Any]:
             "caption_metric over all questions); per question type they are not recomputed"}
 
 
-_INFO = dict(higher_is_better=True, percent=False, settings=settings)
+_INFO = dict(higher_is_better=True, percent=True, settings=settings)
 
 
 def _register_bleu(n: int) -> None:
@@ -246,7 +246,7 @@ def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     return _stats(items, answers, lambda s: s.rouge_l[:, None], 1)[:, 0]
 
 
-@register("metric", "diffvqa_cider", aggregation="mean", higher_is_better=True, percent=False,
+@register("metric", "diffvqa_cider", aggregation="mean", higher_is_better=True, percent=True,
           settings=_cider_settings, corpus=True,
           description="CIDEr-D (pycocoevalcap Cider, PTB tokens), averaged; document frequencies over all items "
           "scored together")

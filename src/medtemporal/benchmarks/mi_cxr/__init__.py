@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.mi_cxr.glossary import GLOSSARY
 from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_build, cxr_phantoms
@@ -94,6 +95,7 @@ CITATION = r"""@misc{micxr,
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(
     BenchmarkSpec(
+        glossary=GLOSSARY,
         name=BENCHMARK,
         version=VERSION,
         licence="credentialed",

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from medtemporal.benchmarks.mmxu.glossary import GLOSSARY
 from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
@@ -73,6 +74,7 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
 
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.rad3d.glossary import GLOSSARY
 from medtemporal.benchmark import Benchmark
 from medtemporal.benchmarks.demo_steps import DemoSteps
 from medtemporal.contract import BenchmarkSpec, DemoSection
@@ -58,14 +59,14 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
 
 
 AUDIT_NOTES = {
-    "task4/*": "Existence answers are the scan's CT-RATE label, 0 → No, 1 → Yes (seeds/004 line 60), so each "
-               "subtype carries its label's prevalence: always-No scores 82.01 macro on the release (FACTS §1.1). "
+    "task4/*": "Existence answers are the scan's CT-RATE label, 0 → No, 1 → Yes (as the 3D-RAD paper builds them), "
+               "so each subtype carries its label's prevalence: always-No scores 82.01 macro on the released CSVs. "
                "Compare models with baseline:constant-B, not with chance.",
-    "task5/*": "Temporal categories come from the labels of the patient's scans (seeds/004 lines 60, 366-378), "
+    "task5/*": "Temporal categories come from the labels of the patient's scans (as the 3D-RAD paper builds them), "
                "and most labels are absent throughout: always-D (No Abnormality) scores 46.09 macro on the "
-               "release (FACTS §1.1). Compare models with baseline:constant-D, not with chance.",
-    "task6/*": "Each question states the label's history as [0/1, ...] by the paper's design (seeds/004 lines "
-               "44, 60: 'prior information is provided as a sequence of binary labels'), and the history decides "
+               "released CSVs. Compare models with baseline:constant-D, not with chance.",
+    "task6/*": "Each question states the label's history as [0/1, ...] by the paper's design (the 3D-RAD paper: "
+               "'prior information is provided as a sequence of binary labels'), and the history decides "
                "Refractory/Resolved against New/No Abnormality: rad3d:history scores 75.92 macro on the release. "
                "Compare models with rad3d:history, not with chance.",
 }
@@ -80,6 +81,7 @@ CITATION = r"""@misc{3drad,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 
 from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.skillqa.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.skillqa import metrics  # noqa: F401  (registers the rationale and overall metrics)
 from medtemporal.benchmarks.skillqa.command import BENCHMARK, TASK, VERSION, add_arguments, build
@@ -80,6 +81,7 @@ CITATION = r"""@inproceedings{clinicalskillqa2026,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

@@ -69,7 +69,7 @@ def rationale_f1(items: Sequence[Item], outputs: Sequence[str | None]) -> np.nda
     return np.asarray([_CACHE[(model, r, c)] for r, c in zip(refs, cands)], dtype=float)
 
 
-@register("metric", "skillqa_rationale_bertscore", higher_is_better=True, aggregation="mean", reads_output=True,
+@register("metric", "skillqa_rationale_bertscore", higher_is_better=True, aggregation="mean", reads_output=True, percent=True,
           settings=settings, description="BERTScore F1 of the rationale (the output without its order) against the "
           f"reference, as the ClinicalSkillQA paper scores it; encoder from ${BERTSCORE_MODEL_ENV}")
 def rationale_bertscore(items: Sequence[Item], answers: Sequence[Answer], outputs: Sequence[str | None]) -> np.ndarray:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.temmed.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.temmed import extract, metrics, rag  # noqa: F401  (register rules, metrics, protocols)
 from medtemporal.benchmarks.temmed.command import add_arguments, build
@@ -68,6 +69,7 @@ CITATION = r"""@misc{temmedbench,
 
 
 SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
+    glossary=GLOSSARY,
     name=BENCHMARK,
     version=VERSION,
     licence="credentialed",

@@ -1,0 +1,153 @@
+"""What ``medtemporal run`` and ``score`` print: every metric of every task a run touched, in %, with intervals.
+
+One table per run, in the long layout lmms-eval prints (a row per task and metric), so nothing a run
+scored is hidden behind a single headline metric: judge metrics after ``--judge``, report-generation
+metrics beside accuracy, every task of a family. Every value is shown × 100 (percent for shares, and the
+field's ×100 convention for BLEU, ROUGE, METEOR, CIDEr and BERTScore). A metric that could not be computed
+is left out of the rows and named once below the table with its reason, so the computable ones stand in
+its place. The other scorings of a run (`BenchmarkSpec.variants`, e.g. 3D-RAD "as released") follow as
+rows of their own, labelled. Several runs end with one summary table across them (`summary_table`).
+
+Nothing here computes a metric: every number comes from a run's ``scores.json``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from medtemporal.report.tables import ReportRun, markdown_table, protocol_label
+from medtemporal.schema import Score
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
+
+DASH = "–"
+
+
+def pct(value: float | None) -> str:
+    """A value × 100 with one decimal (``0.315`` → ``31.5``); a dash when missing or NaN.
+
+    >>> pct(0.315), pct(None), pct(float("nan"))
+    ('31.5', '–', '–')
+    """
+    return DASH if value is None or math.isnan(value) else f"{100 * value:.1f}"
+
+
+def pct_interval(score: Score) -> str:
+    """``31.5 [28.1, 34.9]``, the interval left out where it is undefined."""
+    text = pct(score.value)
+    if text != DASH and score.ci_low is not None and score.ci_high is not None:
+        text += f" [{pct(score.ci_low)}, {pct(score.ci_high)}]"
+    return text
+
+
+def _group_rows(scores: Sequence[Score], groups: Sequence[tuple[str, str]], suffix: str = "") -> list[list[str]]:
+    """Rows (label, metric, value [CI], chance, n, invalid, missing) of every computed score of ``groups``."""
+    rows = []
+    for group, label in groups:
+        for s in scores:
+            if s.group == group and not s.unavailable:
+                rows.append([label + suffix, s.metric, pct_interval(s), pct(s.chance), str(s.n), str(s.invalid),
+                             str(s.missing)])
+    return rows
+
+
+def _groups(run: ReportRun) -> list[tuple[str, str]]:
+    """(group, row label) of each task, then Overall (the paper's weighted one first where there is one);
+    Overall is left out where the run touched one task only (it repeats that task's rows)."""
+    tasks = [(t.group, t.task) for t in run.scores.layout]
+    overall = [(WEIGHTED_OVERALL, "Overall (paper)"), ("overall", "Overall (micro)")]
+    if not any(s.group == WEIGHTED_OVERALL for s in run.scores.scores):
+        covered = _overall_tasks(run)
+        overall = [("overall", f"Overall ({', '.join(covered)})" if covered else "Overall")]
+    return tasks + overall if len(tasks) != 1 else tasks
+
+
+def _overall_tasks(run: ReportRun) -> list[str]:
+    """The run's tasks that its family's Overall covers, where that is not all of them (`BenchmarkSpec.overall_tasks`)."""
+    from medtemporal.contract import spec
+    from medtemporal.errors import UnknownNameError
+
+    try:
+        chosen = spec(str(run.scores.run.benchmark)).overall_tasks
+    except UnknownNameError:  # a plugin family no longer installed
+        return []
+    tasks = [t.task for t in run.scores.layout]
+    return [t for t in tasks if t in chosen] if chosen and not set(tasks) <= set(chosen) else []
+
+
+def unavailable_reasons(scores: Sequence[Score]) -> dict[str, list[str]]:
+    """Reason → the metrics it left uncomputed, each reason once."""
+    out: dict[str, list[str]] = {}
+    for s in scores:
+        if s.unavailable and s.metric not in out.setdefault(s.unavailable, []):
+            out[s.unavailable].append(s.metric)
+    return out
+
+
+def _judge_line(judge: dict[str, Any] | None) -> str:
+    """One line on the judge pass: who judged, and how many verdicts were read, unparseable or failed."""
+    if not judge:
+        return ""
+    c = judge.get("counts") or {}
+    return (f"Judge {judge.get('uri') or judge.get('id')}: {c.get('judged', 0)} verdicts read, "
+            f"{c.get('unparseable', 0)} unparseable, {c.get('errors', 0)} failed, "
+            f"{c.get('missing_answers', 0)} answers missing (scored 0 without a call).")
+
+
+def run_table(run: ReportRun) -> str:
+    """The run's table: each task's metrics and Overall, then its other scorings, then what was not computed."""
+    s = run.scores
+    counts = s.counts
+    confidence = 100 * float(s.bootstrap.get("confidence", 0.95))
+    name = s.run.name or s.run.model
+    head = (f"{name} on {s.run.benchmark} ({protocol_label(s)}; {run.path}): {counts.get('items', 0):,} items, "
+            f"{counts.get('answered', 0):,} answered, {counts.get('invalid', 0):,} invalid, "
+            f"{counts.get('missing', 0):,} missing. Values × 100 (%), {confidence:.0f}% intervals clustered by patient:")
+    groups = _groups(run)
+    rows = _group_rows(s.scores, groups)
+    for name, variant in (s.variants or {}).items():
+        scores = [Score.model_validate(v) for v in variant.get("scores", [])]
+        shown = [(g, label) for g, label in groups if any(v.group == g for v in scores)]
+        rows += _group_rows(scores, shown, f" ({name})")
+    parts = [head, ""]
+    if rows:
+        parts.append(markdown_table(["Task", "Metric", "Score [CI]", "Chance", "n", "Invalid", "Missing"], rows))
+    else:
+        parts.append("(no metric could be computed)")
+    notes = [f"Not computed: {', '.join(metrics)}: {reason.rstrip('.')}."
+             for reason, metrics in unavailable_reasons(s.scores).items()]
+    judge = _judge_line(s.judge)
+    return "\n".join([*parts, *([""] if notes or judge else []), *notes, *([judge] if judge else [])])
+
+
+def headline_score(run: ReportRun) -> Score | None:
+    """The run's headline: its first computed metric over the paper's Overall, else Overall, else its task."""
+    for group in (WEIGHTED_OVERALL, "overall", *(t.group for t in run.scores.layout)):
+        for score in run.scores.scores:
+            if score.group == group and not score.unavailable and not math.isnan(score.value):
+                return score
+    return None
+
+
+def summary_table(runs: Sequence[ReportRun]) -> str:
+    """One row per run: benchmark, headline metric and score (× 100), and the answer counts."""
+    rows = []
+    for run in runs:
+        best = headline_score(run)
+        c = run.scores.counts
+        name = run.scores.run.name or run.scores.run.model
+        rows.append([str(name), str(run.scores.run.benchmark), protocol_label(run.scores), best.metric if best else DASH,
+                     pct_interval(best) if best else DASH, f"{c.get('items', 0):,}", f"{c.get('answered', 0):,}",
+                     f"{c.get('invalid', 0):,}", f"{c.get('missing', 0):,}"])
+    return ("Summary (Overall, × 100, with intervals):\n\n"
+            + markdown_table(["Run", "Benchmark", "Protocol", "Metric", "Score [CI]", "Items", "Answered", "Invalid",
+                              "Missing"],
+                             rows))
+
+
+def console_report(runs: Sequence[ReportRun]) -> str:
+    """Every run's table, then the summary across them when there are several."""
+    parts = [run_table(r) for r in runs]
+    if len(runs) > 1:
+        parts.append(summary_table(runs))
+    return "\n\n".join(parts)

@@ -1,0 +1,181 @@
+"""Several benchmarks in one ``medtemporal run``: one run folder per benchmark, and an eval-set file.
+
+``medtemporal run BENCH1 BENCH2 ... --model URI --out DIR`` writes each benchmark's run into
+``DIR/<benchmark folder name>``; ``medtemporal run set.yaml`` reads the same from a file (YAML or JSON),
+where each benchmark may carry options of its own::
+
+    # set.yaml: one model on several benchmarks (paths are relative to this file)
+    model: openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct   # --model overrides it
+    name: qwen2.5-vl-7b                                                    # display name; --name overrides it
+    out: runs/qwen2.5-vl-7b                                                # --out overrides it
+    benchmarks:
+      - benchmarks/mi-cxr                  # a folder, run with the command's options
+      - path: benchmarks/eltlm             # or a folder with options of its own
+        protocol: shuffled-timestamps
+        protocol_options: {seed: 1}
+        tasks: [perception]
+        limit: 100
+        out: eltlm-shuffled                # its run folder under out (default: the folder's name)
+
+A benchmark whose run folder already holds a finished, scored run of the same model and selection with no
+item missing is skipped (`is_done`), so running a set again does only what is left.
+
+>>> plan = EvalSet(benchmarks=["b/mi-cxr", {"path": "b/eltlm", "limit": 5}, "c/mi-cxr"]).entries(Path("."), Path("runs"))
+>>> [(str(e.benchmark), str(e.out), dict(e.options)) for e in plan]
+[('b/mi-cxr', 'runs/mi-cxr', {}), ('b/eltlm', 'runs/eltlm', {'limit': 5}), ('c/mi-cxr', 'runs/mi-cxr-2', {})]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from medtemporal.backends.uri import shown_uri
+from medtemporal.benchmark import is_benchmark
+from medtemporal.errors import InvalidInputError
+from medtemporal.runner.options import RunOptions
+from medtemporal.runs import RunFolder
+from medtemporal.schema import describe_validation_error
+
+SET_SUFFIXES = (".yaml", ".yml", ".json")
+"""File suffixes read as an eval set (anything else given to ``run`` is a benchmark folder)."""
+
+
+class SetBenchmark(BaseModel):
+    """One benchmark of a set with its own options (each a field of `medtemporal.runner.RunOptions`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    out: str | None = None
+    protocol: str | None = None
+    protocol_options: dict[str, Any] = Field(default_factory=dict)
+    tasks: list[str] | None = None
+    limit: int | None = None
+    limit_per_task: int | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The run options it sets (those left unset are the command's)."""
+        return {k: v for k, v in self.model_dump(exclude={"path", "out"}).items() if v not in (None, {})}
+
+
+class EvalSet(BaseModel):
+    """An eval-set file: the model, display name and parent folder of the runs, and the benchmarks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    name: str | None = None
+    out: str | None = None
+    benchmarks: list[SetBenchmark] = Field(min_length=1)
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _folders(cls, value: Any) -> Any:
+        """A bare folder is ``{path: FOLDER}``."""
+        return [{"path": v} if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
+
+    def entries(self, base: Path, out: Path) -> list[SetEntry]:
+        """One entry per benchmark: paths taken from ``base``, run folders under ``out``, names made unique."""
+        plan: list[SetEntry] = []
+        used: set[str] = set()
+        for spec in self.benchmarks:
+            bench = Path(spec.path).expanduser()
+            bench = bench if bench.is_absolute() else base / bench
+            name = spec.out or bench.name
+            unique, k = name, 1
+            while unique in used:
+                k += 1
+                unique = f"{name}-{k}"
+            used.add(unique)
+            plan.append(SetEntry(bench, out / unique, spec.options()))
+        return plan
+
+
+@dataclass(frozen=True)
+class SetEntry:
+    """One run of a set: the benchmark folder, its run folder and the options it sets itself."""
+
+    benchmark: Path
+    out: Path
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def read_eval_set(path: Path) -> EvalSet:
+    """An eval-set file (YAML or JSON; see the module doc), with one sentence for what is wrong in it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"The eval set {path} cannot be read ({exc}); pass a YAML or JSON file.") from None
+    try:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except ValueError as exc:  # json.JSONDecodeError and yaml.YAMLError's parse errors
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidInputError(f"The eval set {path} is not valid {path.suffix[1:].upper()} ({first}).") from None
+    except Exception as exc:  # noqa: BLE001 (yaml.YAMLError is not a ValueError)
+        raise InvalidInputError(f"The eval set {path} is not valid YAML ({str(exc).splitlines()[0]}).") from None
+    try:
+        return EvalSet.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInputError(f"The eval set {path}: {describe_validation_error(exc)}; it needs `benchmarks:` "
+                                "(a list of folders, or of {path: FOLDER, ...options}), and may set model, name "
+                                "and out.") from None
+
+
+def plan_runs(paths: Sequence[Path], out: Path | None) -> tuple[list[SetEntry], EvalSet | None]:
+    """The runs that ``medtemporal run PATH ... --out OUT`` makes, and the eval set read (None: folders only).
+
+    One benchmark folder and no set keeps the single-run meaning: ``out`` is its run folder. Otherwise ``out``
+    (or the set's ``out``) is the parent of one run folder per benchmark.
+    """
+    sets = [p for p in paths if p.is_file() and p.suffix in SET_SUFFIXES]
+    if len(sets) > 1 or (sets and len(paths) > 1):
+        raise InvalidInputError("Pass one eval-set file, or benchmark folders, not both; list every benchmark in "
+                                "the set's `benchmarks:`.")
+    if sets:
+        evalset = read_eval_set(sets[0])
+        parent = out or (Path(evalset.out) if evalset.out else None)
+        if parent is None:
+            raise InvalidInputError(f"The eval set {sets[0]} names no `out:` folder; pass --out DIR for its runs.")
+        if not parent.is_absolute() and out is None:
+            parent = sets[0].parent / parent
+        return evalset.entries(sets[0].parent, parent), evalset
+    if out is None:
+        raise InvalidInputError("--out is required: the run folder (or, with several benchmarks, their parent).")
+    for path in paths:  # every folder checked before the first run starts
+        if not is_benchmark(path):
+            raise InvalidInputError(f"{path} is not a benchmark folder (nor an eval-set file: "
+                                    f"{', '.join(SET_SUFFIXES)}); build one with `medtemporal build`.")
+    if len(paths) == 1:
+        return [SetEntry(paths[0], out)], None
+    return EvalSet(benchmarks=[str(p) for p in paths]).entries(Path("."), out), None
+
+
+def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None = None) -> bool:
+    """Whether ``entry``'s run folder holds a finished, scored run of ``model`` with these options (its selection
+    and protocol), no item missing and, when ``judge`` is named, judged by it: a set run again skips it."""
+    folder = RunFolder(entry.out)
+    config = folder.read_config()
+    if config is None or config.finished_at is None or not folder.has_scores() or folder.needs_scoring():
+        return False
+    if (config.model.uri, config.limit, config.limit_per_task) != (shown_uri(model), options.limit,
+                                                                    options.limit_per_task):
+        return False
+    if options.tasks and sorted(config.tasks or []) != sorted(options.tasks):
+        return False
+    if options.protocol and config.protocol.name != options.protocol:
+        return False
+    scores = folder.scores()
+    if int(scores.counts.get("missing") or 0) or int(scores.counts.get("items") or 0) == 0:
+        return False
+    return judge is None or (scores.judge or {}).get("uri") == shown_uri(judge)

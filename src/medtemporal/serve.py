@@ -1,0 +1,285 @@
+"""``medtemporal view``: every run under some folders, browsed in a browser, served on loopback only.
+
+The server starts at once and builds nothing up front. Its index (``/``) lists every run folder found
+under the paths given (a run folder, or any folder holding run folders at any depth), read afresh on each
+visit, so runs that appear or finish while it serves show up: display name, benchmark, model, protocol,
+progress and headline score. A run's page (``/r/<key>/report.html``: the HTML report with its per-item
+viewer) and the report of all runs of one benchmark together (``/b/<benchmark>/report.html``) are written
+(`medtemporal.report.write_report`) into a temporary folder when first asked for, and again once their runs
+changed. Run folders given by themselves are also reported together at ``/runs/report.html``, the URL
+printed for them. Only ``127.0.0.1`` is bound, so predictions of credentialed data stay on this machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from html import escape
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import quote, unquote, urlsplit
+
+from medtemporal.errors import InvalidInputError, MedTemporalError
+from medtemporal.runs import RunConfig, RunFolder
+
+HOST = "127.0.0.1"
+"""The only address the viewer binds to."""
+
+
+def find_runs(paths: Sequence[Path]) -> list[Path]:
+    """Every run folder (`RunFolder.is_run`) that is one of ``paths`` or lies under one, in path order; a run
+    folder's own subfolders and hidden folders are not searched."""
+    found: dict[Path, None] = {}
+    for root in paths:
+        for folder, dirs, _ in os.walk(root):
+            if RunFolder(folder).is_run():
+                found[Path(folder).resolve()] = None
+                dirs[:] = []
+            else:
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    return list(found)
+
+
+def _key(path: Path) -> str:
+    return hashlib.sha256(str(path).encode()).hexdigest()[:10]
+
+
+def _signature(runs: Sequence[Path]) -> tuple[int, ...]:
+    """The modification times of the runs' files: a page built at another signature is stale."""
+    return tuple(t for r in runs for t in RunFolder(r).modified())
+
+
+@dataclass
+class _Page:
+    """A report page built into ``folder`` for ``runs`` at ``signature``."""
+
+    folder: Path
+    runs: tuple[Path, ...]
+    signature: tuple[int, ...] = ()
+
+
+class ReportServer:
+    """Serve the runs under ``paths`` on ``127.0.0.1:port`` (0: a free port); pages are built when first asked for.
+
+    Use as a context manager, or call `start` / `serve_forever` and `close`.
+    """
+
+    def __init__(self, paths: Sequence[str | Path], port: int = 0) -> None:
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise InvalidInputError(f"--port must be a whole number from 0 (any free port) to 65535, not {port!r}.")
+        self.paths = [Path(p) for p in paths]
+        for path in self.paths:
+            if not path.is_dir():
+                raise InvalidInputError(f"{path} is not a folder; pass run folders, or folders that hold them.")
+        self.given = [p.resolve() for p in self.paths if RunFolder(p).is_run()]
+        """The paths that are run folders themselves (reported together at ``/runs/report.html``)."""
+        if not self.given and not find_runs(self.paths):
+            raise InvalidInputError(f"No run folder under {', '.join(map(str, self.paths))}; pass folders written by "
+                                    "`medtemporal run`, or folders that hold them.")
+        self._tmp = tempfile.TemporaryDirectory(prefix="medtemporal-view-")
+        self.folder = Path(self._tmp.name)
+        self._pages: dict[str, _Page] = {}
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's name)
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+                server._get(self)
+
+        try:
+            self.httpd = ThreadingHTTPServer((HOST, port), Handler)
+        except OSError as exc:
+            self._tmp.cleanup()
+            raise InvalidInputError(f"Port {port} on {HOST} cannot be used ({exc.strerror}); pass another --port, "
+                                    "or 0 for any free port.") from None
+        self.port = int(self.httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """What to open: the report of the run folders given (at its viewer), else the index of runs."""
+        if self.given:
+            return f"http://{HOST}:{self.port}/runs/report.html#viewer"
+        return f"http://{HOST}:{self.port}/"
+
+    def serve_forever(self) -> None:
+        """Answer requests until `close` (or Ctrl-C)."""
+        self.httpd.serve_forever()
+
+    def start(self) -> threading.Thread:
+        """Serve in a daemon thread; returns it."""
+        thread = threading.Thread(target=self.serve_forever, daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        """Stop serving and remove the pages built."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> ReportServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # requests --------------------------------------------------------------------------------------------
+    def _get(self, handler: SimpleHTTPRequestHandler) -> None:
+        path = unquote(urlsplit(handler.path).path)
+        if path in ("/", "/index.html"):
+            return self._send(handler, 200, self.index().encode("utf-8"))
+        parts = path.lstrip("/").split("/", 2)
+        kind, name = parts[0], parts[1] if len(parts) > 1 and parts[0] in ("r", "b") else ""
+        rest = path.lstrip("/").split("/", 2 if kind in ("r", "b") else 1)[-1]
+        built = self._pages.get(f"{kind}-{name}")
+        try:  # the page itself is checked for staleness (and built); its assets come from the page as built
+            page = built if built is not None and rest != "report.html" else self._page(kind, name)
+        except MedTemporalError as exc:
+            return self._send(handler, 500, _message_page(str(exc)).encode("utf-8"))
+        if page is None:
+            return self._send(handler, 404, _message_page(f"Nothing at {path}; see the index.").encode("utf-8"))
+        target = (page.folder / rest).resolve()
+        if page.folder.resolve() not in target.parents or not target.is_file():
+            return self._send(handler, 404, _message_page(f"Nothing at {path}; see the index.").encode("utf-8"))
+        self._send(handler, 200, target.read_bytes(), handler.guess_type(str(target)))
+
+    def _send(self, handler: SimpleHTTPRequestHandler, status: int, body: bytes,
+              kind: str = "text/html; charset=utf-8") -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", kind)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.send_header("Cache-Control", "no-store")
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    def _page(self, kind: str, name: str) -> _Page | None:
+        """The built page of ``/runs``, ``/r/<key>`` or ``/b/<benchmark>``, built (again) when missing or stale."""
+        if kind == "runs" and self.given:
+            runs = tuple(self.given)
+        elif kind == "r":
+            runs = tuple(r for r in find_runs(self.paths) if _key(r) == name)
+        elif kind == "b":
+            runs = tuple(r for r in find_runs(self.paths) if _benchmark(r) == name)
+        else:
+            return None
+        if not runs:
+            return None
+        key = f"{kind}-{name}"
+        with self._lock:  # one build at a time; a second request for the page waits for it
+            page = self._pages.get(key)
+            signature = _signature(runs)
+            if page is None or page.runs != runs or page.signature != signature:
+                from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
+
+                folder = self.folder / key
+                shutil.rmtree(folder, ignore_errors=True)
+                write_report(runs, folder, ("html",))
+                page = self._pages[key] = _Page(folder, runs, _signature(runs))
+        return page
+
+    # the index -------------------------------------------------------------------------------------------
+    def index(self) -> str:
+        """The index page: every run found now, grouped by benchmark, with links to the reports."""
+        runs = find_runs(self.paths)
+        rows, per_benchmark = [], {}
+        for run in runs:
+            info = _summary(run)
+            per_benchmark[info["benchmark"]] = per_benchmark.get(info["benchmark"], 0) + 1
+            rows.append((info, run))
+        body = []
+        if self.given and len(self.given) > 1:
+            body.append(f'<p><a href="/runs/report.html#viewer">The {len(self.given)} runs given, together</a></p>')
+        for benchmark in sorted(per_benchmark):
+            both = (f' · <a href="/b/{quote(benchmark)}/report.html">all {per_benchmark[benchmark]} runs together</a>'
+                    if per_benchmark[benchmark] > 1 else "")
+            body.append(f"<h2>{escape(benchmark)}{both}</h2>")
+            cells = []
+            for info, run in rows:
+                if info["benchmark"] != benchmark:
+                    continue
+                link = f'<a href="/r/{_key(run)}/report.html">{escape(info["name"])}</a>'
+                cells.append("<tr>" + "".join(f"<td>{c}</td>" for c in (
+                    link, escape(info["score"]), escape(info["status"]), escape(info["model"]), escape(info["protocol"]),
+                    f'<span title="{escape(str(run))}">{escape(_shown(run, self.paths))}</span>')) + "</tr>")
+            body.append('<div class="scroll"><table><thead><tr><th>Run</th><th>Headline (× 100, 95% CI)</th>'
+                        "<th>Status</th><th>Model</th><th>Protocol</th><th>Folder</th></tr></thead><tbody>"
+                        + "".join(cells) + "</tbody></table></div>")
+        where = ", ".join(escape(str(p)) for p in self.paths)
+        return _document("medtemporal runs", f"<h1>Runs under {where}</h1><p class=note>{len(runs)} runs; this page "
+                         "reads the folders each time it is opened. A run's report is written when first opened.</p>"
+                         + "".join(body))
+
+
+def _config(run: Path) -> RunConfig | None:
+    """The run's config, None where it cannot be read (the index still lists the folder)."""
+    try:
+        return RunFolder(run).read_config()
+    except (MedTemporalError, OSError):
+        return None
+
+
+def _benchmark(run: Path) -> str:
+    """The benchmark a run folder answered (from its ``config.json``), or ``?``."""
+    config = _config(run)
+    return (config.benchmark.name or "?") if config else "?"
+
+
+def _summary(run: Path) -> dict[str, str]:
+    """What the index shows of a run: name, benchmark, model, protocol, status and headline score."""
+    folder, config = RunFolder(run), _config(run)
+    model = (config.model.uri if config else None) or "?"
+    info = {"benchmark": (config.benchmark.name if config else None) or "?", "model": model,
+            "name": (config.name if config else None) or model,
+            "protocol": (config.protocol.name if config else None) or "?",
+            "status": ("running" if folder.being_written() else "finished" if config and config.finished_at
+                       else "stopped before the end"), "score": "–"}
+    try:
+        scores = folder.scores()
+    except (MedTemporalError, OSError):
+        info["status"] += ", not scored"
+        return info
+    for group in ("overall:paper", "overall"):
+        score = next((s for s in scores.scores if s.group == group and not s.unavailable
+                      and not math.isnan(s.value)), None)
+        if score is not None:
+            ci = (f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
+                  if score.ci_low is not None and score.ci_high is not None else "")
+            info["score"] = f"{score.metric} {100 * score.value:.1f}{ci}"
+            break
+    return info
+
+
+def _shown(run: Path, roots: Sequence[Path]) -> str:
+    """The run folder relative to the root it was found under."""
+    for root in roots:
+        try:
+            return str(run.relative_to(root.resolve())) or run.name
+        except ValueError:
+            continue
+    return str(run)
+
+
+CSS = ("body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1200px;"
+       "color:#222;padding:0 1rem}h1{font-size:1.4rem;overflow-wrap:anywhere}h2{font-size:1.1rem;margin-top:1.6rem}"
+       "table{border-collapse:collapse}th,td{border:1px solid #d0d0d0;padding:.25rem .55rem;text-align:left;"
+       "white-space:nowrap}th{background:#f3f3f3}.scroll{overflow-x:auto;max-width:100%}.note{color:#444}"
+       "a{color:#0b57d0}")
+
+
+def _document(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            f'content="width=device-width, initial-scale=1"><title>{escape(title)}</title><style>{CSS}</style>'
+            f"</head><body>{body}</body></html>\n")
+
+
+def _message_page(text: str) -> str:
+    return _document("medtemporal", f'<p>{escape(text)}</p><p><a href="/">All runs</a></p>')
