@@ -121,7 +121,7 @@ def test_the_report_puts_copy_prior_first_and_each_run_against_it(rrg_bench, cop
     assert f"| with prior (n = {with_prior}) |" in rows[1] and "fake-vlm" in rows[3]
     assert "### findings: Temporal" in tables and "| temporal_entity_f1 |" in tables
     delta = tables.split("each run minus copy-prior on with-prior items")[1].split("###")[0]
-    assert re.search(r"\| openai\+http[^|]*fake-vlm \| [+-]\d", delta)
+    assert re.search(r"\| [^|]*fake-vlm \| [+-]\d", delta)
     assert "[The side-by-side viewer](longitudinal-rrg_viewer.html)" in tables
     assert (out / "longitudinal-rrg_viewer.html").is_file() and (out / "longitudinal-rrg_viewer-0.js").is_file()
     cxrmate = (out / "longitudinal-rrg_longitudinal-rrg-copy-prior_cxrmate.csv").read_text(encoding="utf-8")
