@@ -1,12 +1,14 @@
 # Two commands a newcomer pastes on a fresh machine; each does all of its own set-up.
 #   make demo   phantoms -> build -> run baselines -> score -> report (demo-out/)
-#   make test   the test suite (what .ci/run calls)
+#   make test        the test suite without the slow tests (under 10 minutes on two cores)
+#   make test-slow   the slow tests: the demo, kill/resume, Ray, the network-namespace guard, the docs' commands
+#   (.ci/run calls both)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test test-slow install clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +33,10 @@ demo: $(STAMP)
 	$(BIN)/medtemporal demo --out demo-out
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
 
 clean:
 	rm -rf $(VENV) demo-out .pytest_cache

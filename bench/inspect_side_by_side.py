@@ -15,8 +15,12 @@ from start to exit, one after the other:
   concurrency, temperature 0 as MI-CXR's spec sets, the ``match`` scorer, log
   written as inspect_ai does by default.
 
-Prints both wall times, each over the ideal (items × latency / concurrency),
-and medtemporal / inspect_ai. inspect_ai is not a medtemporal dependency: run
+Prints for each: the whole process's wall time over the ideal (items × latency /
+concurrency), the time from its start to the first request the server received,
+and the request phase (first request received to last reply sent, at the server)
+over the ideal, with the mean number of requests in flight; then
+medtemporal / inspect_ai. Times at the server use `time.monotonic`, one clock
+for every process of the machine. inspect_ai is not a medtemporal dependency: run
 ``pip install inspect_ai`` into this interpreter, or into another environment
 and pass its interpreter with ``--inspect-python``; without it the bench says
 so and exits 0 after timing medtemporal alone.
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,7 +51,7 @@ from medtemporal.prompts import PromptSet  # noqa: E402
 from medtemporal.protocols.base import image_parts  # noqa: E402
 from medtemporal.protocols.direct import question_prompt  # noqa: E402
 
-CLI = "import sys; from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from medtemporal.cli import main; sys.exit(main())"
 INSPECT_TASK = '''
 import json, sys
 from inspect_ai import Task, eval
@@ -71,9 +76,11 @@ print(json.dumps({"status": logs[0].status, "answered": done}))
 
 
 def build(root: Path, patients: int) -> Path:
-    """Phantom CXR patients and the MI-CXR build from them (not timed)."""
+    """Phantom CXR patients and the MI-CXR build from them (not timed; reused from a kept folder)."""
     from medtemporal.cli import main
 
+    if (root / "bench" / "items.jsonl").is_file() and (root / "cxr" / "phantom_truth.jsonl").is_file():
+        return root / "bench"
     data = root / "cxr"
     for argv in (["phantoms", "cxr", "--patients", str(patients), "--seed", "0", "--out", str(data)],
                  ["build", "mi-cxr", "--mimic-cxr-jpg", str(data / "mimic-cxr-jpg"), "--qba",
@@ -98,11 +105,22 @@ def write_samples(bench: Path, limit: int, out: Path) -> int:
     return n
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Wall time of a whole process, start to exit."""
-    t0 = time.perf_counter()
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """(wall time of a whole process, start to exit; `time.monotonic` at its start; the process)."""
+    t0, start = time.perf_counter(), time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, env=env)
-    return time.perf_counter() - t0, done
+    return time.perf_counter() - t0, start, done
+
+
+def phases(name: str, wall: float, start: float, stats: dict, ideal: float) -> str:
+    """One line: the whole process, the first request and the request phase as the server saw them."""
+    line = f"{name}: {wall:.2f} s whole process, wall/ideal {wall / ideal:.3f}"
+    if stats.get("first_at") is not None and stats.get("last_at") is not None:
+        requests = stats["last_at"] - stats["first_at"]
+        line += (f"; first request {stats['first_at'] - start:.2f} s after start; requests {requests:.2f} s = "
+                 f"{requests / ideal:.3f} × ideal, {stats['mean_inflight']:.1f} in flight on average "
+                 f"(at most {stats['max_inflight']}); exit {start + wall - stats['last_at']:.2f} s")
+    return line
 
 
 def main() -> int:
@@ -112,7 +130,8 @@ def main() -> int:
     p.add_argument("--latency", type=float, default=0.25)
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--inspect-python", default=sys.executable, help="interpreter that has inspect_ai installed")
-    p.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
+    p.add_argument("--keep", type=Path,
+                   help="work in this folder (kept, and its build reused) instead of a temporary one")
     args = p.parse_args()
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "sk-bench")}
     has_inspect = subprocess.run([args.inspect_python, "-c", "import inspect_ai"], capture_output=True).returncode == 0
@@ -120,21 +139,22 @@ def main() -> int:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         bench = build(root, args.patients)
+        for old in (root / "run", root / "inspect-logs"):  # a kept folder's earlier timings start afresh
+            shutil.rmtree(old, ignore_errors=True)
+        (root / "cache.sqlite").unlink(missing_ok=True)
         samples = root / "samples.jsonl"
         items = write_samples(bench, args.items, samples)
         ideal = items * args.latency / args.concurrency
-        ours, done = timed([sys.executable, "-c", CLI, "run", str(bench), "--model", server.uri(),
+        ours, started, done = timed([sys.executable, "-c", CLI, "run", str(bench), "--model", server.uri(),
                             "--out", str(root / "run"), "--limit", str(items), "--concurrency", str(args.concurrency),
                             "--cache", str(root / "cache.sqlite"), "--no-progress", "--no-score"], env)
         if done.returncode != 0:
             raise SystemExit(f"medtemporal run failed:\n{done.stdout}{done.stderr}")
         answered = sum(1 for _ in (root / "run" / "predictions.jsonl").open())
-        inflight = server.stats()["max_inflight"]
         print(f"MI-CXR phantom items {items}, latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}, "
               f"ideal {ideal:.2f} s; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
               f"on {os.cpu_count()} CPUs")
-        print(f"medtemporal: {ours:.2f} s whole process, {answered} predictions, wall/ideal {ours / ideal:.3f}; "
-              f"server saw at most {inflight} in flight")
+        print(phases(f"medtemporal ({answered} predictions)", ours, started, server.stats(), ideal))
         if not has_inspect:
             print(f"inspect_ai is not importable by {args.inspect_python}: `pip install inspect_ai` there "
                   "(or pass --inspect-python) for the side-by-side; skipped")
@@ -143,7 +163,7 @@ def main() -> int:
         server.configure(latency=args.latency)
         script = root / "inspect_task.py"
         script.write_text(INSPECT_TASK)
-        theirs, done = timed([args.inspect_python, str(script), str(samples), server.base_url,
+        theirs, started, done = timed([args.inspect_python, str(script), str(samples), server.base_url,
                               str(args.concurrency), str(root / "inspect-logs")], env)
         if done.returncode != 0:
             raise SystemExit(f"inspect_ai eval failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
@@ -151,9 +171,8 @@ def main() -> int:
         if result["status"] != "success":
             raise SystemExit(f"inspect_ai eval ended {result['status']}; its log is under {root / 'inspect-logs'} "
                              "(pass --keep DIR to keep it)")
-        stats = server.stats()
-        print(f"inspect_ai: {theirs:.2f} s whole process, {result['answered']} answered ({result['status']}), "
-              f"wall/ideal {theirs / ideal:.3f}; server saw at most {stats['max_inflight']} in flight")
+        print(phases(f"inspect_ai ({result['answered']} answered, {result['status']})", theirs, started,
+                     server.stats(), ideal))
         print(f"medtemporal / inspect_ai wall time = {ours / theirs:.3f} "
               f"(inspect_ai / medtemporal = {theirs / ours:.2f} x)")
     return 0

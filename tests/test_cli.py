@@ -6,6 +6,7 @@ import pytest
 from medtemporal.cli import main
 
 
+@pytest.mark.slow  # every family end to end, twice (minutes): `make test-slow`
 def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("MEDTEMPORAL_BERTSCORE_MODEL", raising=False)  # the skillqa section brings its own
     out = tmp_path / "demo"

@@ -24,10 +24,11 @@ HASHES_BEFORE = {
     "temmed_rag_mm_vqa": "615fd9b16630370e", "temmed_rag_reference": "e55747d6150abd35",
     "temmed_rag_text_pair": "a496940a97fcfbb1", "temmed_rag_text_report": "3f8b93e30ec6ed28",
     "temmed_rag_text_vqa": "e449e33fc99e6e49", "temmed_report": "281edd011fe1cb31", "temmed_vqa": "ee10edc582bd0df8",
-    "temmed_vqa_rephrase": "387f6a7df86fd65d", "timestamps": "a6ce6471ef7f5793", "timestamps_system": "5887a1c34a3bb8e1",
+    "temmed_vqa_rephrase": "387f6a7df86fd65d", "timestamps": "389253043d004eca", "timestamps_system": "5887a1c34a3bb8e1",
 }
 """`PromptSet().hash` of every template on main 21ae791, when all 38 sat in core ``prompts/``: the hashes runs record.
-One changed on purpose since: ``timestamps`` is now ELTLM's Table 5 word for word, example lines included (issue 21 §3).
+One changed on purpose since: ``timestamps`` is now ELTLM's Table 5 word for word, example lines included (issue 21 §3),
+and its closing "Output example (only JSON):" lines too (issue 30 §3).
 MI-CXR's wording and guideline templates carry the family's slug since (``mi_cxr_``, issue 28), their texts unchanged;
 the judges' templates (``micxr_error_type``, ``llm_judge``) keep their names, which the judges' identities record."""
 

@@ -62,6 +62,8 @@ class Variant:
     description: str
     metrics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Task → metric names (default: the family's, `BenchmarkSpec.metrics`)."""
+    protocols: tuple[str, ...] | None = None
+    """The protocols whose runs it scores (a paper's own prompt and parse go together); None: every run's."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,10 @@ class BenchmarkSpec:
     group ``overall:paper`` ("Overall (paper)") beside the micro-averaged ``overall``; empty: none."""
     audit: bool = True
     """Whether ``medtemporal build`` writes the blind-solvability audit into the manifest (`medtemporal.audit`)."""
+    audit_fit: str = "subtype"
+    """What the audit's readers are fitted on (`medtemporal.audit.FITS`): each subtype's items, or each task's across
+    its subtypes (``"task"``, where a subtype names the answer's category); ``medtemporal audit`` uses it for a
+    benchmark whose manifest records no fit (built with ``--no-audit``)."""
     audit_notes: Mapping[str, str] = field(default_factory=dict)
     """``task/subtype`` pattern (fnmatch) → why the paper's own design makes those items answerable without the
     images; the audit reports such subtypes "by design", with the note, instead of flagging them."""

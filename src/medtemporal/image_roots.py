@@ -18,6 +18,7 @@ file name (``"root": "outside"``): records stay free of machine paths either way
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -34,6 +35,9 @@ def register_root(name: str, locate: Callable[[], Path]) -> None:
 
 def record_image(path: Path, image_root: Path) -> dict[str, str]:
     """The record of an image part: relative to the image root, else to a named root, else its name alone."""
+    text, root = str(path), str(image_root)
+    if text.startswith(root) and text[len(root) : len(root) + 1] == os.sep:  # the common case, without pathlib
+        return {"image": text[len(root) + 1 :].replace(os.sep, "/")}
     for name, locate in (("", lambda: image_root), *_ROOTS.items()):
         try:
             relative = path.relative_to(locate()).as_posix()

@@ -276,7 +276,13 @@ def release_licence(paths: Iterable[str | Path], releases: Iterable[Release]) ->
 
 
 def _escapes(path: str) -> bool:
-    """True when an item's image path is absolute or climbs out of its root with ``..``."""
+    """True when an item's image path is absolute or climbs out of its root with ``..``.
+
+    >>> _escapes("p1/s2/a.jpg"), _escapes("/data/a.jpg"), _escapes("p1/../../a.jpg"), _escapes("p1/..a.jpg")
+    (False, True, True, False)
+    """
+    if ".." not in path:  # most paths: string checks, no PurePath built for each
+        return os.path.isabs(path)
     pure = PurePath(path)
     return pure.is_absolute() or ".." in pure.parts
 

@@ -119,3 +119,13 @@ def test_oracle_answers_the_fitted_truth_and_refuses_unknown_items(root):
     assert _answer(oracle, ask("i2", "My answer is {}.")) == "My answer is B."
     with pytest.raises(RequestError, match="does not know the answer"):
         _answer(oracle, ask("i3"))
+
+
+def test_majority_answers_the_letter_of_the_commonest_label_however_the_options_are_shuffled(root):
+    majority = load("baseline:majority")
+    majority.fit([("edema", "worsening"), ("edema", "worsening"), ("edema", "stable"), ("other", "B")])
+    for labels in (("improving", "stable", "worsening"), ("worsening", "improving", "stable")):
+        request = Request((Message("user", (TextPart("Q"),)),), choices=("A", "B", "C"), key="edema", labels=labels)
+        assert _answer(majority, request) == "ABC"[labels.index("worsening")]
+    # options that are no label it has seen (MI-CXR's distractors): the commonest letter, as before
+    assert _answer(majority, Request((), choices=("A", "B"), key="other", labels=("x", "y"))) == "B"

@@ -1,6 +1,7 @@
 import asyncio
 import base64
 import io
+import json
 import time
 
 import numpy as np
@@ -18,6 +19,7 @@ from medtemporal.backends.base import (
     RetryableError,
     TextPart,
 )
+from medtemporal.backends.images import encode_data_url
 from medtemporal.backends.openai_http import retry_after
 from medtemporal.errors import InvalidInputError
 
@@ -91,6 +93,27 @@ def test_text_only_requests_send_plain_string_content(fake):
     fake.configure(keep_bodies=True)
     _generate(load(fake.uri()), _text("Hello?"))
     assert fake.stats()["bodies"][0]["messages"] == [{"role": "user", "content": "Hello?"}]
+
+
+def test_body_is_the_json_the_sdk_would_send(fake, tmp_path):
+    """The body spliced from cached image parts decodes to the request as `chat.completions.create` takes it."""
+    paths = _images(tmp_path, [(20, 10), (10, 10)])
+    config = GenerateConfig(temperature=0.2, max_tokens=9, system_prompt="Réponds en français → ok")
+    request = Request((Message("user", (TextPart("T1 → T2 \"答案\""), ImagePart(paths[0]), ImagePart(paths[1]),
+                                        TextPart("Which?"))), Message("assistant", (TextPart("B"),))), config)
+    backend = load(fake.uri("m"), extra_body={"top_k": 20})
+    body = asyncio.run(backend.body(request))
+    urls = [encode_data_url(p, backend.max_pixels) for p in paths]
+    assert json.loads(body) == {
+        "model": "m", "temperature": 0.2, "max_tokens": 9, "top_k": 20,
+        "messages": [{"role": "system", "content": "Réponds en français → ok"},
+                     {"role": "user", "content": [{"type": "text", "text": 'T1 → T2 "答案"'},
+                                                  {"type": "image_url", "image_url": {"url": urls[0]}},
+                                                  {"type": "image_url", "image_url": {"url": urls[1]}},
+                                                  {"type": "text", "text": "Which?"}]},
+                     {"role": "assistant", "content": "B"}],
+    }
+    asyncio.run(backend.aclose())
 
 
 def test_each_image_is_encoded_once_per_backend(fake, tmp_path):

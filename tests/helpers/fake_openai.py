@@ -83,6 +83,24 @@ class State:
     """``[match, text]`` pairs: a request whose text contains ``match`` (the first that does) is answered ``text``."""
     echo: str = ""
     """``"line"`` / ``"lines"``: answer with the options the request showed, on one line / one per line."""
+    first_at: float | None = None
+    """`time.monotonic` (one clock for every process of the machine) when the first request arrived."""
+    last_at: float | None = None
+    """`time.monotonic` when the latest reply was sent."""
+    inflight_area: float = 0.0
+    """Requests in flight integrated over time since ``first_at`` (their mean is this over ``last_at - first_at``)."""
+    changed_at: float = 0.0
+
+    def flight(self, step: int) -> None:
+        """Count a request in (``step`` 1) or out (-1) of flight, keeping the time integral."""
+        now = time.monotonic()
+        if self.first_at is None:
+            self.first_at = self.changed_at = now
+        self.inflight_area += self.inflight * (now - self.changed_at)
+        self.changed_at = now
+        self.inflight += step
+        if step < 0:
+            self.last_at = now
 
 
 def item_key(body: dict[str, Any]) -> str:
@@ -166,13 +184,13 @@ def make_app(state: State) -> web.Application:
         if state.keep_bodies:
             state.bodies.append(body)
         epoch = state.epoch
-        state.inflight += 1
+        state.flight(1)
         state.max_inflight = max(state.max_inflight, state.inflight)
         try:
             return await _respond(request, key, attempt, body)
         finally:
             if state.epoch == epoch:
-                state.inflight -= 1
+                state.flight(-1)
 
     async def _respond(request: web.Request, key: str, attempt: int, body: dict[str, Any]) -> web.StreamResponse:
         if state.latency:
@@ -244,12 +262,18 @@ def make_app(state: State) -> web.Application:
                 "images": state.images,
                 "auth": sorted(state.auth),
                 "bodies": state.bodies,
+                "first_at": state.first_at,
+                "last_at": state.last_at,
+                "mean_inflight": (state.inflight_area / (state.last_at - state.first_at)
+                                  if state.first_at is not None and state.last_at is not None
+                                  and state.last_at > state.first_at else None),
             }
         )
 
     async def reset(request: web.Request) -> web.Response:
         fresh = State()
-        for name in ("counts", "answered", "images", "auth", "bodies", "max_inflight", "inflight"):
+        for name in ("counts", "answered", "images", "auth", "bodies", "max_inflight", "inflight", "first_at", "last_at",
+                     "inflight_area"):
             setattr(state, name, getattr(fresh, name))
         state.epoch += 1
         state.faults, state.latency, state.sample, state.replies, state.echo = [], 0.0, False, [], ""

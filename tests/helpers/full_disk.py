@@ -21,7 +21,7 @@ from pathlib import Path
 TESTS = str(Path(__file__).resolve().parents[1])
 CHILD = (
     f"import sys; sys.path.insert(0, {TESTS!r}); import helpers.tiny; "
-    "from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from medtemporal.cli import main; sys.exit(main())"
 )
 FILLER = "zz-filler.bin"
 

@@ -26,7 +26,7 @@ from medtemporal.runner import run
 TESTS = str(Path(__file__).resolve().parents[1])
 CHILD = (
     f"import sys; sys.path.insert(0, {TESTS!r}); import helpers.tiny; "
-    "from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from medtemporal.cli import main; sys.exit(main())"
 )
 FAULTS = [  # items 1, 10-19 fail once with a 500; 2, 20-29 with malformed JSON; 3, 30-39 with an empty reply
     {"kind": "500", "match": "finding 1", "times": 1},

@@ -39,7 +39,8 @@ def recording():
 def test_shuffled_images_carry_their_dates_in_a_seeded_non_chronological_order(bench):
     item = next(i for i in bench.items if len(i.images) >= 3)
     requests, generate = recording()
-    solution = asyncio.run(ShuffledTimestamps(seed=7).solve(item, bench.image_root, generate, GenerateConfig()))
+    solution = asyncio.run(ShuffledTimestamps(seed=7, dates="recorded").solve(item, bench.image_root, generate,
+                                                                               GenerateConfig()))
     order = solution.calls[0]["shown_order"]
     assert order == shuffled_order(item, 7) != sorted(order) and sorted(order) == list(range(len(item.images)))
     parts = requests[0].messages[0].parts
@@ -55,7 +56,7 @@ def test_undated_images_are_refused(bench):
     item = bench.items[0]
     undated = item.model_copy(update={"images": tuple(r.model_copy(update={"timestamp": None}) for r in item.images)})
     with pytest.raises(InvalidInputError, match="without a date"):
-        asyncio.run(ShuffledTimestamps().solve(undated, bench.image_root, recording()[1], GenerateConfig()))
+        asyncio.run(ShuffledTimestamps(dates="real").solve(undated, bench.image_root, recording()[1], GenerateConfig()))
 
 
 def test_caption_then_reason_answers_from_text_only(bench):
@@ -85,10 +86,11 @@ def test_a_separate_captioner_is_called_through_its_own_backend(bench, tmp_path,
 @pytest.mark.parametrize("protocol", ["shuffled-timestamps", "caption-then-reason"])
 def test_each_ablation_is_a_normal_resumable_run(bench, tmp_path, protocol):
     out = tmp_path / protocol
+    options = {"dates": "real"} if protocol == "shuffled-timestamps" else {}  # a constant writes no dates
     first = run(bench.path, "baseline:constant-Stable.", out, protocol=protocol, progress=False, limit=3,
-                no_cache=True)
+                no_cache=True, protocol_options=options)
     again = run(bench.path, "baseline:constant-Stable.", out, protocol=protocol, progress=False, limit=3,
-                no_cache=True)
+                no_cache=True, protocol_options=options)
     assert first.done == 3 and again.requests == 0
 
 
@@ -148,7 +150,7 @@ def test_every_item_of_a_phantom_build_shows_distinct_dates_in_visit_order(tmp_p
         truth[row["frontal"]] = row["timestamp"]
     items = {i.id: i for i in load(bench).items}
     run(bench, "baseline:constant-Stable.", tmp_path / "run", protocol="shuffled-timestamps", progress=False,
-        no_cache=True)
+        no_cache=True, protocol_options={"dates": "real"})
     ties = moved = 0
     for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines():
         p = json.loads(line)
@@ -173,7 +175,8 @@ def test_recorded_dates_are_shown_unchanged_on_request(bench):
     solution = asyncio.run(ShuffledTimestamps(dates="recorded").solve(tied, bench.image_root, recording()[1],
                                                                       GenerateConfig()))
     assert solution.calls[0]["dates"] == ["2150-01-01"] * len(item.images)
-    solution = asyncio.run(ShuffledTimestamps().solve(tied, bench.image_root, recording()[1], GenerateConfig()))
+    solution = asyncio.run(ShuffledTimestamps(dates="real").solve(tied, bench.image_root, recording()[1],
+                                                                  GenerateConfig()))
     assert solution.calls[0]["dates"][:2] == ["2150-01-01", "2150-01-02"]
     assert solution.calls[0]["dates_moved"] == len(item.images) - 1
     with pytest.raises(InvalidInputError, match="dates must be one of"):
@@ -190,6 +193,44 @@ def test_the_date_prompts_are_table_5_verbatim():
     lines = SEED.read_text(encoding="utf-8").splitlines()
     prompts = PromptSet()
     assert prompts.text("timestamps_system").strip() == lines[377].strip()
-    user = "\n".join(lines[381:401]).replace("{question}", "$question").replace(
+    assert lines[402:405] == ["Output example (only JSON):", "", '"2023-01-01"']  # the template's closing lines
+    user = "\n".join(lines[381:405]).replace("{question}", "$question").replace(
         "{formatted_image_list}", "$image_list").replace("{temporal_summary}", "$summary")
     assert prompts.text("timestamps").strip() == user.strip()
+
+
+def test_invented_dates_are_the_default_as_in_the_paper():
+    assert ShuffledTimestamps().settings["dates"] == "synthetic"
+
+
+def _file_ordered(item):
+    """``item`` with its images listed latest first (as ``--order file`` may list them), dates kept."""
+    return item.model_copy(update={"images": tuple(reversed(item.images))})
+
+
+def test_a_file_ordered_item_never_shows_dates_against_the_recorded_ones(bench):
+    item = _file_ordered(next(i for i in bench.items if len(i.images) >= 3))
+    recorded = [ref.timestamp for ref in item.images]
+    n = len(item.images)
+    for dates in ("real", "recorded"):
+        shown = asyncio.run(ShuffledTimestamps(dates=dates).solve(item, bench.image_root, recording()[1],
+                                                                  GenerateConfig())).calls[-1]["dates"]
+        for a in range(n):
+            for b in range(n):
+                if recorded[a] < recorded[b]:
+                    assert shown[a] < shown[b], (dates, recorded, shown)
+    invented = [f"2020-0{k}-15" for k in range(1, n + 1)]
+    requests = []
+
+    async def generate(request):
+        requests.append(request)
+        if request.messages[0].role == "system":
+            return Response(json.dumps(invented))
+        return Response(f"text {len(requests)}")
+
+    solution = asyncio.run(ShuffledTimestamps(dates="synthetic").solve(item, bench.image_root, generate,
+                                                                       GenerateConfig()))
+    described = [r.image_paths[0] for r in requests[:n]]
+    assert described == [bench.image_root / ref.path for ref in reversed(item.images)]  # in time order
+    assert solution.calls[-1]["dates"] == list(reversed(invented))  # the latest image gets the latest date
+    assert solution.calls[-1]["chronology"] == list(reversed(range(n)))

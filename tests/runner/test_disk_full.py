@@ -3,7 +3,8 @@
 Issue 24, point 3: ``run``, ``score``, ``score --judge``, ``report``, ``export`` and ``build`` (and a response
 cache on such a disk, point 4) each run with their output folder on a tmpfs that is either filled to the last
 byte or remounted read-only, in a private mount namespace (`helpers.full_disk`; skipped where mounting is not
-permitted). A unit test injects ``ENOSPC`` into `medtemporal.writes` for machines without one.
+permitted; marked slow, so `make test-slow` runs them). A unit test injects ``ENOSPC`` into `medtemporal.writes`
+for machines without one, and in `make test`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def _cases(root: Path, fake_uri: str) -> dict[str, tuple[Path, list[str]]]:
     }
 
 
+@pytest.mark.slow  # 14 commands, each a process in its own mount namespace (a minute): `make test-slow`
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("mode", ["full", "ro"])
 @pytest.mark.parametrize("command", ["run", "score", "score --judge", "report", "export", "build", "cache"])

@@ -200,10 +200,11 @@ def test_baselines_run_through_the_same_runner(tmp_path):
         summary = run(bench.path, f"baseline:{name}", tmp_path / name, progress=False)
         assert summary.done == 6 and summary.scored
     assert {p["answer"] for p in _predictions(tmp_path / "constant-B")} == {"B"}
-    # the tiny items' answers cycle A..E, so A is the most frequent answer of their one subtype
+    # the tiny items' answers cycle A..E over one label set, so A's label is the commonest of their one subtype
     assert {p["answer"] for p in _predictions(tmp_path / "majority")} == {"A"}
     config = json.loads((tmp_path / "majority" / "config.json").read_text())
-    assert config["model"]["identity"]["prior"] == {"single_emergence": {"A": 2, "B": 1, "C": 1, "D": 1, "E": 1}}
+    assert config["model"]["identity"]["prior"] == {"single_emergence": {"T1 → T2": 2, "T2 → T3": 1, "T3 → T4": 1,
+                                                                         "T4 → T5": 1, "No appearance": 1}}
     assert not (tmp_path / "cache").exists()  # baselines are never cached
 
 
@@ -234,14 +235,16 @@ def test_a_partial_last_line_from_a_crash_is_cut_and_the_run_resumes(tmp_path):
         run(bench.path, "baseline:random", tmp_path / "run", progress=False)
 
 
-def test_missing_images_are_named_before_anything_runs(tmp_path):
+def test_missing_images_are_named_before_anything_runs(fake, tmp_path):
     bench = load(make_tiny_benchmark(tmp_path, n=2))
     with pytest.raises(InvalidInputError, match="image root .* does not exist; pass --image-root"):
-        run(bench.path, "baseline:random", tmp_path / "run", image_root=tmp_path / "nowhere", progress=False)
+        run(bench.path, fake.uri(), tmp_path / "run", image_root=tmp_path / "nowhere", progress=False)
     (bench.image_root / bench.items[1].images[0].path).unlink()
     with pytest.raises(InvalidInputError, match=r"1 of 10 images are missing .*first: img/p1_1.png"):
-        run(bench.path, "baseline:random", tmp_path / "run", progress=False)
-    assert not (tmp_path / "run").exists()
+        run(bench.path, fake.uri(), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists() and not fake.stats()["counts"]
+    # a baseline reads no pixels: it runs, the missing image named in the prompt instead of sent
+    assert run(bench.path, "baseline:random", tmp_path / "baseline", progress=False).done == 2
 
 
 def test_bad_options_fail_in_one_sentence(tmp_path):

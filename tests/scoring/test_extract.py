@@ -118,7 +118,7 @@ LETTER_CASES = [
 
 @pytest.mark.parametrize(("output", "expected"), LETTER_CASES)
 def test_letter_rule(output, expected):
-    assert extract(item(), output, rule="letter") == Extraction(expected, "letter@2")
+    assert extract(item(), output, rule="letter") == Extraction(expected, "letter@3")
 
 
 def test_table_is_large_enough():
@@ -169,11 +169,11 @@ def test_only_offered_letters_count():
     ],
 )
 def test_yesno_rule(output, expected):
-    assert extract(item(answer_type="yesno", answer="Yes"), output) == Extraction(expected, "yesno@2")
+    assert extract(item(answer_type="yesno", answer="Yes"), output) == Extraction(expected, "yesno@3")
 
 
 def test_default_rule_follows_answer_type():
-    assert extract(item(), "B").rule == "letter@2"
+    assert extract(item(), "B").rule == "letter@3"
     assert extract(item(answer_type="open", answer="x"), "  a report.\n") == Extraction("a report.", "text@1")
     assert extract(item(answer_type="open", answer="x"), None) == Extraction(None, "text@1")
 
@@ -185,8 +185,8 @@ def test_spec_names_the_rule_per_task():
         extractors={"VQA": "yesno"},
     ))
     vqa = item(benchmark="extract-test-spec", task="VQA", answer="C")
-    assert extract(vqa, "yes").rule == "yesno@2"
-    assert extract(item(benchmark="extract-test-spec", task="TEL"), "C").rule == "letter@2"
+    assert extract(vqa, "yes").rule == "yesno@3"
+    assert extract(item(benchmark="extract-test-spec", task="TEL"), "C").rule == "letter@3"
 
 
 def test_ordering_items_use_the_ordering_rule_by_default():

@@ -5,7 +5,8 @@ writes it that way), the rule that reads it, the item it answers (``family/kind`
 the gold-dependent ``rad3d_released`` rule), the answer expected under the paper's or the release's
 rule (null: invalid) and a one-line reason. Choice and yes/no outputs follow MI-CXR's rule (E.5,
 ``seeds/000`` lines 1735-1744: one option, else wrong); TemMed's and 3D-RAD's released rules are
-scored exactly as their releases read answers, echoes included (docs/extraction.md).
+scored exactly as their releases read answers, echoes included (docs/extraction.md). Replies in Chinese
+and other languages ("答案是C", "是的", "La respuesta es C") are read as their English forms are.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def test_corpus_covers_every_answer_type_and_shape() -> None:
     assert min(by_rule.values()) >= 15
     text = "\n".join(r["output"] for r in ROWS)
     for shape in ("<think>", "</think>", "<|im_end|>", "assistant\n", "{\"answer\"", "Ｃ", "**", "###"):
+        assert shape in text, shape
+    for shape in ("答案是", "选项", "选C", "我选择", "C选项", "。", "是的", "不是", "否", "答え", "정답", "respuesta", "réponse",
+                  "Antwort", "Ответ", "Sí", "Nein"):  # the answers of models that reply in other languages
         assert shape in text, shape
     reasons = " ".join(r["reason"] for r in ROWS)
     for shape in ("echo", "hedge", "refusal", "one line", "several lines", "option text"):

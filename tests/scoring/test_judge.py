@@ -25,7 +25,7 @@ from medtemporal.scoring.judge import Judge
 from medtemporal.runs import RunFolder
 
 TESTS = str(Path(__file__).resolve().parents[1])
-CHILD = f"import sys; sys.path.insert(0, {TESTS!r}); from medtemporal.cli import main; sys.exit(main(sys.argv[1:]))"
+CHILD = f"import sys; sys.path.insert(0, {TESTS!r}); from medtemporal.cli import main; sys.exit(main())"
 SCRIPTED = Judge("scripted-judge:overlap")
 
 

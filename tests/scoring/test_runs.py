@@ -89,7 +89,7 @@ def test_stale_rule_answers_are_extracted_again(tmp_path):
     a, b, c, d = items
     preds = [
         prediction(a, f"Answer: {a.answer}", extraction="letter@0", answer=wrong_letter(a)),  # old rule: redo
-        prediction(b, "gibberish", extraction="letter@2", answer=b.answer),  # current rule: trusted
+        prediction(b, "gibberish", extraction="letter@3", answer=b.answer),  # current rule: trusted
         prediction(c, f"({c.answer})", extraction=None, answer=None),  # never extracted
         prediction(d, wrong_letter(d)),
     ]
@@ -97,7 +97,7 @@ def test_stale_rule_answers_are_extracted_again(tmp_path):
     overall = by_group(score_run(run, resamples=100))["overall"]
     assert overall.value == pytest.approx(3 / 4)
     counts = RunFolder(run).scores().counts
-    assert counts["re_extracted"] == 2 and counts["rules"] == {"letter@2": 4}
+    assert counts["re_extracted"] == 2 and counts["rules"] == {"letter@3": 4}
     assert counts["re_extracted_from"] == {"letter@0": 1, "none": 1}
 
 

@@ -13,6 +13,16 @@ readers are scored against chance:
   together (the question's n-grams crossed with each option's letter), so a
   question that states the answer's evidence (a label history) is read.
 
+For every subtype of open questions (a free-text answer), two: **heuristic**,
+always the commonest answer of the training patients, and **question**, the
+commonest answer the same question text (its template: a generator's questions
+are template instances, "what is the level of the edema?") had among the
+training patients, else the commonest; an answer is right when it equals the
+item's, case and spaces folded. Chance is one over the subtype's distinct
+answers (a uniform guess among the answers it uses): a question that names
+what it asks about ("the edema") and so narrows its answer is what the
+question reader detects.
+
 Folds are `sklearn.model_selection.GroupKFold` over patients (`Item.cluster`),
 so no patient is both learned from and tested on; accuracy comes with a 95%
 percentile bootstrap interval over patients (`medtemporal.scoring.ci`). The
@@ -23,20 +33,20 @@ estimate does, and only with at least `MIN_PATIENTS` patients. A benchmark's spe
 makes some subtypes answerable (`BenchmarkSpec.audit_notes`, patterns over
 ``task/subtype``): those are reported **by design**, with the note, and not
 flagged (also where a reader is above chance + 5 points with too few patients
-for an interval). Open and ordering answers are skipped with a note; where the
-spec gives a text-only floor for open answers (`BenchmarkSpec.text_floor`: what
-copying the prior report scores), the section holds it as ``text_floor``.
+for an interval). Ordering answers are skipped with a note. Where the spec gives a text-only floor for open
+answers that exact matches do not measure (`BenchmarkSpec.text_floor`: what copying the prior report scores on
+the family's own metrics), the section holds it as ``text_floor``.
 
 Readers are fitted on each subtype's items alone (``fit="subtype"``, the
-default), or on each task's items across its subtypes (``fit="task"``), for
-benchmarks whose subtype names the answer's category: a model never sees the
-subtype, and a reader fitted within it would learn the answer from it. Then
-the task's row over all its subtypes (`POOLED`) is judged as above, and the
-subtype rows are its breakdown (``breakdown``, never flagged nor by design): a
-reader that favours one category's wording is right more often on that
-category's items and less on the others, which no one who cannot see the
-category can use. `run_audit` also returns each item's held-out pick by the
-best reader of the row its readers were fitted for.
+default), or on each task's items across its subtypes (``fit="task"``, a
+family's `BenchmarkSpec.audit_fit`), for benchmarks whose subtype names the
+answer's category: a model never sees the subtype, and a reader fitted within
+it would learn the answer from it. Then the task's row over all its subtypes
+(`POOLED`) is judged as above, and so is each subtype row of that fit (marked
+``breakdown``): a reader that never saw the subtype and still clears chance + 5
+on one subtype's items has found wording that gives those answers away.
+`run_audit` also returns each item's held-out pick by the best reader of the
+row its readers were fitted for.
 """
 
 from __future__ import annotations
@@ -68,9 +78,10 @@ MIN_PATIENTS = 5
 """Subtypes with fewer patients are measured but never flagged: a bootstrap over two to four patients takes
 a handful of values, which is no interval."""
 RESAMPLES = 1000
-AUDITED = ("choice", "yesno")
+AUDITED = ("choice", "yesno", "open")
 READERS = ("heuristic", "classifier", "question")
-"""The blind readers, in report order (``classifier``: options one at a time; ``question``: with the question)."""
+"""The blind readers, in report order (``classifier``: options one at a time; ``question``: with the question;
+open answers have no ``classifier``)."""
 FITS = ("subtype", "task")
 """What the readers are fitted on: one subtype's items, or one task's items across its subtypes."""
 POOLED = "(all)"
@@ -78,9 +89,25 @@ POOLED = "(all)"
 Table = Mapping[str, Mapping[str, Scores]]
 
 
+def fold(text: object) -> str:
+    """An open answer as compared: case and spaces folded.
+
+    >>> fold("  PA  View ")
+    'pa view'
+    """
+    return " ".join(str(text).split()).casefold()
+
+
 def chance_level(items: Sequence[Item]) -> float:
-    """Mean over items of one over the number of answers."""
+    """Mean over items of one over the number of answers (for open answers: one over the distinct answers of
+    ``items``)."""
+    if items and items[0].answer_type == "open":
+        return 1.0 / len({fold(it.answer) for it in items})
     return float(np.mean([1.0 / len(answers(it)) for it in items]))
+
+
+def _right(pick: str, item: Item) -> bool:
+    return fold(pick) == fold(item.answer) if item.answer_type == "open" else pick == item.answer
 
 
 def _folds(items: Sequence[Item], folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -116,7 +143,7 @@ def _rule_predictions(ties: Mapping[str, list[tuple[str, ...]]], index: Iterable
 
 
 def _accuracy(picks: Sequence[str], items: Sequence[Item]) -> float:
-    return float(np.mean([p == it.answer for p, it in zip(picks, items)])) if items else 0.0
+    return float(np.mean([_right(p, it) for p, it in zip(picks, items)])) if items else 0.0
 
 
 def heuristic_picks(items: Sequence[Item], folds: int,
@@ -148,7 +175,7 @@ def model_picks(data: SubtypeData, folds: int, make: Callable[[SubtypeData], Any
 
 
 def _estimate(picks: Sequence[str], items: Sequence[Item], chance: float) -> dict[str, Any]:
-    correct = np.array([p == it.answer for p, it in zip(picks, items)], dtype=float)
+    correct = np.array([_right(p, it) for p, it in zip(picks, items)], dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         est = cluster_bootstrap(correct, [it.cluster for it in items], resamples=RESAMPLES, rng=0)
@@ -168,7 +195,26 @@ class _Fitted:
     """Reader (`READERS`) → its held-out pick of every item."""
 
 
+def open_picks(items: Sequence[Item], folds: int) -> tuple[list[str], list[str]]:
+    """Held-out picks of the two open-answer readers: the training patients' commonest answer, and the commonest
+    answer of the item's question text among them (else the commonest)."""
+    prior: list[str] = [""] * len(items)
+    question: list[str] = [""] * len(items)
+    for train, test in _folds(items, folds):
+        by_question: dict[str, list[str]] = defaultdict(list)
+        for i in train:
+            by_question[fold(items[i].question)].append(fold(items[i].answer))
+        top = commonest(fold(items[i].answer) for i in train)[0]
+        for i in test:
+            seen = by_question.get(fold(items[i].question))
+            prior[i], question[i] = top, commonest(seen)[0] if seen else top
+    return prior, question
+
+
 def _fit(items: Sequence[Item], folds: int) -> _Fitted:
+    if items[0].answer_type == "open":
+        prior, question = open_picks(items, folds)
+        return _Fitted({}, Counter({PRIOR: 1}), {"heuristic": prior, "question": question})
     table = score_table(items)
     ties = rule_ties(items, table)
     heuristic, chosen = heuristic_picks(items, folds, ties)
@@ -182,12 +228,15 @@ def _record(items: Sequence[Item], fitted: _Fitted, index: Sequence[int]) -> dic
     """The blind-accuracy record of ``items[index]`` from the readers ``fitted`` on ``items``."""
     sub = [items[i] for i in index]
     chance = chance_level(sub)
-    readers = {r: _estimate([fitted.picks[r][i] for i in index], sub, chance) for r in READERS}
+    readers: dict[str, Any] = {r: _estimate([fitted.picks[r][i] for i in index], sub, chance) if r in fitted.picks
+                               else None for r in READERS}
     heuristic = readers["heuristic"]
     heuristic["rule"] = fitted.chosen.most_common(1)[0][0]
-    heuristic["rules_in_sample"] = {k: round(_accuracy(p, sub), 4)
-                                    for k, p in _rule_predictions(fitted.ties, index, _prior(sub)).items()}
-    best = max(READERS, key=lambda r: (readers[r]["accuracy"], -READERS.index(r)))
+    in_sample = (_rule_predictions(fitted.ties, index, _prior(sub)) if fitted.ties else
+                 {PRIOR: [commonest(fold(it.answer) for it in sub)[0]] * len(sub)})
+    heuristic["rules_in_sample"] = {k: round(_accuracy(p, sub), 4) for k, p in in_sample.items()}
+    present = [r for r in READERS if readers[r] is not None]
+    best = max(present, key=lambda r: (readers[r]["accuracy"], -READERS.index(r)))
     patients = len({it.cluster for it in sub})
     return {
         "n": len(sub),
@@ -195,7 +244,7 @@ def _record(items: Sequence[Item], fitted: _Fitted, index: Sequence[int]) -> dic
         "chance": round(chance, 4),
         **readers,
         "best": best,
-        "answerable": patients >= MIN_PATIENTS and any(r["flagged"] for r in readers.values()),
+        "answerable": patients >= MIN_PATIENTS and any(r["flagged"] for r in readers.values() if r is not None),
     }
 
 
@@ -250,7 +299,7 @@ class Audit:
 def _judge(row: dict[str, Any], notes: Mapping[str, str]) -> dict[str, Any]:
     """``row`` with ``by_design`` (its note, where a reader is above chance + `MARGIN`) and ``flagged``."""
     where = f"{row['task']}/{row['subtype']}"
-    above = any(row[r]["accuracy"] > row["chance"] + MARGIN for r in READERS)  # a point estimate will do here
+    above = any(row[r]["accuracy"] > row["chance"] + MARGIN for r in READERS if row.get(r))  # a point estimate
     row["by_design"] = note_for(where, notes) if row["answerable"] or above else None
     row["flagged"] = row["answerable"] and row["by_design"] is None
     return row
@@ -274,7 +323,7 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
     ...], "skipped": {"task/subtype": why}, "flagged": ["task/subtype", ...], "by_design": {"task/subtype":
     note}}``. With ``fit="task"`` the method also says ``"fit": "task"``, and a task with several audited
     subtypes has a row over all of them (subtype `POOLED`) after its subtype rows, which are marked
-    ``breakdown`` and are neither answerable, flagged nor by design.
+    ``breakdown`` and judged as every row is.
 
     Raises:
         ValueError: ``fit`` is not one of `FITS`.
@@ -293,6 +342,8 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
         where = f"{task}/{subtype}"
         if not kinds <= set(AUDITED) or len(kinds) > 1 or any(not isinstance(it.answer, str) for it in group):
             skipped[where] = f"{'/'.join(sorted(kinds))} answers have no blind accuracy to measure"
+        elif kinds == {"open"} and len({fold(it.answer) for it in group}) < 2:
+            skipped[where] = "one answer for every item: nothing to guess"
         elif len(group) < MIN_ITEMS or len({it.cluster for it in group}) < 2:
             skipped[where] = f"too few items ({len(group)}) or patients to cross-validate"
         else:
@@ -312,11 +363,9 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
         start = 0
         for subtype, group in members:
             row = {"task": key[0], "subtype": subtype, **_record(pool, fitted, range(start, start + len(group)))}
-            if len(members) > 1:  # a reader that never sees the subtype is judged over the whole task
-                row.update(answerable=False, by_design=None, flagged=False, breakdown=True)
-            else:
-                _judge(row, notes)
-            rows.append(row)
+            if len(members) > 1:  # readers fitted across the task's subtypes: this row is their breakdown
+                row["breakdown"] = True
+            rows.append(_judge(row, notes))
             start += len(group)
         if len(members) > 1:
             rows.append(_judge({"task": key[0], "subtype": POOLED, **_record(pool, fitted, range(len(pool)))}, notes))
@@ -329,6 +378,9 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
         "classifier": "options one at a time: TF-IDF + logistic regression (medtemporal.audit.classifier)",
         "question": "question n-grams crossed with each option's letter, beside the option features "
                     "(medtemporal.audit.question)",
+        "open": "open answers: the commonest training answer (heuristic), and the commonest training answer of the "
+                "same question text (question), right when equal case and spaces folded; chance one over the "
+                "subtype's distinct answers",
         **({"fit": "task"} if fit == "task" else {}),  # the default fit's method is as it always was
         "ci": f"95% percentile bootstrap over patients, {RESAMPLES} resamples",
         "flag": f"a reader's 95% interval lies above chance + {MARGIN:.0%} (its lower end), with at least "
@@ -342,7 +394,7 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
         "flagged": [f"{r['task']}/{r['subtype']}" for r in rows if r["flagged"]],
         "by_design": {f"{r['task']}/{r['subtype']}": r["by_design"] for r in rows if r["by_design"]},
     }
-    floor = declared_floors(items) if skipped else None
+    floor = declared_floors(items) if any(it.answer_type == "open" for it in items) else None
     if floor is not None:
         section["text_floor"] = floor
     return Audit(section, picks, readers)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from medtemporal.backends import baselines, hf, openai_http, vllm
+from medtemporal.backends import baselines, encoder, hf, openai_http, vllm
 from medtemporal.backends.base import (
     Backend,
     GenerateConfig,

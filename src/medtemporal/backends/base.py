@@ -153,6 +153,13 @@ class Request:
     item: str | None = None
     """The id of the item asked about (not part of the cache key); only instruments fitted with the items use it
     (the oracle baseline's answers, the MI-CXR demo describer's stage-1 truth)."""
+    embed: bool = False
+    """The request asks for the embedding of its text, not an answer: only a text encoder (``encoder:``) answers it,
+    and it answers nothing else."""
+    labels: tuple[str, ...] | None = None
+    """The text of each of ``choices`` where the options are texts (``improving``, ``stable`` …): the majority
+    baseline counts answers by it when the family's options are one label set. Not part of the cache key (the
+    prompt carries the options)."""
 
     @property
     def n_images(self) -> int:

@@ -19,12 +19,13 @@ import hashlib
 import json
 import random
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Sequence
 
 from medtemporal.backends.base import Backend, Request, RequestError, Response, TextPart
 from medtemporal.backends.images import file_sha256
 from medtemporal.errors import UnknownNameError
 from medtemporal.registry import register
+from medtemporal.schema import Item
 
 NAMES = ("random", "constant-<ANSWER>", "majority", "oracle")
 
@@ -96,13 +97,32 @@ class ConstantBaseline(Backend):
         return {"uri": self.uri, "answer": self.answer}
 
 
-class MajorityBaseline(Backend):
-    """The most frequent answer of the request's key (subtype), else the most frequent overall.
+def prior_pairs(items: Sequence[Item]) -> list[tuple[str, str]]:
+    """The (subtype, answer) pairs a prior baseline learns from: the answer's **label** (its option text) where
+    every choice item of the subtype offers the same option texts (a label set, however lettered: MS-CXR-T's
+    improving / stable / worsening), else the answer as given (a letter, Yes/No).
 
-    Learn the frequencies with `fit` from (key, answer) pairs of the
-    benchmark; ties go to the alphabetically first answer. An answer outside
-    the request's answer space is never given: the most frequent one inside
-    it is used instead.
+    >>> from medtemporal.schema import Item
+    >>> items = [Item.create(benchmark="b", task="t", subtype="s", images=[], question="?", answer_type="choice",
+    ...          options=dict(zip("AB", texts)), answer="A") for texts in (("up", "down"), ("down", "up"))]
+    >>> prior_pairs(items)
+    [('s', 'up'), ('s', 'down')]
+    """
+    sets: dict[str, set[frozenset[Any]]] = defaultdict(set)
+    for it in items:
+        sets[it.subtype].add(frozenset(it.options.values()) if it.answer_type == "choice" else frozenset())
+    labelled = {k for k, v in sets.items() if len(v) == 1 and v != {frozenset()}}
+    return [(it.subtype, it.options[it.answer] if it.subtype in labelled and isinstance(it.options.get(it.answer), str)
+             else it.answer) for it in items if isinstance(it.answer, str)]
+
+
+class MajorityBaseline(Backend):
+    """The commonest answer of the request's key (subtype), else the commonest overall.
+
+    Learn the frequencies with `fit` from (key, answer) pairs of the benchmark (`prior_pairs`: option texts
+    where a subtype's options are one label set, so "the commonest label" however the options are lettered);
+    ties go to the alphabetically first. A label is answered with its letter in the request (`Request.labels`);
+    an answer outside the request's answer space is never given: the commonest one inside it is used instead.
     """
 
     cacheable = False
@@ -133,8 +153,20 @@ class MajorityBaseline(Backend):
             raise RequestError(
                 f"{self.uri} has not been fitted; call fit() with (subtype, answer) pairs.", reason="not_fitted"
             )
-        answer = self._top(self.by_key.get(request.key or "", Counter()), choices) or self._top(self.overall, choices)
-        return Response(request.answer_format.format(answer or sorted(choices)[0]), model=self.uri)
+        return Response(request.answer_format.format(self._pick(request, choices)), model=self.uri)
+
+    def _pick(self, request: Request, choices: tuple[str, ...]) -> str:
+        """The commonest label among the request's options (its letter), else the commonest answer allowed, for
+        its key, then overall."""
+        letter_of = dict(zip(request.labels or (), choices))
+        for counts in (self.by_key.get(request.key or "", Counter()), self.overall):
+            label = self._top(counts, tuple(letter_of))
+            if label is not None:
+                return letter_of[label]
+            answer = self._top(counts, choices)
+            if answer is not None:
+                return answer
+        return sorted(choices)[0]
 
     def identity(self) -> dict[str, Any]:
         prior = {key: dict(sorted(c.items())) for key, c in sorted(self.by_key.items())}

@@ -19,6 +19,7 @@ pixels. Usable outside a run:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
@@ -28,7 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterator
 
-from medtemporal.backends.base import Request, Response, TextPart
+from medtemporal.backends.base import GenerateConfig, Request, Response, TextPart
 from medtemporal.backends.images import file_sha256
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import content_hash
@@ -45,6 +46,12 @@ def default_cache_path() -> Path:
     return root / "medtemporal" / "responses.sqlite"
 
 
+@functools.lru_cache(maxsize=256)
+def _config(config: GenerateConfig) -> dict[str, Any]:
+    """``config`` as plain data, made once per config (a run's requests share a few; read, never changed)."""
+    return asdict(config)
+
+
 def request_content(request: Request) -> dict[str, Any]:
     """The request as plain data, images replaced by ``{"image": sha256}``."""
     messages = [
@@ -59,10 +66,11 @@ def request_content(request: Request) -> dict[str, Any]:
     ]
     return {
         "messages": messages,
-        "config": asdict(request.config),
+        "config": _config(request.config),
         "choices": list(request.choices) if request.choices is not None else None,
         "key": request.key,
         "answer_format": request.answer_format,
+        **({"embed": True} if request.embed else {}),  # absent otherwise: older keys stay as they were
     }
 
 

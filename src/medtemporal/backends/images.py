@@ -50,25 +50,18 @@ def _stamp(path: Path) -> tuple[int, int]:
     return st.st_mtime_ns, st.st_size
 
 
-def is_hashed(path: Path) -> bool:
-    """True when `file_sha256` of ``path`` would not read the file (its digest is known for its current version)."""
+def hash_is_cheap(path: Path) -> bool:
+    """True when `file_sha256` of ``path`` may run on the event loop: its digest is known for the file's current
+    version, the file is at most `INLINE_BYTES`, or it is missing (which fails at once). One ``stat``."""
     try:
         stamp = _stamp(path)
     except RequestError:
-        return True  # nothing to read: `file_sha256` fails at once
+        return True
+    if stamp[1] <= INLINE_BYTES:
+        return True
     with _digest_lock:
         hit = _digests.get(str(path))
     return hit is not None and hit[:2] == stamp
-
-
-def hash_is_cheap(path: Path) -> bool:
-    """True when `file_sha256` of ``path`` may run on the event loop: its digest is known, the file is at most
-    `INLINE_BYTES`, or it is missing (which fails at once)."""
-    try:
-        size = _stamp(path)[1]
-    except RequestError:
-        return True
-    return size <= INLINE_BYTES or is_hashed(path)
 
 
 def file_sha256(path: Path) -> str:

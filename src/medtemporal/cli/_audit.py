@@ -26,16 +26,28 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds by patient (default {FOLDS})")
     p.add_argument("--fit", choices=FITS, default=None,
                    help="fit the readers on each subtype's items, or on each task's items across its subtypes "
-                        "(for subtypes that name the answer's category); default: as the build's audit did")
+                        "(for subtypes that name the answer's category); default: as the build's audit did, else as "
+                        "the family declares")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the audit as JSON to FILE")
     p.set_defaults(func=run)
+
+
+def _family_fit(name: str) -> str:
+    """The fit the family's spec declares (`BenchmarkSpec.audit_fit`); ``subtype`` for an unregistered name."""
+    from medtemporal.contract import spec
+    from medtemporal.errors import UnknownNameError
+
+    try:
+        return spec(name).audit_fit
+    except UnknownNameError:
+        return "subtype"
 
 
 def run(args: argparse.Namespace) -> int:
     if args.folds < 2:
         raise InvalidInputError(f"--folds must be 2 or more, not {args.folds}.")
     bench = load(args.benchmark)
-    fit = args.fit or (bench.manifest.audit or {}).get("method", {}).get("fit", "subtype")
+    fit = args.fit or (bench.manifest.audit or {}).get("method", {}).get("fit") or _family_fit(bench.manifest.benchmark)
     audit = audit_items(bench.items, folds=args.folds, progress=sys.stderr.isatty(), fit=fit)
     print(audit_markdown(audit, f"Blind-solvability audit of {bench.manifest.benchmark} ({args.benchmark})"))
     if args.json:

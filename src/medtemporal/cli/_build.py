@@ -82,7 +82,8 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     if spec.audit and not args.no_audit:
         from medtemporal.audit import audit_items
 
-        manifest = manifest.model_copy(update={"audit": audit_items(items, progress=sys.stderr.isatty())})
+        manifest = manifest.model_copy(update={"audit": audit_items(items, progress=sys.stderr.isatty(),
+                                                                    fit=spec.audit_fit)})
     save(out, items, manifest)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))
     print(f"Wrote {len(items)} {spec.name} items ({counts}) to {out} [licence: {manifest.licence}].", file=sys.stderr)

@@ -95,8 +95,10 @@ def answer_space(item: Item) -> tuple[str, ...] | None:
 
 
 def answer_request(item: Item, parts: tuple[Part, ...] | list[Part], config: GenerateConfig) -> Request:
-    """The request whose answer is scored: one user message, with the item's answer space,
+    """The request whose answer is scored: one user message, with the item's answer space, option texts,
     subtype and answer format (from its benchmark's spec) for baselines."""
     fmt = BenchmarkSpec.for_task(spec(item.benchmark).answer_formats, item.task, "{}")
+    texts = tuple(item.options.values()) if item.answer_type == "choice" else ()
+    labels = texts if texts and all(isinstance(t, str) for t in texts) else None
     return Request((Message("user", tuple(parts)),), config, choices=answer_space(item), key=item.subtype,
-                   answer_format=fmt, ordering=item.answer_type == "ordering", item=item.id)
+                   answer_format=fmt, ordering=item.answer_type == "ordering", item=item.id, labels=labels)

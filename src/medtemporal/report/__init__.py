@@ -196,7 +196,7 @@ def _move_ready(folder: Path) -> list[Path]:
     return moved
 
 
-LEGACY_MARK = b"<title>medtemporal report</title>"
+LEGACY_MARK = b"<title>medtemporal report"
 """How a ``report.html`` written before reports listed their files (`medtemporal.writes.OWNED`) is recognised."""
 
 

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from medtemporal.audit.core import MIN_PATIENTS, POOLED
 from medtemporal.report.tables import DASH, cell, markdown_table
 
 READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
@@ -29,8 +28,8 @@ def _flag(r: Mapping[str, Any]) -> str:
         return "BY DESIGN"
     if r["flagged"]:
         return "BLIND-SOLVABLE"
-    if r.get("breakdown"):
-        return "breakdown"  # a subtype row of a task audited as a whole (``fit="task"``), never flagged
+    from medtemporal.audit.core import MIN_PATIENTS  # here: the audit brings scikit-learn, not needed for scores
+
     return "ok (few patients)" if r["patients"] < MIN_PATIENTS else "ok"
 
 
@@ -44,6 +43,8 @@ def audit_rows(audit: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _summary(audit: Mapping[str, Any]) -> str:
+    from medtemporal.audit.core import MIN_PATIENTS, POOLED  # here, as in `_flag`
+
     flagged = audit.get("flagged", [])
     design = audit.get("by_design", {})
     if flagged:
@@ -58,12 +59,12 @@ def _summary(audit: Mapping[str, Any]) -> str:
                 "reader's 95% interval).")
     if audit.get("method", {}).get("fit") == "task":
         head += (" Readers were fitted on each task's items across its subtypes (a model never sees the subtype); "
-                 f"each task is judged over all its subtypes (subtype {POOLED}), its subtype rows are the breakdown.")
+                 f"each task is judged over all its subtypes (subtype {POOLED}) and over each subtype.")
     if design and flagged:
         head += (f" {len(design)} subtype(s) are answerable blind by the paper's own design (BY DESIGN; see the "
                  "notes below), not by a defect of the build.")
     few = [f"{r['task']}/{r['subtype']}" for r in audit.get("subtypes", [])
-           if r["patients"] < MIN_PATIENTS and not r.get("by_design") and not r.get("breakdown")]
+           if r["patients"] < MIN_PATIENTS and not r.get("by_design")]
     if few:
         head += (f" Measured but not flagged, with fewer than {MIN_PATIENTS} patients (no interval to flag by): "
                  f"{', '.join(few)}.")

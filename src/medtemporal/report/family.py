@@ -39,7 +39,8 @@ from medtemporal.report.plots import (
     legend_columns,
     pyplot,
 )
-from medtemporal.report.tables import DASH, UNAVAILABLE, cell, markdown_table, unavailable_notes
+from medtemporal.report.published import caution, published_section
+from medtemporal.report.tables import DASH, UNAVAILABLE, cell, markdown_table, unavailable_notes, variant_runs
 from medtemporal.scoring.outcomes import RunOutcomes
 
 
@@ -76,12 +77,14 @@ class FamilyReport:
                     None)
 
     def audit_table(self, task: str | None = None, first: str = "Subtype",
-                    name: Callable[[str], str] = str) -> str | None:
+                    name: Callable[[str], str] = str, with_task: bool = False) -> str | None:
         """The audit of ``task`` (all tasks when None) as `medtemporal audit` shows it, one row per subtype (named
-        by ``name``, under the column ``first``): n, chance, each reader with its interval, the best and the flag;
-        None when the manifest holds no audited subtype."""
-        rows = [[name(r[1]), r[2], *r[4:]] for r in audit_rows(self.audit or {}) if task is None or r[0] == task]
-        return markdown_table([first, "n", "Chance", *AUDIT_HEADER[5:]], rows) if rows else None
+        by ``name``, under the column ``first``; after a "Task" column ``with_task``): n, chance, each reader with
+        its interval, the best and the flag; None when the manifest holds no audited subtype."""
+        rows = [[*([r[0]] if with_task else []), name(r[1]), r[2], *r[4:]] for r in audit_rows(self.audit or {})
+                if task is None or r[0] == task]
+        header = [*(["Task"] if with_task else []), first, "n", "Chance", *AUDIT_HEADER[5:]]
+        return markdown_table(header, rows) if rows else None
 
     def file(self, name: str) -> str:
         """The file name `write` gives ``name`` (``tables.md`` → ``mmxu_tables.md``), to link it from Markdown."""
@@ -121,7 +124,7 @@ def family_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]
 
 
 __all__ = [
-    "DASH", "FONT_PT", "MAX_WIDTH_IN", "READER_NAMES", "UNAVAILABLE", "FamilyReport", "Level", "Panel", "ReportRun",
+    "DASH", "FONT_PT", "MAX_WIDTH_IN", "READER_NAMES", "UNAVAILABLE", "FamilyReport", "caution", "Level", "Panel", "ReportRun",
     "cell", "colour", "family_report", "figure_png", "grouped_bars", "legend_columns", "markdown_table",
-    "protocol_label", "pyplot", "unavailable_notes",
+    "protocol_label", "published_section", "pyplot", "unavailable_notes", "variant_runs",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from medtemporal.report.loaded import ReportRun, protocol_label
@@ -34,6 +34,18 @@ class TableColumn:
     family: str
     label: str
     group: str
+
+
+def variant_runs(runs: Sequence[ReportRun], name: str) -> list[ReportRun]:
+    """The runs scored by the family's variant ``name`` (`medtemporal.contract.BenchmarkSpec.variants`), each
+    with the variant's scores in place of the main ones; runs without it are left out."""
+    out = []
+    for run in runs:
+        block = (run.scores.variants or {}).get(name)
+        if block:
+            scores = run.scores.model_copy(update={"scores": [Score.model_validate(s) for s in block["scores"]]})
+            out.append(replace(run, scores=scores))
+    return out
 
 
 def metric_names(runs: Sequence[ReportRun]) -> list[str]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medtemporal._gc import start_up, started
 from medtemporal.backends.base import (
     REFUSED,
     Backend,
@@ -28,6 +29,7 @@ from medtemporal.backends.base import (
     Response,
     TextPart,
 )
+from medtemporal.backends.baselines import prior_pairs
 from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import FIRST, SPREAD, Benchmark
 from medtemporal.contract import spec
@@ -395,6 +397,7 @@ async def arun(
             data bound for a remote endpoint without ``allow_remote_data``; nothing written is lost.
     """
     start = time.perf_counter()
+    start_up()  # the items, the plugins and the model client live as long as the run
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
@@ -433,7 +436,7 @@ async def arun(
         root = Path(opts.image_root) if opts.image_root is not None else bench.image_root
         if solver.needs_images(backend):
             _check_images(items, root)
-        backend.fit([(i.subtype, i.answer) for i in bench.items if isinstance(i.answer, str)])
+        backend.fit(prior_pairs(bench.items))
         backend.fit_answers({i.id: i.answer for i in items})
         backend.fit_items(items)
         stack.enter_context(folder.writer())
@@ -453,6 +456,7 @@ async def arun(
         summary = RunSummary(out, total, skipped_existing=total - len(todo), repeats=opts.repeats, skipped=skipped)
         runner = _Runner(session, solver, opts.generation, root, log, summary, session.concurrency, opts.max_errors)
         bar = Progress(total, summary.skipped_existing, backend.uri, enabled=opts.progress)
+        started()
         try:
             await runner.run(todo, bar)
             if summary.stopped is None:

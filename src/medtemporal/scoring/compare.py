@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from medtemporal.runs import RunConfig, RunFolder
 from medtemporal.errors import InvalidInputError
@@ -217,6 +216,8 @@ def paired_bootstrap(
 
     if np.allclose(sums_a, sums_b):  # identical runs: every replicate is 0 (scipy refuses a degenerate sample)
         return diff, 0.0, 0.0
+    from scipy import stats as scipy_stats  # here, as in `medtemporal.scoring.ci`: a report need not import it
+
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)  # NaN replicates: left out below
         result = scipy_stats.bootstrap(
@@ -244,6 +245,8 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value from the discordant counts (1 when there are none)."""
     if a_only + b_only == 0:
         return 1.0
+    from scipy import stats as scipy_stats
+
     return float(scipy_stats.binomtest(a_only, a_only + b_only, 0.5).pvalue)
 
 

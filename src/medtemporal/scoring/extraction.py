@@ -14,7 +14,9 @@ the item's answer type decides (``choice`` → ``letter``, ``yesno`` → ``yesno
 >>> item = Item.create(benchmark="x", task="TEL", subtype="s", images=[], question="?",
 ...     options={"A": "T1 → T2", "B": "T2 → T3", "C": "T3 → T4"}, answer_type="choice", answer="C")
 >>> extract(item, "The answer is C. T3 → T4", rule="letter")
-Extraction(answer='C', rule='letter@2')
+Extraction(answer='C', rule='letter@3')
+>>> extract(item, "正确答案是C。", rule="letter").answer
+'C'
 >>> extract(item, "A or B", rule="letter").answer is None
 True
 """
@@ -31,6 +33,7 @@ from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import lookup, register
 from medtemporal.schema import Item
+from medtemporal.scoring import languages as lang
 from medtemporal.scoring.metrics import Answer
 
 Rule = Callable[[Item, str], Answer]
@@ -132,8 +135,8 @@ def _plain(text: str) -> str:
 # Explicit answer slots: their content must name an option, else the output is invalid.
 _TAGS = re.compile(r"<answer>([^<]{0,2000})</answer>|\\boxed\{\s*(?:\\text(?:bf)?\{)?([^{}]*)\}?\s*\}", re.I | re.S)
 _FINAL = re.compile(
-    r"(?:\bfinal[\s_]+(?:answer|choice|option)(?!s)|[\"']final[_ ]answer[\"'])\s*(?:is|would\s+be|:|=|-|–|—)?\s*"
-    r"(?:(?:option|choice|letter)(?!s)\s*)?",
+    r"(?:\bfinal[\s_]+(?:answer|choice|option)(?!s)|[\"']final[_ ]answer[\"']|" + lang.FINALS + r")"
+    r"\s*(?:is|would\s+be|:|=|-|–|—)?\s*(?:(?:" + lang.OPTION_WORDS + r")(?!s)\s*)?",
     re.I,
 )
 _MARKER = re.compile(
@@ -141,20 +144,21 @@ _MARKER = re.compile(
     r"|\banswer\b(?:\s+to\s+(?:the|this|your)\s+question)?"
     r"|\bI(?:\s+would|\s+will|'ll|’ll|'d|’d)?\s+(?:choose|select|pick|go\s+with|opt\s+for|lean\s+towards?)"
     r"|\bmy\s+(?:choice|pick|selection)\b"
-    r"|[\"'](?:choice|option|selected[_ ]?(?:option|choice|answer)|prediction|answer[_ ]letter|letter)[\"'](?=\s*:))"
-    r"\s*(?:is|would\s+be|should\s+be|will\s+be|=|:|-|–|—)?\s*(?:(?:option|choice|letter)(?!s)\s*)?",
+    r"|[\"'](?:choice|option|selected[_ ]?(?:option|choice|answer)|prediction|answer[_ ]letter|letter)[\"'](?=\s*:)"
+    r"|" + lang.MARKERS + r")"
+    r"\s*(?:is|would\s+be|should\s+be|will\s+be|=|:|-|–|—)?\s*(?:(?:" + lang.OPTION_WORDS + r")(?!s)\s*)?",
     re.I,
 )
 _POSTFIX = re.compile(
-    r"(?<![\w'’\-→])(?:option\s+|choice\s+)?\(?([A-Z])\)?\s+(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?"
-    r"(?:most\s+)?(?:correct|right|best|likely|plausible|appropriate|accurate)\b",
+    r"(?<![^\W" + lang.CJK + r"])(?<!['’\-→])(?:option\s+|choice\s+)?\(?([A-Z])\)?(?:\s+(?:is|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?"
+    r"(?:most\s+)?(?:correct|right|best|likely|plausible|appropriate|accurate)\b|" + lang.POSTFIX + r")",
     re.I,
 )
-_LEAD_IN = re.compile(r"[\s" + _QUOTES + r":=\-–—]*((?:option|choice|letter)(?!s)\s*)?", re.I)
+_LEAD_IN = re.compile(r"[\s" + _QUOTES + r":=\-–—]*((?:" + lang.OPTION_WORDS + r")(?!s)\s*)?", re.I)
 _TOKEN = re.compile(r"(?:([(\[])\s*)?([A-Za-z])(?:\s*([)\]]))?")
 _JOIN = re.compile(
-    r"\s*(?:,?\s*(?:\bor\b|\band\b|\bnor\b)(?:\s+(?:possibly|perhaps|maybe|potentially|also))?|,|/|&|\bvs\.?|\bversus\b)"
-    r"\s*(?:(?:option|choice)\s+)?",
+    r"\s*(?:,?\s*(?:\bor\b|\band\b|\bnor\b)(?:\s+(?:possibly|perhaps|maybe|potentially|also))?|,|/|&|\bvs\.?|\bversus\b"
+    r"|" + lang.JOINS + r")\s*(?:(?:option|choice|选项)\s*)?",
     re.I,
 )
 _OR_LATER = re.compile(
@@ -163,13 +167,14 @@ _OR_LATER = re.compile(
 _LINE_LETTER = re.compile(
     r"^[ \t]*(?:[-+•][ \t]+)?(?:(?:option|choice)[ \t]+)?[(\[]?([A-Za-z])(?:[)\]][.:]?|[.:])(?=\s|$)", re.M | re.I
 )
-_LOOSE = re.compile(r"(?<![\w'’\-→←])([A-Z])(?![\w'’\-→←])")
+_LOOSE = re.compile(r"(?<![^\W" + lang.CJK + r"])(?<!['’\-→←])([A-Z])(?![^\W" + lang.CJK + r"]|['’\-→←])")
 _WORD_AFTER = re.compile(r"[ \t]+(?!(?:or|and|nor|vs|versus)\b)[a-z]")
-_CLOSES = re.compile(r"[ \t]*(?:[.,:;!?\n" + _QUOTES + r"]|$)")
-_NOT_BEFORE = re.compile(r"\bnot\s+(?:option\s+|choice\s+)?\(?$", re.I)
+_CLOSES = re.compile(r"[ \t]*(?:[.,:;!?\n" + _QUOTES + lang.STOPS + r"]|选项|$)")
+_NOT_BEFORE = re.compile(r"(?:\bnot\s+|(?:" + lang.NOT_BEFORE + r")\s*)(?:option\s+|choice\s+|选项)?\(?$", re.I)
 _WORD_LETTERS = frozenset("AI")  # also English words: the article "A", the pronoun "I"
-_GLUED = re.compile(r"[\w'’\-→←]")
-"""What makes a letter part of a word (``T3``, ``B-lines``, ``E→R``) when it touches it."""
+_GLUED = re.compile(r"[^\W" + lang.CJK + r"]|['’\-→←]")
+"""What makes a letter part of a word (``T3``, ``B-lines``, ``E→R``) when it touches it; CJK characters do
+not ("答案是C", "C选项")."""
 
 
 def _token(text: str, pos: int, article: bool) -> tuple[str, int] | None:
@@ -215,22 +220,63 @@ _BARE_AFTER = re.compile(r"[ \t]*(?:$|\n|[(\[]?[A-Z][.):\]])")
 _WORD_AFTER_MARK = re.compile(r"\s+[A-Z0-9]")
 
 
+_TEXT_LEAD = re.compile(r"[ \t]*(?:([.:)\-–—])[ \t]*)?")
+"""What may stand between a letter and its option text (``A. Yes``, ``B) T2 -> T3``, ``C - T3 → T4``)."""
+
+
 @lru_cache(maxsize=4096)
-def _text_pattern(text: str) -> re.Pattern[str] | None:
-    """An option's text as it may follow its letter (``A. Yes``, ``B) T2 -> T3``): case and spacing
-    free, ``->`` for ``→``, a closing full stop optional; None for an empty text."""
-    words = text.strip().rstrip(".!;:,").split()
+def _text_words(text: str) -> tuple[tuple[str, ...], ...]:
+    """An option's text as words to match, each split at its arrows and lower-cased (a closing full stop or
+    other mark dropped): ``"T1 → T2."`` → ``(("t1",), ("", ""), ("t2",))``."""
+    return tuple(tuple(piece.lower() for piece in word.split("→"))
+                 for word in text.strip().rstrip(".!;:,").split())
+
+
+def _text_end(segment: str, pos: int, text: str) -> int | None:
+    """Where ``text`` ends when it follows ``pos`` as an option's text follows its letter (after `_TEXT_LEAD`),
+    else None: its words in order, compared in lower case, any white space between them, ``->`` for ``→``,
+    and no word character right after it. None for an empty text.
+
+    Plain string comparisons: nothing is compiled per option text, so reading an answer costs the same for
+    options never seen before (every GTS item has its own texts).
+    """
+    words = _text_words(text)
     if not words:
         return None
-    body = r"\s+".join(re.escape(w).replace("→", "(?:→|->)") for w in words)
-    return re.compile(r"[ \t]*(?:[.:)\-–—][ \t]*)?" + body + r"(?!\w)", re.I)
+    lead = _TEXT_LEAD.match(segment, pos)
+    end = _words_end(segment, lead.end(), words)
+    if end is None and lead.group(1):  # the mark may be the text's own first character (an option "-")
+        end = _words_end(segment, lead.start(1), words)
+    return end
+
+
+def _words_end(segment: str, at: int, words: tuple[tuple[str, ...], ...]) -> int | None:
+    """Where ``words`` (`_text_words`) end when they start at ``at``, else None."""
+    for k, pieces in enumerate(words):
+        if k:
+            start = at
+            while at < len(segment) and segment[at].isspace():
+                at += 1
+            if at == start:
+                return None
+        for j, piece in enumerate(pieces):
+            if j:
+                if segment.startswith("→", at):
+                    at += 1
+                elif segment.startswith("->", at):
+                    at += 2
+                else:
+                    return None
+            if segment[at : at + len(piece)].lower() != piece:
+                return None
+            at += len(piece)
+    following = segment[at : at + 1]
+    return None if following and (following.isalnum() or following == "_") else at
 
 
 def _own_text(segment: str, pos: int, letter: str, options: Mapping[str, str]) -> int | None:
     """Where ``letter``'s option text ends if it follows at ``pos``, else None."""
-    pattern = _text_pattern(options.get(letter, ""))
-    m = pattern.match(segment, pos) if pattern else None
-    return m.end() if m else None
+    return _text_end(segment, pos, options.get(letter, ""))
 
 
 def _marker(segment: str, pos: int, options: Mapping[str, str]) -> tuple[str, int, bool] | None:
@@ -321,7 +367,7 @@ def _after(pattern: re.Pattern[str], text: str, span: int = 2000) -> Iterable[st
 # --- rules -------------------------------------------------------------------------------
 
 
-@register("extractor", "letter", version="2", answer_types=("choice",),
+@register("extractor", "letter", version="3", answer_types=("choice",),
           description="one option letter by explicit answer statements; several, none or ambiguous → invalid")
 def letter(item: Item, text: str) -> str | None:
     """The single option letter ``text`` commits to, or None (invalid).
@@ -364,6 +410,13 @@ def letter(item: Item, text: str) -> str | None:
     Letters touching other word characters, hyphens, apostrophes or arrows are
     not letters (``T3``, ``B-lines``, ``E→R``); in tier 5 "not C" is skipped.
 
+    Replies in other languages are read the same way (version 3): the
+    statements, "option" words, joins and negations of
+    `medtemporal.scoring.languages` ("最终答案：C", "答案是C", "选C", "我选择C",
+    "C选项正确", "答えはC", "정답은 C", "La respuesta es C", "A或B" invalid,
+    "不是A" skipped), and a letter touching Chinese, Japanese or Korean
+    characters is still a letter ("C选项").
+
     Option text quoted back counts only when a segment (the opening, or the
     text after a statement or inside a slot) starts with an option's complete
     text followed by punctuation or the end of its line, compared after
@@ -391,25 +444,31 @@ def letter(item: Item, text: str) -> str | None:
     return _decide([_loose(text, options)], options)
 
 
+_WORD = r"(" + lang.YES_NO_WORDS + r")\b"
 _YES_NO = re.compile(
-    r"[\s" + _QUOTES + r":=\-–—(\[]*(yes|no)\b"
-    r"(?:\s*(?:/|\bor\b|\band\b)\s*(yes|no)\b|\s*,\s*(yes|no)\b(?=[ \t]*(?:[\])." + _QUOTES + r"]|$)))?",
+    r"[\s" + _QUOTES + r":=\-–—(\[]*" + _WORD
+    + r"(?:\s*(?:/|\bor\b|\band\b|" + lang.JOINS + r")\s*" + _WORD
+    + r"|\s*,\s*" + _WORD + r"(?=[ \t]*(?:[\])." + _QUOTES + lang.STOPS + r"]|$)))?",
     re.I | re.M,
 )
 
 
-_CLOSING_YES_NO = re.compile(r"(?:[,:;\n]|[.!?][ \t]|\bso|\btherefore|\bthus|\bhence)[ \t]*(yes|no)[ \t]*[.!]?\s*\Z", re.I)
-"""A reply's last word when it is yes/no closing a clause or a sentence ("…, yes.", "… stable. No.")."""
+_CLOSING_YES_NO = re.compile(
+    r"(?:[,:;\n" + lang.STOPS + r"]|[.!?][ \t]|" + lang.CLOSERS + r")[ \t]*" + _WORD
+    + r"[ \t]*[.!" + lang.STOPS + r"]?\s*\Z",
+    re.I,
+)
+"""A reply's last word when it is yes/no closing a clause or a sentence ("…, yes.", "… stable. No.", "综上所述，是。")."""
 
 
 def _yes_no(segment: str) -> list[str]:
-    """["Yes"] / ["No"] for a segment opening with the word ("yes or no", an echoed "[Yes, No]" give both),
-    else []."""
+    """["Yes"] / ["No"] for a segment opening with a yes/no word of any language in `medtemporal.scoring.languages`
+    ("yes or no", an echoed "[Yes, No]", "是或否" give both), else []."""
     m = _YES_NO.match(segment)
-    return [w.capitalize() for w in m.groups() if w] if m else []
+    return [lang.YES_NO[w.lower()] for w in m.groups() if w] if m else []
 
 
-@register("extractor", "yesno", version="2", answer_types=("yesno",),
+@register("extractor", "yesno", version="3", answer_types=("yesno",),
           description="Yes/No by answer statements or the opening word; both or neither → invalid")
 def yesno(item: Item, text: str) -> str | None:
     """``"Yes"`` or ``"No"`` as ``text`` states it, or None (invalid).
@@ -420,6 +479,9 @@ def yesno(item: Item, text: str) -> str | None:
     with a closing one ("Comparing both films, yes.", "The effusion is stable. No."). Yes/no words
     elsewhere are not read ("there is no change" names nothing), and an
     output naming both ("Yes or No", an echoed "[Yes, No]") is invalid.
+    Version 3 reads the yes/no words of `medtemporal.scoring.languages` too
+    (是/是的/否/不是/没有, はい/いいえ, sí, oui, nein, нет …), each only where it
+    stands alone ("是的，…" is Yes; "是否…" and "没有明显变化" name nothing).
     """
     text = normalise(text)
     slots = [_yes_no(m.group(1) if m.group(1) is not None else m.group(2)) or ["?"] for m in _TAGS.finditer(text)]
@@ -427,7 +489,7 @@ def yesno(item: Item, text: str) -> str | None:
         [x for slot in slots for x in slot],
         [x for seg in _after(_FINAL, text) for x in _yes_no(seg)],
         [x for seg in _after(_MARKER, text) for x in _yes_no(seg)],
-        _yes_no(text) + [m.group(1).capitalize() for m in _CLOSING_YES_NO.finditer(text)],
+        _yes_no(text) + [lang.YES_NO[m.group(1).lower()] for m in _CLOSING_YES_NO.finditer(text)],
     )
     return _decide(tiers, ("Yes", "No"))
 

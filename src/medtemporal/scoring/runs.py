@@ -109,12 +109,14 @@ def score_run(
             green_block, in_force = _green_pass(folder, loaded, green, {"licence": bench.manifest.licence,
                                                                         **(green_options or {})})
         outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
+        protocol = config.protocol.name or next((p.protocol for p in latest.values()), None)
         with in_force:
             scores = score_outcomes(outcomes, loaded.metrics_for, loaded.subtype_groups, resamples=resamples,
                                     confidence=confidence, seed=seed, overall_tasks=loaded.overall_tasks,
                                     overall_weights=loaded.overall_weights)
             variants = {name: _variant(variant, loaded, resamples=resamples, confidence=confidence, seed=seed)
-                        for name, variant in family.variants.items()}
+                        for name, variant in family.variants.items()
+                        if variant.protocols is None or protocol in variant.protocols}
         first = next(iter(latest.values()), None)
         model = config.model.uri or (first.model if first else None)
         run = RunInfo(

@@ -101,6 +101,33 @@ def test_scores_equal_pycocoevalcap_on_the_runs_own_pairs_and_exact_match_accura
 
 
 @needs_java
+def test_the_ekaid_variant_equals_ekaids_evaluation_of_the_raw_outputs(bench, model_run):
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    run, _ = model_run
+    items = {it.id: it for it in load(bench).items}
+    rows = [(items[p["item_id"]], p["raw_output"]) for p in
+            map(json.loads, (run / "predictions.jsonl").read_text().splitlines())]
+    ekaid = {(s["group"], s["metric"]): s["value"] for s in RunFolder(run).scores().variants["EKAID"]["scores"]}
+    counted = [(it, out) for it, out in rows if "what has changed" not in it.question]  # evaluate_score.py L232
+    right = [it.reference == out.strip() for it, out in counted]
+    closed = [ok for (it, _), ok in zip(counted, right) if it.reference in ("yes", "no")]
+    assert ekaid[("overall", "diffvqa_ekaid_accuracy")] == pytest.approx(np.mean(right))
+    assert ekaid[("task:closed", "diffvqa_ekaid_accuracy")] == pytest.approx(np.mean(closed)) == 0.0  # "Yes, there is."
+    tokenizer = PTBTokenizer()
+    for qtype in ("abnormality", "level", "difference"):
+        subset = [(it, out) for it, out in rows if it.meta["question_type"] == qtype]
+        gts = tokenizer.tokenize({i: [{"caption": it.reference}] for i, (it, _) in enumerate(subset)})
+        res = tokenizer.tokenize({i: [{"caption": out}] for i, (_, out) in enumerate(subset)})
+        assert ekaid[(f"subtype:{qtype}", "diffvqa_bleu_1")] == pytest.approx(
+            Bleu(4).compute_score(gts, res, verbose=0)[0][0], abs=1e-12)
+        assert ekaid[(f"subtype:{qtype}", "diffvqa_cider_by_type")] == pytest.approx(
+            Cider().compute_score(gts, res)[0], abs=1e-12)
+
+
+@needs_java
 def test_baselines_and_the_report_in_ekaids_layout(bench, model_run, tmp_path):
     oracle = tmp_path / "oracle"
     assert main(["run", str(bench), "--model", "baseline:oracle", "--out", str(oracle), "--no-progress"]) == 0
@@ -111,10 +138,14 @@ def test_baselines_and_the_report_in_ekaids_layout(bench, model_run, tmp_path):
     text = (tmp_path / "report" / "medical-diff-vqa_tables.md").read_text()
     for heading in ("## All questions (EKAID `caption_metric`)", "## Difference questions, on their own",
                     "## Per question type", "## Accuracy (EKAID `acc`; difference questions excluded)",
-                    "### Audit of the closed questions"):
+                    "### Audit (shared audit"):
         assert heading in text
-    assert "| Run | BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | METEOR | ROUGE-L | CIDEr | n |" in text
-    assert "| Question text alone (ours) |" in text and "| baseline:oracle | 100.0 | 100.0 | 100.0 |" in text
+    assert "| Run | BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | METEOR | ROUGE-L | CIDEr | n | Test set |" in text
+    assert "| Text alone (the audit's best reader) |" in text and "| baseline:oracle | 100.0 | 100.0 | 100.0 |" in text
+    assert "## As EKAID scores it (variant `EKAID`)" in text and "### Per question type: baseline:oracle" in text
+    tables = [block for block in text.split("\n\n") if block.startswith("| Run |")]
+    assert tables and all("| Test set |" in t and "the release's test split" in t for t in tables)
+    assert "No published rows: the Medical-Diff-VQA paper's text was not reachable" in text
     assert (tmp_path / "report" / "medical-diff-vqa_types.png").stat().st_size > 10_000
 
 

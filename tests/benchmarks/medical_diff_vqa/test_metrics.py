@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 
@@ -110,11 +111,94 @@ def test_a_failing_library_leaves_the_metrics_unavailable_with_the_reason(monkey
     monkeypatch.setattr(diffvqa_metrics, "java_status", lambda: (True, 'openjdk version "17"'))
     monkeypatch.setattr(diffvqa_metrics, "tokenize", read_only)
     diffvqa_metrics.score_texts.cache_clear()
+    diffvqa_metrics.tokenized.cache_clear()
     try:
         scores = score_outcomes(_outcomes(), lambda t: TEXT_METRICS, resamples=20)
         java = metric("diffvqa_bleu_1").summary()["settings"]["java"]
     finally:
         diffvqa_metrics._FAILURE.clear()
         diffvqa_metrics.score_texts.cache_clear()
+        diffvqa_metrics.tokenized.cache_clear()
     assert all(math.isnan(s.value) for s in scores)
     assert java.startswith("unavailable: pycocoevalcap failed (PermissionError") and "Permission denied" in java
+
+
+CLOSED = ["yes", "Yes", " no ", "NO", "", "no", "YES"]
+
+
+@needs_java
+def test_closed_answers_are_their_own_ptb_tokens_and_need_no_paraphrase_table():
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    library = PTBTokenizer().tokenize({i: [{"caption": t}] for i, t in enumerate(CLOSED)})
+    assert diffvqa_metrics.tokenize(CLOSED) == [library[i][0] for i in range(len(CLOSED))]
+    mixed = ["The answer is A.", *CLOSED, "Left side."]  # with other texts, all of them go to the tokenizer in order
+    library = PTBTokenizer().tokenize({i: [{"caption": t}] for i, t in enumerate(mixed)})
+    assert diffvqa_metrics.tokenize(mixed) == [library[i][0] for i in range(len(mixed))]
+    words = sorted(diffvqa_metrics.CLOSED_TOKENS)
+    full, light = diffvqa_metrics.meteor_scorer(), diffvqa_metrics.light_meteor()
+    for ref in words:
+        for hyp in words:
+            with full.lock, light.lock:
+                assert light._stat(hyp, [ref]) == full._stat(hyp, [ref]), (ref, hyp)
+    rows = np.array([[float(v) for v in full._stat(h, [r]).split()] for r in words for h in words])
+    sums = rows[np.random.default_rng(0).integers(0, len(rows), size=(300, 40))].sum(axis=1)
+    sums[7] = rows[4]  # one answer's statistics alone
+    with monkeypatched_evaluator(full):
+        by_full = diffvqa_metrics.reduce_meteor(sums, np.ones(len(sums)))
+    with monkeypatched_evaluator(light):
+        by_light = diffvqa_metrics.reduce_meteor(sums, np.ones(len(sums)))
+    assert np.array_equal(by_full, by_light)  # summing statistics reads no paraphrase table
+
+
+@needs_java
+def test_scoring_closed_questions_starts_neither_the_tokenizer_nor_the_full_meteor(monkeypatch):
+    from pycocoevalcap.tokenizer import ptbtokenizer
+
+    def refused(*args, **kwargs):
+        raise AssertionError("started for closed answers")
+
+    monkeypatch.setattr(ptbtokenizer.PTBTokenizer, "tokenize", refused)
+    monkeypatch.setattr(diffvqa_metrics, "_METEOR", None)
+    monkeypatch.setattr(diffvqa_metrics, "meteor_scorer", refused)
+    diffvqa_metrics.score_texts.cache_clear()
+    closed = [(q, ref, hyp) for q, ref, hyp in PAIRS if ref in ("yes", "no")] + [("presence", "no", "No")]
+    try:
+        scores = score_outcomes(_outcomes(closed), lambda t: ("accuracy", *TEXT_METRICS), resamples=50)
+    finally:
+        diffvqa_metrics.score_texts.cache_clear()
+    meteor = next(s for s in scores if s.group == "overall" and s.metric == "diffvqa_meteor")
+    assert not math.isnan(meteor.value) and meteor.ci_low <= meteor.value <= meteor.ci_high
+
+
+def test_bleu_of_every_bootstrap_replicate_in_one_call_equals_the_library_one_replicate_at_a_time():
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    rng = np.random.default_rng(1)
+    sums = rng.integers(0, 30, size=(5, 80, diffvqa_metrics.BLEU_WIDTH)).astype(float)
+    sums[..., 2:6] = np.maximum(sums[..., 2:6], sums[..., 6:10])  # no more matches than guesses
+    sums[1] /= 3.0
+    sums[2, 5] = np.nan  # a replicate where Java failed stays NaN
+    for n in (1, 2, 3, 4):
+        batched = diffvqa_metrics.reduce_bleu(n)(sums, np.ones(sums.shape[:-1]))
+        for index in np.ndindex(sums.shape[:-1]):
+            row = sums[index]
+            if np.isnan(row).any():
+                assert np.isnan(batched[index])
+                continue
+            scorer = BleuScorer(n=4)
+            scorer.crefs = [([row[1]], {})]
+            scorer.ctest = [{"testlen": row[0], "reflen": [row[1]], "guess": list(row[2:6]),
+                             "correct": list(row[6:10])}]
+            assert batched[index] == scorer.compute_score(option="closest", verbose=0)[0][n - 1]
+
+
+@contextlib.contextmanager
+def monkeypatched_evaluator(process):
+    """`reduce_meteor` with ``process`` as its Meteor."""
+    saved = diffvqa_metrics.meteor_evaluator
+    diffvqa_metrics.meteor_evaluator = lambda: process
+    try:
+        yield
+    finally:
+        diffvqa_metrics.meteor_evaluator = saved

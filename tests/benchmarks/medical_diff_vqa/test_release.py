@@ -36,7 +36,7 @@ def test_test_split_rows_become_closed_open_and_difference_items_reference_first
                       "55088298,18936629,54989200,difference,what has changed compared to the reference image?,"
                       "the main image has an additional finding of pneumothorax than the reference image. ,test",
                       "51111111,10000001,51111111,view,which view is this image taken?,PA view,train")
-    questions, counts = read_questions(folder, "test", verify_images=False)
+    questions, counts = read_questions(folder, "release", verify_images=False)
     assert [(q.question_type, q.closed) for q in questions] == [("presence", True), ("abnormality", False),
                                                                 ("difference", False)]
     assert counts.splits == {"test": 3, "train": 1} and not counts.excluded
@@ -58,7 +58,7 @@ def test_a_1_0_0_style_difference_row_is_refused_and_other_types_are_flagged(tmp
                       "55088298,18936629,50632107,difference,what has changed compared to the reference image?,"
                       "the main image is missing the finding of pleural effusion than the reference image. ,test",
                       "55088298,18936629,50632107,presence,is there edema?,no,test")
-    questions, counts = read_questions(folder, "test", verify_images=False)
+    questions, counts = read_questions(folder, "release", verify_images=False)
     assert counts.excluded == {"difference_reference_after_main": 1}
     assert counts.reference_after_main_kept == {"presence": 1}
     (item,) = [question_item(q) for q in questions]
@@ -75,16 +75,20 @@ def test_rows_that_cannot_be_shown_are_left_out_and_counted(tmp_path):
                       "55088298,18936629,54989200,presence,is there edema?,,test",  # no answer
                       "55088298,18936629,54989200,presence,is there edema?,no,test")  # images missing
     (tmp_path / "files").mkdir()
-    questions, counts = read_questions(folder, "test", image_root=tmp_path, verify_images=True)
+    questions, counts = read_questions(folder, "release", image_root=tmp_path, verify_images=True)
     assert not questions
     assert counts.excluded == {"study_not_in_mimic_all": 1, "study_of_another_subject": 1, "reference_is_main": 1,
                                "question_or_answer_empty": 1, "image_missing": 1}
 
 
 @pytest.mark.parametrize("row, split, message", [
-    ("55088298,18936629,54989200,size,how big?,small,test", "test", "question_type 'size' is none of"),
-    ("55088298,18936629,x54989200,presence,is there edema?,no,test", "test", "ref_id 'x54989200' is not an integer"),
-    ("55088298,18936629,54989200,presence,is there edema?,no,test", "validate", "no row of split 'validate'"),
+    ("55088298,18936629,54989200,size,how big?,small,test", "release", "question_type 'size' is none of"),
+    ("55088298,18936629,x54989200,presence,is there edema?,no,test", "release",
+     "ref_id 'x54989200' is not an integer"),
+    ("55088298,18936629,54989200,presence,is there edema?,no,test", "test", "--split 'test' names no test set; "
+     "use one of release, ekaid"),
+    ("55088298,18936629,54989200,presence,is there edema?,no,val", "release", "has no row whose split is 'test' "
+     r"\(it has val\); use the released file, or --split ekaid"),
 ])
 def test_bad_rows_and_options_are_refused_in_one_sentence(tmp_path, row, split, message):
     folder = _release(tmp_path, row)
@@ -96,7 +100,7 @@ def test_files_without_the_released_columns_are_refused(tmp_path):
     folder = _release(tmp_path, "55088298,18936629,54989200,presence,is there edema?,no,test")
     (folder / MIMIC_ALL_FILE).write_text("subject_id,study_id,dicom_id\n1,2,d\n")
     with pytest.raises(InvalidInputError, match="lacks the column.*view, split, study_date, study_order"):
-        read_questions(folder, "test", verify_images=False)
+        read_questions(folder, "release", verify_images=False)
     (folder / MIMIC_ALL_FILE).unlink()
     with pytest.raises(InvalidInputError, match="mimic_all.csv does not exist"):
-        read_questions(folder, "test", verify_images=False)
+        read_questions(folder, "release", verify_images=False)

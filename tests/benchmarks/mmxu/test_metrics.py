@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers.mmxu import OFFICIAL, build_args, needs_release
 
-from medtemporal.benchmark import load
+from medtemporal.benchmark import load, save
 from medtemporal.benchmarks.mmxu.command import build
 from medtemporal.cli import main
 from medtemporal.schema import Item
@@ -64,11 +64,16 @@ def test_items_without_a_blind_pick_have_no_blind_score(release: Path, cohort) -
 
 
 def test_the_audit_command_fits_across_content_types_as_the_build_did(bench: Path, capsys) -> None:
-    assert main(["audit", str(bench)]) == 0
+    code = main(["audit", str(bench)])
     out = capsys.readouterr().out
-    assert "| change | (all) |" in out and "| breakdown |" in out
+    assert "| change | (all) |" in out and "each task is judged over all its subtypes" in out
+    assert code == (1 if "BLIND-SOLVABLE" in out else 0)  # each content type is judged too
     main(["audit", str(bench), "--fit", "subtype"])  # within a content type the answer's category is known
     assert "(all)" not in capsys.readouterr().out
+    unaudited = load(bench)
+    save(bench.parent / "no-audit", unaudited.items, unaudited.manifest.model_copy(update={"audit": None}))
+    main(["audit", str(bench.parent / "no-audit")])  # no fit recorded: the family's (MMXU: across content types)
+    assert "| change | (all) |" in capsys.readouterr().out
 
 
 @needs_release
@@ -78,7 +83,8 @@ def test_the_release_is_answerable_from_its_text_and_ours_removes_it(tmp_path: P
     bench = load(tmp_path / "b")
     rows = {r["subtype"]: r for r in bench.manifest.audit["subtypes"]}
     everything = rows["(all)"]
-    assert bench.manifest.audit["flagged"] == ["change/(all)"] and everything["n"] == 3000
+    assert bench.manifest.audit["flagged"] == ["change/improved", "change/no change", "change/worsen", "change/(all)"]
+    assert everything["n"] == 3000  # every content type is answerable from the options, and so is the whole task
     assert 0.55 < everything["classifier"]["accuracy"] < 0.7 and everything["chance"] == 0.25  # issue: about 59%
     assert 0.5 < everything["question"]["accuracy"] < everything["classifier"]["accuracy"]  # the question adds noise
     assert everything["best"] == bench.manifest.config["blind_reader"] == "classifier"  # the picks are the options'

@@ -31,7 +31,9 @@ def test_the_build_audits_across_content_types_and_keeps_each_blind_pick(bench: 
     assert b.manifest.licence == "synthetic" and audit["method"]["fit"] == "task"
     rows = {r["subtype"]: r for r in audit["subtypes"]}
     assert set(rows) == {"no change", "worsen", "improved", "(all)"} and rows["(all)"]["n"] == len(b.items)
-    assert audit["flagged"] == [] and all(rows[t].get("breakdown") for t in ("no change", "worsen", "improved"))
+    assert "change/(all)" not in audit["flagged"] and all(rows[t].get("breakdown") for t in ("no change", "worsen",
+                                                                                              "improved"))
+    assert audit["flagged"] == [f"change/{t}" for t in ("improved", "no change", "worsen") if rows[t]["flagged"]]
     assert all(abs(rows["(all)"][r]["accuracy"] - 0.25) < 0.08 for r in READERS)  # the text alone says nothing
     assert all(i.meta["blind_pick"] in i.options for i in b.items)
     best = rows["(all)"]["best"]
@@ -64,7 +66,7 @@ def test_baselines_run_score_and_report_the_audit_beside_the_score(bench: Path, 
     assert "| Overall |" in tables.split("## Blind-solvability audit by content type")[1]
     assert (tmp_path / "report" / "mmxu_accuracy.png").read_bytes().startswith(b"\x89PNG")
     md = (tmp_path / "report" / "report.md").read_text()
-    assert "## Blind-solvability audit of bench" in md and "| change | (all) |" in md and "breakdown" in md
+    assert "## Blind-solvability audit of bench" in md and "| change | (all) |" in md and "| change | worsen |" in md
 
 
 def test_a_loopback_model_sees_prior_then_current_and_our_prompt_at_temperature_0(
@@ -117,7 +119,7 @@ def test_a_model_that_echoes_the_options_is_invalid_on_every_item(bench: Path, t
     assert rows[0]["raw_output"] == ("\n" if mode == "lines" else " ").join(format_options(first.options).splitlines())
     assert all(r["answer"] is None for r in rows)
     scores = RunFolder(tmp_path / "run").scores()
-    assert scores.counts["rules"] == {rule_id("letter"): len(rows)} and rule_id("letter") == "letter@2"
+    assert scores.counts["rules"] == {rule_id("letter"): len(rows)} and rule_id("letter") == "letter@3"
     for metric in ("accuracy", "mmxu_blind_hard_accuracy"):
         s = scores.score("overall", metric)
         assert s.value == 0.0 and s.invalid == s.n == len(rows)
@@ -149,3 +151,24 @@ def test_the_demo_section_writes_its_phantoms_once_and_ends_in_its_report(tmp_pa
         assert main(argv) == 0, argv
     assert section.report.is_file() and (section.report.parent / "mmxu_tables.md").is_file()
     assert [c[0] for c in spec("mmxu").demo(tmp_path, 30, 0).commands()] == ["build", "run", "run", "report"]
+
+
+def test_baselines_run_on_the_questions_alone_and_a_model_that_reads_images_is_refused(release: Path, tmp_path,
+                                                                                         capsys) -> None:
+    """As 3D-RAD's baselines run without volumes: the released questions, imported without images, run with a
+    baseline (each image named in the prompt, not sent); a model that reads images is refused before it starts."""
+    bench = tmp_path / "questions"
+    assert main(["build", "mmxu", "--official", str(release), "--no-verify-images", "--no-audit", "--out",
+                 str(bench)]) == 0
+    for model in ("baseline:random", "baseline:majority"):
+        assert main(["run", str(bench), "--model", model, "--out", str(tmp_path / model), "--no-progress"]) == 0
+        assert RunFolder(tmp_path / model).scores().counts["answered"] == len(load(bench).items)
+    prompt = json.loads((tmp_path / "baseline:random" / "predictions.jsonl").read_text().splitlines()[0])["prompt"]
+    texts = [p["text"] for p in prompt[0]["parts"] if "text" in p]
+    assert texts[0].startswith(f"{PRIOR_LABEL} Image files/") and texts[0].endswith("(not sent: this model reads no "
+                                                                                  "images).")
+    capsys.readouterr()
+    with FakeOpenAI.start() as server:
+        assert main(["run", str(bench), "--model", server.uri("vlm"), "--out", str(tmp_path / "vlm"),
+                     "--no-progress"]) == 2
+    assert "images are missing under" in capsys.readouterr().err

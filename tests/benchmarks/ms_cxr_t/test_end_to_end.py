@@ -97,7 +97,7 @@ def test_baselines_score_and_the_report_holds_the_paper_layout_the_text_levels_a
     assert header.count("Acc") == len(present) + 2 and "Average Macro" in header and "All labels Macro" in header
     assert "| Commonest label of the finding (text only) |" in text
     assert "### Blind-solvability audit" in text and "| Finding | n | Chance |" in text
-    assert "## Temporal sentence similarity (text models)" in text
+    assert "## Temporal sentence similarity" in text and "Generative models answering paraphrase" in text
     assert (tmp_path / "report" / "ms-cxr-t_findings.png").stat().st_size > 10_000
     assert "| baseline:oracle | 100.0 | 100.0 |" in text
 

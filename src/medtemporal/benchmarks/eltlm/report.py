@@ -27,9 +27,10 @@ import numpy as np
 
 from medtemporal.benchmarks.eltlm.metrics import rouge_l_f1_of
 from medtemporal.errors import InvalidInputError
+from medtemporal.benchmarks.eltlm.published import TABLES
 from medtemporal.report.family import (
-    DASH, MAX_WIDTH_IN, FamilyReport, ReportRun, cell, figure_png, legend_columns, markdown_table, protocol_label,
-    pyplot,
+    DASH, MAX_WIDTH_IN, FamilyReport, ReportRun, caution, cell, figure_png, legend_columns, markdown_table,
+    protocol_label, published_section, pyplot,
 )
 from medtemporal.scoring.ci import cluster_bootstrap
 from medtemporal.scoring.judge import stored_verdicts
@@ -221,7 +222,9 @@ def write_eltlm_report(ctx: FamilyReport) -> None:
         "date order unless the benchmark was built with `--order file`. On items whose two orders differ, a "
         "reference written against the other order names the exams differently (docs/eltlm.md).\n\n"
         f"{order_table(runs, cache)}\n\n"
-        f"## Ablations (paired, clustered by patient)\n\n{ablation_table(runs, cache=cache)}\n"
+        f"## Ablations (paired, clustered by patient)\n\n{ablation_table(runs, cache=cache)}\n\n"
+        + published_section(TABLES, runs, cautions=lambda run: caution(
+            run, lambda m: "official" in m.config, "the paper's released test.json"))
     )
     ctx.write("tables.md", text)
     ctx.write("judges.json", json.dumps({r.label: r.scores.judge for r in runs}, indent=2) + "\n")

@@ -8,17 +8,18 @@ PhysioNet ``medical-diff-vqa`` 1.0.1 (credentialed; the authors refuse re-hostin
 ``FACTS.md`` §5.2. Where each rule lives:
 
 * `release` — readers of ``mimic_pair_questions.csv`` and ``mimic_all.csv`` (one image per study, as
-  ``get_mimic_all.py`` chose it), the ``split`` column, the 1.0.0 order check.
+  ``get_mimic_all.py`` chose it), the two test sets (``--split release``: the ``split`` column's test rows;
+  ``--split ekaid``: EKAID's last 10% of rows in file order), the 1.0.0 order check.
 * `command` — ``medtemporal build medical-diff-vqa``: tasks ``closed`` (yes/no), ``open`` and
   ``difference``, subtype the question type; the reference image first, then the main one.
 * `metrics` — BLEU-1…4, METEOR, ROUGE-L and CIDEr by pycocoevalcap as EKAID's ``evaluation.py`` (Java);
-  accuracy is the shared exact match, over closed and open questions (EKAID's ``acc`` leaves difference
-  questions out).
-* `blind` — what the question text alone answers (ours; the shared audit reads closed questions only).
+  accuracy is the shared exact match of the extracted answer, over closed and open questions.
+* `ekaid` — the variant ``EKAID`` scored beside ours: the raw output, exact-string accuracy with ``acc``'s
+  open/closed rule and exclusions, per-type metrics on each type's questions alone (CIDEr included).
 * `phantom` — ``medtemporal phantoms medical-diff-vqa``: both files over a ``phantoms cxr`` cohort, every
   question type worded as the release's generator, answers from the cohort's truth.
 * `report` — EKAID's tables (all questions, per type, difference on its own, accuracy total / open /
-  closed) with the text-only levels, and the per-type figure.
+  closed) with the text-only levels of the audit, and the per-type figure.
 * ``prompts/`` — ours: the paper publishes none for generative models (its model reads question tokens).
 
 No LLM judge is offered (``score --judge`` refuses): the paper scores answers by n-gram overlap and exact
@@ -35,6 +36,8 @@ from medtemporal.benchmarks.medical_diff_vqa.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
+from medtemporal.benchmarks.medical_diff_vqa.ekaid import NAME as EKAID
+from medtemporal.benchmarks.medical_diff_vqa.ekaid import VARIANT as EKAID_VARIANT
 from medtemporal.registry import register
 from medtemporal.scoring.clinical import CXR_LABELS, TEMPORAL
 
@@ -58,16 +61,26 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     return steps.section("Medical-Diff-VQA", phantoms)
 
 
+COMPARE = "compare models with the report's 'Text alone' row, not with chance."
 AUDIT_NOTES = {
-    "closed/view": "The release's generator asks about AP studies only 5% of the time (question_gen.py view_ques), "
-                   "so 'is this PA view?' is mostly yes whatever the image; compare models with the report's "
-                   "'Question text alone' row, not with chance.",
+    "*/view": "The release's generator asks about AP studies only 5% of the time (question_gen.py view_ques), so "
+              "'is this PA view?' is mostly yes and 'which view is this image taken?' mostly 'PA view' whatever the "
+              "image; " + COMPARE,
     "closed/presence": "The release's generator asks 'is the X bilateral?' only when the answer is yes and words "
                        "its 'no' questions differently ('... in the right area?' without 'lung'), so the wording "
-                       "tells part of the answer (question_gen.py L645-1099); compare models with the report's "
-                       "'Question text alone' row, not with chance.",
+                       "tells part of the answer (question_gen.py L645-1099); " + COMPARE,
+    "open/location": "The generator's location questions name the finding ('where is the pneumothorax?'), and a "
+                     "finding lies in few places (a pneumothorax is apical), so the question narrows the answer "
+                     "to a side (question_gen.py location_ques); " + COMPARE,
+    "open/level": "The generator's level questions name the finding ('what level is the pleural effusion?'), and "
+                  "each finding takes few of the level library's words (an effusion is small, a cardiomegaly "
+                  "mild), so the question narrows the answer (question_gen.py level_ques); " + COMPARE,
+    "difference/difference": "The generator's area questions name the area ('what has changed in the left apical "
+                             "area?'), which names the finding there, and 'nothing has changed.' answers every "
+                             "pair without a change (question_gen.py difference questions, get_caption); "
+                             + COMPARE,
 }
-"""Closed question types the release's own generator makes partly answerable from their text
+"""Question types the release's own generator makes partly answerable from their text
 (`BenchmarkSpec.audit_notes`; measured on phantoms written by the same templates: docs/medical-diff-vqa.md)."""
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
@@ -86,4 +99,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     report="medtemporal.benchmarks.medical_diff_vqa.report:write_medical_diff_vqa_report",
     demo=demo,
     generation={"temperature": 0.0, "max_tokens": 256},
+    variants={EKAID: EKAID_VARIANT},
 ))

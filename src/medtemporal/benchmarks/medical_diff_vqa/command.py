@@ -1,6 +1,9 @@
-"""``medtemporal build medical-diff-vqa --diff-vqa DIR --mimic-cxr-jpg ROOT --out DIR``: the test split as items.
+"""``medtemporal build medical-diff-vqa --diff-vqa DIR --mimic-cxr-jpg ROOT [--split release|ekaid] --out DIR``: a
+test set as items.
 
-One item per kept question (`release`), in file order. Tasks follow the release's evaluation (EKAID
+One item per kept question of the test set ``--split`` names (`release.SPLITS`: the release's ``split``
+column, default, or EKAID's last 10% of rows in file order), in file order; the manifest records which
+(``config.split`` and ``config.test_set``) and every table names it. Tasks follow the release's evaluation (EKAID
 ``evaluate_score.py``): ``closed`` (answer yes or no: a ``yesno`` item, answer ``Yes``/``No``), ``open``
 (the other non-difference questions: free text) and ``difference`` (scored on its own, by the text metrics
 only, as ``acc`` skips "what has changed" questions). The subtype is the ``question_type``, so each type's
@@ -22,6 +25,7 @@ from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.medical_diff_vqa.release import (
     MIMIC_ALL_FILE,
     QUESTIONS_FILE,
+    SPLITS,
     TYPES,
     Question,
     read_questions,
@@ -47,7 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help=f"folder of Medical-Diff-VQA 1.0.1 ({QUESTIONS_FILE} and {MIMIC_ALL_FILE}), or a phantom "
                      "of it (`medtemporal phantoms medical-diff-vqa`)")
     add_jpg_arguments(src, without="and allow leaving --mimic-cxr-jpg out")
-    src.add_argument("--split", default="test", help="the split column's value to build (default %(default)s)")
+    src.add_argument("--split", choices=tuple(SPLITS), default="release",
+                     help="the test set: release, the rows whose split column is 'test' (default); ekaid, the last "
+                     "10%% of rows in file order, as EKAID's dataset_preparation.py cuts them (the paper's numbers)")
 
 
 def task_of(q: Question) -> str:
@@ -75,7 +81,7 @@ def question_item(q: Question) -> Item:
 
 
 def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
-    """Read the release (or its phantom) and make one item per kept question of ``--split``."""
+    """Read the release (or its phantom) and make one item per kept question of the test set ``--split``."""
     folder: Path = args.diff_vqa
     if not folder.is_dir():
         raise InvalidInputError(f"--diff-vqa {folder} is not a folder; pass the folder of Medical-Diff-VQA 1.0.1.")
@@ -84,7 +90,8 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     items = [question_item(q) for q in questions]
     files = [folder / QUESTIONS_FILE, folder / MIMIC_ALL_FILE]
     config = {
-        "source": "medical-diff-vqa 1.0.1", "split": args.split, "rows": counts.rows, "rows_per_split": counts.splits,
+        "source": "medical-diff-vqa 1.0.1", "split": args.split, "test_set": SPLITS[args.split], "rows": counts.rows,
+        "rows_per_split": counts.splits,
         "verify_images": args.verify_images,
         "questions": {t: dict(sorted(Counter(task_of(q) for q in questions if q.question_type == t).items()))
                       for t in TYPES if any(q.question_type == t for q in questions)},

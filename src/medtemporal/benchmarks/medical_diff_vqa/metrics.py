@@ -17,22 +17,31 @@ Registered here, each from the library's own code:
 * ``diffvqa_rouge_l`` — ROUGE-L (β = 1.2) of each item, averaged (``Rouge.compute_score`` averages).
 * ``diffvqa_cider`` — CIDEr-D of each item, averaged. Its document frequencies come from the references
   of all the items scored together (the run's items): over all questions this is EKAID's
-  ``caption_metric``; EKAID's per-type call recomputes them over that type's references, which per-item
-  values cannot do, so per-type CIDEr here can differ from it (the tables say so).
+  ``caption_metric``; EKAID's per-type call recomputes them over that type's references, so per-type CIDEr
+  here can differ from it (the tables say so). The EKAID variant (`ekaid`) adds ``diffvqa_cider_by_type``,
+  whose frequencies come from each type's own references, as EKAID's per-type call computes it.
 
 The answer scored is the extracted one (``Yes``/``No`` for closed questions, the whole output for open
 ones; an invalid or missing answer is an empty string), the reference the released answer. Groups are
 resampled by patient like every other metric: the per-item statistics are summed per patient.
 
-pycocoevalcap's tokenizer and METEOR run Java. Without a working ``java`` (or when the library fails, e.g. its
+pycocoevalcap's tokenizer and METEOR run Java, started only for what needs them: closed answers (yes/no) are their
+own PTB tokens and their METEOR statistics come from a METEOR started without its paraphrase table, as do the sums
+of statistics (`CLOSED_TOKENS`, `light_meteor`), so scoring closed questions takes seconds, not the half minute
+the paraphrase table takes to load. Without a working ``java`` (or when the library fails, e.g. its
 tokenizer cannot write its temporary file beside itself) the seven metrics are NaN (shown as "–") and
 ``scores.json`` says why under each metric's ``settings.java``; nothing else stops.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import gzip
+import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -76,8 +85,20 @@ _METEOR: Any = None
 _METEOR_LOCK = threading.Lock()
 
 
+_LIGHT: Any = None
+LIGHT_JVM = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1")
+"""The light METEOR's JVM: one garbage-collector and one compiler thread, quick compilation only (about 25% less
+CPU for its short work; Java's floating point is the same whatever the flags)."""
+CLOSED_TOKENS = frozenset({"yes", "no", ""})
+"""The closed questions' answers as PTB tokens ("" for an invalid one). Texts that are all one of them whatever
+their case and surrounding space are their own tokenization, and METEOR's statistics of a pair of them need no
+paraphrase table (tests check both against the library), so scoring closed questions starts neither the PTB
+tokenizer nor the full METEOR, which loads its paraphrase table for half a minute."""
+
+
 def meteor_scorer() -> Any:
-    """The process's pycocoevalcap ``Meteor`` (one Java process, started on first use: it loads for seconds)."""
+    """The process's pycocoevalcap ``Meteor`` (one Java process, started on first use: it loads its paraphrase
+    table for tens of seconds)."""
     global _METEOR
     with _METEOR_LOCK:
         if _METEOR is None:
@@ -85,6 +106,61 @@ def meteor_scorer() -> Any:
 
             _METEOR = Meteor()
         return _METEOR
+
+
+def light_meteor() -> Any:
+    """pycocoevalcap's ``Meteor`` as EKAID runs it (``-l en -norm``, the same jar and module weights) but given an
+    empty paraphrase table (``-a``), which starts in about a second. It sums statistics (``EVAL``) exactly as the
+    full one does, which reads no paraphrase table for that, and scores pairs of `CLOSED_TOKENS` as it does."""
+    global _LIGHT
+    with _METEOR_LOCK:
+        if _LIGHT is None:
+            from pycocoevalcap.meteor import meteor
+
+            class LightMeteor(meteor.Meteor):
+                def __init__(self) -> None:  # the library's constructor, with the paraphrase table named
+                    self.meteor_cmd = ["java", *LIGHT_JVM, "-jar", "-Xmx2G", meteor.METEOR_JAR, "-", "-", "-stdio",
+                                       "-l", "en", "-norm", "-a", _empty_paraphrases()]
+                    here = os.path.dirname(os.path.abspath(meteor.__file__))
+                    self.meteor_p = subprocess.Popen(self.meteor_cmd, cwd=here, stdin=subprocess.PIPE,
+                                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    self.lock = threading.Lock()
+
+            _LIGHT = LightMeteor()
+        return _LIGHT
+
+
+@cache
+def _empty_paraphrases() -> str:
+    """An empty gzip file, for this process (removed at exit)."""
+    fd, path = tempfile.mkstemp(prefix="medtemporal-meteor-paraphrases-", suffix=".gz")
+    with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb"):
+        pass
+    atexit.register(_remove, path)
+    return path
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def meteor_stats(t_refs: Sequence[str], t_hyps: Sequence[str]) -> list[str]:
+    """Meteor's statistics line (``SCORE``) of each (reference, answer) pair of PTB tokens, each distinct pair asked
+    once: pairs of `CLOSED_TOKENS` of the light process (`light_meteor`), the others of the full one."""
+    lines: dict[tuple[str, str], str] = {}
+    for ref, hyp in dict.fromkeys(zip(t_refs, t_hyps)):
+        scorer = light_meteor() if ref in CLOSED_TOKENS and hyp in CLOSED_TOKENS else meteor_scorer()
+        with scorer.lock:
+            lines[ref, hyp] = scorer._stat(hyp, [ref])
+    return [lines[pair] for pair in zip(t_refs, t_hyps)]
+
+
+def meteor_evaluator() -> Any:
+    """The Meteor process that sums statistics (``EVAL``): the full one when it is running, else the light one."""
+    with _METEOR_LOCK:
+        running = _METEOR
+    return running if running is not None else light_meteor()
 
 
 @dataclass(frozen=True)
@@ -105,38 +181,54 @@ def texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[tuple[str, 
 
 
 def tokenize(texts_: Sequence[str]) -> list[str]:
-    """pycocoevalcap's PTB tokenization of each text (one Java call for all)."""
+    """pycocoevalcap's PTB tokenization of each text: their own lower case when every text is a closed answer
+    (`CLOSED_TOKENS`), else one Java call for all of them, in order (the tokenizer reads a line with the next:
+    whether "A." ends a sentence depends on it, so no text is left out of the call)."""
+    closed = [t.strip().lower() for t in texts_]
+    if all(t in CLOSED_TOKENS for t in closed):
+        return closed
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
     out = PTBTokenizer().tokenize({i: [{"caption": t}] for i, t in enumerate(texts_)})
     return [out[i][0] for i in range(len(texts_))]
 
 
+@lru_cache(maxsize=4)
+def tokenized(refs: tuple[str, ...], hyps: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(references, answers) in PTB tokens (one Java call for both)."""
+    tokens = tokenize([*refs, *hyps])
+    return tokens[:len(refs)], tokens[len(refs):]
+
+
+def cider_values(t_refs: Sequence[str], t_hyps: Sequence[str]) -> np.ndarray:
+    """Per-item CIDEr-D of tokenized pairs, with the document frequencies of these references (``Cider``)."""
+    from pycocoevalcap.cider.cider import Cider
+
+    if not t_refs:
+        return np.zeros(0)
+    gts = {i: [r] for i, r in enumerate(t_refs)}
+    res = {i: [h] for i, h in enumerate(t_hyps)}
+    return np.asarray(Cider().compute_score(gts, res)[1], dtype=float)
+
+
 @lru_cache(maxsize=2)
 def score_texts(refs: tuple[str, ...], hyps: tuple[str, ...]) -> Scored:
     """Tokenize, then every metric's per-item statistics (module doc), from the library's own code."""
     from pycocoevalcap.bleu.bleu_scorer import cook_refs, cook_test
-    from pycocoevalcap.cider.cider import Cider
     from pycocoevalcap.rouge.rouge import Rouge
 
-    tokens = tokenize([*refs, *hyps])
-    t_refs, t_hyps = tokens[:len(refs)], tokens[len(refs):]
+    t_refs, t_hyps = tokenized(refs, hyps)
     bleu = np.zeros((len(refs), BLEU_WIDTH))
     for i, (ref, hyp) in enumerate(zip(t_refs, t_hyps)):
         cooked = cook_test(hyp, cook_refs([ref]))
         bleu[i] = [cooked["testlen"], cooked["reflen"][0], *cooked["guess"], *cooked["correct"]]
-    scorer = meteor_scorer()
-    with scorer.lock:
-        lines = [scorer._stat(hyp, [ref]) for ref, hyp in zip(t_refs, t_hyps)]
+    lines = meteor_stats(t_refs, t_hyps)
     meteor = np.array([[float(v) for v in line.split()] for line in lines]) if lines else np.zeros((0, 1))
     if len(meteor):
         meteor[exact_segments(meteor), CHUNKS] = 0.0
     rouge = Rouge()
     rouge_l = np.array([rouge.calc_score([hyp], [ref]) for ref, hyp in zip(t_refs, t_hyps)], dtype=float)
-    gts = {i: [r] for i, r in enumerate(t_refs)}
-    res = {i: [h] for i, h in enumerate(t_hyps)}
-    cider = np.asarray(Cider().compute_score(gts, res)[1], dtype=float) if gts else np.zeros(0)
-    return Scored(bleu, meteor, rouge_l, cider)
+    return Scored(bleu, meteor, rouge_l, cider_values(t_refs, t_hyps))
 
 
 def exact_segments(stats: np.ndarray) -> np.ndarray:
@@ -148,38 +240,49 @@ def exact_segments(stats: np.ndarray) -> np.ndarray:
     return (test == stats[:, 0]) & (ref == stats[:, 1]) & (stats[:, CHUNKS] == 1)
 
 
-def _stats(items: Sequence[Item], answers: Sequence[Answer], pick: Callable[[Scored], np.ndarray],
-           width: int) -> np.ndarray:
-    """One metric's per-item statistics, or NaN (``width`` columns; any width for METEOR, whose reduction
-    reads none of a NaN row) where Java cannot run."""
+def stats(items: Sequence[Item], answers: Sequence[Answer], pick: Callable[[tuple[str, ...], tuple[str, ...]],
+           np.ndarray], width: int) -> np.ndarray:
+    """One metric's per-item statistics, ``pick(refs, hyps)``, or NaN (``width`` columns; any width for METEOR,
+    whose reduction reads none of a NaN row) where Java cannot run."""
     if not java_status()[0]:
         return np.full((len(items), width), np.nan)
     if not items:
         return np.zeros((0, width))
     try:
-        return pick(score_texts(*texts(items, answers)))
+        return pick(*texts(items, answers))
     except (OSError, ValueError, IndexError, subprocess.SubprocessError) as exc:  # the Java side failed
         _FAILURE["reason"] = f"pycocoevalcap failed ({type(exc).__name__}: {exc})"
         return np.full((len(items), width), np.nan)
 
 
+@lru_cache(maxsize=8)
+def _bleu_rows(data: bytes, rows: int) -> np.ndarray:
+    """BLEU-1…4 of each of ``rows`` rows of summed counts (``data``: float64 bytes, `BLEU_WIDTH` per row), NaN for
+    a row holding NaN: one ``BleuScorer`` whose entries are the rows, so that its per-entry scores (the loop over
+    ``ctest`` in ``compute_score``) are each row's corpus BLEU, as a scorer holding that row alone computes it.
+    Cached: BLEU-1 … BLEU-4 reduce the same sums."""
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    flat = np.frombuffer(data, dtype=np.float64).reshape(rows, BLEU_WIDTH)
+    out = np.full((rows, 4), np.nan)
+    keep = np.flatnonzero(~np.isnan(flat).any(axis=1))
+    if len(keep):
+        scorer = BleuScorer(n=4)
+        values = flat[keep].tolist()  # Python floats: the library's arithmetic on them is the same, and faster
+        scorer.crefs = [([row[1]], {}) for row in values]
+        scorer.ctest = [{"testlen": row[0], "reflen": [row[1]], "guess": row[2:6], "correct": row[6:10]}
+                        for row in values]
+        out[keep] = np.asarray(scorer.compute_score(option="closest", verbose=0)[1]).T
+    return out
+
+
 def reduce_bleu(n: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """BLEU-``n`` of summed per-item counts, by ``BleuScorer.compute_score`` (any leading batch axes)."""
+    """BLEU-``n`` of summed per-item counts, by ``BleuScorer.compute_score`` (any leading batch axes; every
+    bootstrap replicate in one call, `_bleu_rows`)."""
 
     def reduce(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        from pycocoevalcap.bleu.bleu_scorer import BleuScorer
-
-        flat = sums.reshape(-1, BLEU_WIDTH)
-        out = np.full(len(flat), np.nan)
-        for k, row in enumerate(flat):
-            if np.isnan(row).any():
-                continue
-            scorer = BleuScorer(n=4)
-            scorer.crefs = [([row[1]], {})]
-            scorer.ctest = [{"testlen": row[0], "reflen": [row[1]], "guess": list(row[2:6]),
-                             "correct": list(row[6:10])}]
-            out[k] = scorer.compute_score(option="closest", verbose=0)[0][n - 1]
-        return out.reshape(sums.shape[:-1])
+        flat = np.ascontiguousarray(sums, dtype=np.float64).reshape(-1, BLEU_WIDTH)
+        return _bleu_rows(flat.tobytes(), len(flat))[:, n - 1].reshape(sums.shape[:-1])
 
     reduce.__name__ = f"bleu_{n}_of_summed_counts"
     return reduce
@@ -187,19 +290,33 @@ def reduce_bleu(n: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
 
 def reduce_meteor(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """METEOR of summed per-item statistics: one Meteor ``EVAL`` line holding every (batch) sum."""
-    flat = sums.reshape(-1, sums.shape[-1])
+    flat = np.ascontiguousarray(sums, dtype=np.float64).reshape(-1, sums.shape[-1])
+    return _meteor_rows(flat.tobytes(), flat.shape[1]).reshape(sums.shape[:-1])
+
+
+@lru_cache(maxsize=8)
+def _meteor_rows(data: bytes, width: int) -> np.ndarray:
+    """`reduce_meteor` of rows of ``width`` statistics (``data``: float64 bytes), cached: groups holding the same
+    items (a run's ``overall`` and its only task) draw the same replicates. Whole numbers are written without
+    ``.0``: Meteor parses the same values from less text."""
+    flat = np.frombuffer(data, dtype=np.float64).reshape(-1, width)
     out = np.full(len(flat), np.nan)
     rows = [k for k, row in enumerate(flat) if not np.isnan(row).any()]
     if rows:
-        scorer = meteor_scorer()
-        line = "EVAL" + "".join(" ||| " + " ".join(repr(float(v)) for v in flat[k]) for k in rows)
+        scorer = meteor_evaluator()
+        line = "EVAL" + "".join(" ||| " + " ".join(map(_number, flat[k].tolist())) for k in rows)
         with scorer.lock:
             scorer.meteor_p.stdin.write(f"{line}\n".encode())
             scorer.meteor_p.stdin.flush()
             values = [float(scorer.meteor_p.stdout.readline().strip()) for _ in rows]
             scorer.meteor_p.stdout.readline()  # the score of all of them together
         out[rows] = values
-    return out.reshape(sums.shape[:-1])
+    return out
+
+
+def _number(value: float) -> str:
+    """``value`` as Meteor reads it back exactly: ``17`` for 17.0, else its shortest repr."""
+    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
 
 
 def settings() -> dict[str, Any]:
@@ -216,16 +333,17 @@ def _cider_settings() -> dict[str, Any]:
             "caption_metric over all questions); per question type they are not recomputed"}
 
 
-_INFO = dict(higher_is_better=True, percent=True, settings=settings)
+TEXT_INFO = dict(higher_is_better=True, percent=True, settings=settings)
+"""The registration metadata every text metric shares."""
 
 
 def _register_bleu(n: int) -> None:
     def bleu(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-        return _stats(items, answers, lambda s: s.bleu, BLEU_WIDTH)
+        return stats(items, answers, lambda r, h: score_texts(r, h).bleu, BLEU_WIDTH)
 
     bleu.__doc__ = f"Per-item BLEU counts; BLEU-{n} of a group from their sum (`reduce_bleu`)."
     register("metric", f"diffvqa_bleu_{n}", aggregation=reduce_bleu(n),
-             description=f"BLEU-{n} (pycocoevalcap Bleu(4), corpus-level over the group, PTB tokens)", **_INFO)(bleu)
+             description=f"BLEU-{n} (pycocoevalcap Bleu(4), corpus-level over the group, PTB tokens)", **TEXT_INFO)(bleu)
 
 
 for _n in (1, 2, 3, 4):
@@ -233,17 +351,17 @@ for _n in (1, 2, 3, 4):
 
 
 @register("metric", "diffvqa_meteor", aggregation=reduce_meteor,
-          description="METEOR 1.5 (pycocoevalcap Meteor, corpus-level over the group, PTB tokens; Java)", **_INFO)
+          description="METEOR 1.5 (pycocoevalcap Meteor, corpus-level over the group, PTB tokens; Java)", **TEXT_INFO)
 def meteor(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item Meteor statistics; a group's METEOR from their sum (`reduce_meteor`)."""
-    return _stats(items, answers, lambda s: s.meteor, 1)
+    return stats(items, answers, lambda r, h: score_texts(r, h).meteor, 1)
 
 
 @register("metric", "diffvqa_rouge_l", aggregation="mean",
-          description="ROUGE-L (pycocoevalcap Rouge, beta 1.2, PTB tokens), averaged over questions", **_INFO)
+          description="ROUGE-L (pycocoevalcap Rouge, beta 1.2, PTB tokens), averaged over questions", **TEXT_INFO)
 def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item ROUGE-L."""
-    return _stats(items, answers, lambda s: s.rouge_l[:, None], 1)[:, 0]
+    return stats(items, answers, lambda r, h: score_texts(r, h).rouge_l[:, None], 1)[:, 0]
 
 
 @register("metric", "diffvqa_cider", aggregation="mean", higher_is_better=True, percent=True,
@@ -252,4 +370,4 @@ def rouge_l(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
           "scored together")
 def cider(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     """Per-item CIDEr-D with the document frequencies of all the items given."""
-    return _stats(items, answers, lambda s: s.cider[:, None], 1)[:, 0]
+    return stats(items, answers, lambda r, h: score_texts(r, h).cider[:, None], 1)[:, 0]

@@ -17,9 +17,10 @@ does (DIFF ``code/question_gen.py``: ``create_question_set`` L634–643 and the 
   effusion, atelectasis, cardiomegaly, edema, vascular congestion, pneumothorax, lung opacity,
   consolidation; `OFFICIAL`). Their attributes, as the generator's KeyInfo records hold them: location words
   from the side and zone (`location`), level the severity word when the level library has it (``large``
-  it has not, so a large effusion has no level), and a type word per patient and finding, drawn among
-  the type-library words that finding may have (`TYPE_WORDS`; the phantom images draw no texture, so no
-  type can be read from them). Reported absences
+  it has not, so a large effusion has no level), and, for the findings reports give a type (`TYPED`), a
+  type word per patient and finding drawn uniformly from the whole type library (`TYPE_WORDS`): the
+  phantom images draw no texture, so no word is truer than another, and a word tied to its finding
+  ("what type is the edema?" → always "interstitial") would be answered by the question alone. Reported absences
   (annotated and absent) are the ``no_entity`` list. The phantoms have no post-location phrase, so the
   questions that need one are never asked (as the generator skips them).
 
@@ -62,11 +63,12 @@ LEVELS = frozenset({"moderately", "moderate", "acute", "mildly", "mild", "small"
 ZONE = {"pneumothorax": "apical", "consolidation": "lower", "atelectasis": "lower", "lung opacity": "mid"}
 """Location word beside the side (``libs/location_lib.csv`` words), as the cohort's reports place them."""
 SIDED = frozenset({"pleural effusion", "pneumothorax", "consolidation", "atelectasis", "lung opacity"})
-TYPE_WORDS = {"lung opacity": ("patchy", "ground-glass", "scattered"),
-              "atelectasis": ("linear", "plate-like", "compressive"),
-              "consolidation": ("focal", "patchy", "dense", "multifocal"), "edema": ("interstitial",),
-              "pleural effusion": ("layering",)}
-"""``libs/type_lib.csv`` words a finding may have; each patient's finding keeps one, drawn with the seed."""
+TYPE_WORDS = ("interstitial", "layering", "dense", "parenchymal", "compressive", "obstructive", "linear", "plate-like",
+              "patchy", "ground-glass", "calcified", "scattered", "focal", "multifocal")
+"""``libs/type_lib.csv`` (less ``multi-focal``, a spelling of ``multifocal``); each patient's typed finding keeps
+one, drawn with the seed."""
+TYPED = frozenset({"lung opacity", "atelectasis", "consolidation", "edema", "pleural effusion"})
+"""Findings whose type reports give (linear atelectasis, layering effusion, interstitial edema …)."""
 QUESTIONS = {
     "abnormality": ("what abnormalities are seen in this image?", "what abnormalities are seen in the xxx?",
                     "is there evidence of any abnormalities in this image?"),
@@ -100,8 +102,7 @@ def location(entity: str, state: dict[str, Any]) -> list[str] | None:
 
 def type_word(name: str, patient: str, seed: int) -> list[str] | None:
     """The patient's type word for finding ``name`` (the same at every study), or None."""
-    words = TYPE_WORDS.get(name)
-    return [random.Random(f"{seed}:type:{patient}:{name}").choice(words)] if words else None
+    return [random.Random(f"{seed}:type:{patient}:{name}").choice(TYPE_WORDS)] if name in TYPED else None
 
 
 def findings(study: dict[str, Any], seed: int) -> tuple[dict[str, dict[str, Any]], list[str]]:

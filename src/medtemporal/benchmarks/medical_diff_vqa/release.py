@@ -9,8 +9,10 @@ subject, ``method="min"``). Rules, each counted:
 
 1. Both files need their columns (`QUESTION_COLUMNS`, `MIMIC_ALL_COLUMNS`); ids must be integers and
    ``question_type`` one of `TYPES` (``question_gen.py`` L634–643), else `InvalidInputError` naming the row.
-2. Only the rows of one ``split`` are read (default ``test``; EKAID itself ignores the column and cuts the
-   rows 80/10/10 by order, ``dataset_preparation.py`` L204–208, so published subsets differ).
+2. The test set is one of `SPLITS`: ``release`` (default), the rows whose ``split`` column is ``test``; or
+   ``ekaid``, the paper's own test set: EKAID ignores the column and cuts the file's rows 80/10/10 in file
+   order (``dataset_preparation.py`` L204–208: ``indexes[ceil(0.9 * total):]``, ``total`` every row of the
+   file), so its test set is the last 10% of rows (`ekaid_test_start`). Published numbers are on that one.
 3. A row whose question or answer is empty is left out (``question_or_answer_empty``); one whose main or
    reference study is not in ``mimic_all.csv`` (``study_not_in_mimic_all``), belongs to another subject
    (``study_of_another_subject``) or is its own reference (``reference_is_main``) likewise.
@@ -24,6 +26,7 @@ subject, ``method="min"``). Rules, each counted:
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -42,6 +45,11 @@ MIMIC_ALL_COLUMNS: tuple[str, ...] = ("subject_id", "study_id", "dicom_id", "vie
                                       "study_order")
 """The columns of ``mimic_all.csv`` read here (it also holds the 14 CheXpert labels)."""
 TYPES: tuple[str, ...] = ("abnormality", "presence", "view", "location", "level", "type", "difference")
+SPLITS: dict[str, str] = {
+    "release": "the release's test split (rows whose split column is 'test')",
+    "ekaid": "EKAID's test set (the last 10% of the file's rows in file order, dataset_preparation.py L204-208)",
+}
+"""``--split`` value → the test set it names, as every table of the family says it."""
 CLOSED_ANSWERS = ("yes", "no")
 """Answers of closed questions (EKAID ``evaluate_score.py`` ``acc``: ``gt_ans == 'yes' or gt_ans == 'no'``)."""
 _INT = re.compile(r"\d+(\.0+)?")
@@ -73,6 +81,7 @@ class Question:
     answer: str
     """As released (lower case; ``difference`` answers end with a space)."""
     split: str
+    """The row's own ``split`` column (``train`` … in EKAID's cut)."""
     main: StudyImage
     reference: StudyImage
 
@@ -113,6 +122,24 @@ def _iso(date: str) -> str | None:
     return f"{text[:4]}-{text[4:6]}-{text[6:8]}" if re.fullmatch(r"\d{8}", text) else None
 
 
+def ekaid_test_start(total: int) -> int:
+    """The first row of EKAID's test set in a file of ``total`` rows: ``ceil(0.9 * total)``
+    (``dataset_preparation.py`` L204–208; its ``np.ceil`` of the same float).
+
+    >>> ekaid_test_start(700_703), 700_703 - ekaid_test_start(700_703)
+    (630633, 70070)
+    """
+    return int(math.ceil(0.9 * total))
+
+
+def split_label(config: dict[str, Any]) -> str:
+    """The test set a benchmark's manifest ``config`` was built from, in words (`SPLITS`; a build from before
+    ``--split release|ekaid`` recorded the split column's value)."""
+    split = str(config.get("split", "release"))
+    split = "release" if split == "test" else split
+    return SPLITS.get(split, f"the release's {split!r} split (rows whose split column is {split!r})")
+
+
 def read_studies(path: str | Path) -> dict[int, StudyImage]:
     """Study id → its image, from ``mimic_all.csv``."""
     path = Path(path)
@@ -140,22 +167,25 @@ def read_studies(path: str | Path) -> dict[int, StudyImage]:
     return studies
 
 
-def read_questions(folder: str | Path, split: str = "test", *, image_root: Path | None = None,
+def read_questions(folder: str | Path, split: str = "release", *, image_root: Path | None = None,
                    verify_images: bool = True) -> tuple[list[Question], ReadCounts]:
-    """The kept rows of ``split`` in file order, and what the rules counted (module doc)."""
+    """The kept rows of the test set ``split`` (`SPLITS`) in file order, and what the rules counted (module doc)."""
+    if split not in SPLITS:
+        raise InvalidInputError(f"--split {split!r} names no test set; use one of {', '.join(SPLITS)}.")
     folder = Path(folder)
     studies = read_studies(folder / MIMIC_ALL_FILE)
     path = folder / QUESTIONS_FILE
     table = _csv(path, QUESTION_COLUMNS)
     df = table.frame
     counts = ReadCounts(rows=len(df), splits=dict(sorted(Counter(df["split"].str.strip()).items())))
-    if split not in counts.splits:
-        raise InvalidInputError(f"{path} has no row of split {split!r}; choose --split from "
-                                f"{', '.join(counts.splits) or 'none'}.")
+    if split == "release" and "test" not in counts.splits:
+        raise InvalidInputError(f"{path} has no row whose split is 'test' (it has {', '.join(counts.splits) or 'none'}); "
+                                "use the released file, or --split ekaid for EKAID's file-order cut.")
+    start = ekaid_test_start(len(df)) if split == "ekaid" else 0
     questions = []
-    records = df[list(QUESTION_COLUMNS)].itertuples(index=True)
+    records = df[list(QUESTION_COLUMNS)].iloc[start:].itertuples(index=True)
     for rec in records:
-        if rec.split.strip() != split:
+        if split == "release" and rec.split.strip() != "test":
             continue
         where = table.where(int(rec.Index))
         qtype = rec.question_type.strip()
@@ -168,7 +198,7 @@ def read_questions(folder: str | Path, split: str = "test", *, image_root: Path 
             counts.excluded[why] += 1
             continue
         q = Question(int(rec.Index), ids["subject_id"], ids["study_id"], ids["ref_id"], qtype, rec.question.strip(),
-                     rec.answer, split, studies[ids["study_id"]], studies[ids["ref_id"]])
+                     rec.answer, rec.split.strip(), studies[ids["study_id"]], studies[ids["ref_id"]])
         if q.reference_after_main:
             if qtype == "difference":
                 counts.excluded["difference_reference_after_main"] += 1

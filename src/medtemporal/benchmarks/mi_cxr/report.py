@@ -32,8 +32,10 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.benchmarks.mi_cxr.stage1 import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
+from medtemporal.benchmarks.mi_cxr.published import TABLES
 from medtemporal.report.family import (
-    DASH, FamilyReport, ReportRun, cell, figure_png, legend_columns, markdown_table, pyplot,
+    DASH, FamilyReport, ReportRun, caution, cell, figure_png, legend_columns, markdown_table, published_section,
+    pyplot,
 )
 from medtemporal.schema import Item
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
@@ -380,6 +382,8 @@ def write_mi_cxr_report(ctx: FamilyReport) -> None:
     else:
         parts += ["", "## Error types of wrong answers by the LLM judge (Appendix G, Fig. 25 layout)", "", judged[0]]
     parts += ["", "## Source statistics of the benchmark", "", source_statistics(ctx.benchmark)]
+    parts += ["", published_section(TABLES, runs, cautions=lambda run: caution(
+        run, lambda m: "official" in m.config, "the paper's released test set"))]
     ctx.write("analyses.md", "\n".join(parts) + "\n")
     if png is not None:
         ctx.write("errors.png", png)

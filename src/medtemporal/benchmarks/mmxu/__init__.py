@@ -15,7 +15,7 @@ per content type. Where each rule lives:
 * `report` — accuracy by content type beside the blind reader, ours, the audit, the headline figure.
 * ``prompts/`` — ``mmxu_direct``, ours (none is released).
 
-Answers are extracted by the shared strict ``letter`` rule (``letter@2``: "A or B" and an echoed option list
+Answers are extracted by the shared strict ``letter`` rule (``letter@3``: "A or B" and an echoed option list
 are invalid); generation at temperature 0 (ours: the paper's settings were not found).
 """
 
@@ -29,7 +29,7 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
 from medtemporal.benchmarks.mmxu import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
-from medtemporal.benchmarks.mmxu.command import VERSION, add_arguments, build
+from medtemporal.benchmarks.mmxu.command import AUDIT_FIT, VERSION, add_arguments, build
 from medtemporal.benchmarks.mmxu.phantom import RELEASE_FILE
 from medtemporal.benchmarks.mmxu.release import BENCHMARK, write_release
 from medtemporal.provenance import holds_phantoms
@@ -88,5 +88,6 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     report="medtemporal.benchmarks.mmxu.report:write_mmxu_report",
     demo=demo,
     audit=False,  # the build audits itself, across content types, and keeps each item's blind pick (`command`)
+    audit_fit=AUDIT_FIT,
     generation={"temperature": 0.0, "max_tokens": None},  # ours: the paper's settings were not found (FACTS §5.3)
 ))

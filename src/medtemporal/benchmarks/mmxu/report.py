@@ -22,8 +22,9 @@ from typing import Any
 
 from medtemporal.audit.core import POOLED
 from medtemporal.benchmarks.mmxu.release import CONTENT_TYPES, TASK
+from medtemporal.benchmarks.mmxu.published import NONE, TABLES
 from medtemporal.report.family import (
-    DASH, READER_NAMES, FamilyReport, Level, Panel, ReportRun, cell, grouped_bars, markdown_table,
+    DASH, READER_NAMES, FamilyReport, Level, Panel, ReportRun, cell, grouped_bars, markdown_table, published_section,
 )
 
 COLUMNS = (("Overall", "overall", POOLED), *((t, f"subtype:{t}", t) for t in CONTENT_TYPES))
@@ -96,5 +97,6 @@ def write_mmxu_report(ctx: FamilyReport) -> None:
     if audit is not None:
         parts += ["## Blind-solvability audit by content type", audit]
     figure = ctx.write("accuracy.png", accuracy_png(runs, blind, reader))
-    parts += ["## Headline figure", f"![accuracy by content type]({figure.name})"]
+    parts += ["## Headline figure", f"![accuracy by content type]({figure.name})",
+              published_section(TABLES, runs, none=NONE)]
     ctx.write("tables.md", "\n\n".join(parts) + "\n")

@@ -10,9 +10,14 @@ Where each rule lives:
 * `command` — ``medtemporal build ms-cxr-t``: items (task ``progression``, subtype the finding; task
   ``sentence_similarity`` for text models, subtype the subset), images through the MIMIC-CXR-JPG root.
 * `metrics` — accuracy and macro accuracy (mean per-class recall), per finding and averaged over findings.
+* `chexbench` — ``--protocol chexbench`` (CheXbench's evaluation prompt) and the ``CheXbench`` variant (its
+  parse: first "(X)", else a seeded random letter; plain accuracy).
+* `similarity` — ``--protocol text-embedding`` (any Hugging Face text encoder, ``--model encoder:NAME``) and
+  the ``text embedding`` variant: ROC-AUC and accuracy at MedST's threshold of the sentence pairs' cosines.
 * `phantom` — ``medtemporal phantoms ms-cxr-t``: both files over a ``phantoms cxr`` cohort, exact truth.
 * `report` — the per-finding table with the text-only levels and the audit, the sentence table, the figure.
-* ``prompts/`` — CheXinstruct's templates for both tasks (the paper publishes none; CheXagent's, cited).
+* ``prompts/`` — CheXinstruct's templates for both tasks (the paper publishes none; CheXagent's, cited: our
+  default), CheXbench's evaluation prompt.
 
 Generation: greedy with at most 512 new tokens, as CheXbench runs CheXagent (``models/chexagent.py``
 L40–48). The paper's own model is an embedding model; its metric wording was not found.
@@ -23,9 +28,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.ms_cxr_t import chexbench, metrics, phantom, similarity  # noqa: F401  (registrations)
 from medtemporal.benchmarks.ms_cxr_t.glossary import GLOSSARY
 from medtemporal.contract import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.ms_cxr_t import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
 from medtemporal.benchmarks.ms_cxr_t.command import BENCHMARK, VERSION, add_arguments, build
 from medtemporal.registry import register
 
@@ -71,4 +76,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     demo=demo,
     overall_tasks=("progression",),
     generation={"temperature": 0.0, "max_tokens": 512},
+    variants={chexbench.NAME: chexbench.VARIANT, similarity.NAME: similarity.VARIANT},
 ))

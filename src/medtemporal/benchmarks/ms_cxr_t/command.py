@@ -38,7 +38,8 @@ from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
 BENCHMARK = "ms-cxr-t"
-VERSION = "1.0"
+VERSION = "1.1"
+"""1.1: sentence items keep both sentences in ``meta`` (the text-embedding protocol embeds each)."""
 TASKS = ("progression", "sentence_similarity")
 LETTERS = "ABC"
 PRIOR_LABEL = "Last visit image (reference image):"
@@ -103,7 +104,8 @@ def sentence_item(pair: SentencePair, seed: int) -> Item:
         benchmark=BENCHMARK, task="sentence_similarity", subtype=pair.subset, images=[],
         question=f"Sentence 1: {pair.sentence_1}; Sentence 2: {pair.sentence_2}",
         options=options, answer_type="choice", answer=_letter(options, pair.category),
-        meta={"row": pair.row, "subset": pair.subset, "category": pair.category},
+        meta={"row": pair.row, "subset": pair.subset, "category": pair.category, "sentence_1": pair.sentence_1,
+              "sentence_2": pair.sentence_2},
     )
 
 

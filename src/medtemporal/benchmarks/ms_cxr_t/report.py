@@ -1,13 +1,17 @@
 """MS-CXR-T tables and the headline figure (``ms-cxr-t_tables.md``, ``ms-cxr-t_findings.png``).
 
 * The image task in the layout of the field's tables (BioViL-T and MedST: one column per finding and an
-  average): for each finding, **accuracy** (CheXbench's) and **macro accuracy** (MedGemma's: mean per-class
-  recall), then the average over findings and all labels pooled, one row per run; then the same with the
-  patient-clustered 95% intervals.
+  average): for each finding, **accuracy** and **macro accuracy** (MedGemma's: mean per-class recall) of
+  our prompt and strict letter rule, then the average over findings and all labels pooled, one row per
+  run; then the same with the patient-clustered 95% intervals.
+* CheXbench's accuracy (`chexbench`: its prompt, parse and plain accuracy) for runs of ``--protocol
+  chexbench``, with the share of answers its random fallback decided.
 * Beside the runs, what the text alone gives: "commonest label of the finding" (the accuracy of always
   answering the finding's most frequent label, from the benchmark's items; its macro accuracy is 1/3) and
   the blind-solvability audit of each finding (`medtemporal.audit`, from the manifest).
-* The sentence task (paraphrase vs contradiction) per subset, accuracy and macro accuracy.
+* The sentence task (paraphrase vs contradiction) per subset: a generative model's accuracy and macro
+  accuracy (ours), and a text encoder's ROC-AUC and accuracy at MedST's threshold (`similarity`).
+* The paper's published rows: none were found (`published`), and the report says why.
 * The figure: accuracy and macro accuracy per finding for each run, with intervals, chance (1/3) and the
   commonest-label level.
 
@@ -21,8 +25,22 @@ from typing import Sequence
 
 import numpy as np
 
+from medtemporal.benchmarks.ms_cxr_t.chexbench import NAME as CHEXBENCH
+from medtemporal.benchmarks.ms_cxr_t.published import NONE, TABLES
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS
-from medtemporal.report.family import DASH, FamilyReport, Level, Panel, ReportRun, cell, grouped_bars, markdown_table
+from medtemporal.benchmarks.ms_cxr_t.similarity import NAME as EMBEDDING
+from medtemporal.report.family import (
+    DASH,
+    FamilyReport,
+    Level,
+    Panel,
+    ReportRun,
+    cell,
+    grouped_bars,
+    markdown_table,
+    published_section,
+    variant_runs,
+)
 from medtemporal.schema import Item
 
 PAIR = (("Acc", "accuracy", "mscxrt_accuracy_mean"), ("Macro", "mscxrt_macro_accuracy", "mscxrt_macro_accuracy_mean"))
@@ -78,15 +96,39 @@ def commonest_label_floor(items: Sequence[Item]) -> dict[str, float]:
     return out
 
 
-def sentence_table(runs: Sequence[ReportRun]) -> str:
-    """Sentence similarity: accuracy and macro accuracy per subset and over all pairs."""
+def chexbench_table(runs: Sequence[ReportRun]) -> str:
+    """CheXbench's accuracy per finding, averaged and pooled, and the share its random fallback decided."""
+    present = [f for f in FINDINGS if any(r.scores.score(f"subtype:{f}", "accuracy") for r in runs)]
+    columns = [(_name(f), f"subtype:{f}", "accuracy") for f in present]
+    columns += [("Average", "task:progression", "mscxrt_accuracy_mean"), ("All labels", "task:progression", "accuracy"),
+                ("Random fallback (share)", "task:progression", "mscxrt_chexbench_guessed")]
+    rows = [[run.label, *(cell(run.scores.score(g, m)) for _, g, m in columns)] for run in runs]
+    return markdown_table(["Run", *(h for h, _, _ in columns)], rows)
+
+
+def _subsets(runs: Sequence[ReportRun]) -> list[tuple[str, str]]:
     subsets = [c.label for run in runs for t in run.scores.layout if t.task == "sentence_similarity"
                for c in t.columns]
-    subsets = list(dict.fromkeys(subsets))
-    groups = [(s, f"subtype:{s}") for s in subsets] + [("All pairs", "task:sentence_similarity")]
+    return [(s, f"subtype:{s}") for s in dict.fromkeys(subsets)] + [("All pairs", "task:sentence_similarity")]
+
+
+def sentence_table(runs: Sequence[ReportRun]) -> str:
+    """Sentence similarity answered by generative models: accuracy and macro accuracy per subset and over all
+    pairs (runs of the text-embedding protocol are in `embedding_table`)."""
+    groups = _subsets(runs)
     header = ["Run", *(f"{label} {m}" for label, _ in groups for m in ("Acc", "Macro"))]
     rows = [[run.label, *(cell(run.scores.score(g, metric)) for _, g in groups
                           for metric in ("accuracy", "mscxrt_macro_accuracy"))] for run in runs]
+    return markdown_table(header, rows)
+
+
+def embedding_table(runs: Sequence[ReportRun]) -> str:
+    """Text encoders: ROC-AUC and accuracy at MedST's threshold per subset and over all pairs."""
+    groups = _subsets(runs)
+    header = ["Run", *(f"{label} {m}" for label, _ in groups for m in ("ROC-AUC", "Acc"))]
+    rows = [[run.label, *(c for _, g in groups for c in (
+        cell(run.scores.score(g, "mscxrt_similarity_auc"), scale=1.0, digits=3),
+        cell(run.scores.score(g, "mscxrt_similarity_accuracy"))))] for run in runs]
     return markdown_table(header, rows)
 
 
@@ -116,10 +158,12 @@ def write_ms_cxr_t_report(ctx: FamilyReport) -> None:
     floors = commonest_label_floor(ctx.benchmark.items)
     tasks = {t.task for run in runs for t in run.scores.layout}
     parts = ["# MS-CXR-T", "",
-             "Accuracy × 100: the share of labels answered right (CheXbench). Macro: macro accuracy × 100, the "
-             "mean over the true classes improving / stable / worsening of the share answered right (MedGemma "
-             "1.5; scikit-learn's balanced accuracy). Average: each finding's value averaged over the findings "
-             "(MedST). All labels: pooled over every label. Invalid answers count as wrong.", ""]
+             "Accuracy × 100: the share of labels answered right, with our prompt (CheXinstruct's template) and "
+             "the strict letter rule (ours). Macro: macro accuracy × 100, the mean over the true classes improving "
+             "/ stable / worsening of the share answered right (MedGemma 1.5; scikit-learn's balanced accuracy). "
+             "Average: each finding's value averaged over the findings (MedST). All labels: pooled over every "
+             "label. Invalid answers count as wrong. CheXbench's own accuracy (its prompt and parse) is its own "
+             "table, for runs of `--protocol chexbench`.", ""]
     if "progression" in tasks:
         figure = ctx.write("findings.png", findings_png(runs, floors))
         audit = ctx.audit_table("progression", "Finding", _name)
@@ -130,6 +174,24 @@ def write_ms_cxr_t_report(ctx: FamilyReport) -> None:
                   "### Blind-solvability audit of the benchmark (text only, cross-validated by patient)", "",
                   audit or "No audit in the benchmark's manifest (built with --no-audit).", "",
                   f"![accuracy and macro accuracy per finding]({figure.name})", ""]
+        chexbench = variant_runs(runs, CHEXBENCH)
+        if chexbench:
+            parts += ["### As CheXbench scores it (`--protocol chexbench`)", "",
+                      "CheXbench's prompt, its parse (the first \"(X)\" of the output, else a random letter: here "
+                      "drawn from the item's id, so a run scores the same every time) and plain accuracy "
+                      "(`evaluation_chexbench/`, Stanford-AIMI/CheXagent). The last column is the share of answers "
+                      "the random letter decided.", "", chexbench_table(chexbench), ""]
     if "sentence_similarity" in tasks:
-        parts += ["## Temporal sentence similarity (text models)", "", sentence_table(runs), ""]
+        encoders = variant_runs(runs, EMBEDDING)
+        generative = [r for r in runs if r.path not in {e.path for e in encoders}]
+        parts += ["## Temporal sentence similarity", ""]
+        if generative:
+            parts += ["Generative models answering paraphrase or contradiction (two options; ours).", "",
+                      sentence_table(generative), ""]
+        if encoders:
+            parts += ["Text encoders (`--protocol text-embedding`), as the field scores embedding models (MedST "
+                      "`temporal_test.py`): ROC-AUC of the cosine similarity against paraphrase, and accuracy × 100 "
+                      "of \"similarity above the threshold means paraphrase\" at MedST's ten-fold threshold; MedST "
+                      "reports the RadGraph subset.", "", embedding_table(encoders), ""]
+    parts.append(published_section(TABLES, runs, none=NONE))
     ctx.write("tables.md", "\n".join(parts))

@@ -19,7 +19,11 @@ from typing import Sequence
 
 from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS, EXISTENCE_ORDER, LETTERS_BH, OPEN_SUBTASKS, OPEN_TASKS, TASKS
 from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, macro
-from medtemporal.report.family import FamilyReport, ReportRun, cell, markdown_table, unavailable_notes
+from medtemporal.benchmarks.rad3d.published import TABLES
+from medtemporal.published import PublishedTable
+from medtemporal.report.family import (
+    FamilyReport, ReportRun, caution, cell, markdown_table, published_section, unavailable_notes,
+)
 from medtemporal.schema import Score
 
 TASK4_TEXT = ("rad3d_bleu_1", "rad3d_rouge_1")
@@ -107,6 +111,17 @@ def open_table(runs: Sequence[ReportRun]) -> str:
     return markdown_table(header, rows)
 
 
+def published_values(table: PublishedTable, run: ReportRun) -> tuple[float | None, ...]:
+    """A run's values in a published table's columns: each the macro over its task's subtasks (``macro:<task>``),
+    closed tasks under the release's rule, × 100."""
+    out: list[float | None] = []
+    for col in table.columns:
+        scores = _released(run) if col.variant else run.scores.scores
+        value = macro(scores, str(col.metric), _subtypes(str(col.group).removeprefix("macro:")))
+        out.append(None if value is None else value * col.scale)
+    return tuple(out)
+
+
 def write_rad3d_report(ctx: FamilyReport) -> None:
     """Write ``3d-rad_tables.md``."""
     runs = ctx.runs
@@ -132,4 +147,6 @@ def write_rad3d_report(ctx: FamilyReport) -> None:
                   "Corpus BLEU-1, ROUGE-1 F, METEOR, BERTScore F1 × 100, macro over subtasks; an empty answer scores 0 "
                   "(the release drops it).", "", *(f"{n}\n" for m in OPEN_METRICS for n in unavailable_notes(runs, m)),
                   open_table(runs), ""]
+    parts.append(published_section(TABLES, runs, values=published_values, cautions=lambda run: caution(
+        run, lambda m: m.config.get("source") == "official", "the paper's released test CSVs")))
     ctx.write("tables.md", "\n".join(parts))

@@ -27,8 +27,10 @@ from typing import Sequence
 
 import numpy as np
 
+from medtemporal.benchmarks.skillqa.published import TABLES
 from medtemporal.report.family import (
-    DASH, FamilyReport, ReportRun, cell, figure_png, markdown_table, pyplot, unavailable_notes,
+    DASH, FamilyReport, ReportRun, caution, cell, figure_png, markdown_table, published_section, pyplot,
+    unavailable_notes,
 )
 from medtemporal.schema import Item
 
@@ -157,4 +159,6 @@ def write_skillqa_report(ctx: FamilyReport) -> None:
         "## By frame count", breakdown(runs, GROUPS[3:]),
         "## Position bias", position_bias(runs, answers),
         "## Per-position confusion", f"![per-position confusion]({figure.name})",
+        published_section(TABLES, runs, cautions=lambda run: caution(
+            run, lambda m: False, "the shared task's hidden test set (scored by the organisers on CodaBench)")),
     ]) + "\n")

@@ -38,8 +38,10 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.benchmarks.temmed.metrics import LEGACY_NAMES
 from medtemporal.benchmarks.temmed.rag import DEFAULT_K
 from medtemporal.benchmarks.temmed.refs import describe_encoder
+from medtemporal.benchmarks.temmed.published import TABLES
 from medtemporal.report.family import (
-    FamilyReport, ReportRun, cell, figure_png, legend_columns, markdown_table, pyplot, unavailable_notes,
+    FamilyReport, ReportRun, caution, cell, figure_png, legend_columns, markdown_table, published_section, pyplot,
+    unavailable_notes,
 )
 
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
@@ -270,6 +272,8 @@ def write_temmed_report(ctx: FamilyReport) -> None:
                          ("Top-1 retrieval hack (Table 8 layout)", hack_table(runs))):
         if table is not None:
             text += f"\n## {title}\n\n{table}\n"
+    text += "\n" + published_section(TABLES, ctx.runs, cautions=lambda run: caution(
+        run, lambda m: m.config.get("source") == "official", "the paper's released test set"))
     ctx.write("tables.md", text)
     png = topk_plot(runs)
     if png is not None:

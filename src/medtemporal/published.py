@@ -1,0 +1,117 @@
+"""The papers' own result tables, as data: what a family's report shows beside a user's runs.
+
+A family keeps the rows its paper prints in ``benchmarks/<family>/published.py`` (`PublishedTable`s,
+transcribed with the table and line each comes from; nothing computed, nothing invented), and says where its
+paper publishes none (`NoneFound`). Each column names the score of a run that stands beside it (a group and a
+metric of ``scores.json``, or of one of its variants, times ``scale`` to the paper's unit), so a report can put
+a user's run in the paper's layout (`run_values`) and mark the paper's rows as published.
+
+>>> table = PublishedTable(paper="the MI-CXR paper", name="Table 2", caption="ICR variant", setting="temperature 0",
+...     columns=(PublishedColumn("ICR Variant", "task:ICR-V", "accuracy", scale=1.0),),
+...     rows=(PublishedRow("GPT-5.2", (0.765,), line=236, section="Closed"),))
+>>> table.row("GPT-5.2").values
+(0.765,)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from medtemporal.schema import Score
+
+
+class _Scores(Protocol):
+    """What `run_values` reads of a run's scores (`medtemporal.runs.RunScores`)."""
+
+    variants: dict[str, dict[str, Any]] | None
+
+    def score(self, group: str, metric: str) -> Score | None: ...
+
+
+@dataclass(frozen=True)
+class PublishedColumn:
+    """A column as the paper heads it, and the score of a run that stands in it."""
+
+    label: str
+    group: str | None = None
+    """Score group of a run's value for this column (``subtypes:TEL/Single (E/R)``); None: no counterpart."""
+    metric: str | None = None
+    scale: float = 100.0
+    """A run's value times this is in the paper's unit (100 where the paper prints percent)."""
+    variant: str | None = None
+    """Read the run's scores under this variant (`BenchmarkSpec.variants`), e.g. the release's own rule."""
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    """One model's row as printed (None where the paper prints no number, e.g. "/")."""
+
+    model: str
+    values: tuple[float | None, ...]
+    line: int
+    """Line of the row in the paper's text (``../shared/seeds/<file>``)."""
+    section: str = ""
+    """The paper's row group ("Closed", "Open-Source LVLMs", "+ Text-only RAG" …), "" for none."""
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """One table of a paper: its columns, rows and what its numbers were measured on."""
+
+    paper: str
+    """The paper as a reader names it: ``the MI-CXR paper``."""
+    name: str
+    """As the paper numbers it: ``Table 1``."""
+    caption: str
+    setting: str
+    """The paper's protocol for these numbers (zero-shot, temperature, judge …), for the reader."""
+    columns: tuple[PublishedColumn, ...]
+    rows: tuple[PublishedRow, ...]
+    digits: int = 2
+    """Decimals the paper prints."""
+    source: str = ""
+    """The paper's text the rows were transcribed from, and whose lines they cite (``seeds/000``)."""
+    transposed: bool = False
+    """The paper prints models as columns and metrics as rows (3D-RAD's Tables 3–5)."""
+    lines: tuple[int, ...] = ()
+    """For a transposed table, the line of each column (a metric's row in the paper); each row's ``line`` is then
+    its header's."""
+
+    def __post_init__(self) -> None:
+        bad = [r.model for r in self.rows if len(r.values) != len(self.columns)]
+        if bad or (self.transposed and len(self.lines) != len(self.columns)):
+            raise ValueError(f"{self.name}: rows {bad} or its lines do not have {len(self.columns)} values")
+
+    def row(self, model: str, section: str | None = None) -> PublishedRow:
+        """The row of ``model`` (in ``section`` when given)."""
+        found = [r for r in self.rows if r.model == model and section in (None, r.section)]
+        if len(found) != 1:
+            raise KeyError(f"{self.name} has {len(found)} rows of {model!r}")
+        return found[0]
+
+
+@dataclass(frozen=True)
+class NoneFound:
+    """A family whose paper's result rows are not available, and why."""
+
+    reason: str
+
+
+def run_values(table: PublishedTable, scores: _Scores) -> tuple[float | None, ...]:
+    """A run's values in the table's columns and units (None where a column has no counterpart or no score)."""
+    out: list[float | None] = []
+    for col in table.columns:
+        if col.group is None or col.metric is None:
+            out.append(None)
+            continue
+        score = scores.score(col.group, col.metric) if col.variant is None else _variant(scores, col)
+        value = None if score is None or score.value is None or score.value != score.value else score.value
+        out.append(None if value is None else value * col.scale)
+    return tuple(out)
+
+
+def _variant(scores: _Scores, col: PublishedColumn) -> Score | None:
+    block = (scores.variants or {}).get(col.variant or "") or {}
+    found = [s for s in block.get("scores", []) if s["group"] == col.group and s["metric"] == col.metric]
+    return Score.model_validate(found[0]) if found else None
