@@ -17,9 +17,8 @@ findings and impression and its report as a prompt shows it) and, when built, th
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Mapping
-
-import pandas as pd
 
 from medtemporal.benchmarks.longitudinal_rrg.studies import Case, Visit
 from medtemporal.schema import ImageRef, Item
@@ -47,10 +46,10 @@ def view_words(view: str | None) -> str:
     return _VIEWS.get(view, view.lower() if view.isupper() else view)
 
 
-def interval_words(delta: pd.Timedelta) -> str:
+def interval_words(delta: timedelta) -> str:
     """An interval in words: hours below a day, else whole days.
 
-    >>> interval_words(pd.Timedelta(hours=3.2)), interval_words(pd.Timedelta(days=1, hours=5))
+    >>> interval_words(timedelta(hours=3.2)), interval_words(timedelta(days=1, hours=5))
     ('3 hours', '1 day')
     """
     hours = delta.total_seconds() / 3600
@@ -104,6 +103,8 @@ def _refs(visit: Visit, role: str, number: int) -> list[ImageRef]:
 
 def case_meta(case: Case) -> dict[str, Any]:
     """What every item of ``case`` records beside its images and answer (module doc)."""
+    import pandas as pd  # a build step: registering the family imports no pandas
+
     cur = case.current.record
     when = pd.Timestamp(cur.time)  # an item's study has a time (`studies` rule 1)
     meta: dict[str, Any] = {

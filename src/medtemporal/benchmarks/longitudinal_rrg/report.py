@@ -25,7 +25,8 @@ import numpy as np
 from medtemporal.benchmarks.longitudinal_rrg.baselines import REFERENCE
 from medtemporal.benchmarks.longitudinal_rrg.exports import cxrmate_csv, mlrg_csv
 from medtemporal.benchmarks.longitudinal_rrg.viewer import RunAnswers, viewer_files
-from medtemporal.report.family import FamilyReport, ReportRun, cell, markdown_table
+from medtemporal.benchmarks.longitudinal_rrg.published import TABLES
+from medtemporal.report.family import FamilyReport, ReportRun, caution, cell, markdown_table, published_section
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical import CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL
 from medtemporal.scoring.compare import paired_bootstrap, per_item
@@ -182,4 +183,6 @@ def write_longitudinal_rrg_report(ctx: FamilyReport) -> None:
     parts += ["## Generated reports", "", "Each run's reports in CXRMate's (`findings,impression,study_id`) and "
               "MLRG's (`dicom_id,labels,report`) released CSV shapes: " + ", ".join(f"[{n}]({n})" for n in exports)
               + ".", ""]
+    parts.append(published_section(TABLES, runs, cautions=lambda run: caution(
+        run, lambda manifest: False, "these models' test sets (MLRG scores each image, Libra its own findings file)")))
     ctx.write("tables.md", "\n".join(parts))
