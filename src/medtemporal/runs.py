@@ -25,28 +25,27 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import warnings
-from collections.abc import Callable, Hashable, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
+from medtemporal.append_log import AppendLog
 from medtemporal.backends.uri import hide_credentials
 from medtemporal.benchmark import FIRST, Benchmark, Manifest, load, read_manifest
 from medtemporal.errors import ConflictingPredictionsWarning, InvalidInputError
 from medtemporal.schema import (
-    Item, Prediction, Record, Score, TaskLayout, describe_validation_error, dumps, iter_jsonl, write_jsonl,
+    Item, Prediction, Record, Score, TaskLayout, describe_validation_error, write_jsonl,
 )
-from medtemporal.writes import disk_error, replacing, write_atomic
+from medtemporal.writes import write_atomic
 
 CONFIG = "config.json"
 PREDICTIONS = "predictions.jsonl"
 JUDGEMENTS = "judgements.jsonl"
 SCORES = "scores.json"
 LOCK = ".lock"
-SYNC_INTERVAL_S = 0.1
 """Least time between two fsyncs of an append-only log while a command writes it."""
 
 R = TypeVar("R", bound=Record)
@@ -260,107 +259,6 @@ class WriterLock:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class AppendLog(Generic[R]):
-    """An append-only JSON Lines file of ``record`` lines: predictions, judgements.
-
-    Each line goes to the operating system with one ``write`` the moment it is appended, so it survives
-    the process being killed; a background thread ``fsync``s the file at most every `SYNC_INTERVAL_S`, so
-    it survives a power cut too, without the writer waiting on the disk. A command killed at any moment
-    leaves at most one partial last line, which `resume` cuts off.
-    """
-
-    def __init__(self, path: Path, record: type[R]) -> None:
-        self.path = path
-        self.record = record
-        self._fd: int | None = None
-        self._dirty = threading.Event()
-        self._closing = False
-        self._closed = threading.Event()
-        self._syncer: threading.Thread | None = None
-
-    def resume(self, key: Callable[[R], Hashable], keep: Callable[[R], bool] = lambda r: True) -> dict[Any, R]:
-        """Repair the file after a crash and return its kept records by ``key`` (the last line of a key wins).
-
-        A partial last line is cut off; records for which ``keep`` is False (failed attempts, asked again)
-        and superseded ones are dropped; the file is rewritten atomically when anything was removed.
-
-        Raises:
-            InvalidInputError: a complete line is not a record.
-        """
-        if not self.path.is_file():
-            return {}
-        data = self.path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        kept: dict[Any, R] = {}
-        dropped = 0
-        for lineno, line in enumerate(data[:end].splitlines(), 1):
-            if not line.strip():
-                dropped += 1
-                continue
-            try:
-                record = self.record.model_validate_json(line)
-            except ValidationError as exc:
-                raise InvalidInputError(
-                    f"{self.path}, line {lineno}: {describe_validation_error(exc)}; remove that line to resume."
-                ) from None
-            k = key(record)
-            if not keep(record):
-                dropped += 1
-                kept.pop(k, None)
-                continue
-            if k in kept:
-                dropped += 1
-            kept[k] = record
-        if dropped or end != len(data):
-            with replacing(self.path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
-                fh.writelines(dumps(r) + "\n" for r in kept.values())
-                fh.flush()
-                os.fsync(fh.fileno())
-        return kept
-
-    def records(self) -> Iterator[R]:
-        """Every complete line as a record, in file order (nothing when the file does not exist)."""
-        if self.path.is_file():
-            yield from iter_jsonl(self.path, self.record)
-
-    def append(self, record: R) -> None:
-        """Write one line with one ``write`` (the OS has it on return); it is fsync'd within `SYNC_INTERVAL_S`."""
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._closing = False
-            self._closed = threading.Event()
-            self._syncer = threading.Thread(target=self._sync, args=(self._fd,), name="log-fsync", daemon=True)
-            self._syncer.start()
-        view = memoryview((dumps(record) + "\n").encode("utf-8"))
-        try:
-            while view:
-                view = view[os.write(self._fd, view):]
-        except OSError as exc:  # a full disk: the partial line is cut off on resume, as after a kill
-            raise disk_error(exc, self.path) or exc from None
-        if not self._dirty.is_set():  # setting it takes a lock and may wake the syncer: once per fsync is enough
-            self._dirty.set()
-
-    def _sync(self, fd: int) -> None:
-        while not self._closing:
-            self._dirty.wait()
-            self._dirty.clear()
-            os.fsync(fd)
-            self._closed.wait(SYNC_INTERVAL_S)
-
-    def close(self) -> None:
-        """Stop the fsync thread, fsync once more and close the file."""
-        if self._fd is None:
-            return
-        self._closing = True
-        self._closed.set()
-        self._dirty.set()
-        if self._syncer is not None:
-            self._syncer.join()
-        os.fsync(self._fd)
-        os.close(self._fd)
-        self._fd = None
 
 
 class RunFolder:

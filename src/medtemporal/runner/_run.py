@@ -1,7 +1,7 @@
 """The run: items × model × protocol → ``predictions.jsonl``, resumable by construction.
 
 Each answered item is appended to ``predictions.jsonl`` with one ``write``
-the moment it is done (fsync'd in the background, see `medtemporal.runs.AppendLog`),
+the moment it is done (fsync'd in the background, see `medtemporal.append_log.AppendLog`),
 after its response went into the response cache, so a run killed at any
 moment resumes with the same command and asks the model nothing it had
 already answered.
@@ -29,6 +29,7 @@ from medtemporal.backends.base import (
     Response,
     TextPart,
 )
+from medtemporal.append_log import AppendLog
 from medtemporal.backends.baselines import prior_pairs
 from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import FIRST, SPREAD, Benchmark
@@ -44,7 +45,7 @@ from medtemporal.runner.config import build_config, now
 from medtemporal.runner.options import RunOptions
 from medtemporal.runner.progress import Progress
 from medtemporal.runner.repeats import repeat_config, sample_index
-from medtemporal.runs import AppendLog, RunFolder
+from medtemporal.runs import RunFolder
 from medtemporal.schema import Item, Prediction
 from medtemporal.scoring import extract, score_run
 
