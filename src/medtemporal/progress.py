@@ -79,6 +79,14 @@ def quiet(enabled: bool = True) -> Iterator[None]:
             switch_on()
 
 
+NO_PROGRESS_HELP = "show no progress bar (neither ours nor the libraries' download and loading bars)"
+
+
+def add_no_progress(parser: Any) -> None:
+    """Add ``--no-progress`` to a command's parser (or argument group); the CLI runs the command in `quiet`."""
+    parser.add_argument("--no-progress", action="store_true", help=NO_PROGRESS_HELP)
+
+
 def progress_bar(iterable: Iterable[Any] | None = None, **options: Any) -> Any:
     """A tqdm bar over ``iterable`` (``options`` as tqdm's), shown only when `interactive`, outside `quiet` and
     not ``disable``d."""

@@ -11,6 +11,7 @@ from medtemporal.audit import FITS, audit_items
 from medtemporal.audit.core import FOLDS
 from medtemporal.benchmark import load
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import add_no_progress
 from medtemporal.report.audit import audit_markdown
 from medtemporal.writes import write_atomic
 
@@ -29,6 +30,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                         "(for subtypes that name the answer's category); default: as the build's audit did, else as "
                         "the family declares")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the audit as JSON to FILE")
+    add_no_progress(p)
     p.set_defaults(func=run)
 
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"--folds must be 2 or more, not {args.folds}.")
     bench = load(args.benchmark)
     fit = args.fit or (bench.manifest.audit or {}).get("method", {}).get("fit") or _family_fit(bench.manifest.benchmark)
-    audit = audit_items(bench.items, folds=args.folds, progress=sys.stderr.isatty(), fit=fit)
+    audit = audit_items(bench.items, folds=args.folds, progress=True, fit=fit)
     print(audit_markdown(audit, f"Blind-solvability audit of {bench.manifest.benchmark} ({args.benchmark})"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

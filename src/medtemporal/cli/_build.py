@@ -18,6 +18,7 @@ from medtemporal import registry
 from medtemporal.benchmark import Manifest, read_manifest, save
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import add_no_progress
 from medtemporal.schema import Item
 
 
@@ -34,6 +35,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         common.add_argument("--overwrite", action="store_true", help="replace a benchmark already in --out")
         common.add_argument("--no-audit", action="store_true",
                             help="skip the blind-solvability audit (`medtemporal audit`) written into the manifest")
+        add_no_progress(common)
         spec.add_arguments(bp)
         bp.set_defaults(func=partial(run, spec))
 
@@ -82,7 +84,7 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     if spec.audit and not args.no_audit:
         from medtemporal.audit import audit_items
 
-        manifest = manifest.model_copy(update={"audit": audit_items(items, progress=sys.stderr.isatty(),
+        manifest = manifest.model_copy(update={"audit": audit_items(items, progress=True,
                                                                     fit=spec.audit_fit)})
     save(out, items, manifest)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))

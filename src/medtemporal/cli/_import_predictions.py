@@ -7,6 +7,7 @@ from pathlib import Path
 
 from medtemporal.benchmark import load
 from medtemporal.interop.imports import TOOLS, import_predictions
+from medtemporal.progress import add_no_progress
 from medtemporal.runs import RunFolder
 
 
@@ -24,6 +25,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote SOURCE")
     p.add_argument("--out", type=Path, required=True, help="new run folder")
     p.add_argument("--model", help="the model's name (default: the first SOURCE's file name)")
+    add_no_progress(p)
     p.set_defaults(func=run)
 
 

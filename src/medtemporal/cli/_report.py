@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from medtemporal.progress import add_no_progress
 from medtemporal.report import DEFAULT_FORMATS, FORMATS, parse_formats, write_report
 
 
@@ -18,6 +19,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--single-file", action="store_true",
                    help="make report.html self-contained (charts, thumbnails and item data inline) instead of "
                         "loading them from the assets/ folder beside it")
+    add_no_progress(p)
     p.set_defaults(func=run)
 
 

@@ -16,6 +16,7 @@ from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
 from medtemporal.cli._score import add_judge_arguments, add_tracking_arguments, judge_from_args, print_scores, track
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import add_no_progress
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
 from medtemporal.runner.evalset import is_done, plan_runs
@@ -88,8 +89,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     c.add_argument("--cache", type=Path,
                    help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
-    c.add_argument("--no-progress", action="store_true",
-                   help="no progress bar at all (the libraries' download and loading bars neither)")
+    add_no_progress(c)
     c.add_argument("--no-score", action="store_true", help="do not write scores.json at the end")
     add_judge_arguments(p)
     add_tracking_arguments(p)

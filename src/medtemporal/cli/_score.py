@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.errors import MetricUnavailableWarning
+from medtemporal.progress import add_no_progress
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
@@ -23,7 +24,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help=f"interval level (default {CONFIDENCE})")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar at all")
+    add_no_progress(p)
     p.add_argument("--allow-rebuilt-benchmark", action="store_true",
                    help="score against a benchmark rebuilt since the run (its new items; recorded in scores.json)")
     p.add_argument("--metrics", type=_names, default=(), metavar="NAME[,NAME...]",
