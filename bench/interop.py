@@ -159,9 +159,10 @@ def check_vlmevalkit(family: str, bench, views: dict, ours: Path, venv: Path, wo
             names = [Path(p).stem for p in call["images"]]
             if names:  # images are unpacked under the item's id
                 item_id = names[0].rsplit("_", 1)[0]
-            else:  # a text-only row: the imageless item whose prompt it sent
-                item_id = next((i for i, v in views.items() if not v.images and v.text_without_options()
-                                in call["prompt"]), "?")
+            else:  # a text-only row: an imageless item not yet seen whose prompt and options it sent
+                item_id = next((i for i, v in views.items() if not v.images and i not in seen
+                                and v.text_without_options() in call["prompt"]
+                                and all(line in call["prompt"] for line in v.options_block.splitlines())), "?")
             view = views.get(item_id)
             seen.append(item_id)
             if view is None:

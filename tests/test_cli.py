@@ -19,6 +19,8 @@ def test_demo_runs_the_whole_pipeline_and_resumes(tmp_path, capsys, monkeypatch)
     assert "Table 3 layout" in (out / "report" / "temmed" / "temmed_tables.md").read_text()
     assert "Table 2 layout" in (out / "report" / "skillqa" / "skillqa_tables.md").read_text()
     assert "| Commonest label of the finding (text only) |" in (out / "report" / "ms-cxr-t" / "ms-cxr-t_tables.md").read_text()
+    rrg = (out / "report" / "longitudinal-rrg" / "longitudinal-rrg_tables.md").read_text()
+    assert "| longitudinal_rrg:copy-prior (reference) |" in rrg and "each run minus copy-prior" in rrg
     assert "## All questions (EKAID `caption_metric`)" in (
         out / "report" / "medical-diff-vqa" / "medical-diff-vqa_tables.md").read_text()
     assert "$ export MEDTEMPORAL_BERTSCORE_MODEL=" in first and "MEDTEMPORAL_BERTSCORE_MODEL" not in os.environ

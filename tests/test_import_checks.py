@@ -15,8 +15,7 @@ from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 from medtemporal.export import export
 from medtemporal.interop.imports import import_predictions
-from medtemporal.runs import CONFIG, PREDICTIONS
-from medtemporal.scoring import read_scores
+from medtemporal.runs import CONFIG, PREDICTIONS, RunFolder
 
 
 @pytest.fixture
@@ -35,7 +34,7 @@ def test_a_shifted_index_without_ids_is_refused_by_the_tools_own_answer_column(b
     results = _results(bench, tmp_path).drop(columns=["id"])
     results.to_csv(tmp_path / "aligned.tsv", sep="\t", index=False)
     summary = import_predictions(bench, tmp_path / "aligned.tsv", tmp_path / "ok", tool="vlmevalkit")
-    assert summary.imported == 5 and read_scores(tmp_path / "ok").score("overall", "accuracy").value == 1.0
+    assert summary.imported == 5 and RunFolder(tmp_path / "ok").scores().score("overall", "accuracy").value == 1.0
     shifted = results.assign(index=[str(int(i) + 1) for i in results["index"]])  # off by one, as the red team's
     shifted.to_csv(tmp_path / "shifted.tsv", sep="\t", index=False)
     with pytest.raises(InvalidInputError, match=r"shifted.tsv, line 2 gives the answer 'A' but was matched to item "
@@ -72,7 +71,7 @@ def test_a_killed_import_is_finished_by_the_same_command(bench, tmp_path, monkey
     assert (out / CONFIG).is_file() and not (out / "scores.json").exists()
     monkeypatch.undo()
     assert main(argv) == 0
-    assert read_scores(out).score("overall", "accuracy").value == 1.0
+    assert RunFolder(out).scores().score("overall", "accuracy").value == 1.0
 
 
 def test_a_run_folder_answering_an_item_twice_differently_is_reported_when_scored(bench, tmp_path, capsys):

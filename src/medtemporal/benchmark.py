@@ -60,12 +60,13 @@ class Manifest(Record):
 
 
 def count_items(items: Iterable[Item]) -> dict[str, dict[str, int]]:
-    """Counts by task, subtype and answer, each sorted by key."""
+    """Counts by task, subtype and answer, each sorted by key; answers of closed questions only (an open
+    question's answer is a reference text, and a benchmark of reports would copy every one into its manifest)."""
     by: dict[str, Counter[str]] = {"task": Counter(), "subtype": Counter(), "answer": Counter()}
     for item in items:
         by["task"][item.task] += 1
         by["subtype"][item.subtype] += 1
-        if isinstance(item.answer, str):
+        if isinstance(item.answer, str) and item.answer_type != "open":
             by["answer"][item.answer] += 1
     return {k: dict(sorted(v.items())) for k, v in by.items()}
 

@@ -119,6 +119,11 @@ class BenchmarkSpec:
     audit_notes: Mapping[str, str] = field(default_factory=dict)
     """``task/subtype`` pattern (fnmatch) → why the paper's own design makes those items answerable without the
     images; the audit reports such subtypes "by design", with the note, instead of flagging them."""
+    text_floor: Callable[[Sequence[Item]], dict[str, Any]] | None = None
+    """``items`` → what the item's text alone scores on open answers, which have no chance level (e.g. the prior
+    report copied): ``{"description": sentence, "rows": [{"task", "subtype", "n", "patients", "baseline",
+    "metric", "value", "ci_low", "ci_high"}]}``, written into the audit as ``text_floor`` and printed by
+    ``medtemporal audit``; None: open answers are only listed as skipped."""
     default_protocol: str = "direct"
     """The protocol `medtemporal run` uses when the user names none (e.g. one that turns volumes into images)."""
     judge_pass: Callable[[Any, Any, Mapping[str, Any]], dict[str, Any]] | None = None

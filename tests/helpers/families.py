@@ -2,7 +2,7 @@
 
 The families are the registry's (every registered family with a demo section), so a family is in every
 cross-family test the moment it is registered. Each is built from its own demo section (`BenchmarkSpec.demo`: the phantoms and
-build commands, at `PATIENTS` patients, the runs left out) under one root, so the CXR families share one
+build commands, at `PATIENTS` patients, the runs left out; then `PER_TASK` items of each task) under one root, so the CXR families share one
 cohort as they do in ``medtemporal demo``. The session fixture `family_benches` does it once per session
 (treat the folders as read-only). 3D-RAD volumes are prepared into a volume cache under the root
 (``MEDTEMPORAL_VOLUME_CACHE`` is set for the session by the fixture).
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import medtemporal.benchmarks  # noqa: F401  (registers the built-in families)
+from medtemporal.benchmark import load, save
 from medtemporal.cli import main
 from medtemporal.contract import spec
 from medtemporal.registry import entries
@@ -24,6 +25,9 @@ FAMILIES = tuple(e.name for e in entries("benchmark") if e.obj.demo is not None)
 """Every registered family with a demo section (the toy families tests register have none)."""
 PATIENTS = 12
 """Phantom patients per dataset: enough for every family's items, few enough to build all in seconds."""
+PER_TASK = 12
+"""Items kept of each task (`Benchmark.select`'s spread over subtypes): every kind of item, few enough that the
+cross-family tests, which run and export every item, stay quick."""
 
 
 def build_family(name: str, root: Path, patients: int = PATIENTS, seed: int = 0) -> Path:
@@ -35,7 +39,12 @@ def build_family(name: str, root: Path, patients: int = PATIENTS, seed: int = 0)
         if argv[0] in ("phantoms", "build"):
             assert main(argv) == 0, (name, argv)
     build = next(argv for argv in section.steps if argv[0] == "build")
-    return Path(build[build.index("--out") + 1])
+    path = Path(build[build.index("--out") + 1])
+    bench = load(path)
+    kept = bench.select(per_task=PER_TASK)
+    if len(kept) < len(bench.items):
+        save(path, kept, bench.manifest)
+    return path
 
 
 def build_families(root: Path, families: tuple[str, ...] = FAMILIES) -> dict[str, Path]:

@@ -15,7 +15,12 @@ from PIL import Image
 
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.cxr import write_cxr_phantoms
+from medtemporal.phantoms import cxr_text
+from medtemporal.phantoms.cxr import SPLIT_SHARES, write_cxr_phantoms
+from medtemporal.phantoms.cxr_text import LAYOUTS, NO_FINDINGS_LAYOUTS
+from medtemporal.sources.mimic_cxr import read_report
+from medtemporal.sources.mimic_cxr_reports import parse_sections
+from medtemporal.sources.mimic_cxr_studies import SPLIT_COLUMNS, SPLIT_CSV
 
 REAL_COLUMNS = [
     "dicom_id", "subject_id", "study_id", "PerformedProcedureStepDescription", "ViewPosition", "Rows", "Columns",
@@ -87,10 +92,10 @@ def test_reports_use_comparative_language_consistent_with_the_truth(cxr_phantoms
     checked = Counter()
     for rec in truth(cxr_phantoms):
         subject = rec["patient_id"][1:]
-        text = (cxr_phantoms.mimic_cxr_jpg / f"files/p{subject[:2]}/p{subject}/{rec['study_id']}.txt").read_text()
-        assert re.search(r"(?m)^ FINDINGS:$", text) and re.search(r"(?m)^ IMPRESSION:$", text)
-        assert ("COMPARISON:  None." in text) == (rec["visit"] == 1)
-        findings = " ".join(text.split("FINDINGS:")[1].split("IMPRESSION:")[0].split())
+        sections = read_report(cxr_phantoms.mimic_cxr_jpg / f"files/p{subject[:2]}/p{subject}/{rec['study_id']}.txt")
+        assert (sections["comparison"] == "None.") == (rec["visit"] == 1)
+        assert ("findings" in sections) == (rec["report_layout"] not in NO_FINDINGS_LAYOUTS)
+        findings = sections.get("findings") or sections["impression"]
         for entity, f in rec["findings"].items():
             if f["annotated"] and f["certain"] and f["change"] in words and entity not in ("bony structures intact", "normal cardiac silhouette"):
                 assert words[f["change"]] in findings, (entity, f, findings)
@@ -152,3 +157,48 @@ def test_mimic_profile_is_skewed_like_mimic_and_gaps_are_heavy_tailed(tmp_path):
     meta = pd.read_parquet(mimic.qba / "metadata/study_metadata.parquet")
     gaps = meta["timespan_since_prev"].dropna().dt.total_seconds() / 86400
     assert 0.8 < gaps.median() < 3 and (gaps > 180).mean() > 0.03
+
+
+def test_the_split_file_lists_every_image_with_its_patients_split(cxr_phantoms):
+    split = pd.read_csv(cxr_phantoms.mimic_cxr_jpg / SPLIT_CSV, dtype={"dicom_id": str})
+    meta = pd.read_csv(cxr_phantoms.mimic_cxr_jpg / "mimic-cxr-2.0.0-metadata.csv.gz", dtype={"dicom_id": str})
+    assert tuple(split.columns) == SPLIT_COLUMNS
+    assert sorted(zip(split.dicom_id, split.study_id, split.subject_id)) == sorted(
+        zip(meta.dicom_id, meta.study_id, meta.subject_id))
+    per_patient = split.groupby("subject_id")["split"].agg(set)
+    assert all(len(s) == 1 for s in per_patient)  # whole patients, as the official split
+    shares = Counter(next(iter(s)) for s in per_patient)
+    assert shares["test"] == round(SPLIT_SHARES["test"] * cxr_phantoms.patients) and shares["train"] >= 1
+    by_study = dict(zip(split.study_id.map(lambda s: f"s{s}"), split.split))
+    assert all(by_study[r["study_id"]] == r["split"] for r in truth(cxr_phantoms))
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_every_report_layout_holds_the_same_words_and_a_findings_section_unless_it_should_not(layout):
+    findings, impression = ["New small right pleural effusion.", "No pneumothorax."], ["New effusion."]
+    standard = cxr_text.report(examination="CHEST (PA AND LAT)", indication="___ with cough.", technique="PA",
+                               comparison="___.", findings=findings, impression=impression)
+    text = cxr_text.report(examination="CHEST (PA AND LAT)", indication="___ with cough.", technique="PA",
+                           comparison="___.", findings=findings, impression=impression, layout=layout)
+    sections, plain = parse_sections(text), parse_sections(standard)
+    assert ("findings" in sections) == (layout not in NO_FINDINGS_LAYOUTS)
+    joined = " ".join(sections.get(k, "") for k in ("findings", "impression")).strip()
+    assert joined == f"{plain['findings']} {plain['impression']}" == " ".join(findings + impression)
+    assert {k: sections[k] for k in ("indication", "comparison")} == {"indication": "___ with cough.",
+                                                                     "comparison": "___."}
+
+
+def test_split_and_layouts_come_from_streams_of_their_own(tmp_path, monkeypatch):
+    """Every file but the reports and the truth is what it is with standard layouts only, and each report
+    reads as the same findings-then-impression words (other families' builds stay byte-identical)."""
+    mixed = write_cxr_phantoms(tmp_path / "mixed", patients=10, seed=4, images=False)
+    monkeypatch.setattr(cxr_text, "LAYOUTS", {"standard": 1.0})
+    plain = write_cxr_phantoms(tmp_path / "plain", patients=10, seed=4, images=False)
+    a, b = digest(mixed.root), digest(plain.root)
+    differ = {k for k in a if a[k] != b[k]}
+    assert a.keys() == b.keys() and differ and all(k.endswith(".txt") or k in ("phantom_truth.jsonl",
+                                                                              "phantom_manifest.json") for k in differ)
+    for name in (k for k in differ if k.endswith(".txt")):
+        joined = [" ".join(read_report(root / name).get(s, "") for s in ("findings", "impression")).strip()
+                  for root in (mixed.root, plain.root)]
+        assert joined[0] == joined[1]

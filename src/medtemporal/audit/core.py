@@ -33,7 +33,9 @@ estimate does, and only with at least `MIN_PATIENTS` patients. A benchmark's spe
 makes some subtypes answerable (`BenchmarkSpec.audit_notes`, patterns over
 ``task/subtype``): those are reported **by design**, with the note, and not
 flagged (also where a reader is above chance + 5 points with too few patients
-for an interval). Ordering answers are skipped with a note.
+for an interval). Ordering answers are skipped with a note. Where the spec gives a text-only floor for open
+answers that exact matches do not measure (`BenchmarkSpec.text_floor`: what copying the prior report scores on
+the family's own metrics), the section holds it as ``text_floor``.
 
 Readers are fitted on each subtype's items alone (``fit="subtype"``, the
 default), or on each task's items across its subtypes (``fit="task"``, a
@@ -260,6 +262,23 @@ def declared_notes(items: Sequence[Item]) -> dict[str, str]:
     return notes
 
 
+def declared_floors(items: Sequence[Item]) -> dict[str, Any] | None:
+    """The text-only floor of the items' open answers from their benchmark specs' ``text_floor`` (rows of every
+    benchmark that has one, the first description), or None when none has one."""
+    from medtemporal.contract import spec
+
+    found: dict[str, Any] | None = None
+    for name in sorted({it.benchmark for it in items}):
+        try:
+            floor = spec(name).text_floor
+        except UnknownNameError:
+            continue
+        if floor is not None:
+            part = floor([it for it in items if it.benchmark == name])
+            found = part if found is None else {**found, "rows": [*found["rows"], *part["rows"]]}
+    return found
+
+
 def note_for(where: str, notes: Mapping[str, str]) -> str | None:
     """The note of the first pattern in ``notes`` that matches ``task/subtype`` ``where``, else None."""
     return next((note for pattern, note in notes.items() if fnmatchcase(where, pattern)), None)
@@ -374,6 +393,9 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
         "flagged": [f"{r['task']}/{r['subtype']}" for r in rows if r["flagged"]],
         "by_design": {f"{r['task']}/{r['subtype']}": r["by_design"] for r in rows if r["by_design"]},
     }
+    floor = declared_floors(items) if any(it.answer_type == "open" for it in items) else None
+    if floor is not None:
+        section["text_floor"] = floor
     return Audit(section, picks, readers)
 
 

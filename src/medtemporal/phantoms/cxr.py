@@ -4,6 +4,7 @@
 that `medtemporal.sources.mimic_cxr.read_timelines` reads both the same way::
 
     OUT/mimic-cxr-jpg/mimic-cxr-2.0.0-metadata.csv.gz
+    OUT/mimic-cxr-jpg/mimic-cxr-2.0.0-split.csv.gz                  (the official split's layout, by patient)
     OUT/mimic-cxr-jpg/files/p10/p10000032/s50414267/<dicom_id>.jpg   (not with images=False)
     OUT/mimic-cxr-jpg/files/p10/p10000032/s50414267.txt              (report, as mimic-cxr-reports unzips)
     OUT/mimic-ext-cxr-qba/scene_data/p10/p10000032/s50414267.scene_graph.json
@@ -23,7 +24,16 @@ missing for an absent finding, bilateral findings split into a left and a
 right observation, studies with two frontal images, two studies of a patient
 at the same time, lateral-only studies and one truncated (corrupt) JPEG. The
 truth file flags each (``messy`` per study; ``annotated``/``certain``/
-``quality_ok`` per finding).
+``quality_ok`` per finding). Reports are laid out in the header shapes real
+reports use, some without a findings section (`cxr_text.LAYOUTS`; the truth's
+``report_layout``), each holding the same findings-then-impression words.
+
+The split file puts whole patients in ``train``, ``validate`` and ``test``
+(`SPLIT_SHARES` of the patients, by a seeded draw per patient; at least one
+test patient, and one training patient from two patients on; the truth's
+``split``). Split and layouts come from seeded streams of their own
+(``[seed, patient, 3]`` and ``[seed, patient, 4]``), so every other file is
+what it was before they were added.
 
 Details of the QBA files that could not be checked against the release are
 written as the reader documents them (`medtemporal.sources.mimic_cxr`):
@@ -63,6 +73,7 @@ from medtemporal.phantoms.trajectory import (
     simulate_patient,
 )
 from medtemporal.sources.mimic_cxr import METADATA_COLUMNS, METADATA_CSV, image_path, report_path
+from medtemporal.sources.mimic_cxr_studies import SPLIT_COLUMNS, SPLIT_CSV
 from medtemporal.sources.mimic_qba import QUALITY_GRADES, STUDY_METADATA, scene_graph_path
 from medtemporal.progress import progress_bar
 
@@ -96,6 +107,9 @@ _QUALITY_KEYS = (
     "localization_quality",
 )
 _P_UNCERTAIN, _P_LOW_QUALITY, _P_UNANNOTATED, _P_SPLIT = 0.03, 0.025, 0.03, 0.5
+SPLIT_SHARES: Mapping[str, float] = {"test": 0.3, "validate": 0.1, "train": 0.6}
+"""Share of the patients in each split of the phantom split file (the real test split holds 0.4% of them: a
+phantom needs enough test patients to score)."""
 _INDICATIONS = ("___ with shortness of breath.", "___ with chest pain, evaluate for acute process.",
                 "___ year old with fever and cough.", "History: ___ with hypoxia.", "___ status post line placement.")
 
@@ -169,13 +183,15 @@ def write_cxr_phantoms(
     study_rows: list[dict[str, Any]] = []
     corrupt: str | None = None
     first = 0
+    splits = patient_splits(seed, patients)
     with (out / PHANTOM_TRUTH).open("w", encoding="utf-8", newline="\n") as truth_fh:
         for i in progress_bar(range(patients), desc="phantom patients", unit="patient"):
             ids = study_ids[first : first + n_visits[i]].tolist()
             first += int(n_visits[i])
-            writer = _PatientWriter(int(subjects[i]), ids, seed, i, jpg, qba, images, image_size, roles)
+            writer = _PatientWriter(int(subjects[i]), ids, seed, i, jpg, qba, images, image_size, roles, splits[i])
             corrupt = writer.write(truth_fh, csv_rows, study_rows) or corrupt
     _write_tables(jpg, qba, csv_rows, study_rows)
+    _write_split(jpg, csv_rows, dict(zip(subjects.tolist(), splits)))
     write_phantom_manifest(out, "medtemporal phantoms cxr", seed=seed, patients=patients, images=images,
                            image_size=image_size, profile=profile)
     return CxrPhantom(out, jpg, qba, out / PHANTOM_TRUTH, patients, len(study_rows), len(csv_rows), corrupt)
@@ -200,6 +216,19 @@ def _plan(root: np.random.Generator, patients: int, profile: str, images: bool) 
     return n.astype(int), _Roles(short, equal, lateral, corrupt)
 
 
+def patient_splits(seed: int, patients: int) -> list[str]:
+    """The split of each patient: ranked by a draw from the patient's own stream ``[seed, patient, 3]``, the
+    lowest `SPLIT_SHARES` ["test"] of them in test (at least one), the next in validate, the rest in train (at
+    least one from two patients on)."""
+    draws = [float(np.random.default_rng([seed, i, 3]).random()) for i in range(patients)]
+    n_test = max(1, round(SPLIT_SHARES["test"] * patients))
+    n_validate = min(round(SPLIT_SHARES["validate"] * patients), max(0, patients - n_test - 1))
+    out = ["train"] * patients
+    for rank, i in enumerate(sorted(range(patients), key=lambda k: draws[k])):
+        out[i] = "test" if rank < n_test else "validate" if rank < n_test + n_validate else "train"
+    return out
+
+
 def _unique_ids(rng: np.random.Generator, n: int, low: int, high: int) -> np.ndarray:
     seen: dict[int, None] = {}
     while len(seen) < n:
@@ -212,12 +241,14 @@ class _PatientWriter:
     """Writes one patient's images, reports, scene graphs and truth lines."""
 
     def __init__(self, subject: int, study_ids: list[int], seed: int, index: int, jpg: Path, qba: Path,
-                 images: bool, size: int, roles: _Roles) -> None:
+                 images: bool, size: int, roles: _Roles, split: str) -> None:
         self.subject, self.study_ids, self.jpg, self.qba = subject, study_ids, jpg, qba
         self.images, self.size, self.index = images, size, index
         self.truth: PatientTruth = simulate_patient(np.random.default_rng([seed, index, 0]), len(study_ids))
         self.meta = np.random.default_rng([seed, index, 1])
         self.render_rng = np.random.default_rng([seed, index, 2])
+        self.layout_rng = np.random.default_rng([seed, index, 4])
+        self.split = split
         self.roles = roles
         self.silhouette = bool(self.meta.random() < 0.5)
         self.boxes = region_boxes(self.truth.anatomy, size)
@@ -250,8 +281,9 @@ class _PatientWriter:
             frontal = _chosen_frontal(views, dicoms)
             frontal_path = image_path(self.subject, study, frontal) if frontal else None
             annotations = self._annotate(visit.states)
+            layout = str(self.layout_rng.choice(list(cxr_text.LAYOUTS), p=list(cxr_text.LAYOUTS.values())))
             graph, report, num_obs, quality = self._scene_and_report(
-                study, visit.states, prev, visit.devices, prev_devices, annotations, views, dicoms, k
+                study, visit.states, prev, visit.devices, prev_devices, annotations, views, dicoms, k, layout, when
             )
             self._write_text(study, graph, report)
             if self.images:
@@ -275,7 +307,7 @@ class _PatientWriter:
                 "patient_id": f"p{self.subject}", "study_id": f"s{study}", "visit": k + 1,
                 "days_since_first": round((when - times[0]).total_seconds() / 86400, 6),
                 "timestamp": when.isoformat(timespec="milliseconds"), "views": views, "frontal": frontal_path,
-                "messy": messy, "devices": list(visit.devices),
+                "messy": messy, "devices": list(visit.devices), "split": self.split, "report_layout": layout,
                 "findings": {
                     e: {
                         "present": s.present, "severity": cxr_text.severity_word(e, s.severity),
@@ -319,7 +351,7 @@ class _PatientWriter:
     def _scene_and_report(
         self, study: int, states: Mapping[str, EntityState], prev: Mapping[str, EntityState] | None,
         devices: tuple[str, ...], prev_devices: tuple[str, ...], annotations: dict[str, dict[str, Any]],
-        views: list[str], dicoms: list[str], k: int,
+        views: list[str], dicoms: list[str], k: int, layout: str, when: datetime,
     ) -> tuple[dict[str, Any], str, int, int]:
         """The scene graph and report of one study, their observation count and study quality level."""
         frontal_ids = [d for v, d in zip(views, dicoms) if v in ("PA", "AP")]
@@ -397,7 +429,8 @@ class _PatientWriter:
         procedure = _procedure(views)
         text = cxr_text.report(
             examination=procedure, indication=indication, technique=_TECHNIQUE[procedure],
-            comparison="___." if k else "None.", findings=findings, impression=impression,
+            comparison="___." if k else "None.", findings=findings, impression=impression, layout=layout,
+            wet_read_time=when.strftime("%I:%M %p").lstrip("0"),
         )
         return graph, text, len(observations), min(study_quality.values())
 
@@ -549,6 +582,13 @@ def _gzip_csv(df: pd.DataFrame, path: Path) -> None:
     """CSV, gzip-compressed with a fixed header (no time stamp, no name) so that output is byte-identical."""
     with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
         gz.write(df.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+
+
+def _write_split(jpg: Path, csv_rows: list[tuple[Any, ...]], split_of: Mapping[int, str]) -> None:
+    """The split file: one row per image of the metadata, the patient's split (`SPLIT_COLUMNS`)."""
+    rows = [(r[0], r[2], r[1], split_of[r[1]]) for r in csv_rows]
+    df = pd.DataFrame(rows, columns=list(SPLIT_COLUMNS)).sort_values(["subject_id", "study_id", "dicom_id"])
+    _gzip_csv(df, jpg / SPLIT_CSV)
 
 
 def _write_tables(jpg: Path, qba: Path, csv_rows: list[tuple[Any, ...]], study_rows: list[dict[str, Any]]) -> None:

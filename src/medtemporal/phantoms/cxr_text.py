@@ -156,20 +156,55 @@ def device_sentence(device: str, before: bool, now: bool) -> str | None:
     return None
 
 
+LAYOUTS: dict[str, float] = {
+    "standard": 0.66, "wet_read": 0.05, "title_case": 0.05, "views_header": 0.04, "inline": 0.04,
+    "conclusion": 0.04, "impression_only": 0.07, "findings_and_impression": 0.03, "empty_findings": 0.02,
+}
+"""How phantom reports are laid out, and how often: the header shapes real MIMIC-CXR reports use (a
+``WET READ`` preamble; ``Findings:`` in title case; the views as the findings header, ``PA AND LATERAL CHEST
+RADIOGRAPHS:``; text on the header's line; ``CONCLUSION:``) and three without a findings section (the
+findings sentences under ``IMPRESSION:`` alone, under ``FINDINGS AND IMPRESSION:``, or below an empty
+``FINDINGS:``). Every layout holds the same findings-then-impression text, so a reader that joins the two
+sections reads the same words whatever the layout."""
+NO_FINDINGS_LAYOUTS = frozenset({"impression_only", "findings_and_impression", "empty_findings"})
+"""Layouts whose report has no findings section (`medtemporal.sources.mimic_cxr_reports` rules)."""
+
+
 def report(
-    *, examination: str, indication: str, technique: str, comparison: str, findings: list[str], impression: list[str]
+    *, examination: str, indication: str, technique: str, comparison: str, findings: list[str], impression: list[str],
+    layout: str = "standard", wet_read_time: str = "10:15 AM",
 ) -> str:
-    """A free-text report laid out like MIMIC-CXR's ``sNNNNNNNN.txt`` files."""
+    """A free-text report laid out like MIMIC-CXR's ``sNNNNNNNN.txt`` files, in one of `LAYOUTS`."""
     body = "\n ".join(_wrap(" ".join(findings)))
     impression_text = "\n ".join(_wrap(" ".join(impression)))
+    both = "\n ".join(_wrap(" ".join([*findings, *impression])))
+    title = str.title if layout == "title_case" else str.upper
+    heads = {k: title(k) for k in ("examination", "indication", "technique", "comparison", "findings", "impression")}
+    if layout == "conclusion":
+        heads["impression"] = "CONCLUSION"
+    if layout == "views_header":
+        views = "PA AND LATERAL CHEST RADIOGRAPHS" if "PA" in examination else "PORTABLE AP CHEST RADIOGRAPH"
+        heads["findings"] = views
+    if layout == "inline":
+        narrative = f" {heads['findings']}:  {body}\n \n {heads['impression']}:  {impression_text}\n"
+    elif layout == "impression_only":
+        narrative = f" {heads['impression']}:\n \n {both}\n"
+    elif layout == "findings_and_impression":
+        narrative = f" FINDINGS AND IMPRESSION:\n \n {both}\n"
+    elif layout == "empty_findings":
+        narrative = f" {heads['findings']}:\n \n {heads['impression']}:\n \n {both}\n"
+    else:
+        narrative = f" {heads['findings']}:\n \n {body}\n \n {heads['impression']}:\n \n {impression_text}\n"
+    preamble = ""
+    if layout == "wet_read":
+        preamble = f" WET READ: ___ ___ {wet_read_time}\n  {impression_text}\n {'_' * 78}\n"
     return (
-        "                                 FINAL REPORT\n"
-        f" EXAMINATION:  {examination}\n \n"
-        f" INDICATION:  {indication}\n \n"
-        f" TECHNIQUE:  {technique}\n \n"
-        f" COMPARISON:  {comparison}\n \n"
-        f" FINDINGS:\n \n {body}\n \n"
-        f" IMPRESSION:\n \n {impression_text}\n"
+        f"{preamble}                                 FINAL REPORT\n"
+        f" {heads['examination']}:  {examination}\n \n"
+        f" {heads['indication']}:  {indication}\n \n"
+        f" {heads['technique']}:  {technique}\n \n"
+        f" {heads['comparison']}:  {comparison}\n \n"
+        f"{narrative}"
     )
 
 

@@ -80,12 +80,28 @@ def _notes(audit: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(", ".join(places), note) for note, places in by_note.items()]
 
 
+FLOOR_HEADER = ["Task", "Subtype", "n", "Patients", "Baseline", "Metric", "Value (95% CI)"]
+
+
+def floor_rows(audit: Mapping[str, Any]) -> list[list[str]]:
+    """The text-only floor of open answers (`BenchmarkSpec.text_floor`), one row per group, baseline and metric."""
+    def value(r: Mapping[str, Any]) -> str:
+        ci = "" if r["ci_low"] is None else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        return f"{r['value']:.3f}{ci}"
+
+    return [[r["task"], r["subtype"], str(r["n"]), str(r["patients"]), r["baseline"], r["metric"], value(r)]
+            for r in (audit.get("text_floor") or {}).get("rows", [])]
+
+
 def audit_markdown(audit: Mapping[str, Any], title: str = "Blind-solvability audit") -> str:
-    """The audit as a Markdown section."""
+    """The audit as a Markdown section (with the text-only floor of open answers, where there is one)."""
     notes = [f"- **By design** ({places}): {note}" for places, note in _notes(audit)]
+    floor = audit.get("text_floor")
+    floor_part = ["", "### Text-only floor of open answers", "", floor["description"], "",
+                  markdown_table(FLOOR_HEADER, floor_rows(audit))] if floor else []
     return "\n".join([f"## {title}", "", _summary(audit), "",
                       markdown_table(HEADER, audit_rows(audit)) if audit.get("subtypes") else "",
-                      *([""] + notes if notes else []), ""])
+                      *([""] + notes if notes else []), *floor_part, ""])
 
 
 def audit_html(audit: Mapping[str, Any], title: str = "Blind-solvability audit", anchor: str = "audit") -> str:
@@ -97,5 +113,11 @@ def audit_html(audit: Mapping[str, Any], title: str = "Blind-solvability audit",
              if rows else "")
     notes = "".join(f"<p class=\"note\"><b>By design</b> ({escape(places)}): {escape(note)}</p>"
                     for places, note in _notes(audit))
+    floor = audit.get("text_floor")
+    if floor:
+        cells = "".join(f"<th>{escape(h)}</th>" for h in FLOOR_HEADER)
+        lines = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in floor_rows(audit))
+        notes += (f'<h3>Text-only floor of open answers</h3><p class="note">{escape(floor["description"])}</p>'
+                  f'<div class="scroll"><table><thead><tr>{cells}</tr></thead><tbody>{lines}</tbody></table></div>')
     return (f'<h2 id="{escape(anchor)}">{escape(title)}</h2><p class="note">{escape(_summary(audit))}</p>'
             f"{table}{notes}")

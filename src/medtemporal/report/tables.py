@@ -119,6 +119,8 @@ def cell(value: Score | float | None, *, scale: float = 100.0, digits: int = 1, 
     ('31.5', '0.315', '–', '–')
     >>> cell(Score(metric="accuracy", value=0.5, ci_low=0.25, ci_high=0.75), ci=True)
     '50.0 [25.0, 75.0]'
+    >>> cell(Score(metric="accuracy", value=0.5, ci_low=float("nan"), ci_high=float("nan")), ci=True)
+    '50.0'
     >>> cell(Score(metric="bertscore_f1", value=float("nan"), unavailable="no encoder"))
     'unavailable'
     """
@@ -128,8 +130,9 @@ def cell(value: Score | float | None, *, scale: float = 100.0, digits: int = 1, 
     if number is None or math.isnan(number):
         return DASH
     text = f"{scale * number:.{digits}f}"
-    if ci and isinstance(value, Score) and value.ci_low is not None and value.ci_high is not None:
-        text += f" [{scale * value.ci_low:.{digits}f}, {scale * value.ci_high:.{digits}f}]"
+    bounds = (value.ci_low, value.ci_high) if ci and isinstance(value, Score) else (None, None)
+    if all(b is not None and math.isfinite(b) for b in bounds):  # an interval where it is defined
+        text += f" [{scale * bounds[0]:.{digits}f}, {scale * bounds[1]:.{digits}f}]"
     return text
 
 

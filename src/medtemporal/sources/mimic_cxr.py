@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -91,6 +90,7 @@ from medtemporal._gc import paused_gc
 from medtemporal.errors import InvalidInputError
 from medtemporal.progress import progress_bar
 from medtemporal.schema import Finding, ImageRef, Study, Timeline
+from medtemporal.sources.mimic_cxr_reports import read_sections
 from medtemporal.sources.mimic_qba import (
     DISEASE_CATEGORIES,
     QUALITY_GRADES,
@@ -127,8 +127,6 @@ _TEXT_COLUMNS = ("dicom_id", "ViewPosition", "StudyDate", "StudyTime")
 
 FRONTAL_VIEWS: tuple[str, ...] = ("PA", "AP")
 """``ViewPosition`` values of frontal images, in order of preference."""
-
-_SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Z &/()-]*?):")
 
 
 def subject_folder(subject: int | str) -> str:
@@ -470,7 +468,9 @@ def _study(row: Any, views: list[tuple[str, str]], frontal: str, findings: tuple
 
 
 def read_report(path: str | Path) -> dict[str, str]:
-    """Sections of a MIMIC-CXR report by lower-case name; empty when the file is absent.
+    """Sections of a MIMIC-CXR report by canonical lower-case name (`mimic_cxr_reports.parse_sections`: the
+    headers real reports use, ``FINDINGS AND IMPRESSION`` and ``CONCLUSION`` read as the impression); empty when
+    the file is absent.
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "s1.txt")
@@ -478,13 +478,4 @@ def read_report(path: str | Path) -> dict[str, str]:
     >>> read_report(p)
     {'findings': 'No effusion.', 'impression': 'Normal.'}
     """
-    path = Path(path)
-    if not path.is_file():
-        return {}
-    text = path.read_text(encoding="utf-8", errors="replace")
-    heads = list(_SECTION.finditer(text))
-    sections: dict[str, str] = {}
-    for head, nxt in zip(heads, heads[1:] + [None]):
-        body = text[head.end() : nxt.start() if nxt else len(text)]
-        sections[head.group(1).strip().lower()] = " ".join(body.split())
-    return sections
+    return read_sections(path)

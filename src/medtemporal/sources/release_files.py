@@ -10,7 +10,7 @@ and every problem is one sentence naming the file and the line (`medtemporal.err
 - a CSV row with more fields than its header, and a header that lacks a column the caller needs.
 
 A file cut exactly at a line break is well formed and can only be told by its checksum (the families'
-``releases.py``) or by what it lacks (a builder counts what it excludes). `deduplicate` drops records repeated
+``known_releases.py``) or by what it lacks (a builder counts what it excludes). `deduplicate` drops records repeated
 verbatim (`first_of_each`, `Table.repeats`), for the caller to count, and refuses an id given to two
 different records.
 
@@ -33,6 +33,7 @@ import csv
 import gzip
 import io
 import json
+import re
 import zipfile
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 T = TypeVar("T")
+_INTEGER_ID = re.compile(r"\d+(\.0+)?")
 SHEETS = (".xlsx", ".xlsm")
 """Excel workbooks (VLMEvalKit's result files), read with ``openpyxl``."""
 
@@ -150,6 +152,19 @@ def read_table(path: str | Path, *, columns: Sequence[str] = (), what: str, sep:
         raise InvalidInputError(f"{path} is not a readable table ({exc}); pass {what}.") from None
     _check_end(path, text, sep, what)
     return Table(path, frame, name, text, sep)
+
+
+def integer_id(value: object, where: str, column: str) -> int:
+    """A cell holding an integer id (``123``, or ``123.0`` as a float column writes it), with one sentence naming
+    the row when it holds none.
+
+    >>> integer_id(" 42 ", "q.csv, line 2", "study_id"), integer_id("42.0", "q.csv, line 3", "study_id")
+    (42, 42)
+    """
+    text = "" if value is None or (isinstance(value, float) and value != value) else str(value).strip()
+    if not _INTEGER_ID.fullmatch(text):
+        raise InvalidInputError(f"{where}: {column} {value!r} is not an integer id; fix that row.")
+    return int(float(text))
 
 
 def read_text(path: str | Path, *, what: str) -> str:

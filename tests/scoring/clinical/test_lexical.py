@@ -57,6 +57,18 @@ def test_bleu_rouge_cider_equal_pycocoevalcap_on_the_prepared_texts(variant: str
     assert _corpus(f"{variant}_cider", OUTS) == pytest.approx(Cider().compute_score(gts, res)[0], rel=1e-12)
 
 
+def test_cider_takes_each_task_s_document_frequencies_from_that_task_alone() -> None:
+    """A benchmark with a findings and an impression task: each task's CIDEr is pycocoevalcap's over its own items."""
+    items = [_item(k, r).model_copy(update={"task": "findings" if k < 3 else "impression"}) for k, r in enumerate(REFS)]
+    per_item = metric("coco_cider").per_sample(items, OUTS, [None] * len(items))
+    for task, index in (("findings", range(3)), ("impression", range(3, 5))):
+        gts = {k: [REFS[k]] for k in index}
+        res = {k: [OUTS[k]] for k in index}
+        assert per_item[list(index)].mean() == pytest.approx(Cider().compute_score(gts, res)[0], rel=1e-12), task
+    together = metric("coco_cider").per_sample([_item(k, r) for k, r in enumerate(REFS)], OUTS, [None] * 5)
+    assert not np.allclose(per_item, together)  # mixing the tasks' references would change them
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="METEOR's jar needs a Java runtime")
 def test_meteor_is_the_mean_of_the_jars_segment_scores() -> None:
     gts = {k: [r2gen_clean(r)] for k, r in enumerate(REFS)}

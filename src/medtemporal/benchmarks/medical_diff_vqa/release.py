@@ -36,7 +36,7 @@ from typing import Any
 from medtemporal.errors import InvalidInputError
 from medtemporal.sources.jpg_root import IMAGE_MISSING
 from medtemporal.sources.mimic_cxr import image_path
-from medtemporal.sources.release_files import Table, read_table
+from medtemporal.sources.release_files import Table, integer_id, read_table
 
 QUESTIONS_FILE = "mimic_pair_questions.csv"
 MIMIC_ALL_FILE = "mimic_all.csv"
@@ -52,7 +52,6 @@ SPLITS: dict[str, str] = {
 """``--split`` value → the test set it names, as every table of the family says it."""
 CLOSED_ANSWERS = ("yes", "no")
 """Answers of closed questions (EKAID ``evaluate_score.py`` ``acc``: ``gt_ans == 'yes' or gt_ans == 'no'``)."""
-_INT = re.compile(r"\d+(\.0+)?")
 
 
 @dataclass(frozen=True)
@@ -111,12 +110,6 @@ def _csv(path: Path, columns: tuple[str, ...]) -> Table:
     return read_table(path, columns=columns, what=f"the released {path.name} of Medical-Diff-VQA 1.0.1")
 
 
-def _int(value: str, where: str, column: str) -> int:
-    if not _INT.fullmatch(value.strip()):
-        raise InvalidInputError(f"{where}: {column} {value!r} is not an integer id; fix that row.")
-    return int(float(value))
-
-
 def _iso(date: str) -> str | None:
     text = date.strip()
     return f"{text[:4]}-{text[4:6]}-{text[6:8]}" if re.fullmatch(r"\d{8}", text) else None
@@ -148,7 +141,7 @@ def read_studies(path: str | Path) -> dict[int, StudyImage]:
     lines: dict[int, int] = {}
     for row, rec in enumerate(table.frame[list(MIMIC_ALL_COLUMNS)].itertuples(index=False)):
         where = table.where(row)
-        subject, study = _int(rec.subject_id, where, "subject_id"), _int(rec.study_id, where, "study_id")
+        subject, study = integer_id(rec.subject_id, where, "subject_id"), integer_id(rec.study_id, where, "study_id")
         dicom = rec.dicom_id.strip()
         if not dicom:
             raise InvalidInputError(f"{where}: dicom_id is empty; fix that row.")
@@ -192,7 +185,7 @@ def read_questions(folder: str | Path, split: str = "release", *, image_root: Pa
         if qtype not in TYPES:
             raise InvalidInputError(f"{where}: question_type {rec.question_type!r} is none of {', '.join(TYPES)}; "
                                     "fix that row.")
-        ids = {c: _int(getattr(rec, c), where, c) for c in ("study_id", "subject_id", "ref_id")}
+        ids = {c: integer_id(getattr(rec, c), where, c) for c in ("study_id", "subject_id", "ref_id")}
         why = _unusable(rec, ids, studies, verify_images, image_root)
         if why:
             counts.excluded[why] += 1

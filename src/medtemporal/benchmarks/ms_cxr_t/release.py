@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from medtemporal.errors import InvalidInputError
-from medtemporal.sources.release_files import Table, read_table
+from medtemporal.sources.release_files import Table, integer_id, read_table
 
 IMAGE_FILE = "MS_CXR_T_temporal_image_classification_v1.0.0.csv"
 SENTENCE_FILE = "MS_CXR_T_temporal_sentence_similarity_v1.0.0.csv"
@@ -86,13 +86,6 @@ def _text(value: object) -> str | None:
     return text or None
 
 
-def _integer(value: object, where: str, column: str) -> int:
-    text = _text(value)
-    if text is None or not re.fullmatch(r"\d+(\.0+)?", text):
-        raise InvalidInputError(f"{where}: {column} {value!r} is not an integer id; fix that row.")
-    return int(float(text))
-
-
 def _dicom(value: object, where: str, column: str) -> re.Match[str]:
     text = _text(value)
     m = DICOM_PATH.fullmatch(text or "")
@@ -111,7 +104,7 @@ def read_labels(path: str | Path) -> tuple[list[Label], Counter[str]]:
     labels: list[Label] = []
     for row, rec in enumerate(table.records()):
         where = table.where(row)
-        ids = {c: _integer(rec[c], where, c) for c in ("study_id", "previous_study_id", "subject_id")}
+        ids = {c: integer_id(rec[c], where, c) for c in ("study_id", "previous_study_id", "subject_id")}
         current, prior = _dicom(rec["dicom_id"], where, "dicom_id"), _dicom(rec["previous_dicom_id"], where,
                                                                               "previous_dicom_id")
         found = []

@@ -113,6 +113,20 @@ def cider_d(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     return np.asarray(scores, dtype=float)
 
 
+def cider_by_task(variant: str, items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
+    """`cider_d` with each task's document frequencies from that task's references alone: a paper's test set is
+    one task (findings), so a benchmark that also asks for the impression must not mix its references in, and a
+    group's value is then what lmms-eval's per-task aggregation computes too."""
+    refs, outs = _prepared(variant, items, answers)
+    scores = np.zeros(len(items))
+    tasks: dict[str, list[int]] = {}
+    for k, item in enumerate(items):
+        tasks.setdefault(item.task, []).append(k)
+    for index in tasks.values():
+        scores[index] = cider_d(tuple(refs[k] for k in index), tuple(outs[k] for k in index))
+    return scores
+
+
 _JAR_LOCK = threading.Lock()
 _JAR: list[Any] = []
 
@@ -177,14 +191,14 @@ def _register_variant(variant: str) -> None:
         register("metric", f"{variant}_bleu_{n}", aggregation=reduce_bleu(n), settings=_settings(variant, "corpus"),
                  description=f"BLEU-{n}, corpus (pycocoevalcap), {label}", **info)(bleu)
     columns = (("rouge_l", rouge_l, "ROUGE-L F, β 1.2, mean (pycocoevalcap)", "", "nothing (CPU)"),
-               ("cider", cider_d, "CIDEr-D, mean; df from the references scored together (pycocoevalcap)", "",
-                "nothing (CPU)"),
+               ("cider", None, "CIDEr-D, mean; df from the references of the task scored together (pycocoevalcap)",
+                "", "nothing (CPU)"),
                ("meteor", meteor, "METEOR 1.5 jar, mean of segment scores (pycocoevalcap)",
                 "mean of segment scores (pycocoevalcap prints the jar's pooled corpus value)", "Java runtime (CPU)"))
     for name, compute, text, detail, needs in columns:
         def column(items: Sequence[Item], answers: Sequence[Answer], _v: str = variant,
-                   _c: Callable[..., np.ndarray] = compute) -> np.ndarray:
-            return _c(*_prepared(_v, items, answers))
+                   _c: Callable[..., np.ndarray] | None = compute) -> np.ndarray:
+            return cider_by_task(_v, items, answers) if _c is None else _c(*_prepared(_v, items, answers))
 
         column.__doc__ = f"Per-sample {text}, {label}."
         register("metric", f"{variant}_{name}", aggregation="mean", settings=_settings(variant, detail),

@@ -1,0 +1,103 @@
+"""Longitudinal radiology report generation (the ``longitudinal-rrg`` benchmark): today's chest X-ray report with
+the prior study in view, on MIMIC-CXR's official test split.
+
+The field's main temporal task (Libra, MLRG, HERGen, CXRMate, Longitudinal-MIMIC, MAIRA-2 evaluate it, each
+with its own split, prior rule and metric code; FACTS §6.1; issue 29). One item per study of the official
+test split whose report has a findings section (2,347 studies on the release, 289 patients), task
+``findings``, and the same studies with an impression for task ``impression`` (1,624); subtype
+``with_prior`` or ``no_prior``, each task's two columns (`PRIOR_COLUMNS`) beside its score over all its
+items; ``Overall`` is the findings task, the field's headline. Where each rule lives:
+
+* `medtemporal.sources.mimic_cxr_studies` / `medtemporal.sources.mimic_cxr_reports` — the release's
+  metadata, split file and report sections (the readers every MIMIC family may use).
+* `studies` — which studies are items and each one's prior (the immediately preceding study by StudyDate
+  then StudyTime).
+* `items` — one item per study and section; captions naming each image's visit and interval.
+* `nearest` — the nearest training report by image retrieval (the third baseline), found at build time.
+* `command` — ``medtemporal build longitudinal-rrg`` options and manifest.
+* `protocols` — ``rrg-current``, ``rrg-prior-images``, ``rrg-prior-report`` (MAIRA-2's layout, the default).
+* `baselines` — ``longitudinal_rrg:copy-prior`` (the reports' reference row), ``:normal-report``,
+  ``:nearest-report``.
+* `extract` — ``longitudinal_rrg_section``: the asked section of an output that writes a whole report.
+* `audit` — what ``medtemporal audit`` says for open reports: the text-only floor.
+* `report` — every metric on all, with-prior and no-prior items, copy-prior the reference row, each run minus
+  copy-prior; `exports` — each run's reports in CXRMate's and MLRG's CSV shapes; `viewer` — the side-by-side
+  per-item page.
+* ``prompts/`` — MAIRA-2's reporting instruction and ``PRIOR_REPORT`` layout, cited in each header.
+
+Generation follows the MAIRA-2 example in Libra's README (``temperature=0.0``, ``max_new_tokens=300``;
+Libra@0d6c56a README.md §MAIRA-2): greedy, at most 300 new tokens. Libra's own README uses beam search
+(beam 10, length penalty 2, 1,024 tokens), which an OpenAI-compatible server does not offer in general.
+
+Metrics (`METRICS`, each per item, so intervals and paired comparisons work as everywhere): BLEU-1..4, METEOR,
+ROUGE-L and CIDEr by pycocoevalcap on R2Gen-cleaned text and on the text as written, Libra's Temporal Entity F1,
+and on request CheXbert F1, SembScore, RadGraph F1, RaTEScore, Libra's BERTScore, 1/RadCliQ-v1 and GREEN
+(`medtemporal.scoring.clinical`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
+from medtemporal.benchmarks.longitudinal_rrg import baselines, extract, protocols  # noqa: F401  (register them)
+from medtemporal.benchmarks.longitudinal_rrg.audit import text_floor
+from medtemporal.benchmarks.longitudinal_rrg.baselines import URIS
+from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_arguments, build
+from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS
+from medtemporal.contract import BenchmarkSpec, DemoSection, Variant
+from medtemporal.registry import register
+from medtemporal.scoring.clinical import CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL
+
+METRICS = (*LEXICAL_R2GEN, *TEMPORAL, *LEXICAL_RAW, *CXR_CLINICAL)
+"""The field's report metrics (`medtemporal.scoring.clinical`): lexical on R2Gen-cleaned text (the R2Gen
+lineage's numbers), Temporal Entity F1, lexical on the text as written; the model-based clinical ones are scored
+when ``medtemporal score RUN --metrics ...`` asks for them (``--green URI`` for GREEN)."""
+DEMO_ITEMS = 80
+"""Items each demo run answers (a sample spread over both tasks and both subtypes): scoring is per item."""
+PRIOR_COLUMNS = {"With prior": ("with_prior",), "No prior": ("no_prior",)}
+"""Each task's with-prior and no-prior columns (score groups ``subtypes:<task>/With prior`` ...)."""
+
+
+def demo(out: Path, patients: int, seed: int) -> DemoSection:
+    """The CXR phantoms the CXR families share, build, the three baselines on `DEMO_ITEMS` items, report."""
+    steps = DemoSteps(out, BENCHMARK)
+    steps.build("--mimic-cxr-jpg", str(steps.data("cxr") / "mimic-cxr-jpg"), seed=seed)
+    for model in URIS:
+        steps.run(model, "--limit", str(DEMO_ITEMS))
+    return steps.section("Longitudinal report generation", cxr_phantoms(steps, patients, seed))
+
+
+AUDIT_NOTES = {
+    "*/*": "Radiologists write stock sentences for normal and unchanged studies ('No acute cardiopulmonary "
+           "process.', 'No significant interval change.'), so the commonest report of a section matches some "
+           "references word for word; that is the reports' own design, not the build's. The family scores reports "
+           "by overlap and clinical metrics: compare models with the text-only floor below (the prior report "
+           "copied, a constant normal report) and with the copy-prior and normal-report runs.",
+}
+"""Exact repeats of stock reports (`BenchmarkSpec.audit_notes`; measured on phantoms, whose unchanged studies say
+'No significant interval change.': docs/longitudinal-rrg.md)."""
+
+SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
+    name=BENCHMARK,
+    version=VERSION,
+    licence="credentialed",
+    description="Longitudinal report generation on MIMIC-CXR's official test split: findings and impression "
+    "with the prior study's images and report; copy-prior, normal and nearest-report baselines",
+    add_arguments=add_arguments,
+    build=build,
+    prompts={"*": "longitudinal_rrg_direct"},
+    extractors={"*": "longitudinal_rrg_section"},
+    metrics={"*": METRICS},
+    subtype_groups={section: PRIOR_COLUMNS for section in SECTIONS},
+    overall_tasks=("findings",),
+    variants={"whole output": Variant(extractors={"*": "text"},
+                                      description="the whole output scored, headers and all (the main scoring "
+                                                  "takes the asked section of an output that writes several)")},
+    report="medtemporal.benchmarks.longitudinal_rrg.report:write_longitudinal_rrg_report",
+    demo=demo,
+    text_floor=text_floor,
+    audit_notes=AUDIT_NOTES,
+    default_protocol="rrg-prior-report",
+    generation={"temperature": 0.0, "max_tokens": 300},
+))

@@ -1,0 +1,39 @@
+"""The report a model wrote, as scored: ``longitudinal_rrg_section`` (the main scoring); the whole output (variant).
+
+General-purpose models often write a whole report (``FINDINGS: ... IMPRESSION: ...``), in Markdown
+(``**Findings:**``, ``## Impression``), after a ``<think>`` block, or prefaced (``Here is the report:``).
+``longitudinal_rrg_section`` takes the section the item asks for when the output has headers the report parser
+knows (`medtemporal.sources.mimic_cxr_reports.parse_sections`; ``CONCLUSION`` is an impression), else the
+whole output; ``<think>`` blocks and bold marks are removed first, and a Markdown heading line is read as a
+header. An output with headers but not the asked section (an impression only, for the findings task) is scored
+whole: nothing is invented. Empty text is no answer. The papers' own models write the section alone, for which
+both readings agree; the whole output is scored beside it (variant ``whole output``), labelled.
+
+>>> from medtemporal.schema import Item
+>>> item = Item.create(benchmark="longitudinal-rrg", task="findings", subtype="with_prior", images=[],
+...                    question="q", answer_type="open", answer="x")
+>>> section(item, "**Findings:** Lungs are clear.\\n**Impression:** Normal.")
+'Lungs are clear.'
+"""
+
+from __future__ import annotations
+
+import re
+
+from medtemporal.registry import register
+from medtemporal.schema import Item
+from medtemporal.sources.mimic_cxr_reports import parse_sections
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]*([^\n:]*?)[ \t]*:?[ \t]*$")
+"""A Markdown heading line (``## Findings``), read as a header (``Findings:``)."""
+
+
+@register("extractor", "longitudinal_rrg_section", version="1", answer_types=("open",),
+          description="the asked report section when the output has section headers, else the whole output")
+def section(item: Item, text: str) -> str | None:
+    """The item's section of ``text`` (module doc); None when nothing is left."""
+    plain = _HEADING.sub(r"\1:", _THINK.sub(" ", text).replace("**", ""))
+    found = parse_sections(plain).get(item.task)
+    answer = found if found else " ".join(plain.split())
+    return answer or None
