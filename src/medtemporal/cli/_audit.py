@@ -20,10 +20,11 @@ def add(sub: argparse._SubParsersAction) -> None:
                        description="Blind accuracy per task and subtype (option heuristics, an option "
                                    "classifier and a reader of question and options together, cross-validated "
                                    "by patient) against chance; exit status 1 when a subtype is answerable blind "
-                                   "(a reader's 95%% interval more than 5 points above chance) and the family's "
+                                   "(a reader's 95% interval more than 5 points above chance) and the family's "
                                    "notes do not say the paper's design makes it so.")
     p.add_argument("benchmark", type=Path, metavar="BENCH", help="benchmark folder (built or imported)")
-    p.add_argument("--folds", type=int, default=FOLDS, help=f"cross-validation folds by patient (default {FOLDS})")
+    p.add_argument("--folds", type=int, default=FOLDS, metavar="N",
+                   help=f"cross-validation folds by patient (default {FOLDS})")
     p.add_argument("--fit", choices=FITS, default=None,
                    help="fit the readers on each subtype's items, or on each task's items across its subtypes "
                         "(for subtypes that name the answer's category); default: as the build's audit did, else as "

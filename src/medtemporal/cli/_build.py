@@ -31,7 +31,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         bp = names.add_parser(spec.name, help=spec.description, description=spec.description)
         common = bp.add_argument_group("output")
         common.add_argument("--out", type=Path, required=True, metavar="DIR", help="benchmark folder to write")
-        common.add_argument("--seed", type=int, default=0, help="random seed; the same data and seed give the same items")
+        common.add_argument("--seed", type=int, default=0, metavar="N",
+                            help="random seed; the same data and seed give the same items (default 0)")
         common.add_argument("--overwrite", action="store_true", help="replace a benchmark already in --out")
         common.add_argument("--no-audit", action="store_true",
                             help="skip the blind-solvability audit (`medtemporal audit`) written into the manifest")

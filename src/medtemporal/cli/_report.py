@@ -13,8 +13,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     """Register ``medtemporal report``."""
     p = sub.add_parser("report", help="write report.md / .csv / .html for runs (scoring them first if needed)")
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder written by `medtemporal run`")
-    p.add_argument("--out", type=Path, help="write one report here instead of into each run folder")
-    p.add_argument("--formats", default=",".join(DEFAULT_FORMATS),
+    p.add_argument("--out", type=Path, metavar="DIR", help="write one report here instead of into each run folder")
+    p.add_argument("--formats", default=",".join(DEFAULT_FORMATS), metavar="LIST",
                    help=f"comma-separated, any of {','.join(FORMATS)} (default {','.join(DEFAULT_FORMATS)})")
     p.add_argument("--single-file", action="store_true",
                    help="make report.html self-contained (charts, thumbnails and item data inline) instead of "
