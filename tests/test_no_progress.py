@@ -34,6 +34,17 @@ def _leaves(name: str) -> list[tuple[str, object]]:
     return list(walk(top.choices[name], name))
 
 
+def test_libraries_imported_inside_quiet_get_their_bars_back_without_a_warning():
+    """The demo and a score with BERTScore first import huggingface_hub inside `quiet`; leaving it must switch its
+    bars back on without its "Cannot enable progress bars" warning (its tqdm module keeps a copy of the switch)."""
+    code = ("import warnings; warnings.simplefilter('error'); from medtemporal.progress import quiet\n"
+            "with quiet():\n    import huggingface_hub.utils, transformers.utils.logging\n"
+            "print(huggingface_hub.utils.are_progress_bars_disabled())")
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "False" and not done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("name", LONG)
 def test_every_long_command_takes_no_progress(name):
     leaves = _leaves(name)

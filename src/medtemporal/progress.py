@@ -69,7 +69,8 @@ def quiet(enabled: bool = True) -> Iterator[None]:
             os.environ.pop(LIBRARY_SWITCH, None)
             hub = sys.modules.get("huggingface_hub.constants")
             if hub is not None and "huggingface_hub.utils" not in loaded_before:  # imported silent in the block
-                hub.HF_HUB_DISABLE_PROGRESS_BARS = None
+                for name in ("huggingface_hub.constants", "huggingface_hub.utils.tqdm"):  # the switch, and its copy
+                    setattr(sys.modules.get(name, hub), "HF_HUB_DISABLE_PROGRESS_BARS", None)
                 restore += [sys.modules["huggingface_hub.utils"].enable_progress_bars]
                 if "transformers.utils.logging" in sys.modules and "transformers.utils.logging" not in loaded_before:
                     restore.append(sys.modules["transformers.utils.logging"].enable_progress_bar)
