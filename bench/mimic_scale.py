@@ -58,10 +58,10 @@ def _disk(root: Path) -> tuple[int, int]:
 def cohort(cache: Path, patients: int, seed: int) -> tuple[Path, float | None]:
     """The phantom cohort's folder under ``cache`` (written when absent) and the seconds writing took (None: reused)."""
     from medtemporal.phantoms.cxr import write_cxr_phantoms
-    from medtemporal.provenance import MANIFEST, stamp_path, verify_phantom
+    from medtemporal.provenance import PHANTOM_MANIFEST, stamp_path, verify_phantom
 
     out = cache / f"mimic-cxr-phantoms-{patients}-seed{seed}"
-    if (out / MANIFEST).is_file():
+    if (out / PHANTOM_MANIFEST).is_file():
         if not stamp_path(out).is_file():  # written before the stamp existed: hash it once, outside the timing
             t0 = time.perf_counter()
             print(f"verifying the checksums of {out} once (no stamp): {verify_phantom(out)}, "

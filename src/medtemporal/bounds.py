@@ -24,6 +24,9 @@ IMAGE_MAX = 4096
 """Widest phantom image in pixels (MIMIC-CXR-JPG's are about 3,000)."""
 REPEATS_MAX = 1000
 """Most answers per item (the papers ask at most 10; every (item, repeat) is a task held in memory)."""
+CONCURRENCY_MAX = 1024
+"""Most requests in flight to one model: each holds a connection (a file descriptor; many systems allow a process
+1,024) and its encoded images; servers such as vLLM batch a few hundred at most."""
 RESAMPLES_MAX = 100_000
 """Most bootstrap resamples: fifty times the default; interval ends move by less than 0.1 point beyond it, and each
 group's replicates are held in memory."""

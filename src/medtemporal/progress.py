@@ -69,7 +69,8 @@ def quiet(enabled: bool = True) -> Iterator[None]:
             os.environ.pop(LIBRARY_SWITCH, None)
             hub = sys.modules.get("huggingface_hub.constants")
             if hub is not None and "huggingface_hub.utils" not in loaded_before:  # imported silent in the block
-                hub.HF_HUB_DISABLE_PROGRESS_BARS = None
+                for name in ("huggingface_hub.constants", "huggingface_hub.utils.tqdm"):  # the switch, and its copy
+                    setattr(sys.modules.get(name, hub), "HF_HUB_DISABLE_PROGRESS_BARS", None)
                 restore += [sys.modules["huggingface_hub.utils"].enable_progress_bars]
                 if "transformers.utils.logging" in sys.modules and "transformers.utils.logging" not in loaded_before:
                     restore.append(sys.modules["transformers.utils.logging"].enable_progress_bar)
@@ -77,6 +78,14 @@ def quiet(enabled: bool = True) -> Iterator[None]:
             os.environ[LIBRARY_SWITCH] = before
         for switch_on in restore:
             switch_on()
+
+
+NO_PROGRESS_HELP = "show no progress bar (neither ours nor the libraries' download and loading bars)"
+
+
+def add_no_progress(parser: Any) -> None:
+    """Add ``--no-progress`` to a command's parser (or argument group); the CLI runs the command in `quiet`."""
+    parser.add_argument("--no-progress", action="store_true", help=NO_PROGRESS_HELP)
 
 
 def progress_bar(iterable: Iterable[Any] | None = None, **options: Any) -> Any:

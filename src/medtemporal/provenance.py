@@ -51,11 +51,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
 
 from medtemporal.checksums import sha256_file
 from medtemporal.schema import Licence
 from medtemporal.writes import write_atomic
+from medtemporal.progress import progress_bar
 
 if TYPE_CHECKING:
     from medtemporal.benchmark import Manifest
@@ -108,7 +108,7 @@ def write_phantom_manifest(root: str | Path, generator: str, **info: Any) -> Pat
     tree = _tree(root)
     files = {
         rel: sha256_file(root / rel)
-        for rel, _, _ in tqdm(tree, desc="phantom checksums", unit="file", disable=None, leave=False)
+        for rel, _, _ in progress_bar(tree, desc="phantom checksums", unit="file", leave=False)
     }
     body = {"format": FORMAT, "generator": generator, "licence": "synthetic", **info, "files": files}
     raw = (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8")

@@ -118,6 +118,7 @@ def test_runs_list_marks_a_bad_folder_and_lists_the_rest(bench, tmp_path, capsys
     (["--top-p", "1.5"], "--top-p"),
     (["--top-p", "nan"], "--top-p"),
     (["--concurrency", "0"], "--concurrency"),
+    (["--concurrency", "5000"], "--concurrency must be a whole number from 1 to 1024"),
     (["--attempts", "0"], "--attempts"),
     (["--limit", "-1"], "--limit"),
     (["--max-errors", "-1"], "--max-errors"),

@@ -56,6 +56,60 @@ def test_the_flag_is_recorded_and_local_endpoints_need_none(fake, tmp_path):
     assert flags == [False, True]
 
 
+def _judge(verdict):
+    """A licence judged on demand, which counts how often it was asked."""
+    asked = []
+
+    def licence():
+        asked.append(verdict)
+        return verdict
+
+    return licence, asked
+
+
+@pytest.mark.parametrize("verdict", ["credentialed", "synthetic"])
+def test_a_local_endpoint_reached_directly_is_pinned_without_judging_the_licence(verdict, monkeypatch):
+    """Issue 33: the verdict reads a whole phantom folder (seconds at MIMIC scale); where the endpoint is local and
+    no proxy carries the data it cannot change where the data goes, so the run does not wait for it."""
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    licence, asked = _judge(verdict)
+    assert check_data_use("x", licence, "http://127.0.0.1:8000/v1", False) == ["127.0.0.1"]
+    assert check_data_use("x", licence, None, False) is None and check_data_use("x", licence, "https://8.8.8.8/v1",
+                                                                                True) is None
+    assert asked == []
+
+
+def test_a_remote_endpoint_or_a_proxy_waits_for_the_verdict(monkeypatch):
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY",
+                "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    credentialed, asked = _judge("credentialed")
+    with pytest.raises(InvalidInputError, match="Refusing to send benchmark 'x'"):
+        check_data_use("x", credentialed, "https://8.8.8.8/v1", False)
+    with pytest.raises(InvalidInputError, match="names no host"):
+        check_data_use("x", credentialed, "http:///v1", False)
+    assert asked == ["credentialed"] * 2
+    synthetic, asked = _judge("synthetic")
+    assert check_data_use("x", synthetic, "https://8.8.8.8/v1", False) is None and asked == ["synthetic"]
+    monkeypatch.setenv("HTTP_PROXY", "http://203.0.113.9:3128")  # the proxy carries what a local endpoint gets
+    assert check_data_use("x", synthetic, "http://127.0.0.1:8000/v1", False) is None and len(asked) == 2
+    assert check_data_use("x", credentialed, "http://127.0.0.1:8000/v1", False) == ["127.0.0.1"]
+
+
+def test_a_run_against_a_local_server_starts_without_judging_its_phantom(fake, tmp_path, monkeypatch):
+    import medtemporal.runner._run as runner
+
+    judged = []
+    monkeypatch.setattr(runner, "run_licence", lambda *a, **k: judged.append(a) or "credentialed")
+    bench = make_tiny_benchmark(tmp_path, n=2)  # a verified phantom
+    summary = run(bench, fake.uri(), tmp_path / "run", progress=False, no_cache=True)
+    assert summary.done == 2 and judged == []
+    with pytest.raises(InvalidInputError, match="Refusing to send benchmark 'tiny'"):  # remote: judged first
+        run(bench, "openai+https://8.8.8.8/v1:gpt-4o", tmp_path / "remote", progress=False, api_key_env="HOME")
+    assert len(judged) == 1 and not (tmp_path / "remote").exists()
+
+
 # --- where the bytes actually go (issue 15, points 1-3) ---------------------------------------------------------
 
 

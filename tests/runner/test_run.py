@@ -251,8 +251,10 @@ def test_bad_options_fail_in_one_sentence(tmp_path):
     bench = make_tiny_benchmark(tmp_path, n=1)
     with pytest.raises(InvalidInputError, match="--limit must be zero or more"):
         run(bench, "baseline:random", tmp_path / "r", limit=-1)
-    with pytest.raises(InvalidInputError, match="--concurrency must be at least 1"):
+    with pytest.raises(InvalidInputError, match="--concurrency must be a whole number from 1 to 1024, not 0"):
         run(bench, "baseline:random", tmp_path / "r", concurrency=0)
+    with pytest.raises(InvalidInputError, match="--concurrency must be a whole number from 1 to 1024, not 100000"):
+        run(bench, "baseline:random", tmp_path / "r", concurrency=100_000)
     with pytest.raises(InvalidInputError, match="--max-pixels must be zero"):
         run(bench, "baseline:random", tmp_path / "r", max_pixels=-1)
 

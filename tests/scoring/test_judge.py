@@ -201,3 +201,12 @@ def test_a_silent_judge_trips_the_breaker_and_the_score_says_which_judge(fake, t
     assert code == 1 and took < 20, (code, took, err[-2000:])  # 120 calls x 2 attempts x 1 s without the breaker
     assert "silent-judge" in err and "requests in a row time out" in err and "stopped asking it" in err, err[-2000:]
     assert sum(fake.stats()["counts"].values()) <= BREAKER + 4 + 4  # those in flight when it tripped, and their retries
+
+
+@pytest.mark.parametrize("concurrency", [0, 5000])
+def test_the_judge_concurrency_is_bounded_in_one_sentence(concurrency):
+    from medtemporal.backends.session import DataUse
+
+    with pytest.raises(InvalidInputError, match=f"--judge-concurrency must be a whole number from 1 to 1024, "
+                                                f"not {concurrency}[.]$"):
+        Judge("scripted-judge:overlap", concurrency=concurrency).session(DataUse("x", "synthetic"), no_cache=True)

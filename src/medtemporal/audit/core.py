@@ -68,6 +68,7 @@ from medtemporal.audit.question import question_reader_for
 from medtemporal.errors import UndefinedMetricWarning, UnknownNameError
 from medtemporal.schema import Item
 from medtemporal.scoring.ci import cluster_bootstrap
+from medtemporal.progress import progress_bar
 
 MARGIN = 0.05
 """How far above chance (absolute accuracy) the lower end of a blind reader's interval must lie to flag."""
@@ -350,9 +351,7 @@ def run_audit(items: Sequence[Item], folds: int = FOLDS, progress: bool = False,
             pools[(task, subtype if fit == "subtype" else group[0].answer_type)].append((subtype, group))
     keys: Iterable[tuple[str, str]] = list(pools)
     if progress:
-        from tqdm import tqdm
-
-        keys = tqdm(keys, desc="audit", unit=fit, leave=False)
+        keys = progress_bar(keys, desc="audit", unit=fit, leave=False)
     rows: list[dict[str, Any]] = []
     picks: dict[str, str] = {}
     readers: dict[str, str] = {}

@@ -42,6 +42,7 @@ from medtemporal.backends.guard import guard_backend
 from medtemporal.backends.images import hash_is_cheap
 from medtemporal.backends.retry import RetryPolicy, call_with_retries
 from medtemporal.backends.uri import hide_credentials, shown_uri
+from medtemporal.bounds import CONCURRENCY_MAX, check_range
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.progress import progress_bar
 from medtemporal.schema import Licence
@@ -61,12 +62,14 @@ class DataUse:
 
     Attributes:
         benchmark: the benchmark's name (named in a refusal).
-        licence: ``credentialed`` data only goes to loopback or private addresses.
+        licence: ``credentialed`` data only goes to loopback or private addresses; or a function judging the
+            licence, called only where the verdict can change where the data goes (`guard.check_data_use`; cache it
+            when it is slow, as a run's `run_licence` is).
         allow_remote: the user's explicit permission to send credentialed data elsewhere.
     """
 
     benchmark: str
-    licence: Licence
+    licence: Licence | Callable[[], Licence]
     allow_remote: bool = False
 
 
@@ -102,8 +105,7 @@ class ModelSession:
         no_cache: bool = False,
         owned: bool = True,
     ) -> None:
-        if concurrency is not None and concurrency < 1:
-            raise InvalidInputError(f"The concurrency must be at least 1, not {concurrency}.")
+        check_range(concurrency, "The concurrency", 1, CONCURRENCY_MAX)
         self.backend = backend
         self.use = use
         self.retry = retry

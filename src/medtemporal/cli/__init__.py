@@ -27,8 +27,8 @@ COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audi
 
 HELP = {
     "demo": "phantoms -> build -> run baselines -> score -> report, offline",
-    "list": "list benchmarks, backends, protocols, metrics and prompts",
-    "score": "score runs: each task's metrics with patient-clustered 95%% CIs → scores.json",
+    "list": "list the benchmarks, backends, protocols, metrics, extractors, phantoms and prompts",
+    "score": "score runs: each task's metrics with patient-clustered 95%% CIs -> scores.json",
     "report": "write report.md / .csv / .html for runs (scoring them first if needed)",
     "view": "browse runs and their reports on 127.0.0.1 (loopback only)",
     "compare": "paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
@@ -43,11 +43,13 @@ HELP = {
                  "--wordnet-archive)",
 }
 """Each command's one-line help, shown without importing its module; a command missing here is imported."""
+DESCRIPTION = ("Build, run and score benchmarks of temporal medical reasoning for vision-language models; "
+               "`medtemporal COMMAND --help` tells more.")
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command in full (``only`` None), or ``only`` in full and the rest by name."""
-    p = argparse.ArgumentParser(prog="medtemporal", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="medtemporal", description=DESCRIPTION)
     p.add_argument("--version", action="version", version=f"medtemporal {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:

@@ -18,6 +18,7 @@ from medtemporal import registry
 from medtemporal.benchmark import Manifest, read_manifest, save
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import add_no_progress
 from medtemporal.schema import Item
 
 
@@ -30,10 +31,12 @@ def add(sub: argparse._SubParsersAction) -> None:
         bp = names.add_parser(spec.name, help=spec.description, description=spec.description)
         common = bp.add_argument_group("output")
         common.add_argument("--out", type=Path, required=True, metavar="DIR", help="benchmark folder to write")
-        common.add_argument("--seed", type=int, default=0, help="random seed; the same data and seed give the same items")
+        common.add_argument("--seed", type=int, default=0, metavar="N",
+                            help="random seed; the same data and seed give the same items (default 0)")
         common.add_argument("--overwrite", action="store_true", help="replace a benchmark already in --out")
         common.add_argument("--no-audit", action="store_true",
                             help="skip the blind-solvability audit (`medtemporal audit`) written into the manifest")
+        add_no_progress(common)
         spec.add_arguments(bp)
         bp.set_defaults(func=partial(run, spec))
 
@@ -82,7 +85,7 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     if spec.audit and not args.no_audit:
         from medtemporal.audit import audit_items
 
-        manifest = manifest.model_copy(update={"audit": audit_items(items, progress=sys.stderr.isatty(),
+        manifest = manifest.model_copy(update={"audit": audit_items(items, progress=True,
                                                                     fit=spec.audit_fit)})
     save(out, items, manifest)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))

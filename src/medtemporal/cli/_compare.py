@@ -24,8 +24,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("base", type=Path, metavar="BASE", help="the reference run folder")
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders compared with BASE")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the comparisons as JSON")
-    p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap replicates (default {RESAMPLES})")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--resamples", type=int, default=RESAMPLES, metavar="N",
+                   help=f"bootstrap resamples (default {RESAMPLES})")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
     p.add_argument("--metric", dest="metrics", action="append", default=[], metavar="NAME",
                    help="compare on this metric only (repeatable, or comma-separated): any the benchmark lists, "
                         "model-based report metrics included (e.g. radgraph_f1_partial, temporal_entity_f1)")

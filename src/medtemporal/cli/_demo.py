@@ -16,12 +16,15 @@ import shlex
 import time
 from pathlib import Path
 
+from medtemporal.progress import add_no_progress
+
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="phantoms -> build -> run baselines -> score -> report, offline")
-    p.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder (default demo-out)")
-    p.add_argument("--patients", type=int, default=100, help="phantom patients per dataset (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of phantoms and builds (default 0)")
+    p.add_argument("--out", type=Path, default=Path("demo-out"), metavar="DIR", help="output folder (default demo-out)")
+    p.add_argument("--patients", type=int, default=100, metavar="N", help="phantom patients per dataset (default 100)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of phantoms and builds (default 0)")
+    add_no_progress(p)
     p.set_defaults(func=run)
 
 

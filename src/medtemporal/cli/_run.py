@@ -14,8 +14,10 @@ from typing import Any
 from medtemporal.backends.base import GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
+from medtemporal.bounds import CONCURRENCY_MAX
 from medtemporal.cli._score import add_judge_arguments, add_tracking_arguments, judge_from_args, print_scores, track
 from medtemporal.errors import InvalidInputError
+from medtemporal.progress import add_no_progress
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
 from medtemporal.runner.evalset import is_done, plan_runs
@@ -37,59 +39,65 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="URI",
                    help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ... "
                    "(required unless the eval set names one)")
-    p.add_argument("--out", type=Path, help="run folder (config.json, predictions.jsonl, scores.json); with several "
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help="run folder (config.json, predictions.jsonl, scores.json); with several "
                    "benchmarks, the folder of their run folders (required unless the eval set names one)")
-    p.add_argument("--name", help="the run's display name in tables and reports (default: the model's short name, "
-                   "e.g. Qwen2.5-VL-7B-Instruct)")
-    p.add_argument("--protocol",
+    p.add_argument("--name", metavar="NAME",
+                   help="the run's display name in tables and reports (default: the model's short name, e.g. "
+                   "Qwen2.5-VL-7B-Instruct)")
+    p.add_argument("--protocol", metavar="NAME",
                    help="protocol name (default: the benchmark's, usually direct; see `medtemporal list protocol`)")
     p.add_argument("--protocol-option", action="append", default=[], metavar="KEY=VALUE",
                    help="protocol option, e.g. k=3 or retriever=pairwise for the RAG protocols")
-    p.add_argument("--tasks", help="comma-separated tasks to run, e.g. vqa,image_pair (default: all the model can "
-                   "answer; baseline:random and baseline:majority skip open tasks)")
+    p.add_argument("--tasks", metavar="LIST",
+                   help="comma-separated tasks to run, e.g. vqa,image_pair (default: all the model can answer; "
+                   "baseline:random and baseline:majority skip open tasks)")
     p.add_argument("--limit", type=int, metavar="N",
                    help="run at most N items: a seeded sample spread evenly over tasks and subtypes (the same N "
                    "gives the same items)")
     p.add_argument("--limit-per-task", type=int, metavar="N",
                    help="run at most N items of each task, spread over its subtypes likewise")
-    p.add_argument("--image-root", type=Path, help="folder holding the images (default: the manifest's)")
+    p.add_argument("--image-root", type=Path, metavar="DIR", help="folder holding the images (default: the manifest's)")
     p.add_argument("--prompt", action="append", default=[], metavar="NAME=FILE", help="replace a prompt template")
     g = p.add_argument_group("generation")
-    g.add_argument("--temperature", type=float,
+    g.add_argument("--temperature", type=float, metavar="T",
                    help="sampling temperature (default: the paper's, from the benchmark's spec, else 0)")
-    g.add_argument("--max-tokens", type=int, help="most output tokens per call (default: the paper's setting, "
+    g.add_argument("--max-tokens", type=int, metavar="N",
+                   help="most output tokens per call (default: the paper's setting, "
                    f"from the benchmark's spec, else {GenerateConfig.max_tokens}; 0: no cap)")
-    g.add_argument("--seed", type=int, help="sampling seed passed to the model")
-    g.add_argument("--repeats", type=int, default=1,
+    g.add_argument("--seed", type=int, metavar="N", help="sampling seed passed to the model (default: none)")
+    g.add_argument("--repeats", type=int, default=1, metavar="N",
                    help="answers per item, each its own sample above temperature 0 (default 1); "
                         "a finished run resumes with more")
-    g.add_argument("--top-p", type=float, help="nucleus sampling bound")
-    g.add_argument("--system-prompt", help="system message sent before every request")
-    g.add_argument("--max-pixels", type=int, default=DEFAULT_MAX_PIXELS,
+    g.add_argument("--top-p", type=float, metavar="P", help="nucleus sampling bound (default: the model's)")
+    g.add_argument("--system-prompt", metavar="TEXT", help="system message sent before every request")
+    g.add_argument("--max-pixels", type=int, default=DEFAULT_MAX_PIXELS, metavar="N",
                    help=f"shrink images to at most this many pixels (default {DEFAULT_MAX_PIXELS}; 0: no bound)")
     b = p.add_argument_group("backend and endpoint")
     b.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable with the API key (default OPENAI_API_KEY)")
-    b.add_argument("--concurrency", type=int, help="requests in flight at once (default: the backend's)")
-    b.add_argument("--timeout", type=float, default=RetryPolicy.timeout_s,
-                   help="seconds per request to a remote endpoint")
-    b.add_argument("--attempts", type=int, default=RetryPolicy.max_attempts, help="tries per request, first included")
-    b.add_argument("--max-errors", type=int, help="stop once more than N items have failed")
+    b.add_argument("--concurrency", type=int, metavar="N",
+                   help=f"requests in flight at once, at most {CONCURRENCY_MAX} (default: the backend's)")
+    b.add_argument("--timeout", type=float, default=RetryPolicy.timeout_s, metavar="SECONDS",
+                   help=f"seconds per request to a remote endpoint (default {RetryPolicy.timeout_s:g})")
+    b.add_argument("--attempts", type=int, default=RetryPolicy.max_attempts, metavar="N",
+                   help=f"tries per request, the first included (default {RetryPolicy.max_attempts})")
+    b.add_argument("--max-errors", type=int, metavar="N",
+                   help="stop once more than N items have failed (default: never stop)")
     b.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend option, e.g. dtype=bfloat16, device=cuda, batch_size=4, max_images=5")
     b.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="run model replicas on a Ray cluster (pip install 'medtemporal[ray]'): alone for a local "
                    "one, or the address of `ray start --head` (auto, HOST:6379, ray://HOST:10001); each replica "
                    "takes --option num_gpus=N (default 1 with GPUs) and num_cpus=N")
-    b.add_argument("--replicas", type=int, help="model replicas with --ray (default: one per GPU, else 1)")
+    b.add_argument("--replicas", type=int, metavar="N", help="model replicas with --ray (default: one per GPU, else 1)")
     b.add_argument("--allow-remote-data", action="store_true",
                    help="allow credentialed data to go to a non-local endpoint (check your data-use agreement)")
     c = p.add_argument_group("cache and output")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    c.add_argument("--cache", type=Path,
+    c.add_argument("--cache", type=Path, metavar="FILE",
                    help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
-    c.add_argument("--no-progress", action="store_true",
-                   help="no progress bar at all (the libraries' download and loading bars neither)")
+    add_no_progress(c)
     c.add_argument("--no-score", action="store_true", help="do not write scores.json at the end")
     add_judge_arguments(p)
     add_tracking_arguments(p)

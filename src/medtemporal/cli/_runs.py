@@ -19,7 +19,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("runs", help="inspect run folders")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     ls = actions.add_parser("list", help="list runs under a folder with their headline scores")
-    ls.add_argument("folder", nargs="?", type=Path, default=Path("runs"), help="where to look (default ./runs)")
+    ls.add_argument("folder", nargs="?", type=Path, default=Path("runs"), metavar="FOLDER",
+                    help="a folder holding run folders, at any depth (default ./runs)")
     ls.set_defaults(func=list_runs)
 
 

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from medtemporal.bounds import CONCURRENCY_MAX
 from medtemporal.errors import MetricUnavailableWarning
+from medtemporal.progress import add_no_progress
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES
@@ -18,12 +20,14 @@ from medtemporal.warning_summary import told
 
 def add(sub: argparse._SubParsersAction) -> None:
     """Register ``medtemporal score``."""
-    p = sub.add_parser("score", help="score runs: each task's metrics with patient-clustered 95%% CIs → scores.json")
+    p = sub.add_parser("score", help="score runs: each task's metrics with patient-clustered 95%% CIs -> scores.json")
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder written by `medtemporal run`")
-    p.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
-    p.add_argument("--confidence", type=float, default=CONFIDENCE, help=f"interval level (default {CONFIDENCE})")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar at all")
+    p.add_argument("--resamples", type=int, default=RESAMPLES, metavar="N",
+                   help=f"bootstrap resamples (default {RESAMPLES})")
+    p.add_argument("--confidence", type=float, default=CONFIDENCE, metavar="LEVEL",
+                   help=f"interval level (default {CONFIDENCE})")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
+    add_no_progress(p)
     p.add_argument("--allow-rebuilt-benchmark", action="store_true",
                    help="score against a benchmark rebuilt since the run (its new items; recorded in scores.json)")
     p.add_argument("--metrics", type=_names, default=(), metavar="NAME[,NAME...]",
@@ -33,7 +37,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group("GREEN (report metric by a GREEN model)")
     g.add_argument("--green", metavar="URI", help="the GREEN model for green_score, served by any backend, e.g. "
                    "hf:StanfordAIMI/GREEN-radllama2-7b or openai+http://localhost:8000/v1:StanfordAIMI/GREEN-radllama2-7b")
-    g.add_argument("--green-concurrency", type=int, help="GREEN calls in flight (default: the backend's)")
+    g.add_argument("--green-concurrency", type=int, metavar="N",
+                   help=f"GREEN calls in flight, at most {CONCURRENCY_MAX} (default: the backend's)")
     add_judge_arguments(p)
     add_tracking_arguments(p)
     p.set_defaults(func=run)
@@ -67,18 +72,22 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("LLM judge (open answers)")
     g.add_argument("--judge", metavar="URI",
                    help="judge model for the judge metrics, e.g. openai:gpt-4o-mini or scripted-judge:overlap")
-    g.add_argument("--judge-temperature", type=float, default=Judge.temperature, help="judge temperature (default 0)")
-    g.add_argument("--judge-max-tokens", type=int, default=Judge.max_tokens, help="judge output token bound")
-    g.add_argument("--judge-concurrency", type=int, help="judge calls in flight (default: the backend's)")
-    g.add_argument("--judge-attempts", type=int, default=Judge.attempts, help="tries per judge call")
-    g.add_argument("--judge-timeout", type=float, default=Judge.timeout_s,
+    g.add_argument("--judge-temperature", type=float, default=Judge.temperature, metavar="T",
+                   help=f"judge sampling temperature (default {Judge.temperature:g})")
+    g.add_argument("--judge-max-tokens", type=int, default=Judge.max_tokens, metavar="N",
+                   help=f"most output tokens per judge call (default {Judge.max_tokens})")
+    g.add_argument("--judge-concurrency", type=int, metavar="N",
+                   help=f"judge calls in flight, at most {CONCURRENCY_MAX} (default: the backend's)")
+    g.add_argument("--judge-attempts", type=int, default=Judge.attempts, metavar="N",
+                   help=f"tries per judge call, the first included (default {Judge.attempts})")
+    g.add_argument("--judge-timeout", type=float, default=Judge.timeout_s, metavar="SECONDS",
                    help=f"seconds per judge call to a remote endpoint (default {Judge.timeout_s:g})")
     if not any(a.dest == "allow_remote_data" for a in p._actions):
         g.add_argument("--allow-remote-data", action="store_true",
-                       help="allow credentialed text to go to a non-local judge endpoint")
+                       help="allow credentialed text to go to a non-local judge (check your data-use agreement)")
     if not any(a.dest == "no_cache" for a in p._actions):
         g.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-        g.add_argument("--cache", type=Path,
+        g.add_argument("--cache", type=Path, metavar="FILE",
                        help="response cache file (default $MEDTEMPORAL_CACHE or ~/.cache/medtemporal)")
 
 

@@ -15,7 +15,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                                    "Stops on Ctrl-C.")
     p.add_argument("runs", nargs="+", type=Path, metavar="PATH",
                    help="a run folder written by `medtemporal run`, or a folder holding run folders (at any depth)")
-    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: any free port)")
+    p.add_argument("--port", type=int, default=0, metavar="PORT", help="port on 127.0.0.1 (default 0: any free port)")
     p.set_defaults(func=run)
 
 

@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
@@ -42,6 +40,7 @@ from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.phantoms.render import render_cxr
 from medtemporal.phantoms.trajectory import ENTITIES, EntityState, Visit, change_of, simulate_patient
 from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME
+from medtemporal.progress import progress_bar
 
 REPORTED = tuple(e for e in ENTITIES if e not in ("bony structures intact", "normal cardiac silhouette"))
 """Findings the impressions talk about."""
@@ -143,7 +142,7 @@ def write_chexpert_plus(
     rows: list[dict[str, str]] = []
     truth_lines: list[str] = []
     n_studies = n_images = 0
-    for p in tqdm(range(patients), desc="phantom patients", disable=not sys.stderr.isatty()):
+    for p in progress_bar(range(patients), desc="phantom patients", unit="patient"):
         rng = np.random.default_rng([seed, p])
         pid = f"patient{p + 1:05d}"
         truth = simulate_patient(rng, int(rng.integers(visits[0], visits[1] + 1)))

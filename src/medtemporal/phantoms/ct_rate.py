@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from medtemporal.bounds import PATIENTS_MAX, check_memory, check_range, check_seed
 from medtemporal.errors import InvalidInputError, require
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.ct_rate import LABELS, volume_path
+from medtemporal.progress import progress_bar
 
 PATTERNS = ("absent", "persist", "appear", "resolve", "fluctuate")
 PREVALENCE = 0.35
@@ -232,7 +232,7 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
     label_rows, report_rows, meta_rows, truth = [], [], [], []
     messy = {"missing_raw": patients - 1, "corrupt": patients - 2, "no_volume": patients - 3} if patients >= 4 else {}
     n_scans = n_volumes = 0
-    for p in tqdm(range(1, patients + 1), desc="ct-rate phantoms", unit="patient", disable=None, leave=False):
+    for p in progress_bar(range(1, patients + 1), desc="ct-rate phantoms", unit="patient", leave=False):
         n = _n_scans(rng, profile)
         patterns = {label: (str(rng.choice(PATTERNS[1:])) if rng.random() < PREVALENCE else "absent") for label in LABELS}
         track = {label: _presence(rng, patterns[label], n) for label in LABELS}

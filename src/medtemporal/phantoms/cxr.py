@@ -57,7 +57,6 @@ from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
@@ -76,6 +75,7 @@ from medtemporal.phantoms.trajectory import (
 from medtemporal.sources.mimic_cxr import METADATA_COLUMNS, METADATA_CSV, image_path, report_path
 from medtemporal.sources.mimic_cxr_studies import SPLIT_COLUMNS, SPLIT_CSV
 from medtemporal.sources.mimic_qba import QUALITY_GRADES, STUDY_METADATA, scene_graph_path
+from medtemporal.progress import progress_bar
 
 JPG_DIR, QBA_DIR = "mimic-cxr-jpg", "mimic-ext-cxr-qba"
 PROFILES = ("longitudinal", "mimic")
@@ -185,7 +185,7 @@ def write_cxr_phantoms(
     first = 0
     splits = patient_splits(seed, patients)
     with (out / PHANTOM_TRUTH).open("w", encoding="utf-8", newline="\n") as truth_fh:
-        for i in tqdm(range(patients), desc="phantom patients", unit="patient", disable=None):
+        for i in progress_bar(range(patients), desc="phantom patients", unit="patient"):
             ids = study_ids[first : first + n_visits[i]].tolist()
             first += int(n_visits[i])
             writer = _PatientWriter(int(subjects[i]), ids, seed, i, jpg, qba, images, image_size, roles, splits[i])

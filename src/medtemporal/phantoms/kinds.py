@@ -36,9 +36,9 @@ class PhantomKind:
 
 def cohort_options(p: argparse.ArgumentParser, *, image_size: int, no_images: str) -> None:
     """The options of the image-cohort kinds (``cxr``, ``chexpert-plus``)."""
-    p.add_argument("--patients", type=int, required=True, help="number of patients")
-    p.add_argument("--out", required=True, help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--patients", type=int, required=True, metavar="N", help="number of patients")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist or be empty)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--no-images", action="store_true", help=no_images)
     p.add_argument("--image-size", type=int, default=image_size, metavar="PX",
                    help="image width and height (default %(default)s)")
@@ -73,9 +73,9 @@ def _write_chexpert_plus(args: argparse.Namespace) -> list[str]:
 
 
 def _skillqa_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--instances", type=int, required=True, help="number of instances")
-    p.add_argument("--out", required=True, help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--instances", type=int, required=True, metavar="N", help="number of instances")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist or be empty)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--image-size", type=int, default=224, metavar="PX", help="frame width (default %(default)s)")
 
 
@@ -89,9 +89,9 @@ def _write_skillqa(args: argparse.Namespace) -> list[str]:
 
 
 def _ct_rate_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--patients", type=int, required=True, help="number of patients")
-    p.add_argument("--out", required=True, help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--patients", type=int, required=True, metavar="N", help="number of patients")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist or be empty)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--shape", default="96,96,64", metavar="X,Y,Z",
                    help="voxels of every volume (default %(default)s; e.g. 512,512,300 for benches)")
     p.add_argument("--no-volumes", action="store_true", help="skip the NIfTI files (CSVs and truth only)")

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
-from tqdm import tqdm
 
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.skill_frames import GOLD
+from medtemporal.progress import progress_bar
 
 FRAME_COUNTS = (4, 6)
 
@@ -106,7 +106,7 @@ def write_skill_phantoms(out: str | Path, *, instances: int, seed: int = 0, imag
     rng = random.Random(seed)
     gold, truth = [], []
     frames = 0
-    for k in tqdm(range(instances), desc="skill phantoms", unit="instance", disable=not progress or None):
+    for k in progress_bar(range(instances), desc="skill phantoms", unit="instance", disable=not progress):
         procedure = sorted(PROCEDURES)[k % len(PROCEDURES)] if k < len(PROCEDURES) else rng.choice(sorted(PROCEDURES))
         n = FRAME_COUNTS[rng.random() < 0.5]
         steps = sorted(rng.sample(range(6), n))

@@ -25,17 +25,16 @@ the snapshot's revision is part of `Embedder.identity`.
 
 from __future__ import annotations
 
-import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
-from tqdm import tqdm
 
 from medtemporal.errors import InvalidInputError, require
 from medtemporal.hf_models import model_folder, revision
+from medtemporal.progress import progress_bar
 
 
 def normalise_rows(x: np.ndarray) -> np.ndarray:
@@ -63,7 +62,7 @@ def _weight_files(folder: Path) -> list[Path]:
 
 
 def _batches(items: Sequence[Any], size: int, desc: str) -> Iterator[Sequence[Any]]:
-    bar = tqdm(total=len(items), desc=desc, disable=not sys.stderr.isatty() or len(items) < size)
+    bar = progress_bar(total=len(items), desc=desc, disable=len(items) < size)
     for start in range(0, len(items), size):
         batch = items[start : start + size]
         yield batch

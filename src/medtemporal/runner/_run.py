@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import os
 import time
@@ -410,8 +411,11 @@ async def arun(
     solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
     # the templates are hashed (and so checked) before the model loads
     templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
-    # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label
-    licence = run_licence(bench.manifest, opts.image_root, (r.path for i in items for r in i.images), folder=bench.path)
+    # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label, and
+    # only where the verdict can change where they go (a remote endpoint or a proxy): it reads the whole phantom
+    # folder, seconds at MIMIC scale, which a run against a local server does not wait for
+    licence = functools.cache(functools.partial(run_licence, bench.manifest, opts.image_root,
+                                                [r.path for i in items for r in i.images], folder=bench.path))
     use = DataUse(bench.manifest.benchmark, licence, opts.allow_remote_data)
     policy = {"retry": opts.retry, "cache_path": opts.cache_path, "no_cache": opts.no_cache}
     backend_options = dict(opts.backend_options)

@@ -24,6 +24,7 @@ from medtemporal.backends.base import Backend, GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
 from medtemporal.benchmark import Benchmark
+from medtemporal.bounds import CONCURRENCY_MAX, check_range
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
@@ -151,8 +152,7 @@ class RunOptions:
 
     def check(self) -> None:
         """Refuse impossible settings in one sentence each."""
-        if self.concurrency is not None and self.concurrency < 1:
-            raise InvalidInputError(f"--concurrency must be at least 1, not {self.concurrency}.")
+        check_range(self.concurrency, "--concurrency", 1, CONCURRENCY_MAX)
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
             raise InvalidInputError(f"--name must be a non-empty text, not {self.name!r}.")
         for flag, value in (("--limit", self.limit), ("--limit-per-task", self.limit_per_task)):

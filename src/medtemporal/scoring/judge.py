@@ -34,6 +34,7 @@ from pydantic import ConfigDict
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.backends.session import DataUse, ModelSession, Reply, RetryPolicy
 from medtemporal.backends.uri import shown_uri
+from medtemporal.bounds import CONCURRENCY_MAX, check_range
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
@@ -99,8 +100,7 @@ class Judge:
 
     def session(self, use: DataUse, **policy: Any) -> ModelSession:
         """The judge model as a session (guarded for ``use``, cached, retried with the judge's policy)."""
-        if self.concurrency is not None and self.concurrency < 1:
-            raise InvalidInputError(f"--judge-concurrency must be at least 1, not {self.concurrency}.")
+        check_range(self.concurrency, "--judge-concurrency", 1, CONCURRENCY_MAX)
         retry = RetryPolicy(max_attempts=self.attempts, timeout_s=self.timeout_s)
         return ModelSession.open(self.uri, use=use, retry=retry, concurrency=self.concurrency, **policy)
 

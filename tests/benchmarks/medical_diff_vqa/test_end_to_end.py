@@ -149,6 +149,42 @@ def test_baselines_and_the_report_in_ekaids_layout(bench, model_run, tmp_path):
     assert (tmp_path / "report" / "medical-diff-vqa_types.png").stat().st_size > 10_000
 
 
+@needs_java
+def test_the_java_tokenizer_prints_nothing_to_the_user(model_run, tmp_path, capfd, monkeypatch):
+    """Issue 31, point 6: pycocoevalcap's PTB tokenizer writes "PTBTokenizer tokenized …" on its stderr, which is
+    the user's terminal unless captured; scoring open answers through the CLI shows none of it."""
+    import shutil
+
+    from pycocoevalcap.tokenizer import ptbtokenizer
+
+    shutil.copytree(model_run[0], tmp_path / "run")
+    calls = []
+    tokenize = ptbtokenizer.PTBTokenizer.tokenize
+    monkeypatch.setattr(ptbtokenizer.PTBTokenizer, "tokenize", lambda self, c: calls.append(len(c)) or tokenize(self, c))
+    diffvqa_metrics.score_texts.cache_clear()
+    diffvqa_metrics.tokenized.cache_clear()
+    capfd.readouterr()
+    assert main(["score", str(tmp_path / "run"), "--no-progress"]) == 0
+    err = capfd.readouterr().err
+    assert calls and "PTBTokenizer" not in err and "tokens at" not in err, err
+    assert not np.isnan(RunFolder(tmp_path / "run").scores().score("overall", "diffvqa_bleu_1").value)
+
+
+@needs_java
+def test_a_failing_tokenizer_is_an_error_not_empty_tokens(monkeypatch):
+    import subprocess
+    import sys
+
+    real = subprocess.Popen
+
+    def failing_java(cmd, **kwargs):
+        return real([sys.executable, "-c", "import sys; sys.stderr.write('no class'); sys.exit(1)"], **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", failing_java)
+    with pytest.raises(subprocess.CalledProcessError):
+        diffvqa_metrics.tokenize(["An open answer."])
+
+
 def test_without_java_scoring_goes_on_and_the_report_says_why(bench, model_run, tmp_path, monkeypatch):
     run = tmp_path / "run"
     import shutil

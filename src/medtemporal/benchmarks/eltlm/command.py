@@ -60,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     text.add_argument("--question-cache", type=Path, metavar="FILE",
                       help="response cache of the question model (default: the shared medtemporal cache)")
     text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed report text to go to a non-local question model")
+                      help="allow credentialed report text to go to a non-local --question-model (check your data-use "
+                      "agreement)")
 
 
 def import_official(path: Path, root: Path | None, verify_images: bool,

@@ -183,14 +183,44 @@ def texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[tuple[str, 
 def tokenize(texts_: Sequence[str]) -> list[str]:
     """pycocoevalcap's PTB tokenization of each text: their own lower case when every text is a closed answer
     (`CLOSED_TOKENS`), else one Java call for all of them, in order (the tokenizer reads a line with the next:
-    whether "A." ends a sentence depends on it, so no text is left out of the call)."""
+    whether "A." ends a sentence depends on it, so no text is left out of the call). The tokenizer's stderr is
+    captured, never shown (`_Captured`)."""
     closed = [t.strip().lower() for t in texts_]
     if all(t in CLOSED_TOKENS for t in closed):
         return closed
-    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+    from pycocoevalcap.tokenizer import ptbtokenizer
 
-    out = PTBTokenizer().tokenize({i: [{"caption": t}] for i, t in enumerate(texts_)})
+    captured = _Captured()
+    with _TOKENIZER_LOCK:
+        ptbtokenizer.subprocess = captured  # type: ignore[assignment]
+        try:
+            out = ptbtokenizer.PTBTokenizer().tokenize({i: [{"caption": t}] for i, t in enumerate(texts_)})
+        finally:
+            ptbtokenizer.subprocess = subprocess
+    for child in captured.children:
+        if child.returncode:
+            raise subprocess.CalledProcessError(child.returncode, child.args)
     return [out[i][0] for i in range(len(texts_))]
+
+
+_TOKENIZER_LOCK = threading.Lock()
+
+
+class _Captured:
+    """The `subprocess` module as pycocoevalcap's PTB tokenizer sees it during `tokenize`: its Java child's stderr
+    ("PTBTokenizer tokenized N tokens at …" on every call, and any complaint) is captured rather than written to
+    the user's terminal, and the child is kept, so that a failed one is an error instead of empty tokens."""
+
+    def __init__(self) -> None:
+        self.children: list[subprocess.Popen[bytes]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    def Popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:  # noqa: N802 (the module's name)
+        child = subprocess.Popen(*args, **{**kwargs, "stderr": subprocess.PIPE})
+        self.children.append(child)
+        return child
 
 
 @lru_cache(maxsize=4)

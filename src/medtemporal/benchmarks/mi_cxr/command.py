@@ -96,7 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     text.add_argument("--text-cache", type=Path, metavar="FILE",
                       help="response cache of the text model (default: the shared medtemporal cache)")
     text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow sending credentialed annotations to a --text-model that is not local")
+                      help="allow credentialed annotations to go to a non-local --text-model (check your data-use agreement)")
 
 
 def config_from_args(args: argparse.Namespace) -> MiCxrConfig:

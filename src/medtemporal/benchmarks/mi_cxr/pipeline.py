@@ -15,14 +15,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
-import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from tqdm import tqdm
 
 from medtemporal._gc import paused_gc
 from medtemporal.benchmarks.mi_cxr.balance import Candidate, Caps, Fields, Pool, assign_letters, quotas, select
@@ -46,6 +44,7 @@ from medtemporal.benchmarks.mi_cxr.windows import WINDOW, Window, windows
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item, Timeline
 from medtemporal.sources.mimic_qba import ENTITIES
+from medtemporal.progress import progress_bar
 
 BENCHMARK = "mi-cxr"
 VERSION = "1.2.2"  # 1.2.2: the uniform-pattern cap holds on the items built (issue 21)
@@ -177,7 +176,7 @@ def draft(c: Candidate, window: Window, letter: str, seed: int, prior: Priors) -
 
 
 def _progress(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:
-    return tqdm(iterable, desc=desc, total=total, unit="", disable=not sys.stderr.isatty(), leave=False)
+    return progress_bar(iterable, desc=desc, total=total, unit="", leave=False)
 
 
 PARALLEL_FROM = 20_000

@@ -214,7 +214,7 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cxr", type=Path, required=True, metavar="DIR",
                    help="a cohort written by `medtemporal phantoms cxr` (its phantom_truth.jsonl is read)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--questions", type=int, metavar="N",
                    help="at most N questions (default: the largest balanced set the cohort allows)")
     p.add_argument("--overwrite", action="store_true", help="replace MMXU phantoms already in --out")

@@ -55,9 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     text.add_argument("--qa-model", metavar="URI",
                       help="write open questions with this model and filter them on five quality dimensions "
                       "(the paper's approach); default: rules over the report text")
-    text.add_argument("--qa-cache", type=Path, metavar="FILE", help="response cache (default: the shared one)")
+    text.add_argument("--qa-cache", type=Path, metavar="FILE",
+                      help="response cache of the question model (default: the shared medtemporal cache)")
     text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow sending credentialed report text to a --qa-model that is not local")
+                      help="allow credentialed report text to go to a non-local --qa-model (check your data-use agreement)")
 
 
 def _tasks(value: str) -> tuple[str, ...]:

@@ -19,7 +19,6 @@ import random
 from collections import Counter
 from typing import Callable, Sequence
 
-from tqdm import tqdm
 
 from medtemporal._gc import paused_gc
 from medtemporal.benchmarks.rad3d.labels import (
@@ -35,6 +34,7 @@ from medtemporal.benchmarks.rad3d.open_questions import OpenQA, open_questions
 from medtemporal.benchmarks.rad3d.text import existence_question, longitudinal_question, static_question
 from medtemporal.schema import ImageRef, Item, Study, Timeline
 from medtemporal.sources.ct_rate import LABELS
+from medtemporal.progress import progress_bar
 
 
 def _letter(study: Study) -> str:
@@ -121,7 +121,7 @@ def build_items(timelines: Sequence[Timeline], tasks: Sequence[str], seed: int,
     by_task: dict[str, list[Item]] = {t: [] for t in ("task1", "task2", "task3", "task4", "task5", "task6")}
     skipped: Counter[str] = Counter()
     with paused_gc():  # tens of thousands of records
-        for t in tqdm(timelines, desc="3d-rad", unit="patient", disable=None, leave=False):
+        for t in progress_bar(timelines, desc="3d-rad", unit="patient", leave=False):
             if "task4" in tasks:
                 got = existence_items(t, seed)
                 skipped["existence_first_scan_not_a"] += not got

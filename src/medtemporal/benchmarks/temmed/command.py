@@ -98,9 +98,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     text = p.add_argument_group("VQA questions")
     text.add_argument("--vqa-model", metavar="URI",
                       help="write VQA questions with this model (the paper's approach); default: offline templates")
-    text.add_argument("--vqa-cache", type=Path, metavar="FILE", help="response cache (default: the shared one)")
+    text.add_argument("--vqa-cache", type=Path, metavar="FILE",
+                      help="response cache of the VQA model (default: the shared medtemporal cache)")
     text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow sending credentialed report sentences to a --vqa-model that is not local")
+                      help="allow credentialed report sentences to go to a non-local --vqa-model (check your data-use agreement)")
     ret = p.add_argument_group("retrieval")
     ret.add_argument("--embedder", metavar="SPEC",
                      help="encoder for retrieved references: clip:NAME_OR_PATH (a Hugging Face CLIP or SigLIP, "
