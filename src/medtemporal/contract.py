@@ -13,7 +13,7 @@ import argparse
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from medtemporal.benchmark import Benchmark, Manifest
 from medtemporal.provenance import holds_phantoms
