@@ -11,6 +11,6 @@ from medtemporal.benchmarks import eltlm, mi_cxr, rad3d, skillqa, temmed  # the 
 from medtemporal.benchmarks import mmxu  # MMXU (ACL 2025 Findings)
 from medtemporal.benchmarks import ms_cxr_t  # MS-CXR-T (BioViL-T, CVPR 2023)
 from medtemporal.benchmarks import medical_diff_vqa  # Medical-Diff-VQA (KDD 2023)
-from medtemporal.benchmarks import longitudinal_rrg  # longitudinal report generation on MIMIC-CXR (issue 29)
+from medtemporal.benchmarks import longitudinal_rrg  # longitudinal report generation on MIMIC-CXR (ours)
 
 __all__ = ["eltlm", "longitudinal_rrg", "medical_diff_vqa", "mi_cxr", "mmxu", "ms_cxr_t", "rad3d", "skillqa", "temmed"]
