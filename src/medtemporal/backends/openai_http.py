@@ -20,7 +20,7 @@ per request than the SDK's default httpx pool at 32 requests in flight
 (`bench/harness_efficiency.py`); ``--option http_client=httpx`` picks the
 httpx pool, which is also the fallback where ``aiohttp`` is not installed.
 `OpenAIBackend.pin` makes every connection go to addresses the data-use guard
-checked (through httpx).
+checked, through either client.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class OpenAIBackend(Backend):
             ``repetition_penalty``, ``chat_template_kwargs`` ...); part of the model's identity.
         http_client: ``aiohttp`` (the SDK's aiohttp transport: less CPU per request; environment proxies honoured
             as by httpx) or ``httpx`` (the SDK's own default pool); None: ``aiohttp`` where it is installed, else
-            ``httpx`` (see `default_http_client`). A pinned backend (`pin`) uses httpx.
+            ``httpx`` (see `default_http_client`).
     """
 
     def __init__(
@@ -217,15 +217,21 @@ class OpenAIBackend(Backend):
     def pin(self, addresses: Sequence[str]) -> None:
         """Send every request to ``addresses`` (checked IPs of the endpoint's host) and nowhere else.
 
-        Environment proxies are bypassed from now on (the client has its own transport).
+        Environment proxies are bypassed from now on (the client has its own transport), through the same
+        HTTP client as before (`PinnedTransport` wraps either).
         """
+        import httpx2
         from openai._constants import DEFAULT_CONNECTION_LIMITS
 
         from medtemporal.backends.pinning import PinnedTransport
 
-        transport = PinnedTransport(self._base.host, addresses, limits=DEFAULT_CONNECTION_LIMITS)
-        http_client = self._openai.DefaultAsyncHttpxClient(transport=transport, timeout=self._timeout_s)
-        self.http_client = "httpx"
+        if self.http_client == "aiohttp":
+            from openai._vendor.httpx_aiohttp import AiohttpTransport
+
+            inner, client = AiohttpTransport(limits=DEFAULT_CONNECTION_LIMITS), self._openai.DefaultAioHttpClient
+        else:
+            inner, client = httpx2.AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS), self._openai.DefaultAsyncHttpxClient
+        http_client = client(transport=PinnedTransport(self._base.host, addresses, inner), timeout=self._timeout_s)
         self._client = self._openai.AsyncOpenAI(
             api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
             http_client=http_client, default_headers=self._headers,
