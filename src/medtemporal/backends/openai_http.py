@@ -198,16 +198,11 @@ class OpenAIBackend(Backend):
         if http_client not in HTTP_CLIENTS:
             raise InvalidInputError(f"http_client must be one of {', '.join(HTTP_CLIENTS)}, not {http_client!r}.")
         self.http_client = http_client
-        own = {}
-        if http_client == "aiohttp":
-            if importlib.util.find_spec("aiohttp") is None:  # the SDK's transport needs it
-                raise InvalidInputError("http_client=aiohttp needs aiohttp: pip install aiohttp (or drop the option).")
-            own = {"http_client": openai.DefaultAioHttpClient(timeout=timeout_s)}
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout_s,
-            default_headers=self._headers, **own
-        )
-        self._bytes_arg = "content" if "content" in inspect.signature(self._client.post).parameters else "body"
+        if http_client == "aiohttp" and importlib.util.find_spec("aiohttp") is None:  # the SDK's transport needs it
+            raise InvalidInputError("http_client=aiohttp needs aiohttp: pip install aiohttp (or drop the option).")
+        self._pinned: tuple[str, ...] | None = None
+        self._sdk: Any = None
+        self._bytes_arg = "content" if "content" in inspect.signature(openai.AsyncOpenAI.post).parameters else "body"
         """How `post` takes a body of bytes: ``content`` from openai 2.16, ``body`` before."""
 
     @property
@@ -220,6 +215,25 @@ class OpenAIBackend(Backend):
         Environment proxies are bypassed from now on (the client has its own transport), through the same
         HTTP client as before (`PinnedTransport` wraps either).
         """
+        if self._sdk is not None:
+            raise RuntimeError("pin() must come before the first request")
+        self._pinned = tuple(addresses)
+
+    @property
+    def _client(self) -> Any:
+        """The SDK client, made on first use (once: its TLS context alone takes tens of milliseconds)."""
+        if self._sdk is None:
+            self._sdk = self._openai.AsyncOpenAI(
+                api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
+                default_headers=self._headers, **self._transport()
+            )
+        return self._sdk
+
+    def _transport(self) -> dict[str, Any]:
+        """The SDK's ``http_client`` argument: the chosen client, pinned where `pin` was called."""
+        if self._pinned is None:
+            return {"http_client": self._openai.DefaultAioHttpClient(timeout=self._timeout_s)} \
+                if self.http_client == "aiohttp" else {}
         import httpx2
         from openai._constants import DEFAULT_CONNECTION_LIMITS
 
@@ -230,12 +244,10 @@ class OpenAIBackend(Backend):
 
             inner, client = AiohttpTransport(limits=DEFAULT_CONNECTION_LIMITS), self._openai.DefaultAioHttpClient
         else:
-            inner, client = httpx2.AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS), self._openai.DefaultAsyncHttpxClient
-        http_client = client(transport=PinnedTransport(self._base.host, addresses, inner), timeout=self._timeout_s)
-        self._client = self._openai.AsyncOpenAI(
-            api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
-            http_client=http_client, default_headers=self._headers,
-        )
+            inner = httpx2.AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS)
+            client = self._openai.DefaultAsyncHttpxClient
+        transport = PinnedTransport(self._base.host, self._pinned, inner)
+        return {"http_client": client(transport=transport, timeout=self._timeout_s)}
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -370,7 +382,8 @@ class OpenAIBackend(Backend):
         return RequestError(f"The request to {self.shown_url} failed ({detail}).", reason="client_error")
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._sdk is not None:
+            await self._sdk.close()
 
 
 E = TypeVar("E", bound=BaseException)
