@@ -215,9 +215,8 @@ class OpenAIBackend(Backend):
         Environment proxies are bypassed from now on (the client has its own transport), through the same
         HTTP client as before (`PinnedTransport` wraps either).
         """
-        if self._sdk is not None:
-            raise RuntimeError("pin() must come before the first request")
-        self._pinned = tuple(addresses)
+        if self._pinned != tuple(addresses):
+            self._pinned, self._sdk = tuple(addresses), None  # the next request makes a client pinned so
 
     @property
     def _client(self) -> Any:
