@@ -136,3 +136,20 @@ def test_a_replacement_without_a_required_placeholder_is_refused_by_run(tmp_path
     err = capsys.readouterr().err.strip()
     assert "lacks $question" in err and "must use $options and $question" in err and "\n" not in err
     assert not (tmp_path / "r").exists()
+
+
+def test_a_fresh_process_finds_every_template_without_importing_the_families():
+    """Run start-up hashes its templates: the listing comes from each family's package folder, no family imported,
+    and is the same listing a process that imported every family gives."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from medtemporal import prompts; from medtemporal.benchmarks import FAMILIES; "
+            "found = prompts.templates(); "
+            "print(sum(m in sys.modules for m in FAMILIES.values())); "
+            "print(sorted((n, s.owner, str(s.path)) for n, s in found.items()))")
+    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    imported, listing = fresh.splitlines()
+    [spec(name) for name in ("mi-cxr", "temmed", "skillqa", "eltlm", "3d-rad")]  # this process: families imported
+    assert imported == "0"
+    assert listing == str(sorted((n, s.owner, str(s.path)) for n, s in prompts.templates().items()))

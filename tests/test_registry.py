@@ -120,3 +120,33 @@ def test_a_family_reports_through_the_one_context_and_reads_no_run_folder():
             offenders += [f"{where}: imports {n}" for n in reports if n]
             offenders += [f"{where}: imports {n}" for n in names if n in ("load_runs", "load_outcomes")]
     assert offenders == []
+
+
+def test_each_declared_family_registers_its_name_and_a_run_imports_its_own_family_only():
+    """`benchmarks.FAMILIES` names each package by the benchmark it registers; looking one family up
+    imports that package and no other family's (a fresh process: this one has imported them all)."""
+    import subprocess
+    import sys
+
+    from medtemporal.benchmarks import FAMILIES
+
+    assert set(FAMILIES) <= set(names("benchmark"))  # tests register more
+    for name, module in FAMILIES.items():
+        assert lookup("benchmark", name).obj.build.__module__.startswith(module)
+    code = ("import sys; from medtemporal.contract import spec; spec('ms-cxr-t'); "
+            "from medtemporal.benchmarks import FAMILIES; "
+            "print(*sorted(name for name, module in FAMILIES.items() if module in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["ms-cxr-t"]
+
+
+def test_a_name_a_family_registers_is_found_before_its_family_is_looked_up():
+    """A family's backend, protocol or extraction rule is found by name alone (every family is imported
+    on a miss), so nothing depends on which family happened to be looked up first."""
+    import subprocess
+    import sys
+
+    code = ("from medtemporal.registry import lookup; "
+            "print(lookup('backend', 'rad3d').name, lookup('protocol', 'rrg-prior-report').name)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["rad3d", "rrg-prior-report"]

@@ -5,7 +5,9 @@ Kinds are ``benchmark`` (builders), ``backend`` (model URI schemes),
 (``medtemporal phantoms KIND``: a synthetic dataset or release file, `medtemporal.phantoms.kinds.PhantomKind`).
 Third-party packages add entries through the ``medtemporal`` entry-point group
 (``pkg.module:attr`` values are imported on first lookup), so a new benchmark
-needs no change here.
+needs no change here. A built-in family is `declare`d by name and module and
+imported on its name's first lookup, so a run imports its own family only; a
+name not found otherwise imports every family and plugin before it is refused.
 
 >>> @register("metric", "demo_accuracy", higher_is_better=True)
 ... def demo(preds, refs): ...
@@ -25,7 +27,8 @@ from medtemporal.errors import UnknownNameError
 Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor", "phantom"]
 KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric", "extractor", "phantom")
 
-# Modules whose import fills the registry with the built-in entries.
+# Modules whose import fills the registry with the built-in entries (``medtemporal.benchmarks`` declares the
+# families, whose packages are imported on demand).
 _BUILTIN_MODULES = (
     "medtemporal.benchmarks",
     "medtemporal.backends",
@@ -48,8 +51,10 @@ class Entry:
 
 
 _ENTRIES: dict[Kind, dict[str, Entry]] = {k: {} for k in KINDS}
+_DECLARED: dict[tuple[Kind, str], str] = {}
 _FAILED_PLUGINS: dict[str, str] = {}
 _loaded = False
+_loaded_all = False
 
 
 def register(kind: Kind, name: str, **info: Any) -> Callable[[T], T]:
@@ -67,12 +72,28 @@ def register(kind: Kind, name: str, **info: Any) -> Callable[[T], T]:
     return add
 
 
+def declare(kind: Kind, name: str, module: str) -> None:
+    """Say that importing ``module`` registers ``kind``/``name``; it is imported on that name's first lookup."""
+    _DECLARED[(kind, name)] = module
+
+
 def _load() -> None:
     global _loaded
     if _loaded:
         return
     _loaded = True
     for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+def _load_all() -> None:
+    """Import every declared module and every ``medtemporal`` entry point, once."""
+    global _loaded_all
+    _load()
+    if _loaded_all:
+        return
+    _loaded_all = True
+    for module in dict.fromkeys(_DECLARED.values()):
         importlib.import_module(module)
     from importlib.metadata import entry_points
 
@@ -86,6 +107,10 @@ def _load() -> None:
 def lookup(kind: Kind, name: str) -> Entry:
     """Return the entry ``kind``/``name`` or raise `UnknownNameError` with suggestions."""
     _load()
+    if name not in _ENTRIES[kind] and (kind, name) in _DECLARED:
+        importlib.import_module(_DECLARED[kind, name])
+    if name not in _ENTRIES[kind]:
+        _load_all()
     try:
         return _ENTRIES[kind][name]
     except KeyError:
@@ -100,17 +125,29 @@ def lookup(kind: Kind, name: str) -> Entry:
 
 def names(kind: Kind) -> list[str]:
     """Sorted names registered under ``kind``."""
-    _load()
+    _load_all()
     return sorted(_ENTRIES[kind])
 
 
 def entries(kind: Kind) -> list[Entry]:
     """Entries registered under ``kind``, sorted by name."""
+    _load_all()
+    return [_ENTRIES[kind][n] for n in sorted(_ENTRIES[kind])]
+
+
+def registered(kind: Kind) -> list[Entry]:
+    """Entries registered under ``kind`` so far, sorted by name; imports no declared module and no plugin."""
     _load()
     return [_ENTRIES[kind][n] for n in sorted(_ENTRIES[kind])]
 
 
+def declared(kind: Kind) -> dict[str, str]:
+    """Name → module of each entry of ``kind`` declared but not registered yet (its module not imported)."""
+    _load()
+    return {name: module for (k, name), module in _DECLARED.items() if k == kind and name not in _ENTRIES[kind]}
+
+
 def failed_plugins() -> dict[str, str]:
     """Entry points that failed to load, with the reason."""
-    _load()
+    _load_all()
     return dict(_FAILED_PLUGINS)

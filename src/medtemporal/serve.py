@@ -6,8 +6,10 @@ visit, so runs that appear or finish while it serves show up: display name, benc
 progress and headline score. A run's page (``/r/<key>/report.html``: the HTML report with its per-item
 viewer) and the report of all runs of one benchmark together (``/b/<benchmark>/report.html``) are written
 (`medtemporal.report.write_report`) into a temporary folder when first asked for, and again once their runs
-changed. Run folders given by themselves are also reported together at ``/runs/report.html``, the URL
-printed for them. Only ``127.0.0.1`` is bound, so predictions of credentialed data stay on this machine.
+changed, in the background: until a page is written its address answers at once with a short page that says
+so and reloads itself. Run folders given by themselves are also reported together at ``/runs/report.html``,
+the URL printed for them, which `start` begins writing at once. Only ``127.0.0.1`` is bound, so predictions of
+credentialed data stay on this machine.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from html import escape
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -55,6 +58,10 @@ def _signature(runs: Sequence[Path]) -> tuple[int, ...]:
     return tuple(t for r in runs for t in RunFolder(r).modified())
 
 
+REFRESH_S = 2
+"""How often a page that is being written reloads itself."""
+
+
 @dataclass
 class _Page:
     """A report page built into ``folder`` for ``runs`` at ``signature``."""
@@ -62,6 +69,16 @@ class _Page:
     folder: Path
     runs: tuple[Path, ...]
     signature: tuple[int, ...] = ()
+
+
+@dataclass
+class _Build:
+    """A page being written in the background for ``runs`` at ``signature``; ``error`` once it failed."""
+
+    runs: tuple[Path, ...]
+    signature: tuple[int, ...]
+    started: float = field(default_factory=time.monotonic)
+    error: str | None = None
 
 
 class ReportServer:
@@ -85,6 +102,8 @@ class ReportServer:
         self._tmp = tempfile.TemporaryDirectory(prefix="medtemporal-view-")
         self.folder = Path(self._tmp.name)
         self._pages: dict[str, _Page] = {}
+        self._builds: dict[str, _Build] = {}
+        self._written = 0
         self._lock = threading.Lock()
         server = self
 
@@ -115,9 +134,11 @@ class ReportServer:
         self.httpd.serve_forever()
 
     def start(self) -> threading.Thread:
-        """Serve in a daemon thread; returns it."""
+        """Serve in a daemon thread, and begin writing the page of the run folders given; returns the thread."""
         thread = threading.Thread(target=self.serve_forever, daemon=True)
         thread.start()
+        if self.given:
+            self._page("runs", "")
         return thread
 
     def close(self) -> None:
@@ -141,12 +162,14 @@ class ReportServer:
         kind, name = parts[0], parts[1] if len(parts) > 1 and parts[0] in ("r", "b") else ""
         rest = path.lstrip("/").split("/", 2 if kind in ("r", "b") else 1)[-1]
         built = self._pages.get(f"{kind}-{name}")
-        try:  # the page itself is checked for staleness (and built); its assets come from the page as built
-            page = built if built is not None and rest != "report.html" else self._page(kind, name)
-        except MedTemporalError as exc:
-            return self._send(handler, 500, _message_page(str(exc)).encode("utf-8"))
+        # the page itself is checked for staleness (and written); its assets come from the page as written
+        page = built if built is not None and rest != "report.html" else self._page(kind, name)
         if page is None:
             return self._send(handler, 404, _message_page(f"Nothing at {path}; see the index.").encode("utf-8"))
+        if isinstance(page, _Build):
+            if page.error is not None:
+                return self._send(handler, 500, _message_page(page.error).encode("utf-8"))
+            return self._send(handler, 200, _building_page(page).encode("utf-8"))
         target = (page.folder / rest).resolve()
         if page.folder.resolve() not in target.parents or not target.is_file():
             return self._send(handler, 404, _message_page(f"Nothing at {path}; see the index.").encode("utf-8"))
@@ -161,8 +184,10 @@ class ReportServer:
         handler.end_headers()
         handler.wfile.write(body)
 
-    def _page(self, kind: str, name: str) -> _Page | None:
-        """The built page of ``/runs``, ``/r/<key>`` or ``/b/<benchmark>``, built (again) when missing or stale."""
+    def _page(self, kind: str, name: str) -> _Page | _Build | None:
+        """The written page of ``/runs``, ``/r/<key>`` or ``/b/<benchmark>``, or the build that writes it where none
+        is written yet or it failed. A missing or stale page is written (again) in the background, one build at a
+        time; a stale one is served meanwhile. None when no run has that address."""
         if kind == "runs" and self.given:
             runs = tuple(self.given)
         elif kind == "r":
@@ -174,17 +199,40 @@ class ReportServer:
         if not runs:
             return None
         key = f"{kind}-{name}"
-        with self._lock:  # one build at a time; a second request for the page waits for it
+        signature = _signature(runs)
+        with self._lock:
             page = self._pages.get(key)
-            signature = _signature(runs)
-            if page is None or page.runs != runs or page.signature != signature:
-                from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
+            if page is not None and page.runs == runs and page.signature == signature:
+                return page
+            build = self._builds.get(key)
+            if build is None or (build.error is not None and (build.runs, build.signature) != (runs, signature)):
+                build = self._builds[key] = _Build(runs, signature)
+                self._written += 1
+                threading.Thread(target=self._write, args=(key, build, self.folder / f"{key}-{self._written}"),
+                                 daemon=True).start()
+        # the page as last written while it is written again (a run still answering changes all the time)
+        return page if page is not None and page.runs == runs and build.error is None else build
 
-                folder = self.folder / key
-                shutil.rmtree(folder, ignore_errors=True)
-                write_report(runs, folder, ("html",))
-                page = self._pages[key] = _Page(folder, runs, _signature(runs))
-        return page
+    def _write(self, key: str, build: _Build, folder: Path) -> None:
+        """Write ``build``'s report into ``folder``; the page then serves from it and the page before is removed."""
+        from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
+
+        try:
+            write_report(build.runs, folder, ("html",))
+        except MedTemporalError as exc:
+            build.error = str(exc)
+            return
+        except Exception as exc:  # a daemon thread: say it on the page rather than lose it
+            build.error = f"Writing this report failed ({type(exc).__name__}: {exc})."
+            return
+        signature = _signature(build.runs)  # as written: writing may score a run afresh (its scores.json)
+        with self._lock:
+            old = self._pages.get(key)
+            self._pages[key] = _Page(folder, build.runs, signature)
+            if self._builds.get(key) is build:
+                del self._builds[key]
+        if old is not None:
+            shutil.rmtree(old.folder, ignore_errors=True)
 
     # the index -------------------------------------------------------------------------------------------
     def index(self) -> str:
@@ -275,10 +323,20 @@ CSS = ("body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin
        "a{color:#0b57d0}")
 
 
-def _document(title: str, body: str) -> str:
+def _document(title: str, body: str, head: str = "") -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-            f'content="width=device-width, initial-scale=1"><title>{escape(title)}</title><style>{CSS}</style>'
+            f'content="width=device-width, initial-scale=1">{head}<title>{escape(title)}</title><style>{CSS}</style>'
             f"</head><body>{body}</body></html>\n")
+
+
+def _building_page(build: _Build) -> str:
+    """What a page's address answers while it is written: that, for how long, and a reload every `REFRESH_S`."""
+    runs = f"{len(build.runs)} runs" if len(build.runs) > 1 else "the run"
+    waited = time.monotonic() - build.started
+    return _document("Writing the report…", f'<p>Writing the report of {runs} (scores, tables, charts and the '
+                     f"per-item viewer): {waited:.0f} s so far. This page reloads itself every {REFRESH_S} s and shows "
+                     'the report when it is written.</p><p><a href="/">All runs</a></p>',
+                     head=f'<meta http-equiv="refresh" content="{REFRESH_S}">')
 
 
 def _message_page(text: str) -> str:

@@ -3,11 +3,14 @@ comes at once and each page is written when first asked for."""
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import urllib.error
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -26,6 +29,16 @@ def _run(tmp_path: Path) -> Path:
     return write_run(tmp_path, items, [prediction(i, f"The answer is {i.answer}.") for i in items])
 
 
+def _open(url: str, timeout: float = 120) -> str:
+    """The page at ``url`` once written: follows the self-reloading page shown while it is written."""
+    deadline = time.monotonic() + timeout
+    while True:
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        if "Writing the report of" not in page or time.monotonic() > deadline:
+            return page
+        time.sleep(0.2)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -39,8 +52,7 @@ def test_the_server_binds_loopback_and_serves_the_viewer(tmp_path):
         server.start()
         assert server.httpd.server_address[0] == "127.0.0.1" and server.port == port
         assert server.url == f"http://127.0.0.1:{port}/runs/report.html#viewer"
-        assert not any(server.folder.iterdir())  # nothing built before it is asked for
-        page = urllib.request.urlopen(server.url.split("#")[0], timeout=60).read().decode()
+        page = _open(server.url.split("#")[0])  # the page of the runs given is begun at start
         assert 'id="viewer"' in page and "Question 0?" not in page  # the items come on demand, from assets/
         base = server.url.split("report.html")[0]
         items = urllib.request.urlopen(base + "assets/items-0.js", timeout=10).read().decode()
@@ -61,10 +73,10 @@ def test_a_folder_of_runs_is_browsed_and_each_page_built_when_asked(tmp_path):
         assert index.count("/report.html\">") == 3 and not any(server.folder.iterdir())  # two runs, one benchmark
         assert "all 2 runs together" in index and "group/a" in index
         first = re.search(r'href="(/r/[0-9a-f]+/report.html)"', index)[1]
-        page = urllib.request.urlopen(server.url + first.lstrip("/"), timeout=60).read().decode()
+        page = _open(server.url + first.lstrip("/"))
         assert 'id="viewer"' in page
         together = re.search(r'href="(/b/[^"]+/report.html)"', index)[1]
-        assert urllib.request.urlopen(server.url + together.lstrip("/"), timeout=60).status == 200
+        assert 'id="viewer"' in _open(server.url + together.lstrip("/"))
         c = write_run(runs / "later", items, [prediction(i, None) for i in items], name="c")  # appears while serving
         assert str(c.relative_to(runs)) in urllib.request.urlopen(server.url, timeout=10).read().decode()
         with pytest.raises(urllib.error.HTTPError) as missing:
@@ -100,7 +112,45 @@ def test_the_command_prints_the_url_and_serves_until_stopped(tmp_path):
         line = proc.stdout.readline()
         assert line.startswith("serving http://127.0.0.1:"), proc.stderr.read() if not line else line
         url = line.split()[1]
-        assert urllib.request.urlopen(url.split("#")[0], timeout=180).status == 200  # built on this first request
+        assert 'id="viewer"' in _open(url.split("#")[0], timeout=180)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_page_being_written_answers_at_once_and_a_stale_one_is_served_while_it_is_written_again(tmp_path,
+                                                                                                 monkeypatch):
+    """The report is written in the background: its address answers at once with a page that reloads itself,
+    then with the report; after the run changes, the report as last written while the new one is written."""
+    import medtemporal.report
+
+    release, calls = threading.Event(), []
+    write_report = medtemporal.report.write_report
+
+    def slow(*args, **kwargs):
+        calls.append(args[0])
+        assert release.wait(60)
+        return write_report(*args, **kwargs)
+
+    monkeypatch.setattr(medtemporal.report, "write_report", slow)
+    run = _run(tmp_path)
+    with ReportServer([run]) as server:
+        server.start()
+        url = server.url.split("#")[0]
+        started = time.monotonic()
+        waiting = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert time.monotonic() - started < 5 and "Writing the report of the run" in waiting
+        assert '<meta http-equiv="refresh" content="2">' in waiting
+        release.set()
+        first = _open(url)
+        assert 'id="viewer"' in first and len(calls) == 1  # one build for the start and the two requests
+        release.clear()
+        changed = run / "predictions.jsonl"  # the run changed: written again, the old page served meanwhile
+        os.utime(changed, ns=(changed.stat().st_atime_ns, changed.stat().st_mtime_ns + 10**9))
+        assert urllib.request.urlopen(url, timeout=10).read().decode() == first
+        release.set()
+        deadline = time.monotonic() + 60
+        while len(calls) < 2 or server._builds:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert len(calls) == 2

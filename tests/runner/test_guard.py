@@ -6,6 +6,7 @@ import httpx2
 import pytest
 from helpers.tiny import make_tiny_benchmark
 
+from medtemporal.backends import load as load_backend
 from medtemporal.backends.baselines import RandomBaseline
 from medtemporal.backends.pinning import PinnedTransport, proxy_for
 from medtemporal.backends.uri import is_local_address
@@ -158,14 +159,29 @@ def test_a_name_with_any_remote_address_or_none_is_refused(monkeypatch):
         check_data_use("x", "credentialed", "http://no-such-host.invalid/v1", False)
 
 
-def test_a_name_that_later_resolves_elsewhere_stays_pinned_to_the_checked_address(fake, tmp_path, monkeypatch):
+@pytest.mark.parametrize("client", ["aiohttp", "httpx"])
+def test_a_name_that_later_resolves_elsewhere_stays_pinned_to_the_checked_address(fake, tmp_path, monkeypatch,
+                                                                                    client):
     calls = _resolver(monkeypatch, {"model.test": ["127.0.0.1", "203.0.113.9"]})
     bench = make_tiny_benchmark(tmp_path, n=4, licence="credentialed")
-    summary = run(bench, f"openai+http://model.test:{fake.port}/v1:fake-vlm", tmp_path / "run", progress=False,
+    backend = load_backend(f"openai+http://model.test:{fake.port}/v1:fake-vlm", http_client=client)
+    summary = run(bench, backend, tmp_path / "run", progress=False,
                   no_cache=True, concurrency=2, retry=RetryPolicy(max_attempts=1, timeout_s=5))
     assert summary.done == 4 and summary.n_errors == 0
+    assert backend.http_client == client  # pinning keeps the client the user chose
     assert calls["model.test"] == 1  # resolved once, by the guard
     assert sum(fake.stats()["counts"].values()) == 4
+
+
+@pytest.mark.parametrize("client", ["aiohttp", "httpx"])
+def test_a_pinned_address_that_refuses_passes_the_request_to_the_next(fake, tmp_path, monkeypatch, client):
+    backend = load_backend(f"openai+http://model.test:{fake.port}/v1:fake-vlm", http_client=client)
+    backend.pin(["127.0.0.2", "127.0.0.1"])  # the fake server listens on 127.0.0.1 only: 127.0.0.2 refuses
+    bench = make_tiny_benchmark(tmp_path, n=2, licence="synthetic")  # no guard: the pin above stays
+    summary = run(bench, backend, tmp_path / "run", progress=False, no_cache=True,
+                  retry=RetryPolicy(max_attempts=1, timeout_s=5))
+    assert summary.done == 2 and summary.n_errors == 0
+    assert sum(fake.stats()["counts"].values()) == 2
 
 
 def test_proxies_are_bypassed_for_credentialed_data_and_the_user_is_told(fake, tmp_path, monkeypatch, capsys):
@@ -200,7 +216,7 @@ def test_proxy_for_reads_the_environment_as_the_http_client_does(monkeypatch, en
 
 
 def test_the_pinned_transport_refuses_any_other_host():
-    transport = PinnedTransport("model.test", ["127.0.0.1"])
+    transport = PinnedTransport("model.test", ["127.0.0.1"], httpx2.AsyncHTTPTransport())
     request = httpx2.Request("GET", "http://elsewhere.example/v1")
     with pytest.raises(httpx2.ConnectError, match="may only reach model.test"):
         asyncio.run(transport.handle_async_request(request))
@@ -274,7 +290,7 @@ def test_a_refused_redirect_says_where_it_led_and_why(tmp_path, monkeypatch, cap
     try:
         bench = make_tiny_benchmark(tmp_path, n=2, licence="credentialed")
         code = main(["run", str(bench), "--model", f"openai+http://127.0.0.1:{port}/v1:m", "--out",
-                     str(tmp_path / "run"), "--no-progress", "--no-cache"])  # pinned: httpx
+                     str(tmp_path / "run"), "--no-progress", "--no-cache"])
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)

@@ -20,7 +20,7 @@ per request than the SDK's default httpx pool at 32 requests in flight
 (`bench/harness_efficiency.py`); ``--option http_client=httpx`` picks the
 httpx pool, which is also the fallback where ``aiohttp`` is not installed.
 `OpenAIBackend.pin` makes every connection go to addresses the data-use guard
-checked (through httpx).
+checked, through either client.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class OpenAIBackend(Backend):
             ``repetition_penalty``, ``chat_template_kwargs`` ...); part of the model's identity.
         http_client: ``aiohttp`` (the SDK's aiohttp transport: less CPU per request; environment proxies honoured
             as by httpx) or ``httpx`` (the SDK's own default pool); None: ``aiohttp`` where it is installed, else
-            ``httpx`` (see `default_http_client`). A pinned backend (`pin`) uses httpx.
+            ``httpx`` (see `default_http_client`).
     """
 
     def __init__(
@@ -198,16 +198,11 @@ class OpenAIBackend(Backend):
         if http_client not in HTTP_CLIENTS:
             raise InvalidInputError(f"http_client must be one of {', '.join(HTTP_CLIENTS)}, not {http_client!r}.")
         self.http_client = http_client
-        own = {}
-        if http_client == "aiohttp":
-            if importlib.util.find_spec("aiohttp") is None:  # the SDK's transport needs it
-                raise InvalidInputError("http_client=aiohttp needs aiohttp: pip install aiohttp (or drop the option).")
-            own = {"http_client": openai.DefaultAioHttpClient(timeout=timeout_s)}
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout_s,
-            default_headers=self._headers, **own
-        )
-        self._bytes_arg = "content" if "content" in inspect.signature(self._client.post).parameters else "body"
+        if http_client == "aiohttp" and importlib.util.find_spec("aiohttp") is None:  # the SDK's transport needs it
+            raise InvalidInputError("http_client=aiohttp needs aiohttp: pip install aiohttp (or drop the option).")
+        self._pinned: tuple[str, ...] | None = None
+        self._sdk: Any = None
+        self._bytes_arg = "content" if "content" in inspect.signature(openai.AsyncOpenAI.post).parameters else "body"
         """How `post` takes a body of bytes: ``content`` from openai 2.16, ``body`` before."""
 
     @property
@@ -217,19 +212,41 @@ class OpenAIBackend(Backend):
     def pin(self, addresses: Sequence[str]) -> None:
         """Send every request to ``addresses`` (checked IPs of the endpoint's host) and nowhere else.
 
-        Environment proxies are bypassed from now on (the client has its own transport).
+        Environment proxies are bypassed from now on (the client has its own transport), through the same
+        HTTP client as before (`PinnedTransport` wraps either).
         """
+        if self._pinned != tuple(addresses):
+            self._pinned, self._sdk = tuple(addresses), None  # the next request makes a client pinned so
+
+    @property
+    def _client(self) -> Any:
+        """The SDK client, made on first use (once: its TLS context alone takes tens of milliseconds)."""
+        if self._sdk is None:
+            self._sdk = self._openai.AsyncOpenAI(
+                api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
+                default_headers=self._headers, **self._transport()
+            )
+        return self._sdk
+
+    def _transport(self) -> dict[str, Any]:
+        """The SDK's ``http_client`` argument: the chosen client, pinned where `pin` was called."""
+        if self._pinned is None:
+            return {"http_client": self._openai.DefaultAioHttpClient(timeout=self._timeout_s)} \
+                if self.http_client == "aiohttp" else {}
+        import httpx2
         from openai._constants import DEFAULT_CONNECTION_LIMITS
 
         from medtemporal.backends.pinning import PinnedTransport
 
-        transport = PinnedTransport(self._base.host, addresses, limits=DEFAULT_CONNECTION_LIMITS)
-        http_client = self._openai.DefaultAsyncHttpxClient(transport=transport, timeout=self._timeout_s)
-        self.http_client = "httpx"
-        self._client = self._openai.AsyncOpenAI(
-            api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
-            http_client=http_client, default_headers=self._headers,
-        )
+        if self.http_client == "aiohttp":
+            from openai._vendor.httpx_aiohttp import AiohttpTransport
+
+            inner, client = AiohttpTransport(limits=DEFAULT_CONNECTION_LIMITS), self._openai.DefaultAioHttpClient
+        else:
+            inner = httpx2.AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS)
+            client = self._openai.DefaultAsyncHttpxClient
+        transport = PinnedTransport(self._base.host, self._pinned, inner)
+        return {"http_client": client(transport=transport, timeout=self._timeout_s)}
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -364,7 +381,8 @@ class OpenAIBackend(Backend):
         return RequestError(f"The request to {self.shown_url} failed ({detail}).", reason="client_error")
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._sdk is not None:
+            await self._sdk.close()
 
 
 E = TypeVar("E", bound=BaseException)

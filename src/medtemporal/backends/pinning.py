@@ -51,21 +51,21 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
     Args:
         host: the host name the requests are for.
         addresses: the checked IP addresses to connect to (tried in order when a connection fails).
-        **options: options of the inner `httpx2.AsyncHTTPTransport` (``limits``, ``verify`` ...).
+        inner: the transport that connects: `httpx2.AsyncHTTPTransport` or the OpenAI SDK's aiohttp transport.
     """
 
-    def __init__(self, host: str, addresses: Sequence[str], **options: object) -> None:
+    def __init__(self, host: str, addresses: Sequence[str], inner: httpx2.AsyncBaseTransport) -> None:
         if not addresses:
             raise ValueError("PinnedTransport needs at least one address")
         self.host = host.lower()
         self.addresses = tuple(addresses)
-        self._inner = httpx2.AsyncHTTPTransport(**options)  # type: ignore[arg-type]
+        self._inner = inner
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if request.url.host.lower() != self.host:
             raise RedirectRefused(request.url.host, self.host, request)
         sni = request.extensions.get("sni_hostname") or self.host
-        last: httpx2.ConnectError | None = None
+        last: httpx2.TransportError | None = None
         for address in self.addresses:
             pinned = httpx2.Request(
                 request.method,
@@ -76,10 +76,24 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
             )
             try:
                 return await self._inner.handle_async_request(pinned)
-            except httpx2.ConnectError as exc:  # nothing was sent: the next address may take it
-                last = exc
+            except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+                if not _unsent(exc):
+                    raise
+                last = exc  # nothing was sent: the next address may take it
         assert last is not None
         raise last
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _unsent(exc: httpx2.TransportError) -> bool:
+    """True when ``exc`` means no connection was made, so nothing was sent: the SDK's aiohttp transport labels
+    every aiohttp connection error ``ConnectTimeout``, a dropped one included; only its connector errors count."""
+    cause = exc.__cause__
+    if cause is None or type(cause).__module__.split(".")[0] != "aiohttp":
+        return True
+    import aiohttp
+
+    return isinstance(cause, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError))
+

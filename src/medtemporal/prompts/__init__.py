@@ -22,6 +22,7 @@ template's placeholders (`required_fields`), and the hash of each template used 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import sys
 from pathlib import Path
 from string import Template
@@ -78,14 +79,20 @@ def prompt_folder(spec: BenchmarkSpec) -> Path | None:
 
 
 def _folders() -> tuple[tuple[str, Path], ...]:
-    """(owner, folder) of core and of every registered family's existing prompt folder, one entry per folder."""
-    from medtemporal.registry import entries
+    """(owner, folder) of core and of every family's existing prompt folder, one entry per folder: the families
+    registered so far, and the built-in ones not imported yet (``prompts/`` in their package, found without
+    importing it, so a run imports no other family's code)."""
+    from medtemporal.registry import declared, registered
 
+    found = [(entry.name, prompt_folder(entry.obj)) for entry in registered("benchmark")]
+    for name, module in declared("benchmark").items():
+        package = importlib.util.find_spec(module)
+        if package is not None and package.submodule_search_locations:
+            found.append((name, Path(package.submodule_search_locations[0]) / "prompts"))
     owners: dict[Path, list[str]] = {}
-    for entry in entries("benchmark"):
-        folder = prompt_folder(entry.obj)
+    for name, folder in found:
         if folder is not None and folder.is_dir():
-            owners.setdefault(folder.resolve(), []).append(entry.name)
+            owners.setdefault(folder.resolve(), []).append(name)
     core = Path(__file__).resolve().parent
     return ((CORE, core), *((", ".join(names), folder) for folder, names in owners.items() if folder != core))
 
