@@ -1,7 +1,6 @@
 """ClinicalSkillQA phantoms: key frames of CPR, AED and BMV drawn so each frame shows its step.
 
-Each procedure is six steps in their clinical order (BLS sequences, the
-ones the issue lists). A frame draws the manikin, the rescuer in the step's
+Each procedure is six steps in their clinical order (BLS sequences). A frame draws the manikin, the rescuer in the step's
 pose, the step's equipment and cue (pads, a lightning bolt, downward arrows
 with a depth mark, a rising chest) and a caption naming the action, so the
 true order is recoverable from what each frame shows. 6-frame instances

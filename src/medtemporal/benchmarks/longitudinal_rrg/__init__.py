@@ -2,7 +2,7 @@
 the prior study in view, on MIMIC-CXR's official test split.
 
 The field's main temporal task (Libra, MLRG, HERGen, CXRMate, Longitudinal-MIMIC, MAIRA-2 evaluate it, each
-with its own split, prior rule and metric code; FACTS §6.1; issue 29). One item per study of the official
+with its own split, prior rule and metric code; FACTS §6.1). One item per study of the official
 test split whose report has a findings section (2,347 studies on the release, 289 patients), task
 ``findings``, and the same studies with an impression for task ``impression`` (1,624); subtype
 ``with_prior`` or ``no_prior``, each task's two columns (`PRIOR_COLUMNS`) beside its score over all its

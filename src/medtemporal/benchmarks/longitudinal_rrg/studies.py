@@ -10,8 +10,8 @@ report of each study used (`medtemporal.sources.mimic_cxr_reports.read_sections`
    (``study_no_findings``). With image checks (`usable`), a case one of whose images, the current study's or
    the prior's, is not there is left out (``image_missing``: the policy every MIMIC family shares,
    `medtemporal.sources.jpg_root.keep_with_images`), as is one with a corrupt image (``image_corrupt``).
-2. **Prior.** The immediately preceding study of the same subject by ``StudyDate`` then ``StudyTime`` (the
-   issue's rule; CXRMate's too, ``data/prompt.py`` L100-110): the latest study whose time is strictly earlier,
+2. **Prior.** The immediately preceding study of the same subject by ``StudyDate`` then ``StudyTime`` (CXRMate's
+   rule, ``aehrc/cxrmate`` ``data/prompt.py`` L100-110): the latest study whose time is strictly earlier,
    from the same day included; a study at the very same time is not a prior. Any split may hold it (the
    official split keeps a subject's studies together, so it is the test split). When two studies share the
    latest earlier time, the one with the larger study id is taken and the case is counted

@@ -47,7 +47,7 @@ from medtemporal.sources.mimic_qba import ENTITIES
 from medtemporal.progress import progress_bar
 
 BENCHMARK = "mi-cxr"
-VERSION = "1.2.2"  # 1.2.2: the uniform-pattern cap holds on the items built (issue 21)
+VERSION = "1.2.2"  # 1.2.2: the uniform-pattern cap holds on the items built
 
 PAPER_QUOTAS: dict[str, int] = {
     "single_emergence": 500,
