@@ -51,6 +51,9 @@ __all__ = ["DataUse", "ModelSession", "Reply", "RetryPolicy", "complete", "defau
 
 BREAKER = 5
 """Attempts in a row that may time out before a session stops asking its model (`ModelSession`'s breaker)."""
+PREPARING = 4
+"""Requests of a session hashed, looked up and encoded at once: at the start of a run the first request leaves
+after its own images are encoded, not after those of every request in flight."""
 REPLY_MAX_CHARS = 1_000_000
 """Longest reply kept (about 250,000 tokens, more than any model's output limit): a longer one fails its item
 (``reply_too_long``) and is neither cached nor stored, so a runaway server cannot fill the disk."""
@@ -114,6 +117,7 @@ class ModelSession:
         self._cache: ResponseCache | None = None
         self._owned = owned
         self._slot: asyncio.Semaphore | None = None
+        self._preparing: asyncio.Semaphore | None = None
         self._rng = random.Random()
         self._identity = backend.identity()
         self.calls = 0
@@ -192,7 +196,6 @@ class ModelSession:
             RequestError: the request carries more images than the backend takes, or failed for good.
             RetryableError: the attempts ran out.
         """
-        key = key or await self.key(request, sample)
         limit = self.backend.max_images
         if limit is not None and request.n_images > limit:
             raise RequestError(
@@ -200,13 +203,17 @@ class ModelSession:
                 "use a backend that takes more (e.g. max_images) or a protocol that sends fewer.",
                 reason="too_many_images",
             )
-        cache = self._open_cache()
-        cached = cache.get(key) if cache is not None else None
-        if cached is not None:
-            self.cache_hits += 1
-            self._seen(cached)
-            return Reply(cached, key, True)
-        await self.backend.prepare(request)
+        if self._preparing is None:
+            self._preparing = asyncio.Semaphore(PREPARING)
+        async with self._preparing:  # a request in hand is sent before the next ones are hashed and encoded
+            key = key or await self.key(request, sample)
+            cache = self._open_cache()
+            cached = cache.get(key) if cache is not None else None
+            if cached is not None:
+                self.cache_hits += 1
+                self._seen(cached)
+                return Reply(cached, key, True)
+            await self.backend.prepare(request)
         if self._slot is None:
             self._slot = asyncio.Semaphore(self.concurrency)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from medtemporal.report.tables import ReportRun, markdown_table, protocol_label
+from medtemporal.report.tables import ReportRun, markdown_table, overall_tasks, protocol_label
 from medtemporal.schema import Score
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 
@@ -57,22 +57,9 @@ def _groups(run: ReportRun) -> list[tuple[str, str]]:
     tasks = [(t.group, t.task) for t in run.scores.layout]
     overall = [(WEIGHTED_OVERALL, "Overall (paper)"), ("overall", "Overall (micro)")]
     if not any(s.group == WEIGHTED_OVERALL for s in run.scores.scores):
-        covered = _overall_tasks(run)
+        covered = overall_tasks(run)
         overall = [("overall", f"Overall ({', '.join(covered)})" if covered else "Overall")]
     return tasks + overall if len(tasks) != 1 else tasks
-
-
-def _overall_tasks(run: ReportRun) -> list[str]:
-    """The run's tasks that its family's Overall covers, where that is not all of them (`BenchmarkSpec.overall_tasks`)."""
-    from medtemporal.contract import spec
-    from medtemporal.errors import UnknownNameError
-
-    try:
-        chosen = spec(str(run.scores.run.benchmark)).overall_tasks
-    except UnknownNameError:  # a plugin family no longer installed
-        return []
-    tasks = [t.task for t in run.scores.layout]
-    return [t for t in tasks if t in chosen] if chosen and not set(tasks) <= set(chosen) else []
 
 
 def unavailable_reasons(scores: Sequence[Score]) -> dict[str, list[str]]:

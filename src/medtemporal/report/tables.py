@@ -96,10 +96,26 @@ def family_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
 
 
 def overall_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]:
-    """"Overall"; where a run has the paper's weighted Overall, "Overall (paper)" and "Overall (micro)"."""
+    """"Overall", naming its tasks where it covers only some (``Overall (findings)``, `overall_tasks`); where a
+    run has the paper's weighted Overall, "Overall (paper)" and "Overall (micro)"."""
     if any(r.scores.score(WEIGHTED_OVERALL, metric) is not None for r in runs):
         return [TableColumn("", "Overall (paper)", WEIGHTED_OVERALL), TableColumn("", "Overall (micro)", "overall")]
-    return [TableColumn("", "Overall", "overall")]
+    covered = {tuple(overall_tasks(r)) for r in runs}
+    label = f"Overall ({', '.join(next(iter(covered)))})" if len(covered) == 1 and () not in covered else "Overall"
+    return [TableColumn("", label, "overall")]
+
+
+def overall_tasks(run: ReportRun) -> list[str]:
+    """The run's tasks that its family's Overall covers, where that is not all of them (`BenchmarkSpec.overall_tasks`)."""
+    from medtemporal.contract import spec
+    from medtemporal.errors import UnknownNameError
+
+    try:
+        chosen = spec(str(run.scores.run.benchmark)).overall_tasks
+    except UnknownNameError:  # a plugin family no longer installed
+        return []
+    tasks = [t.task for t in run.scores.layout]
+    return [t for t in tasks if t in chosen] if chosen and not set(tasks) <= set(chosen) else []
 
 
 def is_percent(runs: Sequence[ReportRun], metric: str) -> bool:
