@@ -173,10 +173,10 @@ def best(r: dict) -> dict:
     return r[r["best"]]
 
 
-def micro(rows: Iterable[dict], reader: str) -> float:
-    """The n-weighted mean accuracy of a reader over rows."""
+def micro(rows: Iterable[dict], key: str) -> float:
+    """The n-weighted mean accuracy of one reader over rows."""
     rows = list(rows)
-    return sum(r[reader]["accuracy"] * r["n"] for r in rows) / sum(r["n"] for r in rows)
+    return sum(r[key]["accuracy"] * r["n"] for r in rows) / sum(r["n"] for r in rows)
 
 
 def flag(r: dict) -> str:
