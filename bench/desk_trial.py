@@ -1,12 +1,13 @@
-"""The researcher's-desk trial (issue 31), replayed: a new user on all eight families, then what goes wrong.
+"""The researcher's-desk trial, replayed: a new user on all nine families, then what goes wrong.
 
 Clones this repository (its committed HEAD) into a temporary folder, makes a fresh virtual environment with a
 plain ``pip install .``, and, with a fresh ``HOME`` (cold caches) and no ``HF_HUB_OFFLINE``, as a user whose
 machine cannot reach the Hugging Face hub or nltk's server:
 
-1. writes phantoms and builds all eight families;
+1. writes phantoms and builds all nine families;
 2. runs seven of them in one ``medtemporal run`` with ``baseline:random`` (one folder each, one summary table),
-   and ELTLM with a constant answer; runs the same set again (it must skip what is done);
+   ELTLM with a constant answer and longitudinal-rrg with its copy-prior baseline; runs the same set again (it
+   must skip what is done);
 3. runs an eval-set file (YAML) naming a display name and a per-benchmark limit;
 4. TemMed's report generation with a constant report: the first offline run of the text metrics;
 5. ``score --judge`` with a judge on a loopback server that answers in prose (must exit 1, one sentence);
@@ -174,8 +175,9 @@ def main() -> int:
             f"medtemporal build mmxu --official phantoms/mmxu/MMXU-test.jsonl {cxr} --out benchmarks/mmxu",
             f"medtemporal build ms-cxr-t --ms-cxr-t phantoms/ms-cxr-t {cxr} --out benchmarks/ms-cxr-t",
             f"medtemporal build medical-diff-vqa --diff-vqa phantoms/diff-vqa {cxr} --out benchmarks/medical-diff-vqa",
+            f"medtemporal build longitudinal-rrg {cxr} --out benchmarks/longitudinal-rrg",
         ])
-        trial.run("build all eight families", builds)
+        trial.run("build all nine families", builds)
         seven = " ".join(f"benchmarks/{f}" for f in FAMILIES)
         trial.run("run 7 families with baseline:random (one command)",
                   f"medtemporal run {seven} --model baseline:random --out runs --no-progress", show=30)
@@ -184,6 +186,9 @@ def main() -> int:
         trial.run("eltlm with a constant answer, --name",
                   "medtemporal run benchmarks/eltlm --model 'baseline:constant-No significant interval change.' "
                   "--name stock-answer --out runs/eltlm --no-progress")
+        trial.run("longitudinal-rrg with the copy-prior baseline",
+                  "medtemporal run benchmarks/longitudinal-rrg --model longitudinal_rrg:copy-prior "
+                  "--out runs/longitudinal-rrg --no-progress", show=12)
         (trial.work / "set.yaml").write_text(
             "model: baseline:majority\nname: majority\nout: runs/set\nbenchmarks:\n  - benchmarks/mi-cxr\n"
             "  - path: benchmarks/mmxu\n    limit: 50\n", encoding="utf-8")
