@@ -105,6 +105,8 @@ class ReportServer:
         self._builds: dict[str, _Build] = {}
         self._written = 0
         self._lock = threading.Lock()
+        self._writing = threading.Lock()
+        """Held while a report is written: one at a time (plotting is not thread-safe), the others wait their turn."""
         server = self
 
         class Handler(SimpleHTTPRequestHandler):
@@ -218,7 +220,8 @@ class ReportServer:
         from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
 
         try:
-            write_report(build.runs, folder, ("html",))
+            with self._writing:
+                write_report(build.runs, folder, ("html",))
         except MedTemporalError as exc:
             build.error = str(exc)
             return
