@@ -16,6 +16,8 @@ from medtemporal.benchmark import Manifest, save
 from medtemporal.benchmarks.mi_cxr.report import judge_table, judged_taxonomy
 from medtemporal.benchmarks.mi_cxr.error_judge import FILE, judge_errors, parse_error_type, stored_labels
 from medtemporal.report import load_runs
+from medtemporal.report.console import run_table
+from medtemporal.report.loaded import ReportRun
 from medtemporal.schema import Item
 from medtemporal.scoring import score_run
 from medtemporal.scoring.judge import Judge
@@ -104,6 +106,8 @@ def test_score_with_a_judge_runs_the_error_pass_and_the_report_shows_fig25(tmp_p
     scores = RunFolder(run).scores()
     assert scores.judge["uri"] == "micxr-scripted-judge:errors" and scores.judge["counts"]["labelled"] == 8
     assert scores.judge["prompts"] == ["micxr_error_type"]
+    line = [x for x in run_table(ReportRun(run, "run", scores)).splitlines() if x.startswith("Judge ")]
+    assert line == ["Judge micxr-scripted-judge:errors: 8 wrong answers, 8 labelled, 0 unparseable, 0 failed."]
     lines = (run / FILE).read_text().splitlines()
     assert len(lines) == 8
     # the descriptions agree with the annotation, so the scripted judge reads the choice: null chosen → abstention
