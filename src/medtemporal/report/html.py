@@ -73,7 +73,7 @@ nav.toc{columns:2;max-width:60rem;font-size:.95rem}nav.toc a{color:#0b57d0;displ
 max-width:36rem;text-align:left}
 table.glossary td.wrap{white-space:normal;min-width:14rem;max-width:48rem;text-align:left}table.glossary th{text-align:left}
 @media (max-width:700px){body{margin:1rem auto;padding:0 .6rem}nav.toc{columns:1}h1{font-size:1.3rem}
-.scroll td:first-child,.scroll th:first-child{min-width:7rem;max-width:11rem;overflow-wrap:anywhere}
+.scroll td:first-child,.scroll th:first-child{min-width:7rem;max-width:11rem;overflow-wrap:break-word}
 table.glossary td.wrap{min-width:11rem}}
 """ + VIEWER_CSS
 
