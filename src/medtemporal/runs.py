@@ -46,7 +46,6 @@ PREDICTIONS = "predictions.jsonl"
 JUDGEMENTS = "judgements.jsonl"
 SCORES = "scores.json"
 LOCK = ".lock"
-"""Least time between two fsyncs of an append-only log while a command writes it."""
 
 R = TypeVar("R", bound=Record)
 

@@ -68,6 +68,7 @@ from medtemporal.audit.question import question_reader_for
 from medtemporal.errors import UndefinedMetricWarning, UnknownNameError
 from medtemporal.schema import Item
 from medtemporal.scoring.ci import cluster_bootstrap
+from medtemporal.scoring.metrics import fold, is_correct
 from medtemporal.progress import progress_bar
 
 MARGIN = 0.05
@@ -90,25 +91,12 @@ POOLED = "(all)"
 Table = Mapping[str, Mapping[str, Scores]]
 
 
-def fold(text: object) -> str:
-    """An open answer as compared: case and spaces folded.
-
-    >>> fold("  PA  View ")
-    'pa view'
-    """
-    return " ".join(str(text).split()).casefold()
-
-
 def chance_level(items: Sequence[Item]) -> float:
     """Mean over items of one over the number of answers (for open answers: one over the distinct answers of
     ``items``)."""
     if items and items[0].answer_type == "open":
         return 1.0 / len({fold(it.answer) for it in items})
     return float(np.mean([1.0 / len(answers(it)) for it in items]))
-
-
-def _right(pick: str, item: Item) -> bool:
-    return fold(pick) == fold(item.answer) if item.answer_type == "open" else pick == item.answer
 
 
 def _folds(items: Sequence[Item], folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -144,7 +132,7 @@ def _rule_predictions(ties: Mapping[str, list[tuple[str, ...]]], index: Iterable
 
 
 def _accuracy(picks: Sequence[str], items: Sequence[Item]) -> float:
-    return float(np.mean([_right(p, it) for p, it in zip(picks, items)])) if items else 0.0
+    return float(np.mean([is_correct(it, p) for p, it in zip(picks, items)])) if items else 0.0
 
 
 def heuristic_picks(items: Sequence[Item], folds: int,
@@ -176,7 +164,7 @@ def model_picks(data: SubtypeData, folds: int, make: Callable[[SubtypeData], Any
 
 
 def _estimate(picks: Sequence[str], items: Sequence[Item], chance: float) -> dict[str, Any]:
-    correct = np.array([_right(p, it) for p, it in zip(picks, items)], dtype=float)
+    correct = np.array([is_correct(it, p) for p, it in zip(picks, items)], dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         est = cluster_bootstrap(correct, [it.cluster for it in items], resamples=RESAMPLES, rng=0)

@@ -103,8 +103,8 @@ def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, A
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score each run, then print every task's metrics; exit status 1 when judge calls failed, or when a run has
-    no answer at all or a judge whose verdicts mostly cannot be read (said in one sentence each)."""
+    """Score each run, then print every task's metrics; exit status 1 when a run has no answer at all, or its judge
+    failed calls or mostly cannot be read (`medtemporal.scoring.failures`; said in one sentence each)."""
     judge, options = judge_from_args(args)
     green = None
     if args.green:
@@ -114,30 +114,18 @@ def run(args: argparse.Namespace) -> int:
                             timeout_s=args.judge_timeout)
     green_options = {"no_cache": args.no_cache, "cache_path": args.cache, "allow_remote_data": args.allow_remote_data,
                      "progress": not getattr(args, "no_progress", False)}
-    failed = 0
     failures = []
     for path in args.runs:
         score_run(path, resamples=args.resamples, confidence=args.confidence, seed=args.seed, judge=judge,
                   judge_options=options, allow_rebuilt=args.allow_rebuilt_benchmark, metrics=args.metrics,
                   green=green, green_options=green_options)
         print(f"wrote {RunFolder(path).scores_file}")
-        failed += judge_failures(path)
         track(args, path)
         failures.append(scores_failure(RunFolder(path).scores(), path))
     print_scores(args.runs)
     for failure in filter(None, failures):
         print(f"medtemporal: error: {failure}", file=sys.stderr)
-    return 1 if failed or any(failures) else 0
-
-
-def judge_failures(run_dir: Path) -> int:
-    """Judge calls of the run's last judge pass that failed, said in one sentence on stdout (0 when none)."""
-    block = RunFolder(run_dir).scores().judge or {}
-    failed = int((block.get("counts") or {}).get("failed_calls") or (block.get("counts") or {}).get("errors") or 0)
-    if failed:
-        print(f"{run_dir}: {failed} judge calls failed ({block.get('error_example') or 'see judgements'}); "
-              "their items are left out of the judge metrics until the same command is run again.")
-    return failed
+    return 1 if any(failures) else 0
 
 
 def print_scores(run_dirs: list[Path]) -> None:

@@ -72,15 +72,11 @@ def unavailable_reasons(scores: Sequence[Score]) -> dict[str, list[str]]:
 
 
 def _judge_line(judge: dict[str, Any] | None) -> str:
-    """One line on the judge pass: who judged, and how many verdicts were read, unparseable or failed (a rubric
-    judge's counts, or those of a judge that labels each wrong answer: ``wrong`` and ``labelled``)."""
+    """One line on the judge pass: who judged, and how many verdicts were read, unparseable or failed."""
     if not judge:
         return ""
-    c, who = judge.get("counts") or {}, judge.get("uri") or judge.get("id")
-    if "labelled" in c:
-        return (f"Judge {who}: {c.get('wrong', 0)} wrong answers, {c['labelled']} labelled, "
-                f"{c.get('unparseable', 0)} unparseable, {c.get('errors', 0)} failed.")
-    return (f"Judge {who}: {c.get('judged', 0)} verdicts read, "
+    c = judge.get("counts") or {}
+    return (f"Judge {judge.get('uri') or judge.get('id')}: {c.get('judged', 0)} verdicts read, "
             f"{c.get('unparseable', 0)} unparseable, {c.get('errors', 0)} failed, "
             f"{c.get('missing_answers', 0)} answers missing (scored 0 without a call).")
 

@@ -44,10 +44,11 @@ class ReportRun:
         """Each selected item's last answer per repeat, extracted as scoring does (read once)."""
         return load_outcomes(self.folder, benchmarks=self.benchmarks)
 
-    @property
+    @cached_property
     def benchmark(self) -> Benchmark:
-        """The benchmark the run answered (read once per report; refused when rebuilt since the run)."""
-        return self.outcomes.bench
+        """The benchmark the run answered (read once per report; refused when rebuilt since the run); reading it
+        reads no prediction."""
+        return self.folder.benchmark(self.config, loaded=self.benchmarks)
 
     @property
     def repeats(self) -> int:

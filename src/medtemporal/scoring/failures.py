@@ -1,7 +1,8 @@
 """Scored runs that failed as a whole, said in one sentence: no answer at all, or a judge that cannot be read.
 
 `medtemporal run`, `medtemporal score` and `medtemporal.evaluate` ask `scores_failure` after scoring: a run
-whose every item is missing (no prediction, or only errors) has nothing to score, and a judge whose verdicts
+whose every item is missing (no prediction, or only errors) has nothing to score, a judge whose calls failed
+leaves items out of its metrics until scored again, and a judge whose verdicts
 are mostly unparseable (above `UNPARSEABLE_LIMIT` of the answers it was asked about: a judge that answers in
 prose instead of the rubric's format) gives judge metrics over too few answers to mean anything. Either ends
 the command with a non-zero exit and this sentence (the API raises `medtemporal.errors.RunFailedError`).
@@ -17,19 +18,28 @@ UNPARSEABLE_LIMIT = 0.2
 
 
 def judge_failure(judge: dict[str, Any] | None) -> str | None:
-    """The sentence for a judge pass whose verdicts were mostly unparseable (None when it is readable).
+    """The sentence for a judge pass with failed calls, or whose verdicts were mostly unparseable (None when
+    every call was answered and readable enough).
+
+    >>> judge_failure({"uri": "j", "counts": {"judged": 5, "failed_calls": 2}, "error_example": "timed out"})
+    'The judge j failed 2 calls (timed out); their items are left out of the judge metrics until the same command is run again.'
 
     >>> judge_failure({"uri": "j", "counts": {"judged": 1, "unparseable": 9}, "unparseable_example": "Looks fine."})
     "The judge j answered in a form the rubric's parser cannot read for 9 of 10 answers (90%, more than 20%), e.g. 'Looks fine.'; use a judge model that follows the rubric's output format (see the judge prompt), then score again."
     """
     counts = (judge or {}).get("counts") or {}
+    who = (judge or {}).get("uri") or (judge or {}).get("id")
+    failed = int(counts.get("failed_calls") or counts.get("errors") or 0)
+    if failed:
+        return (f"The judge {who} failed {failed} calls ({(judge or {}).get('error_example') or 'see its log'}); "
+                "their items are left out of the judge metrics until the same command is run again.")
     unparseable = int(counts.get("unparseable") or 0)
     asked = unparseable + int(counts.get("judged") or 0)
     if not asked or unparseable / asked <= UNPARSEABLE_LIMIT:
         return None
     example = str((judge or {}).get("unparseable_example") or "").strip()
     shown = f", e.g. {example[:80] + ('…' if len(example) > 80 else '')!r}" if example else ""
-    return (f"The judge {(judge or {}).get('uri') or (judge or {}).get('id')} answered in a form the rubric's parser "
+    return (f"The judge {who} answered in a form the rubric's parser "
             f"cannot read for {unparseable} of {asked} answers ({100 * unparseable / asked:.0f}%, more than "
             f"{100 * UNPARSEABLE_LIMIT:.0f}%){shown}; use a judge model that follows the rubric's output format "
             "(see the judge prompt), then score again.")
@@ -52,5 +62,6 @@ def answers_failure(counts: dict[str, Any], run_dir: str | Path) -> str | None:
 
 
 def scores_failure(scores: Any, run_dir: str | Path) -> str | None:
-    """The sentence for a scored run (`medtemporal.scoring.runs.RunScores`) that failed as a whole, else None."""
-    return answers_failure(scores.counts, run_dir) or judge_failure(scores.judge)
+    """The sentence for a scored run (`medtemporal.scoring.runs.RunScores`) that failed as a whole, or whose judge or
+    GREEN pass failed, else None."""
+    return answers_failure(scores.counts, run_dir) or judge_failure(scores.judge) or judge_failure(scores.green)

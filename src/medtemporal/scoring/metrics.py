@@ -160,11 +160,16 @@ def is_correct(item: Item, answer: Answer) -> bool:
     if isinstance(item.answer, list) or isinstance(answer, list):
         if not (isinstance(item.answer, list) and isinstance(answer, list)):
             return False
-        return [_fold(a) for a in answer] == [_fold(a) for a in item.answer]
-    return _fold(answer) == _fold(item.answer)
+        return [fold(a) for a in answer] == [fold(a) for a in item.answer]
+    return fold(answer) == fold(item.answer)
 
 
-def _fold(text: str) -> str:
+def fold(text: object) -> str:
+    """An answer as compared: case and spaces folded.
+
+    >>> fold("  PA  View ")
+    'pa view'
+    """
     return " ".join(str(text).split()).casefold()
 
 

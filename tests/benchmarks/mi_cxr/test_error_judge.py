@@ -20,6 +20,7 @@ from medtemporal.report.console import run_table
 from medtemporal.report.loaded import ReportRun
 from medtemporal.schema import Item
 from medtemporal.scoring import score_run
+from medtemporal.scoring.failures import judge_failure
 from medtemporal.scoring.judge import Judge
 from medtemporal.runs import RunFolder
 from medtemporal.report.family import family_report
@@ -79,6 +80,9 @@ def test_a_model_judge_labels_wrong_answers_through_the_openai_client_and_resume
     block = judge_errors(load_outcomes(run), judge, cache_path=cache, progress=False)
     assert block["counts"]["wrong"] == 8 and block["counts"]["asked"] == 8
     assert block["counts"]["labelled"] == sum(i.task != "GTS" for i in items[:8])
+    unread = sum(i.task == "GTS" for i in items[:8])  # the failure check reads the block as any judge's
+    assert 0.2 < unread / 8 and f"cannot read for {unread} of 8 answers" in judge_failure(block)
+    assert judge_failure({**block, "counts": {**block["counts"], "judged": 80}}) is None
     bodies = server.stats()["bodies"]
     assert len(bodies) == 8 and all(b["model"] == "judge-llm" and b["temperature"] == 0 for b in bodies)
     sent = bodies[0]["messages"][0]["content"]
@@ -107,7 +111,8 @@ def test_score_with_a_judge_runs_the_error_pass_and_the_report_shows_fig25(tmp_p
     assert scores.judge["uri"] == "micxr-scripted-judge:errors" and scores.judge["counts"]["labelled"] == 8
     assert scores.judge["prompts"] == ["micxr_error_type"]
     line = [x for x in run_table(ReportRun(run, "run", scores)).splitlines() if x.startswith("Judge ")]
-    assert line == ["Judge micxr-scripted-judge:errors: 8 wrong answers, 8 labelled, 0 unparseable, 0 failed."]
+    assert line == ["Judge micxr-scripted-judge:errors: 8 verdicts read, 0 unparseable, 0 failed, "
+                    "0 answers missing (scored 0 without a call)."]
     lines = (run / FILE).read_text().splitlines()
     assert len(lines) == 8
     # the descriptions agree with the annotation, so the scripted judge reads the choice: null chosen → abstention

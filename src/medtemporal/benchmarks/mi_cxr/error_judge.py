@@ -157,9 +157,9 @@ def judge_errors(loaded: RunOutcomes, judge: Judge, *, prompts: PromptSet | None
 
     asyncio.run(ask())
     labels = stored_labels(folder, judge_id)
-    return {"id": judge_id, **ident, "counts": {
-        **counts, "labelled": sum(v is not None for v in labels.values()),
-        "unparseable": sum(v is None for v in labels.values())}}
+    labelled = sum(v is not None for v in labels.values())
+    return {"id": judge_id, **ident, "counts": {  # "judged" and "unparseable" as every judge block counts them
+        **counts, "labelled": labelled, "judged": labelled, "unparseable": sum(v is None for v in labels.values())}}
 
 
 def stored_labels(folder: str | Path | RunFolder, judge_id: str | None = None) -> dict[tuple[str, int], str | None]:
