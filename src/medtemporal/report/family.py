@@ -41,7 +41,6 @@ from medtemporal.report.plots import (
 )
 from medtemporal.report.published import caution, published_section
 from medtemporal.report.tables import DASH, UNAVAILABLE, cell, markdown_table, unavailable_notes, variant_runs
-from medtemporal.scoring.outcomes import RunOutcomes
 
 
 @dataclass
@@ -61,10 +60,6 @@ class FamilyReport:
     def benchmark(self) -> Benchmark:
         """The benchmark the first run answered, read once for the whole report."""
         return self.runs[0].benchmark
-
-    def outcomes(self, run: ReportRun) -> RunOutcomes:
-        """The run's outcomes (each item's last answer per repeat, extracted as scoring does), read once."""
-        return run.outcomes
 
     @property
     def audit(self) -> Mapping[str, Any] | None:

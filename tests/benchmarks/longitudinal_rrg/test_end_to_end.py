@@ -138,3 +138,28 @@ def test_audit_prints_the_text_only_floor_and_flags_nothing(rrg_bench, capsys):
     floor = load(rrg_bench).manifest.audit["text_floor"]["rows"]
     copy = {(r["task"], r["subtype"]): r["value"] for r in floor if r["baseline"] == "copy-prior"}
     assert copy[("findings", "no_prior")] == 0 and copy[("findings", "with_prior")] > 0
+
+
+def test_a_metric_that_cannot_be_computed_here_leaves_the_delta_table_standing(copy_prior_run, model_run,
+                                                                                monkeypatch):
+    """A run scored with GREEN or an encoder, reported where its per-item statistics cannot be recomputed: the
+    reference's unavailable metric is left out, a run's shows "unavailable"; the other metrics are still paired."""
+    from medtemporal.benchmarks.longitudinal_rrg import report
+    from medtemporal.errors import UnavailableError
+    from medtemporal.report import load_runs
+
+    runs = report.ordered(load_runs([model_run[0], copy_prior_run]))
+    per_item = report.per_item
+
+    def partly(outcomes, name):
+        reference = outcomes is runs[0].outcomes
+        if name == "r2gen_cider" and reference or name == "r2gen_meteor" and not reference:
+            raise UnavailableError(f"{name}: no stored verdicts")
+        return per_item(outcomes, name)
+
+    monkeypatch.setattr(report, "per_item", partly)
+    table = report.delta_table(runs, "findings")
+    header, _, row = table.splitlines()[:3]
+    assert "r2gen_cider" not in header and "r2gen_meteor" in header and "r2gen_bleu_4" in header
+    cells = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | ")))
+    assert cells["r2gen_meteor"] == "unavailable" and re.match(r"[+-]\d", cells["r2gen_bleu_4"])

@@ -29,7 +29,8 @@ from medtemporal.benchmarks.longitudinal_rrg.published import TABLES
 from medtemporal.report.family import FamilyReport, ReportRun, caution, cell, markdown_table, published_section
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical import CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL
-from medtemporal.scoring.compare import paired_bootstrap, per_item
+from medtemporal.scoring.compare import paired_bootstrap, per_item, stored_green
+from medtemporal.scoring.metrics import UNAVAILABLE
 
 COLUMNS = (("all items", "task:{task}"), ("with prior", "subtypes:{task}/With prior"),
            ("no prior", "subtypes:{task}/No prior"))
@@ -79,35 +80,47 @@ def score_table(runs: Sequence[ReportRun], task: str, metrics: Sequence[str]) ->
     return markdown_table(["Run", "Items", *metrics], rows)
 
 
-def delta_table(ctx: FamilyReport, runs: Sequence[ReportRun], task: str) -> str | None:
+def delta_table(runs: Sequence[ReportRun], task: str) -> str | None:
     """Each run minus copy-prior on the with-prior items of ``task`` both answered, paired by item, with the
-    interval of a bootstrap over patients; None without a copy-prior run or another run."""
+    interval of a bootstrap over patients; None without a copy-prior run or another run. A metric the reference
+    cannot be scored with here (no encoder, no stored GREEN verdicts) is left out, a run's is "unavailable"."""
     reference = next((r for r in runs if _is_reference(r)), None)
     others = [r for r in runs if r is not reference]
     metrics = [m for m in _scored(runs, task, DELTA)
                if all((s := r.scores.score(f"task:{task}", m)) is not None and not s.unavailable for r in runs)]
     if reference is None or not others or not metrics:
         return None
-    base = ctx.outcomes(reference)
-    wanted = {i.id: i.cluster for i in base.items if i.task == task and i.subtype == "with_prior"}
+    base = {m: _per_item(reference, m) for m in metrics}
+    metrics = [m for m in metrics if base[m] is not None]
+    wanted = {i.id: i.cluster for i in reference.outcomes.items if i.task == task and i.subtype == "with_prior"}
     rows = []
     for run in others:
-        outcomes = ctx.outcomes(run)
         row = [run.label]
         for name in metrics:
-            at_a, stats_a = per_item(outcomes, name)
-            at_b, stats_b = per_item(base, name)
-            ids = [i for i in wanted if i in at_a and i in at_b]
-            if not ids:
-                row.append(cell(None))
+            got = _per_item(run, name)
+            at_b, stats_b = base[name]  # type: ignore[misc]
+            ids = [] if got is None else [i for i in wanted if i in got[0] and i in at_b]
+            if got is None or not ids:
+                row.append(cell(None, unavailable=got is None))
                 continue
+            at_a, stats_a = got
             diff, low, high = paired_bootstrap(stats_a[[at_a[i] for i in ids]], stats_b[[at_b[i] for i in ids]],
                                                [wanted[i] for i in ids], name, rng=0)
             scale, digits = (100.0, 1) if run.scores.metrics.get(name, {}).get("percent") else (1.0, 3)
             interval = "" if low is None or high is None else f" [{low * scale:+.{digits}f}, {high * scale:+.{digits}f}]"
             row.append(f"{diff * scale:+.{digits}f}{interval}")
         rows.append(row)
-    return markdown_table(["Run", *metrics], rows)
+    return markdown_table(["Run", *metrics], rows) if metrics else None
+
+
+def _per_item(run: ReportRun, name: str) -> tuple[dict[str, int], np.ndarray] | None:
+    """The run's per-item statistics of metric ``name`` (its stored GREEN verdicts in force), None when it cannot
+    be computed here."""
+    try:
+        with stored_green(run.path):
+            return per_item(run.outcomes, name)
+    except UNAVAILABLE:
+        return None
 
 
 def _test_set(ctx: FamilyReport) -> str:
@@ -161,7 +174,7 @@ def write_longitudinal_rrg_report(ctx: FamilyReport) -> None:
             metrics = _scored(runs, task, names)
             if metrics:
                 parts += [f"### {task}: {title}", "", score_table(runs, task, metrics), ""]
-        delta = delta_table(ctx, runs, task)
+        delta = delta_table(runs, task)
         if delta:
             parts += [f"### {task}: each run minus copy-prior on with-prior items (paired by item, 95% interval over "
                       "patients)", "", delta, ""]
