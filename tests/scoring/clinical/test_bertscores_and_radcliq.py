@@ -78,6 +78,13 @@ def test_radcliq_v1_is_the_published_linear_model_of_its_four_inputs(encoder: Pa
     assert combined[1] == pytest.approx(1.0)  # the same report
     assert float(m.reduce(raw.reshape(-1, 1).sum(axis=0), np.float64(len(REFS)))) == pytest.approx(1 / raw.mean())
     assert m.higher_is_better
+    # the encoder is loaded once; each call weighs by its own references' IDF, as a scorer made for them does
+    first = [k for k in keep if k != keep[-1]]
+    again = bertscores.radcliq_bertscore([REFS[k] for k in first], [outs[k] for k in first])
+    alone = BERTScorer(model_type=str(encoder), num_layers=5, idf=True, idf_sents=[REFS[k] for k in first],
+                       rescale_with_baseline=True, lang="en", baseline_path=scorer.baseline_path)
+    assert again == pytest.approx(alone.score([outs[k] for k in first], [REFS[k] for k in first])[2].numpy(), abs=1e-5)
+    assert bertscores._radcliq_scorer.cache_info().currsize == 1
     chexbert._labeller.cache_clear()
     chexbert.chexbert_outputs.cache_clear()
     radgraph._scorer.cache_clear()

@@ -10,6 +10,7 @@ reference scores 0, as there.
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -50,18 +51,25 @@ def bertscore_f1_distilbert(items: Sequence[Item], answers: Sequence[Answer]) ->
 def radcliq_bertscore(refs: Sequence[str], outs: Sequence[str]) -> np.ndarray:
     """Per-sample BERTScore F1 as RadCliQ-v1 computes it (distilroberta-base, layer 5, IDF over ``refs``,
     baseline-rescaled); 0 where either text is empty."""
-    bert_score = require("bert_score", "clinical")
-    folder = WEIGHTS["bertscore_distilroberta"].local()
-    baseline = Path(bert_score.__file__).parent / "rescale_baseline" / "en" / "distilroberta-base.tsv"
     keep = [k for k in range(len(refs)) if refs[k].strip() and outs[k].strip()]
     out = np.zeros(len(refs))
     if keep:
-        scorer = bert_score.BERTScorer(model_type=str(folder), num_layers=LAYER, idf=True,
-                                       idf_sents=[refs[k] for k in keep], rescale_with_baseline=True, lang="en",
-                                       baseline_path=str(baseline))
+        scorer = _radcliq_scorer(str(WEIGHTS["bertscore_distilroberta"].local()))
+        with warnings.catch_warnings():  # the IDF of these references replaces the last call's, as it should
+            warnings.filterwarnings("ignore", message="Overwriting the previous importance weights")
+            scorer.compute_idf([refs[k] for k in keep])
         _, _, f1 = scorer.score([outs[k] for k in keep], [refs[k] for k in keep])
         out[keep] = f1.numpy()
     return out
+
+
+@lru_cache(maxsize=1)
+def _radcliq_scorer(folder: str):  # noqa: ANN202  (a bert_score.BERTScorer)
+    """RadCliQ-v1's BERTScore scorer, its encoder loaded once per process (the IDF is set per call)."""
+    bert_score = require("bert_score", "clinical")
+    baseline = Path(bert_score.__file__).parent / "rescale_baseline" / "en" / "distilroberta-base.tsv"
+    return bert_score.BERTScorer(model_type=folder, num_layers=LAYER, idf=True, rescale_with_baseline=True,
+                                 lang="en", baseline_path=str(baseline))
 
 
 def radcliq_bertscore_settings() -> dict[str, Any]:
