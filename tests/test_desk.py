@@ -152,6 +152,12 @@ def test_several_benchmarks_run_one_folder_each_and_a_set_run_again_skips_what_i
     assert summary.count("| baseline:constant-Stable. | eltlm | direct | rouge_l_f1 |") == 2
     assert main(args) == 0
     assert capsys.readouterr().out.count("already done (finished and scored), skipped.") == 2
+    # other settings are another run: not skipped (resumed with more repeats, or refused as changed)
+    main([*args, "--repeats", "2"])
+    assert "skipped." not in capsys.readouterr().out
+    assert RunFolder(out / "bench").read_config().repeats == 2
+    main([*args, "--repeats", "2", "--temperature", "0.7"])
+    assert "skipped." not in capsys.readouterr().out
 
 
 def test_an_eval_set_file_names_model_folders_and_options(tmp_path, capsys):
@@ -166,6 +172,10 @@ def test_an_eval_set_file_names_model_folders_and_options(tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", str(evalset), "--no-progress", "--no-cache"]) == 0
     assert capsys.readouterr().out.count("skipped.") == 2
+    evalset.write_text("model: baseline:random\nout: late\nbenchmarks:\n  - a/bench\n  - b/bnch\n")
+    assert main(["run", str(evalset), "--no-progress", "--no-cache"]) == 2  # the typo found before any run
+    assert "b/bnch is not a benchmark folder (named in" in capsys.readouterr().err
+    assert not (tmp_path / "late").exists()
     evalset.write_text("benchmarks:\n  - path: a/bench\n    temperature: 3\n")
     with pytest.raises(Exception, match=r"set.yaml: .*temperature.*it needs `benchmarks:`"):
         from medtemporal.runner.evalset import read_eval_set

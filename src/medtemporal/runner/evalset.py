@@ -29,15 +29,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from medtemporal.backends.uri import shown_uri
-from medtemporal.benchmark import is_benchmark
+from medtemporal.benchmark import is_benchmark, read_manifest
 from medtemporal.errors import InvalidInputError
+from medtemporal.prompts import PromptSet
 from medtemporal.runner.options import RunOptions
 from medtemporal.runs import RunFolder
 from medtemporal.schema import describe_validation_error
@@ -149,21 +150,29 @@ def plan_runs(paths: Sequence[Path], out: Path | None) -> tuple[list[SetEntry], 
             raise InvalidInputError(f"The eval set {sets[0]} names no `out:` folder; pass --out DIR for its runs.")
         if not parent.is_absolute() and out is None:
             parent = sets[0].parent / parent
-        return evalset.entries(sets[0].parent, parent), evalset
+        entries = evalset.entries(sets[0].parent, parent)
+        _check([e.benchmark for e in entries], f" (named in {sets[0]})")
+        return entries, evalset
     if out is None:
         raise InvalidInputError("--out is required: the run folder (or, with several benchmarks, their parent).")
-    for path in paths:  # every folder checked before the first run starts
-        if not is_benchmark(path):
-            raise InvalidInputError(f"{path} is not a benchmark folder (nor an eval-set file: "
-                                    f"{', '.join(SET_SUFFIXES)}); build one with `medtemporal build`.")
+    _check(paths, f" (nor an eval-set file: {', '.join(SET_SUFFIXES)})")
     if len(paths) == 1:
         return [SetEntry(paths[0], out)], None
     return EvalSet(benchmarks=[str(p) for p in paths]).entries(Path("."), out), None
 
 
+def _check(benchmarks: Sequence[Path], where: str) -> None:
+    """Every benchmark folder checked before the first run starts (a typo in the last must not wait hours)."""
+    for path in benchmarks:
+        if not is_benchmark(path):
+            raise InvalidInputError(f"{path} is not a benchmark folder{where}; build one with `medtemporal build`.")
+
+
 def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None = None) -> bool:
-    """Whether ``entry``'s run folder holds a finished, scored run of ``model`` with these options (its selection
-    and protocol), no item missing and, when ``judge`` is named, judged by it: a set run again skips it."""
+    """Whether ``entry``'s run folder holds a finished, scored run of ``model`` with these options (its selection,
+    repeats, protocol and its options, generation settings and prompt texts) on the benchmark as built now, no
+    item missing and, when ``judge`` is named, judged by it: a set run again skips it; any difference runs it (a
+    resume, or the runner's refusal of a changed folder in one sentence)."""
     folder = RunFolder(entry.out)
     config = folder.read_config()
     if config is None or config.finished_at is None or not folder.has_scores() or folder.needs_scoring():
@@ -171,11 +180,28 @@ def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None 
     if (config.model.uri, config.limit, config.limit_per_task) != (shown_uri(model), options.limit,
                                                                     options.limit_per_task):
         return False
-    if options.tasks and sorted(config.tasks or []) != sorted(options.tasks):
+    if sorted(config.tasks or []) != sorted(options.tasks or []) or config.repeats != options.repeats:
         return False
     if options.protocol and config.protocol.name != options.protocol:
+        return False
+    if any(config.protocol.options.get(k) != v for k, v in options.protocol_options.items()):
+        return False
+    if any(config.generation.get(k) != v for k, v in _given(options.config).items()):
+        return False
+    prompts = options.prompts or PromptSet()
+    if any(prompts.hash(name) != sha for name, sha in config.protocol.templates.items()):
+        return False
+    if config.benchmark.items_sha256 != read_manifest(entry.benchmark).items_sha256:  # rebuilt since
         return False
     scores = folder.scores()
     if int(scores.counts.get("missing") or 0) or int(scores.counts.get("items") or 0) == 0:
         return False
     return judge is None or (scores.judge or {}).get("uri") == shown_uri(judge)
+
+
+def _given(config: Any) -> dict[str, Any]:
+    """The generation settings a run's options set (a mapping, or a `GenerateConfig`'s fields that are set)."""
+    if config is None:
+        return {}
+    items = config.items() if isinstance(config, Mapping) else asdict(config).items()
+    return {k: v for k, v in items if v is not None}
