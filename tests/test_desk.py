@@ -202,3 +202,7 @@ def test_track_mlflow_logs_config_scores_and_report_to_a_local_store(tmp_path, m
     assert {"config.json", "scores.json", "report"} <= top
     assert {"report/report.html", "report/report.md", "report/report.csv"} <= {
         a.path for a in client.list_artifacts(run_id, "report")}
+    capsys.readouterr()
+    assert main(["run", str(bench), "--model", "baseline:random", "--out", str(tmp_path / "unscored"),
+                 "--no-score", "--track", "mlflow"]) == 2  # nothing scored, nothing to log: said before the run
+    assert "--track logs scored runs" in capsys.readouterr().err and not (tmp_path / "unscored").exists()

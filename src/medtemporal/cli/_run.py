@@ -15,7 +15,14 @@ from medtemporal.backends.base import GenerateConfig
 from medtemporal.backends.images import DEFAULT_MAX_PIXELS
 from medtemporal.backends.session import RetryPolicy
 from medtemporal.bounds import CONCURRENCY_MAX
-from medtemporal.cli._score import add_judge_arguments, add_tracking_arguments, judge_from_args, print_scores, track
+from medtemporal.cli._score import (
+    add_judge_arguments,
+    add_tracking_arguments,
+    check_tracking,
+    judge_from_args,
+    print_scores,
+    track,
+)
 from medtemporal.errors import InvalidInputError
 from medtemporal.progress import add_no_progress
 from medtemporal.prompts import PromptSet
@@ -126,6 +133,7 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
 def main(args: argparse.Namespace) -> int:
     """Run (or resume) each benchmark and print the scores; exit status 1 when items failed, a run stopped early
     or failed as a whole (said in one sentence each)."""
+    check_tracking(args)
     entries, evalset = plan_runs(args.benchmark, args.out)
     model = args.model or (evalset.model if evalset else None)
     if not model:

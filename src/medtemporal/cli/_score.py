@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.bounds import CONCURRENCY_MAX
-from medtemporal.errors import MetricUnavailableWarning
+from medtemporal.errors import InvalidInputError, MetricUnavailableWarning, require
 from medtemporal.progress import add_no_progress
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
@@ -51,6 +51,15 @@ def add_tracking_arguments(p: argparse.ArgumentParser) -> None:
                    "(where MLFLOW_TRACKING_URI says; pip install 'medtemporal[tracking]')")
     g.add_argument("--track-experiment", default="medtemporal", metavar="NAME",
                    help="the MLflow experiment (default medtemporal)")
+
+
+def check_tracking(args: argparse.Namespace) -> None:
+    """Refuse ``--track`` before any work when it could log nothing: its library missing, or nothing scored."""
+    if getattr(args, "track", None):
+        if getattr(args, "no_score", False):
+            raise InvalidInputError("--track logs scored runs; drop --no-score, or --track and run `medtemporal "
+                                    "score RUN --track mlflow` later.")
+        require("mlflow", "tracking")
 
 
 def track(args: argparse.Namespace, run_dir: Path) -> None:
@@ -105,6 +114,7 @@ def judge_from_args(args: argparse.Namespace) -> tuple[Judge | None, dict[str, A
 def run(args: argparse.Namespace) -> int:
     """Score each run, then print every task's metrics; exit status 1 when a run has no answer at all, or its judge
     failed calls or mostly cannot be read (`medtemporal.scoring.failures`; said in one sentence each)."""
+    check_tracking(args)
     judge, options = judge_from_args(args)
     green = None
     if args.green:
