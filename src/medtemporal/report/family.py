@@ -26,7 +26,7 @@ from typing import Any
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import HEADER as AUDIT_HEADER
-from medtemporal.report.audit import READER_NAMES, audit_rows
+from medtemporal.report.audit import FLOOR_HEADER, READER_NAMES, audit_rows, floor_rows
 from medtemporal.report.loaded import ReportRun, load_runs, protocol_label
 from medtemporal.report.plots import (
     FONT_PT,
@@ -80,6 +80,12 @@ class FamilyReport:
                 if task is None or r[0] == task]
         header = [*(["Task"] if with_task else []), first, "n", "Chance", *AUDIT_HEADER[5:]]
         return markdown_table(header, rows) if rows else None
+
+    def floor_table(self) -> str | None:
+        """The audit's text-only floor of open answers (`BenchmarkSpec.text_floor`) as `medtemporal audit` shows it;
+        None when the manifest holds none."""
+        rows = floor_rows(self.audit or {})
+        return markdown_table(FLOOR_HEADER, rows) if rows else None
 
     def file(self, name: str) -> str:
         """The file name `write` gives ``name`` (``tables.md`` → ``mmxu_tables.md``), to link it from Markdown."""

@@ -15,7 +15,7 @@ import warnings
 from collections import defaultdict
 from typing import Any, Sequence
 
-from medtemporal.benchmarks.longitudinal_rrg.baselines import NORMAL_REPORT, copy_prior
+from medtemporal.benchmarks.longitudinal_rrg.baselines import ANSWERS
 from medtemporal.errors import UndefinedMetricWarning
 from medtemporal.schema import Item
 from medtemporal.scoring.ci import cluster_bootstrap
@@ -24,7 +24,8 @@ from medtemporal.scoring.metrics import metric
 FLOOR_METRICS = ("temporal_entity_f1", "rouge_l_f1")
 """Model-free metrics the floor is scored with, cheap enough for every build: Libra's Temporal Entity F1 and
 ROUGE-L F1 by rouge-score (no weights, no Java; the pycocoevalcap metrics start the METEOR jar)."""
-FLOOR_BASELINES = {"copy-prior": copy_prior, "normal-report": lambda item: NORMAL_REPORT[item.task]}
+FLOOR_BASELINES = {kind: ANSWERS[kind] for kind in ("copy-prior", "normal-report")}
+"""The baselines the floor scores (the nearest report needs the build's training reports)."""
 RESAMPLES = 1000
 ALL = "(all)"
 

@@ -16,7 +16,7 @@ pixel and answer instantly, under any protocol (the prompt does not change their
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from medtemporal.backends.base import Backend, Request, RequestError, Response
 from medtemporal.errors import UnknownNameError
@@ -49,6 +49,12 @@ def nearest_report(item: Item) -> str | None:
     return near["text"] if near else None
 
 
+ANSWERS: dict[str, Callable[[Item], str | None]] = {
+    "copy-prior": copy_prior, "normal-report": lambda item: NORMAL_REPORT.get(item.task),
+    "nearest-report": nearest_report}
+"""Each baseline's answer to an item (`KINDS`), for its backend and the audit's text-only floor."""
+
+
 class ReportBaseline(Backend):
     """One of `KINDS`, answering each request from the item it asks about."""
 
@@ -64,8 +70,7 @@ class ReportBaseline(Backend):
         return False
 
     def fit_items(self, items: Sequence[Item]) -> None:
-        pick = {"copy-prior": copy_prior, "nearest-report": nearest_report,
-                "normal-report": lambda i: NORMAL_REPORT.get(i.task)}[self.kind]
+        pick = ANSWERS[self.kind]
         self.answers = {i.id: pick(i) for i in items}
 
     async def generate(self, request: Request) -> Response:

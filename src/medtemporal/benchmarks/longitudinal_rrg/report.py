@@ -133,16 +133,6 @@ def _test_set(ctx: FamilyReport) -> str:
             f"{RELEASE['impression']} with an impression). Prior: {config.get('prior_rule')}. Left out: {left}.")
 
 
-def _floor(ctx: FamilyReport) -> str | None:
-    rows = (ctx.audit or {}).get("text_floor", {}).get("rows", [])
-    if not rows:
-        return None
-    body = [[r["task"], r["subtype"], str(r["n"]), r["baseline"], r["metric"],
-             cell(r["value"], scale=1.0, digits=3) + ("" if r["ci_low"] is None else
-                                                      f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")] for r in rows]
-    return markdown_table(["Task", "Subtype", "n", "Baseline", "Metric", "Value"], body)
-
-
 def _slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-").lower() or "run"
 
@@ -178,7 +168,7 @@ def write_longitudinal_rrg_report(ctx: FamilyReport) -> None:
         if delta:
             parts += [f"### {task}: each run minus copy-prior on with-prior items (paired by item, 95% interval over "
                       "patients)", "", delta, ""]
-    floor = _floor(ctx)
+    floor = ctx.floor_table()
     if floor:
         parts += ["## Text-only floor (the audit)", "", floor, ""]
     answers = [RunAnswers(r.label, {i.id: t for i, t in _answers(r)}, _temporal_entity_f1(r)) for r in runs]
