@@ -18,22 +18,28 @@ PAPER = "the 3D-RAD paper"
 SOURCE = "seeds/004"
 """The paper's text in ``../shared/seeds`` the rows cite by line."""
 RELEASED = "as released"
+OPEN = (("Anomaly Detection", "task2"), ("Image Observation", "task1"), ("Medical Computation", "task3"))
+"""The open subtasks in the tables' column order."""
+CLOSED = (("Existence Detection", "task4"), ("Static Temporal Diagnosis", "task5"),
+          ("Longitudinal Temporal Diagnosis", "task6"))
+SWAPPED = (CLOSED[0], (CLOSED[1][0], "task6"), (CLOSED[2][0], "task5"))
+"""Table 5's closed columns: its "Static" values are Task 6's and the other way round (module doc)."""
+
+
+def columns(meteor: bool = False, closed: tuple[tuple[str, str], ...] = CLOSED) -> tuple[PublishedColumn, ...]:
+    """The tables' columns: BLEU, Rouge (METEOR in Table 5) and BERTScore of each open subtask, then each closed
+    subtask's accuracy under the release's rule."""
+    metrics = [("BLEU", "rad3d_bleu_1"), ("Rouge", "rad3d_rouge_1"), *([("Meteor", "rad3d_meteor")] if meteor else []),
+               ("BERTScore", "bertscore_f1")]
+    return (*(PublishedColumn(f"{name} {label}", f"macro:{task}", metric) for name, task in OPEN
+              for label, metric in metrics),
+            *(PublishedColumn(f"{name} Accuracy", f"macro:{task}", "accuracy", variant=RELEASED)
+              for name, task in closed))
+
+
 TABLE_3 = PublishedTable(PAPER, "Table 3", "M3D before and after fine-tuning on 3D-RAD-T (M3D-RAD)",
                          "M3D zero-shot and fine-tuned; macro over subtasks; your runs' accuracy under the "
-                         "release's rule (\"<gold>.\" in the output: a bare letter scores 0)", (
-    PublishedColumn('Anomaly Detection BLEU', 'macro:task2', 'rad3d_bleu_1'),
-    PublishedColumn('Anomaly Detection Rouge', 'macro:task2', 'rad3d_rouge_1'),
-    PublishedColumn('Anomaly Detection BERTScore', 'macro:task2', 'bertscore_f1'),
-    PublishedColumn('Image Observation BLEU', 'macro:task1', 'rad3d_bleu_1'),
-    PublishedColumn('Image Observation Rouge', 'macro:task1', 'rad3d_rouge_1'),
-    PublishedColumn('Image Observation BERTScore', 'macro:task1', 'bertscore_f1'),
-    PublishedColumn('Medical Computation BLEU', 'macro:task3', 'rad3d_bleu_1'),
-    PublishedColumn('Medical Computation Rouge', 'macro:task3', 'rad3d_rouge_1'),
-    PublishedColumn('Medical Computation BERTScore', 'macro:task3', 'bertscore_f1'),
-    PublishedColumn('Existence Detection Accuracy', 'macro:task4', 'accuracy', variant=RELEASED),
-    PublishedColumn('Static Temporal Diagnosis Accuracy', 'macro:task5', 'accuracy', variant=RELEASED),
-    PublishedColumn('Longitudinal Temporal Diagnosis Accuracy', 'macro:task6', 'accuracy', variant=RELEASED),
-), (
+                         "release's rule (\"<gold>.\" in the output: a bare letter scores 0)", columns(), (
     PublishedRow('M3D (Llama2-7B)', (10.69, 20.82, 86.61, 9.1, 18.64, 86.07, 15.95, 23.24, 91.5, 18.0, 25.47, 24.17), line=66),
     PublishedRow('M3D-RAD (Llama2-7B)', (31.28, 39.12, 90.0, 25.25, 33.76, 89.16, 30.54, 36.06, 94.65, 81.09, 51.2, 74.78), line=66),
     PublishedRow('M3D (Phi3-4B)', (16.31, 23.19, 86.92, 15.06, 23.19, 87.11, 2.55, 5.63, 85.74, 40.25, 25.4, 24.31), line=66),
@@ -41,20 +47,7 @@ TABLE_3 = PublishedTable(PAPER, "Table 3", "M3D before and after fine-tuning on 
 ), source=SOURCE, transposed=True, lines=(67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78))
 TABLE_4 = PublishedTable(PAPER, "Table 4", "Zero-shot evaluation of existing 3D medical VLMs",
                          "zero-shot, each model's released checkpoint; macro over subtasks; your runs' accuracy "
-                         "under the release's rule", (
-    PublishedColumn('Anomaly Detection BLEU', 'macro:task2', 'rad3d_bleu_1'),
-    PublishedColumn('Anomaly Detection Rouge', 'macro:task2', 'rad3d_rouge_1'),
-    PublishedColumn('Anomaly Detection BERTScore', 'macro:task2', 'bertscore_f1'),
-    PublishedColumn('Image Observation BLEU', 'macro:task1', 'rad3d_bleu_1'),
-    PublishedColumn('Image Observation Rouge', 'macro:task1', 'rad3d_rouge_1'),
-    PublishedColumn('Image Observation BERTScore', 'macro:task1', 'bertscore_f1'),
-    PublishedColumn('Medical Computation BLEU', 'macro:task3', 'rad3d_bleu_1'),
-    PublishedColumn('Medical Computation Rouge', 'macro:task3', 'rad3d_rouge_1'),
-    PublishedColumn('Medical Computation BERTScore', 'macro:task3', 'bertscore_f1'),
-    PublishedColumn('Existence Detection Accuracy', 'macro:task4', 'accuracy', variant=RELEASED),
-    PublishedColumn('Static Temporal Diagnosis Accuracy', 'macro:task5', 'accuracy', variant=RELEASED),
-    PublishedColumn('Longitudinal Temporal Diagnosis Accuracy', 'macro:task6', 'accuracy', variant=RELEASED),
-), (
+                         "under the release's rule", columns(), (
     PublishedRow('RadFM', (13.48, 19.14, 87.16, 11.0, 17.62, 86.76, 3.34, 6.62, 86.85, 29.2, 44.11, 42.99), line=84),
     PublishedRow('M3D (Llama2-7B)', (10.69, 20.82, 86.61, 9.1, 18.64, 86.07, 15.95, 23.24, 91.5, 18.0, 25.47, 24.17), line=84),
     PublishedRow('M3D (Phi3-4B)', (16.31, 23.19, 86.92, 15.06, 23.19, 87.11, 2.55, 5.63, 85.74, 40.25, 25.4, 24.31), line=84),
@@ -62,23 +55,7 @@ TABLE_4 = PublishedTable(PAPER, "Table 4", "Zero-shot evaluation of existing 3D 
 ), source=SOURCE, transposed=True, lines=(85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96))
 TABLE_5 = PublishedTable(PAPER, "Table 5", "M3D (Phi3-4B) fine-tuned on 1%, 10% and 100% of 3D-RAD-T",
                          "zero-shot and fine-tuned on part of the training set; macro over subtasks; Tasks 5 and 6 "
-                         "printed swapped; your runs' accuracy under the release's rule", (
-    PublishedColumn('Anomaly Detection BLEU', 'macro:task2', 'rad3d_bleu_1'),
-    PublishedColumn('Anomaly Detection Rouge', 'macro:task2', 'rad3d_rouge_1'),
-    PublishedColumn('Anomaly Detection Meteor', 'macro:task2', 'rad3d_meteor'),
-    PublishedColumn('Anomaly Detection BERTScore', 'macro:task2', 'bertscore_f1'),
-    PublishedColumn('Image Observation BLEU', 'macro:task1', 'rad3d_bleu_1'),
-    PublishedColumn('Image Observation Rouge', 'macro:task1', 'rad3d_rouge_1'),
-    PublishedColumn('Image Observation Meteor', 'macro:task1', 'rad3d_meteor'),
-    PublishedColumn('Image Observation BERTScore', 'macro:task1', 'bertscore_f1'),
-    PublishedColumn('Medical Computation BLEU', 'macro:task3', 'rad3d_bleu_1'),
-    PublishedColumn('Medical Computation Rouge', 'macro:task3', 'rad3d_rouge_1'),
-    PublishedColumn('Medical Computation Meteor', 'macro:task3', 'rad3d_meteor'),
-    PublishedColumn('Medical Computation BERTScore', 'macro:task3', 'bertscore_f1'),
-    PublishedColumn('Existence Detection Accuracy', 'macro:task4', 'accuracy', variant=RELEASED),
-    PublishedColumn('Static Temporal Diagnosis Accuracy', 'macro:task6', 'accuracy', variant=RELEASED),
-    PublishedColumn('Longitudinal Temporal Diagnosis Accuracy', 'macro:task5', 'accuracy', variant=RELEASED),
-), (
+                         "printed swapped; your runs' accuracy under the release's rule", columns(meteor=True, closed=SWAPPED), (
     PublishedRow('Zero-shot', (16.31, 23.19, 15.65, 86.92, 15.06, 23.19, 16.56, 87.11, 2.55, 5.63, 4.2, 85.74, 40.25, 24.31, 25.4), line=255),
     PublishedRow('1%', (20.54, 24.63, 19.06, 88.23, 21.1, 26.03, 21.18, 88.13, 5.65, 6.91, 4.53, 84.89, 80.85, 61.01, 41.17), line=255),
     PublishedRow('10%', (29.35, 38.25, 26.92, 89.81, 30.54, 37.53, 29.12, 89.78, 15.23, 23.76, 14.06, 90.7, 80.93, 74.19, 48.11), line=255),
