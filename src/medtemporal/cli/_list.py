@@ -21,7 +21,8 @@ def _describe(entry: registry.Entry) -> str:
 
 
 def _needs(entry: registry.Entry) -> str:
-    """What a report metric needs to run (weights with hub id and size, CPU/GPU), and how to ask for it."""
+    """What a report metric needs to run (weights with hub id and size, CPU/GPU), and how to ask for it (its
+    registration's ``request``, else ``score --metrics NAME``)."""
     from medtemporal.scoring.clinical.weights import WEIGHTS
 
     text = str(entry.info["needs"])
@@ -29,7 +30,7 @@ def _needs(entry: registry.Entry) -> str:
     if weights:
         text += "; weights: " + ", ".join(f"{w.hub_id} ({w.size}, or ${w.env})" for w in weights)
     if entry.info.get("on_request"):
-        text += f"; on request: score --metrics {entry.name}" if entry.name != "green_score" else "; score --green URI"
+        text += f"; on request: {entry.info.get('request') or f'score --metrics {entry.name}'}"
     return text
 
 

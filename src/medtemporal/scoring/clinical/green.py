@@ -143,6 +143,7 @@ def stored_verdicts(run_dir: str | Path, judge_id: str) -> dict[str, Verdict]:
 
 
 @register("metric", "green_score", higher_is_better=True, aggregation=reduce_judged, percent=True, on_request=True,
+          request="score --green URI",
           needs="a GREEN model served by any backend (GREEN-radllama2-7b: 7B, a GPU)",
           source="GREEN (Ostmeier et al. 2024), Stanford-AIMI/GREEN green_score",
           description="GREEN: matched findings / (matched + clinically significant errors), by a GREEN model")
