@@ -19,7 +19,7 @@ import pytest
 from helpers.families import FAMILIES
 
 from medtemporal.cli import main
-from medtemporal.serve import find_runs
+from medtemporal.runs import find_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -521,3 +521,22 @@ class RunFolder:
     def _write_atomic(self, name: str, text: str) -> None:
         """Replace file ``name`` by ``text`` atomically; a refused write names the folder and leaves no ``.tmp``."""
         write_atomic(self.path / name, text, sync=True)
+
+
+def find_runs(roots: Iterable[str | Path], max_depth: int | None = None) -> list[Path]:
+    """Every run folder (`RunFolder.is_run`) that is one of ``roots`` or lies under one (at most ``max_depth``
+    levels down; None: any depth), resolved, in path order, each once; a run folder's own subfolders and hidden
+    folders are not searched."""
+    found: dict[Path, None] = {}
+    for root in roots:
+        base = len(Path(root).parts)
+        for folder, dirs, _ in os.walk(root):
+            if RunFolder(folder).is_run():
+                found[Path(folder).resolve()] = None
+                dirs[:] = []
+            elif max_depth is not None and len(Path(folder).parts) - base >= max_depth:
+                dirs[:] = []
+            else:
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    return list(found)
+

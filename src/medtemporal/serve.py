@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import shutil
 import tempfile
 import threading
@@ -29,24 +28,10 @@ from typing import Any, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
 from medtemporal.errors import InvalidInputError, MedTemporalError
-from medtemporal.runs import RunConfig, RunFolder
+from medtemporal.runs import RunConfig, RunFolder, find_runs
 
 HOST = "127.0.0.1"
 """The only address the viewer binds to."""
-
-
-def find_runs(paths: Sequence[Path]) -> list[Path]:
-    """Every run folder (`RunFolder.is_run`) that is one of ``paths`` or lies under one, in path order; a run
-    folder's own subfolders and hidden folders are not searched."""
-    found: dict[Path, None] = {}
-    for root in paths:
-        for folder, dirs, _ in os.walk(root):
-            if RunFolder(folder).is_run():
-                found[Path(folder).resolve()] = None
-                dirs[:] = []
-            else:
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-    return list(found)
 
 
 def _key(path: Path) -> str:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.report.tables import fmt_score, markdown_table
-from medtemporal.runs import RunConfig, RunFolder
+from medtemporal.runs import RunConfig, RunFolder, find_runs
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 
 MAX_DEPTH = 4
@@ -39,21 +38,6 @@ class RunRow:
     total: int | None
     status: str
     scores: str
-
-
-def find_runs(folder: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
-    """Folders under ``folder`` (itself included, ``max_depth`` levels down) that hold a run (`RunFolder.is_run`)."""
-    found = []
-    base = len(folder.parts)
-    for root, dirs, _ in os.walk(folder):
-        here = Path(root)
-        if RunFolder(here).is_run():
-            found.append(here)
-            dirs.clear()
-        elif len(here.parts) - base >= max_depth:
-            dirs.clear()
-        dirs.sort()
-    return sorted(found)
 
 
 def _total(run: RunFolder, config: RunConfig) -> int | None:
@@ -134,12 +118,17 @@ def _describe_or_mark(folder: Path) -> RunRow:
         return RunRow(folder, "?", "?", "?", "?", 0, 0, None, f"unreadable: {why}", "?")
 
 
+def _shown(run: Path, folder: Path) -> Path:
+    """``run`` (resolved) as the user named the folder above it; itself where a link led elsewhere."""
+    return folder / run.relative_to(folder.resolve()) if run.is_relative_to(folder.resolve()) else run
+
+
 def list_runs(args: argparse.Namespace) -> int:
     """Print a table of the runs under ``args.folder``."""
     folder: Path = args.folder
     if not folder.is_dir():
         raise InvalidInputError(f"{folder} is not a folder; pass the folder that holds your run folders.")
-    rows = [_describe_or_mark(path) for path in find_runs(folder)]
+    rows = [_describe_or_mark(_shown(path, folder)) for path in find_runs([folder], MAX_DEPTH)]
     if not rows:
         print(f"No runs under {folder}; start one with `medtemporal run BENCHMARK --model URI --out {folder}/NAME`.")
         return 0
