@@ -14,7 +14,7 @@ READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "
 """How each reader (`medtemporal.audit.core.READERS`) is named in tables."""
 
 
-def _cell(r: Mapping[str, Any] | None) -> str:
+def reader_cell(r: Mapping[str, Any] | None) -> str:
     """A reader's accuracy with its interval, in percent (`medtemporal.report.tables.cell`'s rule)."""
     return DASH if r is None else f"{cell(r['accuracy'])} [{cell(r['ci_low'])}, {cell(r['ci_high'])}]"
 
@@ -36,8 +36,8 @@ def _flag(r: Mapping[str, Any]) -> str:
 def audit_rows(audit: Mapping[str, Any]) -> list[list[str]]:
     """One row per audited subtype, accuracies in percent (an audit written before the question reader shows
     a dash in its column)."""
-    return [[r["task"], r["subtype"], str(r["n"]), str(r["patients"]), cell(r["chance"]), _cell(r["heuristic"]),
-             r["heuristic"]["rule"], _cell(r["classifier"]), _cell(r.get("question")),
+    return [[r["task"], r["subtype"], str(r["n"]), str(r["patients"]), cell(r["chance"]), reader_cell(r["heuristic"]),
+             r["heuristic"]["rule"], reader_cell(r["classifier"]), reader_cell(r.get("question")),
              READER_NAMES.get(r.get("best", ""), DASH), _flag(r)]
             for r in audit.get("subtypes", [])]
 

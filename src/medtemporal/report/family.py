@@ -26,7 +26,7 @@ from typing import Any
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import HEADER as AUDIT_HEADER
-from medtemporal.report.audit import FLOOR_HEADER, READER_NAMES, audit_rows, floor_rows
+from medtemporal.report.audit import FLOOR_HEADER, READER_NAMES, audit_rows, floor_rows, reader_cell
 from medtemporal.report.loaded import ReportRun, load_runs, protocol_label
 from medtemporal.report.plots import (
     FONT_PT,
@@ -127,5 +127,5 @@ def family_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]
 __all__ = [
     "DASH", "FONT_PT", "MAX_WIDTH_IN", "READER_NAMES", "UNAVAILABLE", "FamilyReport", "caution", "Level", "Panel", "ReportRun",
     "cell", "colour", "family_report", "figure_png", "grouped_bars", "legend_columns", "markdown_table",
-    "protocol_label", "published_section", "pyplot", "unavailable_notes", "variant_runs",
+    "protocol_label", "published_section", "pyplot", "reader_cell", "unavailable_notes", "variant_runs",
 ]

@@ -24,7 +24,17 @@ from medtemporal.audit.core import POOLED
 from medtemporal.benchmarks.mmxu.release import CONTENT_TYPES, TASK
 from medtemporal.benchmarks.mmxu.published import NONE, TABLES
 from medtemporal.report.family import (
-    DASH, READER_NAMES, FamilyReport, Level, Panel, ReportRun, cell, grouped_bars, markdown_table, published_section,
+    DASH,
+    READER_NAMES,
+    FamilyReport,
+    Level,
+    Panel,
+    ReportRun,
+    cell,
+    grouped_bars,
+    markdown_table,
+    published_section,
+    reader_cell,
 )
 
 COLUMNS = (("Overall", "overall", POOLED), *((t, f"subtype:{t}", t) for t in CONTENT_TYPES))
@@ -44,13 +54,6 @@ def blind_reader(ctx: FamilyReport) -> str:
     return str(ctx.benchmark.manifest.config.get("blind_reader") or "classifier")
 
 
-def _reader(row: Mapping[str, Any] | None, reader: str) -> str:
-    r = None if row is None else row.get(reader)
-    if r is None:
-        return DASH
-    return f"{cell(r['accuracy'])} [{cell(r['ci_low'])}, {cell(r['ci_high'])}]"
-
-
 def score_table(runs: Sequence[ReportRun], metric: str, blind: Mapping[str, Mapping[str, Any]] | None = None,
                 reader: str = "classifier") -> str:
     """One row per run (``metric`` per column, with intervals), then chance and blind-reader (``reader``) rows if
@@ -63,7 +66,7 @@ def score_table(runs: Sequence[ReportRun], metric: str, blind: Mapping[str, Mapp
     if blind is not None:
         rows.append(["Chance", *(cell(blind[a]["chance"]) if a in blind else DASH for _, _, a in COLUMNS), "", ""])
         rows.append([f"Blind reader (text only: {READER_NAMES.get(reader, reader)})",
-                     *(_reader(blind.get(a), reader) for _, _, a in COLUMNS), "", ""])
+                     *(reader_cell((blind.get(a) or {}).get(reader)) for _, _, a in COLUMNS), "", ""])
     return markdown_table(["System", *(c for c, _, _ in COLUMNS), "Invalid", "Missing"], rows)
 
 
