@@ -16,7 +16,7 @@ a user's run in the paper's layout (`run_values`) and mark the paper's rows as p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from medtemporal.schema import Score
 
@@ -24,9 +24,9 @@ from medtemporal.schema import Score
 class _Scores(Protocol):
     """What `run_values` reads of a run's scores (`medtemporal.runs.RunScores`)."""
 
-    variants: dict[str, dict[str, Any]] | None
-
     def score(self, group: str, metric: str) -> Score | None: ...
+
+    def variant(self, name: str) -> _Scores | None: ...
 
 
 @dataclass(frozen=True)
@@ -105,13 +105,8 @@ def run_values(table: PublishedTable, scores: _Scores) -> tuple[float | None, ..
         if col.group is None or col.metric is None:
             out.append(None)
             continue
-        score = scores.score(col.group, col.metric) if col.variant is None else _variant(scores, col)
+        scored = scores if col.variant is None else scores.variant(col.variant)
+        score = None if scored is None else scored.score(col.group, col.metric)
         value = None if score is None or score.value is None or score.value != score.value else score.value
         out.append(None if value is None else value * col.scale)
     return tuple(out)
-
-
-def _variant(scores: _Scores, col: PublishedColumn) -> Score | None:
-    block = (scores.variants or {}).get(col.variant or "") or {}
-    found = [s for s in block.get("scores", []) if s["group"] == col.group and s["metric"] == col.metric]
-    return Score.model_validate(found[0]) if found else None

@@ -233,6 +233,13 @@ class RunScores(Record):
         """The score of ``metric`` over ``group``, if computed."""
         return next((s for s in self.scores if s.group == group and s.metric == metric), None)
 
+    def variant(self, name: str) -> RunScores | None:
+        """These scores with the variant ``name``'s in place of the main ones; None when it did not score the run."""
+        block = (self.variants or {}).get(name)
+        if not block:
+            return None
+        return self.model_copy(update={"scores": [Score.model_validate(s) for s in block["scores"]]})
+
 
 class WriterLock:
     """An exclusive lock on a run folder, released on close or when the process dies (POSIX ``flock``)."""

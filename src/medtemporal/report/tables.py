@@ -39,13 +39,7 @@ class TableColumn:
 def variant_runs(runs: Sequence[ReportRun], name: str) -> list[ReportRun]:
     """The runs scored by the family's variant ``name`` (`medtemporal.contract.BenchmarkSpec.variants`), each
     with the variant's scores in place of the main ones; runs without it are left out."""
-    out = []
-    for run in runs:
-        block = (run.scores.variants or {}).get(name)
-        if block:
-            scores = run.scores.model_copy(update={"scores": [Score.model_validate(s) for s in block["scores"]]})
-            out.append(replace(run, scores=scores))
-    return out
+    return [replace(run, scores=scores) for run in runs if (scores := run.scores.variant(name)) is not None]
 
 
 def metric_names(runs: Sequence[ReportRun]) -> list[str]:
