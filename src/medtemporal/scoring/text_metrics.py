@@ -119,14 +119,26 @@ def bertscore_f1(
 # --- registered metrics -------------------------------------------------------------------
 
 
+def reference_of(item: Item) -> str:
+    """The text an output is compared with: ``item.reference``, else an open item's answer (a short answer is its
+    own reference, as the families' released scorers take it).
+
+    Raises:
+        InvalidInputError: neither exists.
+    """
+    if item.reference is not None:
+        return item.reference
+    if item.answer_type == "open" and isinstance(item.answer, str):
+        return item.answer
+    raise InvalidInputError(f"Item {item.id} has no reference report; report metrics need Item.reference.")
+
+
 def reference_texts(items: Sequence[Item], answers: Sequence[Answer]) -> tuple[list[str], list[str | None]]:
-    """Reference reports and output texts (a list answer joined by spaces) of report items."""
+    """Each item's reference (`reference_of`) and output text (a list answer joined by spaces; None kept)."""
     refs, texts = [], []
     for item, answer in zip(items, answers, strict=True):
-        if item.reference is None:
-            raise InvalidInputError(f"Item {item.id} has no reference report; report metrics need one.")
-        refs.append(item.reference)
-        texts.append(answer if isinstance(answer, str) or answer is None else " ".join(answer))
+        refs.append(reference_of(item))
+        texts.append(answer if isinstance(answer, str) or answer is None else " ".join(map(str, answer)))
     return refs, texts
 
 

@@ -37,7 +37,7 @@ from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
 from medtemporal.runs import RunFolder
 from medtemporal.schema import Item
-from medtemporal.scoring.clinical.texts import reference_of
+from medtemporal.scoring.text_metrics import reference_of
 from medtemporal.scoring.judge import Judge, Judgement, Rubric, Verdict, reduce_judged
 from medtemporal.scoring.metrics import Answer
 

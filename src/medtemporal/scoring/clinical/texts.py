@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item
+from medtemporal.scoring.text_metrics import reference_texts
 
 # R2Gen's sentence cleaner strips this character class as written in its source; note that ":-\[" is a range
 # (":" to "["), so ";<=>?@" and the capitals go too (R2Gen@5a2e63f:modules/tokenizers.py, sent_cleaner).
@@ -45,29 +45,12 @@ def r2gen_clean(report: str) -> str:
     return " . ".join(cleaned) + " ."
 
 
-def reference_of(item: Item) -> str:
-    """The text an output is compared with: ``item.reference``, else an open item's answer (a short answer is its
-    own reference, as the families' released scorers take it).
-
-    Raises:
-        InvalidInputError: neither exists.
-    """
-    if item.reference is not None:
-        return item.reference
-    if item.answer_type == "open" and isinstance(item.answer, str):
-        return item.answer
-    raise InvalidInputError(f"Item {item.id} has no reference report; report metrics need Item.reference.")
-
-
 def report_pairs(items: Sequence[Item], answers: Sequence[object]) -> tuple[list[str], list[str]]:
-    """Each item's reference (`reference_of`) and output report (an answer that is not text is joined by spaces;
-    None → ``""``).
+    """Each item's reference and output report (`medtemporal.scoring.text_metrics.reference_texts`), a missing
+    output as ``""``.
 
     Raises:
         InvalidInputError: an item has no reference.
     """
-    refs, outs = [], []
-    for item, answer in zip(items, answers, strict=True):
-        refs.append(reference_of(item))
-        outs.append("" if answer is None else answer if isinstance(answer, str) else " ".join(map(str, answer)))
-    return refs, outs
+    refs, outs = reference_texts(items, answers)  # type: ignore[arg-type]
+    return refs, ["" if out is None else out for out in outs]
