@@ -317,14 +317,8 @@ def read_image_metadata(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     table = read_table(path, usecols=_NEEDED, what="the metadata file of the MIMIC-CXR-JPG 2.0.0 release")
+    table.integers(("subject_id", "study_id"), "use the metadata file of the MIMIC-CXR-JPG release unchanged")
     df = table.frame
-    for column in ("subject_id", "study_id"):
-        bad = ~df[column].str.fullmatch(r"\d+")
-        if bad.any():
-            row = int(bad.to_numpy().nonzero()[0][0])
-            raise InvalidInputError(f"{table.where(row)}: {column} {df[column].iat[row]!r} is not an integer; "
-                                    "use the metadata file of the MIMIC-CXR-JPG release unchanged.")
-        df[column] = df[column].astype("int64")
     df["dt"] = parse_study_datetime(df["StudyDate"], df["StudyTime"])
     return df
 

@@ -94,19 +94,14 @@ def read_split(path: str | Path) -> pd.DataFrame:
             integer or a split other than `SPLITS` (naming its line).
     """
     table = read_table(path, usecols=SPLIT_COLUMNS, what="the split file of the MIMIC-CXR-JPG 2.0.0 release")
+    table.integers(("study_id", "subject_id"), "use the split file of the MIMIC-CXR-JPG release unchanged")
     df = table.frame[list(SPLIT_COLUMNS)]
-    for column in ("study_id", "subject_id"):
-        bad = ~df[column].str.fullmatch(r"\d+")
-        if bad.any():
-            row = int(bad.to_numpy().nonzero()[0][0])
-            raise InvalidInputError(f"{table.where(row)}: {column} {df[column].iat[row]!r} is not an integer; use the "
-                                    "split file of the MIMIC-CXR-JPG release unchanged.")
     odd = ~df["split"].isin(SPLITS)
     if odd.any():
         row = int(odd.to_numpy().nonzero()[0][0])
         raise InvalidInputError(f"{table.where(row)}: split {df['split'].iat[row]!r} is not one of the release's "
                                 f"({', '.join(SPLITS)}); use the split file of the MIMIC-CXR-JPG release unchanged.")
-    return df.astype({"study_id": "int64", "subject_id": "int64"})
+    return df
 
 
 def read_study_table(mimic_cxr_jpg: str | Path, split_file: str | Path | None = None,

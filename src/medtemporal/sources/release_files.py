@@ -95,6 +95,20 @@ class Table:
         """``"NAME, line N"`` for data row ``row``: the start of an error message about it."""
         return f"{self.name}, {'row' if self.path.suffix.lower() in SHEETS else 'line'} {self.line(row)}"
 
+    def integers(self, columns: Sequence[str], fix: str) -> None:
+        """Turn ``columns`` of the frame into integers, in place.
+
+        Raises:
+            InvalidInputError: a cell is not a whole number (naming its line, and ``fix``: how to mend it).
+        """
+        for column in columns:
+            bad = ~self.frame[column].str.fullmatch(r"\d+")
+            if bad.any():
+                row = int(bad.to_numpy().nonzero()[0][0])
+                raise InvalidInputError(f"{self.where(row)}: {column} {self.frame[column].iat[row]!r} is not an "
+                                        f"integer; {fix}.")
+            self.frame[column] = self.frame[column].astype("int64")
+
     def repeats(self, column: str) -> list[int]:
         """The rows that repeat an earlier row verbatim (for the caller to skip, stating how many).
 
