@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Part, TextPart
-from medtemporal.benchmarks.longitudinal_rrg.items import MISSING, caption
+from medtemporal.benchmarks.longitudinal_rrg.items import CONTEXT, MISSING, caption
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
@@ -97,8 +97,7 @@ class ReportProtocol(Solver):
         context = item.meta["context"]
         name = f"longitudinal_rrg_{item.task}"
         parts.append(TextPart(self.prompts.render(name, comparison_clause=COMPARISON_CLAUSE if shows_prior else "",
-                                                  **{k: context.get(k) or MISSING for k in
-                                                     ("indication", "technique", "comparison")})))
+                                                  **{k: context.get(k) or MISSING for k in CONTEXT})))
         return name, parts
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
