@@ -10,6 +10,8 @@ seconds. Run it with another checkout's ``src`` first on ``PYTHONPATH`` to compa
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import tempfile
@@ -26,13 +28,15 @@ def main() -> None:
                    help="the demo's folder, written once and reused")
     args = p.parse_args()
     if not (args.work / "benchmarks").is_dir():
-        cli(["demo", "--out", str(args.work), "--no-progress"])
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli(["demo", "--out", str(args.work), "--no-progress"])
     out, load = {}, f"{os.getloadavg()[0]:.1f}"
     for bench in sorted(p for p in (args.work / "benchmarks").iterdir() if (p / "manifest.json").exists()):
         walls, cpus = [], []
         for _ in range(args.repeats):
             start, cpu = time.perf_counter(), time.process_time()
-            cli(["audit", str(bench), "--json", str(args.work / f"audit-{bench.name}.json")])
+            with contextlib.redirect_stdout(io.StringIO()):
+                cli(["audit", str(bench), "--json", str(args.work / f"audit-{bench.name}.json")])
             walls.append(time.perf_counter() - start)
             cpus.append(time.process_time() - cpu)
         out[bench.name] = {"wall_s": round(min(walls), 2), "cpu_s": round(min(cpus), 2)}
