@@ -406,12 +406,9 @@ def write_diff_vqa_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
 
 def _options(p: argparse.ArgumentParser) -> None:
     cohort_options(p)
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--test-share", type=float, default=0.5, metavar="X",
                    help="share of patients in the test split (default %(default)s)")
     p.add_argument("--pairs", type=int, metavar="N", help="image pairs to ask about (default: every pair)")
-    p.add_argument("--overwrite", action="store_true", help="replace a medical-diff-vqa phantom already in --out")
 
 
 def _write(args: argparse.Namespace) -> list[str]:

@@ -154,11 +154,8 @@ def write_ms_cxr_t_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
 
 def _options(p: argparse.ArgumentParser) -> None:
     cohort_options(p)
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--pairs", type=int, metavar="N", help="image pairs to write (default: every labelled pair)")
     p.add_argument("--sentences", type=int, default=40, metavar="N", help="sentence pairs (default %(default)s)")
-    p.add_argument("--overwrite", action="store_true", help="replace an ms-cxr-t phantom already in --out")
 
 
 def _write(args: argparse.Namespace) -> list[str]:
