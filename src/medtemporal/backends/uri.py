@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import os
 import re
 import socket
 from dataclasses import dataclass
@@ -346,24 +347,55 @@ def short_name(uri: str) -> str:
     return name or shown_uri(uri)
 
 
-LOCAL_NETWORKS = tuple(
-    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+PRIVATE_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "169.254.0.0/16",
+                                      "fe80::/10")
 )
-"""Private networks (RFC 1918, IPv6 unique local): with loopback and link-local, what counts as local.
-Python's wider ``is_private`` also takes documentation and reserved ranges, which are not a local network."""
+"""Private networks (RFC 1918, IPv6 unique local) and link-local ones: local only when the user says so
+(`LOCAL_NETWORKS_ENV`), as a cloud provider's private endpoint resolves to such an address too. Python's wider
+``is_private`` also takes documentation and reserved ranges, which are no local network."""
+
+LOCAL_NETWORKS_ENV = "MEDTEMPORAL_LOCAL_NETWORKS"
+"""Networks the user declares local (comma-separated, ``10.0.0.0/8,fd12::/16``; ``private`` for every one of
+`PRIVATE_NETWORKS`): where credentialed data may go besides loopback."""
 
 
-def is_local_address(text: str) -> bool:
-    """True for a loopback, link-local or private (RFC 1918, IPv6 ULA) address; an IPv6 zone is ignored and
-    an IPv4-mapped IPv6 address is judged by its IPv4 address.
+def local_networks() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The networks `LOCAL_NETWORKS_ENV` declares local (none when unset).
+
+    Raises:
+        InvalidInputError: an entry that is not a network, in one sentence.
+    """
+    networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    for entry in filter(None, (e.strip() for e in os.environ.get(LOCAL_NETWORKS_ENV, "").split(","))):
+        if entry.lower() == "private":
+            networks += PRIVATE_NETWORKS
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise InvalidInputError(
+                f"{LOCAL_NETWORKS_ENV} holds {entry!r}, which is not a network; write networks such as "
+                "10.0.0.0/8,fd12::/16 (or private for every RFC 1918, unique local and link-local one)."
+            ) from None
+    return tuple(networks)
+
+
+def is_local_address(text: str, *, private: bool = False) -> bool:
+    """True for a loopback address, or one in a network the user declares local (`LOCAL_NETWORKS_ENV`); with
+    ``private``, also every private or link-local one (`PRIVATE_NETWORKS`). An IPv6 zone is ignored and an
+    IPv4-mapped IPv6 address is judged by its IPv4 address.
 
     >>> [is_local_address(a) for a in ("127.0.0.1", "10.1.2.3", "::ffff:8.8.8.8", "203.0.113.7")]
-    [True, True, False, False]
+    [True, False, False, False]
+    >>> is_local_address("10.1.2.3", private=True)
+    True
     """
     ip = ipaddress.ip_address(text.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_link_local or any(ip in net for net in LOCAL_NETWORKS if ip.version == net.version)
+    networks = (*PRIVATE_NETWORKS, *local_networks()) if private else local_networks()
+    return ip.is_loopback or any(ip in net for net in networks if ip.version == net.version)
 
 
 def resolve(host: str) -> list[str]:
@@ -385,13 +417,13 @@ def resolve(host: str) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def is_local_endpoint(url: str) -> bool:
-    """True when every address ``url``'s host resolves to is loopback, private or link-local.
+def is_local_endpoint(url: str, *, private: bool = False) -> bool:
+    """True when every address ``url``'s host resolves to is local (`is_local_address`, ``private`` likewise).
 
     >>> is_local_endpoint("http://127.0.0.1:8000/v1"), is_local_endpoint("http://[::1]:8000/v1")
     (True, True)
-    >>> is_local_endpoint("http://8.8.8.8/v1")
-    False
+    >>> is_local_endpoint("http://8.8.8.8/v1"), is_local_endpoint("http://10.0.0.5/v1", private=True)
+    (False, True)
     """
     host = urlsplit(url).hostname
     if not host:
@@ -400,4 +432,4 @@ def is_local_endpoint(url: str) -> bool:
         addresses = resolve(host)
     except OSError:
         return False  # an unresolvable host cannot be shown to be local
-    return bool(addresses) and all(is_local_address(a) for a in addresses)
+    return bool(addresses) and all(is_local_address(a, private=private) for a in addresses)
