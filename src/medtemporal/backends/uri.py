@@ -75,25 +75,43 @@ def redact(text: str) -> str:
     return _URL.sub(hide, text)
 
 
-CREDENTIAL_WORDS = frozenset({"secret", "token", "password", "passwd", "pwd", "auth", "authorization", "credential",
-                              "credentials", "bearer", "cookie", "signature", "apikey"})
-"""Words of an option or header name that make its value a credential (``x-api-token``, ``Authorization``)."""
-CREDENTIAL_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
-                              ("session", "key")})
+CREDENTIAL_WORDS = ("secret", "token", "password", "passwd", "passphrase", "pwd", "auth", "credential", "bearer",
+                    "cookie", "signature", "apikey")
+"""Words that make a name a credential wherever they stand in one of its words (``x-api-token``, ``clientsecret``,
+``Authorization``, ``oauth``, ``secretkey``)."""
+KEY_WORDS = ("key", "keys")
+"""A key is a credential when another word qualifies it, joined or not (``api_key``, ``accesskey``,
+``subscription_key``, ``x-functions-key``); ``key`` alone, a mapping's key, is not."""
+NOT_CREDENTIALS = frozenset({"tokens", "tokenizer", "tokenizers", "tokenize", "tokenization", "detokenize",
+                             "author", "authors", "authority", "sort_key", "cache_key", "primary_key", "monkey"})
+"""Words (or ``_``-joined word pairs) that hold a credential's word and are none: ``max_tokens``, ``tokenizer``."""
+
+
+def _words(name: str) -> list[str]:
+    """``apiKey`` / ``X-Api-Token`` / ``api_key`` → their lower-case words."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+
+
+def _credential_word(word: str) -> bool:
+    """A word that names a credential by itself (``secret``, ``accesstoken``, ``subscriptionkey``)."""
+    if word in NOT_CREDENTIALS:
+        return False
+    return any(c in word for c in CREDENTIAL_WORDS) or (word.endswith(KEY_WORDS) and word not in KEY_WORDS)
 
 
 def is_credential_name(name: str) -> bool:
     """Whether an option or header called ``name`` holds a credential, read word by word (``max_tokens`` does not).
 
     >>> [is_credential_name(n) for n in ("api_key", "apiKey", "X-Api-Token", "Authorization", "max_tokens", "key",
-    ...                                  "api_key_env")]
-    [True, True, True, True, False, False, False]
+    ...                                  "api_key_env", "accesskey", "secretkey", "subscription_key", "tokenizer")]
+    [True, True, True, True, False, False, False, True, True, True, False]
     """
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
-    parts = [w for w in re.split(r"[^a-z0-9]+", words) if w]
+    parts = _words(name)
     if parts[-1:] == ["env"]:  # the name of a variable that holds one (api_key_env), not the credential
         return False
-    return bool(CREDENTIAL_WORDS.intersection(parts)) or any(pair in CREDENTIAL_PAIRS for pair in zip(parts, parts[1:]))
+    return any(_credential_word(w) for w in parts) or any(
+        b in KEY_WORDS and f"{a}_{b}" not in NOT_CREDENTIALS for a, b in zip(parts, parts[1:]))
 
 
 HIDDEN = "[REDACTED]"
