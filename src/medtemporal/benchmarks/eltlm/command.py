@@ -14,6 +14,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options
 from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
 from medtemporal.benchmarks.eltlm.release import BENCHMARK, ORDERS, read_official
 from medtemporal.benchmarks.eltlm.known_releases import RELEASES
@@ -54,14 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--order", choices=ORDERS, default="date",
                      help="order of each item's images: date (StudyDate/StudyTime, default: the paper shows images "
                      "in time order) or file (as test.json lists them, ascending by study id; --official only)")
-    text = p.add_argument_group("question wording (building only)")
-    text.add_argument("--question-model", metavar="URI",
-                      help="word the questions with this model (appendix C); answers stay rule-decided")
-    text.add_argument("--question-cache", type=Path, metavar="FILE",
-                      help="response cache of the question model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed report text to go to a non-local --question-model (check your data-use "
-                      "agreement)")
+    add_llm_options(p, purpose="word the questions with this model (appendix C); answers stay rule-decided",
+                    data="report text", old="question", title="question wording (building only)")
 
 
 def import_official(path: Path, root: Path | None, verify_images: bool,
@@ -112,12 +107,12 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     excluded.update(more)
     licence = licence_check.result()
     questions: dict[str, object] = {"questions": "templates"}
-    if args.question_model:
+    if args.llm:
         from medtemporal.benchmarks.eltlm.llm import PROMPT, prompt_sha256, word_questions
 
-        items, worded = word_questions(items, args.question_model, licence=licence, seed=args.seed,
-                                       allow_remote_data=args.allow_remote_data, cache_path=args.question_cache)
-        questions = {"questions": "model-worded", "question_model": shown_uri(args.question_model),
+        items, worded = word_questions(items, args.llm, licence=licence, seed=args.seed,
+                                       allow_remote_data=args.allow_remote_data, cache_path=args.llm_cache)
+        questions = {"questions": "model-worded", "question_model": shown_uri(args.llm),
                      "question_prompt": PROMPT,
                      "question_prompt_sha256": prompt_sha256(), **worded}
     manifest = Manifest(

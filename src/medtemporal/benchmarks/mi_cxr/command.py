@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options
 from medtemporal.benchmarks.mi_cxr.balance import Caps
 from medtemporal.benchmarks.mi_cxr.pipeline import (
     BENCHMARK,
@@ -90,13 +91,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="also build the ICR variant (task ICR-V: the interval is given; appendix D)")
     rules.add_argument("--icr-variant-items", type=int, default=ICR_VARIANT_ITEMS, metavar="N",
                        help="size of the ICR variant (default %(default)s)")
-    text = p.add_argument_group("option text")
-    text.add_argument("--text-model", metavar="URI",
-                      help="reword summary options with this model (the paper's prompts); default: templates")
-    text.add_argument("--text-cache", type=Path, metavar="FILE",
-                      help="response cache of the text model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed annotations to go to a non-local --text-model (check your data-use agreement)")
+    add_llm_options(p, purpose="reword summary options with this model (the paper's prompts); default: templates",
+                    data="annotations", old="text", title="option text")
 
 
 def config_from_args(args: argparse.Namespace) -> MiCxrConfig:
@@ -194,10 +190,10 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     licence = licence_check.result()
     text_model = None
     settings: dict[str, Any] = {"text": "template"}
-    if args.text_model:
+    if args.llm:
         from medtemporal.benchmarks.mi_cxr.llm import open_text_model
 
-        text_model = open_text_model(args.text_model, args.text_cache, args.seed, licence, args.allow_remote_data)
+        text_model = open_text_model(args.llm, args.llm_cache, args.seed, licence, args.allow_remote_data)
         settings = {"text": "llm", "text_model": text_model.identity()}
     items, exclusions = build_items(timelines, config, text_model)
     exclusions.update(read_exclusions)

@@ -2,7 +2,7 @@
 
 ``medtemporal build 3d-rad --ct-rate ROOT --out DIR``
     builds Tasks 1–6 from a CT-RATE root (or a phantom one, ``medtemporal
-    phantoms ct-rate``) with the paper's rules (`pipeline`); ``--qa-model URI`` has a model
+    phantoms ct-rate``) with the paper's rules (`pipeline`); ``--llm URI`` has a model
     write and quality-filter the open questions (`llm`) instead of the report rules.
 
 ``medtemporal build 3d-rad --official DIR/3DRAD/test [--ct-rate ROOT] --out DIR``
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_TASKS, TASKS, VERSION
 from medtemporal.benchmarks.rad3d.llm import generate_open
 from medtemporal.benchmarks.rad3d.release import VolumeMap, read_official, read_volume_map
@@ -51,14 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="tasks to build, comma-separated (default %(default)s)")
     rules.add_argument("--no-volume-check", action="store_true",
                        help="do not look for the volumes of label rows (fast; for label-only benches)")
-    text = p.add_argument_group("open questions (Tasks 1-3)")
-    text.add_argument("--qa-model", metavar="URI",
-                      help="write open questions with this model and filter them on five quality dimensions "
-                      "(the paper's approach); default: rules over the report text")
-    text.add_argument("--qa-cache", type=Path, metavar="FILE",
-                      help="response cache of the question model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed report text to go to a non-local --qa-model (check your data-use agreement)")
+    add_llm_options(p, purpose="write open questions with this model and filter them on five quality dimensions "
+                    "(the paper's approach); default: rules over the report text", data="report text", old="qa",
+                    title="open questions (Tasks 1-3)")
 
 
 def _tasks(value: str) -> tuple[str, ...]:
@@ -81,11 +77,11 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     licence = loaded.timelines[0].licence if loaded.timelines else licence_of(root)
     questions, qa_config, dropped = rule_questions, {"open_questions": "rules over the report text"}, {}
     open_tasks = [t for t in tasks if t in OPEN_TASKS]
-    if getattr(args, "qa_model", None) and open_tasks:
+    if getattr(args, "llm", None) and open_tasks:
         studies = [s for t in loaded.timelines for s in t.studies]
         made = generate_open([(s.report.get("findings", ""), s.report.get("impression", "")) for s in studies],
-                             open_tasks, args.qa_model, licence=licence,
-                             allow_remote_data=args.allow_remote_data, cache_path=args.qa_cache)
+                             open_tasks, args.llm, licence=licence,
+                             allow_remote_data=args.allow_remote_data, cache_path=args.llm_cache)
         by_scan = {s.study_id: made.pairs.get(k, []) for k, s in enumerate(studies)}
 
         def model_questions(study: Study) -> list[OpenQA]:
@@ -93,7 +89,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
 
         questions = model_questions
 
-        qa_config = {"open_questions": f"model:{shown_uri(args.qa_model)}", "qa_prompts": made.prompt_hashes}
+        qa_config = {"open_questions": f"model:{shown_uri(args.llm)}", "qa_prompts": made.prompt_hashes}
         dropped = dict(made.dropped)
     items, skipped = build_items(loaded.timelines, tasks, args.seed, questions)
     exclusions = {**loaded.exclusions, **skipped, **dropped}

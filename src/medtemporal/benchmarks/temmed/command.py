@@ -28,6 +28,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options
 from medtemporal.benchmarks.temmed.release import read_official
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
@@ -95,13 +96,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        "fracture, lesion, opacity, pneumonia, pneumothorax)")
     rules.add_argument("--tasks", default=",".join(TASKS), metavar="LIST",
                        help="tasks to build, comma-separated (default %(default)s)")
-    text = p.add_argument_group("VQA questions")
-    text.add_argument("--vqa-model", metavar="URI",
-                      help="write VQA questions with this model (the paper's approach); default: offline templates")
-    text.add_argument("--vqa-cache", type=Path, metavar="FILE",
-                      help="response cache of the VQA model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed report sentences to go to a non-local --vqa-model (check your data-use agreement)")
+    add_llm_options(p, purpose="write VQA questions with this model (the paper's approach); default: offline "
+                    "templates", data="report sentences", old="vqa", title="VQA questions")
     ret = p.add_argument_group("retrieval")
     ret.add_argument("--embedder", metavar="SPEC",
                      help="encoder for retrieved references: clip:NAME_OR_PATH (a Hugging Face CLIP or SigLIP, "
@@ -179,10 +175,10 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if "vqa" in tasks:
         drafts = select(vqa_candidates(test, patterns, vqa_excluded), args.vqa_items, random.Random(f"{args.seed}:vqa"),
                         vqa_excluded)
-        if args.vqa_model:
+        if args.llm:
             prompt = PromptSet().text("temmed_vqa_rephrase")
-            questions = rephrase(drafts, args.vqa_model, prompt, licence=licence,
-                                 allow_remote_data=args.allow_remote_data, cache_path=args.vqa_cache)
+            questions = rephrase(drafts, args.llm, prompt, licence=licence,
+                                 allow_remote_data=args.allow_remote_data, cache_path=args.llm_cache)
         else:
             questions = [(template_question(d), "template") for d in drafts]
         question_sources.update(source for _, source in questions)
@@ -204,7 +200,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                 "test_size_from": "--test-size" if args.test_size is not None else "scaled" if note else "paper",
                 "test_instances": len(test), "corpus_instances": len(corpus), "vqa_items": args.vqa_items,
                 "pair_items": args.pair_items, "pathology_keywords": sorted(patterns),
-                "vqa_model": shown_uri(args.vqa_model) if args.vqa_model else None,
+                "vqa_model": shown_uri(args.llm) if args.llm else None,
                 "vqa_question_sources": dict(sorted(question_sources.items())),
                 **_encoder(spec, embedder),
                 "retrievers": sorted(refs[0]) if refs else [], "references_per_retriever": MAX_K,
