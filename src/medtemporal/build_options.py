@@ -1,5 +1,5 @@
 """Build options several families share, declared once: the model that writes text (`add_llm_options`) and the
-released file imported instead of building (`add_official_option`).
+released file imported instead of building (`add_official_option`, with what its manifest records: `imported`).
 
 A family's ``add_arguments`` calls these; ``medtemporal build`` itself adds ``--out``, ``--seed`` and
 ``--overwrite`` to every family.
@@ -19,9 +19,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from medtemporal.checksums import sha256_file
+from medtemporal.provenance import Release, licence_of, most_restrictive, release_licence
+from medtemporal.schema import Licence
 
 LLM = "--llm"
 """The one name of the model a builder asks to write or word text (``--llm URI``, any backend URI)."""
@@ -60,3 +65,37 @@ def add_llm_options(p: argparse.ArgumentParser, *, purpose: str, data: str, old:
                            help=argparse.SUPPRESS)
         group.add_argument(f"--{old}-cache", dest="llm_cache", type=Path, action=_Renamed, new=f"{LLM}-cache",
                            metavar="FILE", help=argparse.SUPPRESS)
+
+
+OFFICIAL = "--official"
+"""The option that imports the authors' released question file(s) instead of building by rule."""
+
+
+def add_official_option(group: argparse._ArgumentGroup | argparse.ArgumentParser, what: str, *,
+                        folder: bool = False, required: bool = False) -> None:
+    """``--official FILE`` (``DIR`` with ``folder``): ``what`` the release is (its help text), as ``args.official``."""
+    group.add_argument(OFFICIAL, type=Path, required=required, metavar="DIR" if folder else "FILE", help=what)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What a manifest records of an imported release: its licence and its files' sha256 (``sources``)."""
+
+    licence: Licence
+    sources: dict[str, str]
+
+
+def imported(files: Mapping[str, Path], *roots: Path | None, releases: Iterable[Release] | None) -> Imported:
+    """The licence and checksums of released ``files`` (name in the manifest → path) read with data ``roots``.
+
+    The licence is the most restrictive of each file's (`medtemporal.provenance.release_licence` against the
+    family's reviewed ``releases``; with None, a file is only ``synthetic`` under a phantom manifest, as
+    `medtemporal.provenance.licence_of` says) and each root's (None roots are left out).
+    """
+    paths = [Path(p) for p in files.values()]
+    data = [Path(r) for r in roots if r is not None]
+    if releases is None:
+        licence = licence_of(*paths, *data)
+    else:
+        licence = most_restrictive(release_licence(paths, releases), *(licence_of(r) for r in data))
+    return Imported(licence, {name: sha256_file(Path(path)) for name, path in files.items()})

@@ -14,14 +14,14 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
-from medtemporal.build_options import add_llm_options
+from medtemporal.build_options import add_llm_options, add_official_option, imported
 from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
 from medtemporal.benchmarks.eltlm.release import BENCHMARK, ORDERS, read_official
 from medtemporal.benchmarks.eltlm.known_releases import RELEASES
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_in_background, licence_of, most_restrictive, release_licence
+from medtemporal.provenance import licence_in_background
 from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
@@ -41,8 +41,7 @@ def source_checksums(jpg: Path, qba: Path | None = None) -> dict[str, str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``medtemporal build eltlm``."""
     src = p.add_argument_group("data")
-    src.add_argument("--official", type=Path, metavar="FILE",
-                     help="import the released test.json instead of building")
+    add_official_option(src, "import the released test.json instead of building")
     add_jpg_arguments(src, "the image root, and the metadata CSV that dates the studies",
                       "with --official and no --mimic-cxr-jpg, load and validate the file with images left "
                       "unresolved")
@@ -70,12 +69,10 @@ def import_official(path: Path, root: Path | None, verify_images: bool,
     root = root.resolve() if root is not None else None
     studies = read_studies(root) if root is not None else None
     items, counts = read_official(path, studies, verify_images=verify_images, image_root=root, order=order)
-    sources = {Path(path).name: sha256_file(path)}
-    if root is not None:
-        sources.update(source_checksums(root))
+    release = imported({Path(path).name: Path(path)}, root, releases=RELEASES)
+    sources = {**release.sources, **(source_checksums(root) if root is not None else {})}
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION,
-        licence=most_restrictive(release_licence([path], RELEASES), *([licence_of(root)] if root else [])),
+        benchmark=BENCHMARK, version=VERSION, licence=release.licence,
         image_root=str(root) if root else None,
         config={"official": Path(path).name, "verify_images": verify_images, "images_resolved": root is not None,
                 "order": order if root is not None else "file", "date_order_differs": counts.date_order_differs,

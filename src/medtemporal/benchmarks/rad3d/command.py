@@ -18,7 +18,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
-from medtemporal.build_options import add_llm_options
+from medtemporal.build_options import add_llm_options, add_official_option, imported
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_TASKS, TASKS, VERSION
 from medtemporal.benchmarks.rad3d.llm import generate_open
 from medtemporal.benchmarks.rad3d.release import VolumeMap, read_official, read_volume_map
@@ -27,7 +27,7 @@ from medtemporal.benchmarks.rad3d.known_releases import RELEASES
 from medtemporal.benchmarks.rad3d.open_questions import OpenQA
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of, most_restrictive, release_licence
+from medtemporal.provenance import licence_of
 from medtemporal.schema import Item, Study
 from medtemporal.sources.ct_rate import check_root, load_timelines
 
@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="CT-RATE root (holds dataset/); also the image root")
     src.add_argument("--split", default="valid", choices=("valid", "train"),
                      help="CT-RATE split to build from (default %(default)s: the paper's 1,304 validation patients)")
-    src.add_argument("--official", type=Path, metavar="DIR", help="import the released test CSVs (DIR/3DRAD/test)")
+    add_official_option(src, "import the released test CSVs (DIR/3DRAD/test)", folder=True)
     src.add_argument("--volume-prefix", default="valid", metavar="PREFIX",
                      help="with --official: CT-RATE prefix replacing test_ in volume names (default %(default)s)")
     src.add_argument("--volume-map", type=Path, metavar="CSV",
@@ -109,14 +109,13 @@ def _import(args: argparse.Namespace, root: Path | None, tasks: tuple[str, ...])
     items, files = read_official(args.official, VolumeMap(args.volume_prefix, paths))
     items = [i for i in items if i.task in tasks]
     # every input that can leave: the released CSVs, the CT-RATE root and the folder the volumes are read from
-    roots = [r for r in (root, image_root) if r is not None]
-    licence = most_restrictive(release_licence(files.values(), RELEASES), *(licence_of(r) for r in roots))
+    release = imported(files, root, image_root, releases=RELEASES)
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=release.licence,
         image_root=str(image_root) if image_root is not None else None,
         config={"source": "official", "tasks": list(tasks), "volume_prefix": args.volume_prefix,
                 "volume_map": str(args.volume_map) if args.volume_map else None,
                 "open_options": "none (the released loader appends 'Choices: A. - ...')"},
-        sources={name: sha256_file(path) for name, path in files.items()},
+        sources=release.sources,
     )
     return items, manifest

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
-from medtemporal.build_options import add_llm_options
+from medtemporal.build_options import add_llm_options, add_official_option, imported
 from medtemporal.benchmarks.temmed.release import read_official
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
@@ -58,7 +58,7 @@ from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_questio
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.provenance import licence_of, most_restrictive, release_licence
+from medtemporal.provenance import licence_of
 from medtemporal.retrieval import Embedder, PairEntry, load_embedder, save_corpus
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import find_csv, load_timelines
@@ -77,8 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("data")
     src.add_argument("--chexpert-plus", type=Path, required=True, metavar="DIR",
                      help="CheXpert Plus root (holds df_chexpert_plus_240401.csv and PNG/); also the image root")
-    src.add_argument("--official", type=Path, metavar="DIR",
-                     help="import the released TemMed-Bench JSON files from DIR instead of building")
+    add_official_option(src, "import the released TemMed-Bench JSON files from DIR instead of building", folder=True)
     rules = p.add_argument_group("construction (defaults are the paper's)")
     rules.add_argument("--test-size", type=int, metavar="N",
                        help=f"test instances (default: the paper's {PAPER['test_size']}; on data with fewer than "
@@ -243,15 +242,14 @@ def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tup
         if refs is not None and item.task != "image_pair":
             meta["retrieval"] = {**meta["retrieval"], **refs[item.meta["instance"]]}
         items.append(Item.create(**{**item.model_dump(exclude={"id"}), "meta": meta}))
-    files = sorted(folder.glob("*.json"))
-    licence = most_restrictive(licence_of(root), release_licence(files, RELEASES))
+    release = imported({p.name: p for p in sorted(folder.glob("*.json"))}, root, releases=RELEASES)
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(root),
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=release.licence, image_root=str(root),
         config={"source": "official", "tasks": list(tasks), "test_instances": len(official.test),
                 "corpus_instances": len(official.corpus), "selected_vqa_file": official.selected_vqa,
                 **(_encoder(spec, embedder) if spec and embedder else {"embedder": None}),
                 "retrievers": ["official", *sorted(refs[0])] if refs else ["official"],
                 "split": official.overlap, "corpus_file": CORPUS},
-        sources={p.name: sha256_file(p) for p in files},
+        sources=release.sources,
     )
     return items, manifest
