@@ -11,14 +11,16 @@ typed. What is left to the family is what relates fields to each other and what 
 "key `answer` must be one of A, B, not 'C'"
 >>> schema.problem({"id": "1", "answer": "A"}), schema.problem({"id": 1, "answer": "A", "note": ""})
 ('key `id` must be an integer', "key `note` is not one of the release's (id, answer)")
->>> schema.cell_problem("id", "x1")
-"id 'x1' is not an integer"
+>>> schema.cell("id", " 12 ", "q.csv, line 2"), schema.cell("answer", "C", "q.csv, line 3")
+Traceback (most recent call last):
+...
+medtemporal.errors.InvalidInputError: q.csv, line 3: answer 'C' is none of A, B; fix that row.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,13 +38,14 @@ class Field:
     Attributes:
         name: the key or column as released.
         type: what its value must be: in JSON, the value's type (``int`` excludes booleans); in a table, ``int``
-            reads the cell as an integer id (`medtemporal.sources.release_files.integer_id`), ``str`` keeps it.
+            reads the cell as an integer id (`medtemporal.sources.release_files.integer_id`), ``float`` as a number,
+            ``str`` keeps it.
         choices: the values it may take (after ``fold``), when they are few.
         pattern: a regular expression its text must match whole.
         like: how a good value looks, ending the message when ``pattern`` fails ("a MIMIC-CXR-JPG path like ...").
         fold: applied to a table cell before ``choices`` are compared (e.g. ``str.lower``); the folded text is kept.
         empty: a table cell may be empty (read as None), not checked further.
-        non_empty: a JSON string must hold more than spaces.
+        non_empty: a JSON string (a table cell) must hold more than spaces.
         strip: a table cell is read without its surrounding spaces (off: exactly as released).
     """
 
@@ -135,45 +138,43 @@ class Schema:
                 raise InvalidInputError(f"{path}, record {index} is not {self.record} ({problem}); fix or remove it.")
         return data
 
-    def cell_problem(self, name: str, value: str) -> str | None:
-        """What is wrong with a table cell of column ``name``, in words; None when nothing is."""
+    def cell(self, name: str, value: str, where: str) -> Any:
+        """A table cell of column ``name`` as declared: an integer for ``int`` (a number for ``float``), None for an
+        empty cell of an ``empty`` column, else its text (stripped unless ``strip`` is off, then folded).
+
+        Raises:
+            InvalidInputError: the cell breaks the declaration (``where`` starts the sentence: file and line).
+        """
         column = self.field(name)
         text = value.strip()
         if column.empty and not text:
             return None
-        if column.type is int:
+        problem = None
+        if column.type in (int, float):
             try:
-                integer_id(value, "", name)
-            except InvalidInputError:
-                return f"{name} {value!r} is not an integer"
-            return None
-        folded = column.fold(text) if column.fold else text
-        if column.choices and folded not in column.choices:
-            return f"{name} {value!r} is none of {', '.join(column.choices)}"
-        if column.pattern is not None and not re.fullmatch(column.pattern, text):
-            return f"{name} {value!r} is not {column.like or f'text matching {column.pattern}'}"
-        return None
+                return integer_id(value, where, name) if column.type is int else float(text)
+            except (InvalidInputError, ValueError):
+                problem = f"{name} {value!r} is not {'an integer' if column.type is int else 'a number'}"
+        elif column.non_empty and not text:
+            problem = f"{name} is empty"
+        elif column.choices and (column.fold(text) if column.fold else text) not in column.choices:
+            problem = f"{name} {value!r} is none of {', '.join(column.choices)}"
+        elif column.pattern is not None and not re.fullmatch(column.pattern, text):
+            problem = f"{name} {value!r} is not {column.like or f'text matching {column.pattern}'}"
+        if problem is not None:
+            raise InvalidInputError(f"{where}: {problem}; fix that row.")
+        text = text if column.strip else value
+        return column.fold(text) if column.fold else text
 
-    def rows(self, table: Table, *, start: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
-        """``(row, cells)`` of each data row of ``table`` from ``start``, the declared columns typed: ``int``
-        columns as integers, empty cells of ``empty`` columns as None, others stripped (and folded).
+    def rows(self, table: Table, positions: Iterable[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(row, cells)`` of the data rows of ``table`` at ``positions`` (default: all, in file order), every
+        declared column read with `cell`.
 
         Raises:
             InvalidInputError: a cell breaks the declaration (naming the file, the line and the column).
         """
-        frame = table.frame[list(self.names)].iloc[start:]
-        for offset, values in enumerate(frame.itertuples(index=False, name=None)):
-            row = start + offset
-            cells: dict[str, Any] = {}
-            for column, value in zip(self.fields, values):
-                problem = self.cell_problem(column.name, value)
-                if problem is not None:
-                    raise InvalidInputError(f"{table.where(row)}: {problem}; fix that row.")
-                text = value.strip() if column.strip else value
-                if column.empty and not text.strip():
-                    cells[column.name] = None
-                elif column.type is int:
-                    cells[column.name] = integer_id(value, table.where(row), column.name)
-                else:
-                    cells[column.name] = column.fold(text) if column.fold else text
-            yield row, cells
+        columns = [table.frame[name].tolist() for name in self.names]
+        for row in range(len(table)) if positions is None else positions:
+            values = [column[row] for column in columns]
+            where = table.where(row)
+            yield row, {name: self.cell(name, value, where) for name, value in zip(self.names, values)}
