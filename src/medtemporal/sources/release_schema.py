@@ -29,6 +29,8 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.sources.release_files import Table, integer_id, read_json, read_jsonl
 
 _TYPES = {int: "an integer", str: "a string", dict: "a JSON object", list: "a JSON list", float: "a number"}
+ANY = object
+"""The ``type`` of a JSON field whose value the family reads itself (an index given as text, a nullable text)."""
 
 
 @dataclass(frozen=True)
