@@ -141,6 +141,13 @@ class NoneFound:
     reason: str
 
 
+def column_order(table: PublishedTable) -> list[int]:
+    """Column indices with the Overall columns first (in sight beside the model on a narrow screen), then the others
+    as printed."""
+    first = [k for k, c in enumerate(table.columns) if c.label.lower().startswith("overall")]
+    return first + [k for k in range(len(table.columns)) if k not in first]
+
+
 def percent(table: PublishedTable, k: int, value: float | None) -> float | None:
     """A printed value of column ``k`` in the runs' unit, × 100 (`PublishedColumn.scale` undone): ``0.315`` of a
     table printing fractions → ``31.5``; a table printing percent keeps its numbers.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -59,7 +60,7 @@ def collect(run_dirs: Sequence[str | Path], *, paired: bool = True) -> dict[str,
         floor = floor_of(fruns[0], first.metric, first.group)
         data["families"].append({
             "name": family, "description": spec(family).description,
-            "metric": " / ".join(dict.fromkeys(str(c.metric) for c in fcells)),
+            "metric": Counter(str(c.metric) for c in fcells).most_common(1)[0][0],  # a cell of another says so
             "chance": next((c.chance for c in fcells if c.chance is not None), None), "floor": floor,
             "tables": [table_data(t, fruns, [c.row + (f" (subset: {c.n:,} of {c.full_n:,})" if c.subset else "")
                                   for c in fcells], published.run_conditions)

@@ -88,14 +88,14 @@ def model_of(run: ReportRun) -> Model:
 
 
 def full_items(run: ReportRun, group: str | None) -> int:
-    """The items of the whole benchmark under the headline's ``group`` (its manifest's task counts: the task of a
-    ``task:`` group, the family's Overall tasks of an Overall)."""
+    """The answers the whole benchmark gives under the headline's ``group`` at the run's repeats (its manifest's task
+    counts: the task of a ``task:`` group, the family's Overall tasks of an Overall), as a score's n counts them."""
     manifest = run.folder.benchmark_manifest(run.config)
     counts = (manifest.counts.get("task") or {}) if manifest is not None else {}
     if group is not None and group.startswith("task:"):
-        return counts.get(group[5:], 0)
+        return counts.get(group[5:], 0) * run.repeats
     covered = spec(str(run.scores.run.benchmark)).overall_tasks or tuple(counts)
-    return sum(counts.get(t, 0) for t in covered)
+    return sum(counts.get(t, 0) for t in covered) * run.repeats
 
 
 def other_protocol(run: ReportRun) -> bool:

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from medtemporal.contract import spec
-from medtemporal.published import Conditions, NoneFound, PublishedTable, mismatches, percent, percent_digits, run_values
+from medtemporal.published import (
+    Conditions, NoneFound, PublishedTable, column_order, mismatches, percent, percent_digits, run_values,
+)
 from medtemporal.report.loaded import ReportRun
 
 
@@ -60,7 +62,8 @@ def table_data(table: PublishedTable, runs: Sequence[ReportRun], labels: Sequenc
                conditions: Callable[[Any, Any, Any], Conditions] | None) -> dict[str, Any]:
     """One published table as the site shows it: columns, the published rows in %, each run's row in % with its
     comparability, and the table's provenance, conditions and note."""
-    digits = [percent_digits(table, k) for k in range(len(table.columns))]
+    order = column_order(table)  # Overall first, as the report's tables
+    digits = [percent_digits(table, k) for k in order]
     temperature = table.conditions.temperature if table.conditions else None
     run_rows = []
     for run, label in zip(runs, labels, strict=True):
@@ -68,7 +71,7 @@ def table_data(table: PublishedTable, runs: Sequence[ReportRun], labels: Sequenc
         reasons = comparability(table, run, conditions)
         run_temperature = (run.config.generation or {}).get("temperature") if run.config is not None else None
         run_rows.append({
-            "label": label, "values": [percent(table, k, v) for k, v in enumerate(values)],
+            "label": label, "values": [percent(table, k, values[k]) for k in order],
             "comparable": not reasons, "reasons": reasons,
             "temperature": run_temperature,
             "temperature_note": (f"run at temperature {run_temperature}, rows at {temperature}"
@@ -83,9 +86,9 @@ def table_data(table: PublishedTable, runs: Sequence[ReportRun], labels: Sequenc
             "protocol": table.conditions.protocol, "metrics": table.conditions.metrics,
             "temperature": table.conditions.temperature},
         "columns": [{"label": c.label, "metric": c.metric, "group": c.group, "variant": c.variant}
-                    for c in table.columns],
+                    for c in (table.columns[k] for k in order)],
         "digits": digits,
         "rows": [{"model": r.model, "section": r.section, "line": r.line,
-                  "values": [percent(table, k, v) for k, v in enumerate(r.values)]} for r in table.rows],
+                  "values": [percent(table, k, r.values[k]) for k in order]} for r in table.rows],
         "runs": run_rows,
     }

@@ -36,14 +36,15 @@ tbody.refs td{font-style:italic;color:#555;background:#fafafa}tr.pub td{backgrou
 .controls{display:flex;flex-wrap:wrap;gap:.4rem 1rem;align-items:center;margin:.6rem 0}
 .controls input[type=search]{padding:.3rem .5rem;min-width:14rem}
 .reason{white-space:normal;text-align:left;max-width:32rem;font-size:.85em;color:#444}
-td.wrap{white-space:normal;text-align:left;max-width:28rem}
+td.wrap,td.left{white-space:normal;text-align:left;max-width:28rem}.sortby{display:none}
 @media (max-width:700px){body{margin:.8rem auto;padding:0 .5rem}h1{font-size:1.25rem}
 table.cards,table.cards tbody,table.cards tr,table.cards td{display:block;width:auto}
 table.cards thead{display:none}table.cards tr{border:1px solid #d0d0d0;border-radius:4px;margin:0 0 .7rem}
 table.cards td{border:none;border-bottom:1px solid #eee;text-align:left;padding:.3rem .5rem}
 table.cards td:first-child{font-weight:600;background:#f3f3f3;border-left:none}
 table.cards td[data-label]:not(:first-child):before{content:attr(data-label);display:block;font-size:.8em;color:#555}
-.controls input[type=search]{min-width:0;width:100%}}
+table.cards td.empty{display:none}
+.controls input[type=search]{min-width:0;width:100%}.sortby{display:inline}}
 """
 
 JS = r"""
@@ -69,6 +70,9 @@ document.querySelectorAll('table.sort').forEach(function(table){
   th.addEventListener('click',go);
   th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();go();}});
  });});
+document.querySelectorAll('select.sortby').forEach(function(sel){
+ sel.addEventListener('change',function(){var t=document.getElementById(sel.getAttribute('data-table'));
+  var th=t&&t.tHead.rows[0].cells[+sel.value];if(th){th.removeAttribute('aria-sort');th.click();}});});
 var box=document.getElementById('filter');
 if(box){
  var checks=document.querySelectorAll('input[data-hide]');
@@ -120,11 +124,13 @@ def marks_html(cell: Cell) -> str:
     return "".join(out)
 
 
-def cell_html(cell: Cell, label: str, anchor: str) -> str:
-    """A front-page cell: value, interval, n, marks; ``data-v`` for sorting."""
+def cell_html(cell: Cell, label: str, anchor: str, metric: str | None = None) -> str:
+    """A front-page cell: value, interval, n, marks, and its metric where the column's is another; ``data-v`` for
+    sorting."""
+    other = f' <span class="small">{escape(str(cell.metric))}</span>' if metric and cell.metric != metric else ""
     return (f'<td id="{escape(anchor)}" data-v="{"" if cell.value is None else cell.value}" data-label="{escape(label)}">'
             f'<span class="v">{number(cell.value)}</span> <span class="ci">{interval(cell.ci_low, cell.ci_high)}</span>'
-            f'<br><span class="n">n={cell.n:,}</span> {marks_html(cell)}</td>')
+            f'{other}<br><span class="n">n={cell.n:,}</span> {marks_html(cell)}</td>')
 
 
 def page(title: str, body: str, data: Any, root: str = "") -> str:
@@ -155,19 +161,20 @@ def front_page(families: Sequence[str], metrics: Mapping[str, str], rows: Mappin
     for row, cells in rows.items():
         model = models[row]
         marks = " ".join(sorted({m for c in cells.values() for m in c.marks}))
-        tds = [f'<td data-label="Model">{escape(row)}</td>', f'<td data-label="Size">{escape(model.size) or "–"}</td>',
+        tds = [f'<td data-label="Model">{escape(row)}</td>',
+               f'<td data-label="Size"{"" if model.size else " class=empty"}>{escape(model.size) or "–"}</td>',
                f'<td data-label="Backend">{escape(model.backend) or "–"}</td>']
         for f in families:
             c = cells.get(f)
-            tds.append(cell_html(c, f, f"c-{slug(f)}-{slug(row)}") if c else
-                       f'<td data-v="" data-label="{escape(f)}">–</td>')
+            tds.append(cell_html(c, f, f"c-{slug(f)}-{slug(row)}", metrics.get(f)) if c else
+                       f'<td class="empty" data-v="" data-label="{escape(f)}">–</td>')
         body.append(f'<tr data-marks="{escape(marks)}">{"".join(tds)}</tr>')
     ref_rows = []
     for name, values in references:
-        tds = [f'<td data-label="Model">{escape(name)}</td>', "<td></td>", "<td></td>"]
+        tds = [f'<td data-label="Model">{escape(name)}</td>', '<td class="empty"></td>', '<td class="empty"></td>']
         for f in families:
             v = values.get(f)
-            tds.append("<td>–</td>" if not v else
+            tds.append('<td class="empty">–</td>' if not v else
                        f'<td data-label="{escape(f)}" title="{escape(v.get("what", ""))}"><span class="v">'
                        f'{number(v["value"])}</span> <span class="ci">{interval(v.get("ci_low"), v.get("ci_high"))}'
                        "</span></td>")
@@ -175,7 +182,10 @@ def front_page(families: Sequence[str], metrics: Mapping[str, str], rows: Mappin
     controls = ('<div class="controls"><input type="search" id="filter" placeholder="filter models, backends…" '
                 'aria-label="filter rows"> <label><input type="checkbox" data-hide="phantom"> hide phantom runs</label>'
                 ' <label><input type="checkbox" data-hide="subset"> hide subsets</label>'
-                ' <span class="small"><span id="shown"></span> rows shown</span></div>')
+                ' <span class="small"><span id="shown"></span> rows shown</span> <select class="sortby" '
+                'data-table="board" aria-label="sort by"><option value="">sort by…</option>'
+                + "".join(f'<option value="{k + 3}">{escape(f)}</option>' for k, f in enumerate(families))
+                + "</select></div>")
     return page("medtemporal leaderboard", "".join([
         "<h1>Temporal reasoning: every model × every family</h1>",
         '<p class="note">Each cell is the family\'s headline as its report defines it (the metric under the family\'s '
@@ -197,7 +207,7 @@ def runs_table(cells: Sequence[Cell]) -> str:
     for c in cells:
         rows.append(
             f'<tr data-marks="{escape(" ".join(c.marks))}" id="run-{slug(c.row)}">'
-            f'<td data-label="Run">{escape(c.row)}</td><td data-label="Model">{escape(c.model.name)}'
+            f'<td data-label="Run">{escape(c.row)}</td><td data-label="Model" class="left">{escape(c.model.name)}'
             f'{"<br><span class=small>" + escape(c.model.size) + "</span>" if c.model.size else ""}</td>'
             f'<td data-label="Protocol" class="wrap">{escape(c.protocol)}</td>'
             f'<td data-v="{"" if c.value is None else c.value}" data-label="{escape(str(c.metric))}">'

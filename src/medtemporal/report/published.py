@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from medtemporal.benchmark import Manifest
-from medtemporal.published import NoneFound, PublishedTable, percent, percent_digits, run_values
+from medtemporal.published import NoneFound, PublishedTable, column_order, percent, percent_digits, run_values
 from medtemporal.report.loaded import subset_label
 from medtemporal.report.tables import cell, markdown_table
 
@@ -51,17 +51,11 @@ def caution(run: Any, papers: Callable[[Manifest], bool] | None = None,
     return None
 
 
-def _order(table: PublishedTable) -> list[int]:
-    """Column indices with the Overall columns first (in sight beside the model), then the others as printed."""
-    first = [k for k, c in enumerate(table.columns) if c.label.lower().startswith("overall")]
-    return first + [k for k in range(len(table.columns)) if k not in first]
-
-
 def published_table(table: PublishedTable, runs: Sequence[Any], values: Values = lambda t, r: run_values(
         t, r.scores)) -> str:
     """``table``'s published rows, then the runs', as Markdown in percent (module doc)."""
     run_rows = [(run.label + subset_label(run), values(table, run)) for run in runs]
-    order = _order(table)
+    order = column_order(table)
 
     def shown(k: int, v: float | None) -> str:
         return number(percent(table, k, v), percent_digits(table, k))

@@ -71,13 +71,20 @@ LIBRA = PublishedTable(
     note="Libra's own cleaning and test file")
 
 
-def _rexrank_columns() -> tuple[PublishedColumn, ...]:
-    """ReXrank's columns; a run's value only where our metric is the same implementation."""
-    return (PublishedColumn("BLEU-2 (fast_bleu)", scale=1.0), PublishedColumn("BERTScore (distilroberta)", scale=1.0),
-            PublishedColumn("SembScore", GROUP, "semb_score", scale=1.0), PublishedColumn("RadGraph (combined)", scale=1.0),
-            PublishedColumn("1/RadCliQ-v1", GROUP, "inv_radcliq_v1", scale=1.0),
-            PublishedColumn("RaTEScore", GROUP, "ratescore", scale=1.0),
-            PublishedColumn("GREEN", GROUP, "green_score", scale=1.0))
+REXRANK_METRICS = {"SembScore": "semb_score", "1/RadCliQ-v1": "inv_radcliq_v1", "RaTEScore": "ratescore",
+                   "GREEN": "green_score"}
+"""ReXrank's columns that our metrics implement as CXR-Report-Metric does; its others have no counterpart here."""
+
+
+def rexrank_columns(*labels: str) -> tuple[PublishedColumn, ...]:
+    """Columns of ReXrank's suite as a table prints them (fractions), a run's value only where our metric is the same
+    implementation (`REXRANK_METRICS`)."""
+    return tuple(PublishedColumn(label, GROUP, REXRANK_METRICS[label], scale=1.0) if label in REXRANK_METRICS
+                 else PublishedColumn(label, scale=1.0) for label in labels)
+
+
+REXRANK_COLUMNS = rexrank_columns("BLEU-2 (fast_bleu)", "BERTScore (distilroberta)", "SembScore", "RadGraph (combined)",
+                                  "1/RadCliQ-v1", "RaTEScore", "GREEN")
 
 
 OWN_IMPLEMENTATIONS = ("its BLEU-2 (fast_bleu), BERTScore (distilroberta, rescaled) and RadGraph (combined) are "
@@ -86,7 +93,7 @@ REXRANK = "ReXrank (rajpurkarlab/ReXrank@b7efa9f, gh-pages)"
 REXRANK_FINDINGS = PublishedTable(
     REXRANK, "results/findings_result_mimiccxr.csv", "MIMIC-CXR findings, selected rows of 25",
     "official test split, 2,347 studies; no prior image or report given to the models; " + OWN_IMPLEMENTATIONS,
-    _rexrank_columns(), (
+    REXRANK_COLUMNS, (
         PublishedRow("MAIRA-2", (0.088, 0.308, 0.339, 0.131, 0.694, 0.517, 0.224), line=596),
         PublishedRow("Libra", (0.232, 0.402, 0.403, 0.218, 0.898, 0.523, 0.356), line=596),
         PublishedRow("CXRMate-ED", (0.208, 0.383, 0.396, 0.223, 0.872, 0.531, 0.327), line=597),
@@ -104,7 +111,7 @@ REXRANK_FINDINGS = PublishedTable(
 REXRANK_FULL = PublishedTable(
     REXRANK, "results/result_mimiccxr.csv", "MIMIC-CXR findings + impression, one row of 7",
     "official test split; reference \"Findings: … Impression: …\"; no prior given; " + OWN_IMPLEMENTATIONS,
-    _rexrank_columns(), (
+    REXRANK_COLUMNS, (
         PublishedRow("MedVersa", (0.193, 0.430, 0.315, 0.273, 0.919, 0.554, 0.421), line=601),),
     digits=3, source=SOURCE,
     conditions=Conditions(REXRANK_TEST, "findings + impression", CURRENT_ONLY, REXRANK_SUITE),
@@ -113,10 +120,8 @@ STRIVE = PublishedTable(
     "STRIVE (arXiv id not found)", "Table 2", "Longitudinal-MIMIC, every row retrained and scored under one protocol",
     "the current study with the most recent prior study and its report; ReXrank's metric suite, whose BLEU, "
     "BERTScore and RadGraph-F1 are its own implementations (no counterpart here)",
-    (PublishedColumn("1/RadCliQ-v1", GROUP, "inv_radcliq_v1", scale=1.0), PublishedColumn("BLEU (ReXrank's)", scale=1.0),
-     PublishedColumn("BERTScore (ReXrank's)", scale=1.0), PublishedColumn("SembScore", GROUP, "semb_score", scale=1.0),
-     PublishedColumn("RadGraph-F1 (ReXrank's)", scale=1.0), PublishedColumn("RaTEScore", GROUP, "ratescore", scale=1.0),
-     PublishedColumn("GREEN", GROUP, "green_score", scale=1.0)), (
+    rexrank_columns("1/RadCliQ-v1", "BLEU (ReXrank's)", "BERTScore (ReXrank's)", "SembScore", "RadGraph-F1 (ReXrank's)",
+                    "RaTEScore", "GREEN"), (
         PublishedRow("Prefilling (Zhu et al. 2023)", (0.819, 0.176, 0.397, 0.352, 0.180, 0.528, 0.281), line=608),
         PublishedRow("HERGen", (0.866, 0.200, 0.410, 0.369, 0.201, 0.538, 0.298), line=608),
         PublishedRow("MLRG", (0.819, 0.193, 0.377, 0.374, 0.189, 0.530, 0.299), line=609),
@@ -131,7 +136,7 @@ MAIRA2 = PublishedTable(
     "MAIRA-2 (arXiv 2406.04449v2), as transcribed", "Table D.9", "one model with and without the prior study",
     "2,181 test studies with a prior; the same model inferred with the prior image, report and comparison, and "
     "without them; its ROUGE-L and RadCliQ (v0) implementations are not stated (no counterpart here)",
-    (PublishedColumn("ROUGE-L"), PublishedColumn("CheXbert macro-F1-14", GROUP, "chexbert_f1_14_macro", scale=1.0),
+    (PublishedColumn("ROUGE-L"), PublishedColumn("CheXbert macro-F1-14", GROUP, "chexbert_f1_14_macro"),
      PublishedColumn("RadCliQ (v0), lower is better")), (
         PublishedRow("MAIRA-2", (38.4, 43.7, 2.64), line=621, section="with prior image + report + comparison"),
         PublishedRow("MAIRA-2", (27.3, 35.8, 3.18), line=622, section="no prior, no comparison")),
