@@ -31,6 +31,7 @@ from medtemporal.leaderboard.cells import Cell, Model, cell_of, floor_of, row_la
 from medtemporal.leaderboard.pairwise import pairwise
 from medtemporal.leaderboard.published import family_published, table_data
 from medtemporal.leaderboard.site import family_page, front_page, slug
+from medtemporal.progress import progress_bar
 from medtemporal.registry import names
 from medtemporal.report.loaded import ReportRun, load_runs
 from medtemporal.writes import disk_error, record_owned, refuse_unowned, write_atomic
@@ -52,7 +53,7 @@ def collect(run_dirs: Sequence[str | Path], *, paired: bool = True) -> dict[str,
     for run, cell in zip(runs, cells, strict=True):
         by_family[cell.family].append((run, cell))
     data: dict[str, Any] = {"families": [], "cells": [c.as_dict() for c in cells]}
-    for family in families:
+    for family in progress_bar(families, desc="families (published rows, paired tests)", unit="family"):
         members = by_family[family]
         fruns, fcells = [r for r, _ in members], [c for _, c in members]
         first = fcells[0]

@@ -53,7 +53,7 @@ class Cell:
     full_n: int
     chance: float | None
     subset: str = ""
-    """How the run chose a subset of the benchmark (``--limit 60``), "" for the whole benchmark."""
+    """How the run chose a subset of the headline's items (``--limit 60``), "" for all of them."""
     phantom: bool = False
     other_protocol: bool = False
     temperature: float | None = None
@@ -87,15 +87,15 @@ def model_of(run: ReportRun) -> Model:
                  hub_id=str(getattr(entry, "hub_id", "") or ""), uri=uri, registered=True)
 
 
-def full_items(run: ReportRun, group: str | None) -> int:
-    """The answers the whole benchmark gives under the headline's ``group`` at the run's repeats (its manifest's task
-    counts: the task of a ``task:`` group, the family's Overall tasks of an Overall), as a score's n counts them."""
+def full_items(run: ReportRun, group: str | None, metric: str | None) -> int:
+    """The answers the whole benchmark gives to the headline at the run's repeats, as a score's n counts them: the
+    manifest's items of the tasks under ``group`` (the task of a ``task:`` group, the family's Overall tasks of an
+    Overall) that the family scores with ``metric``."""
     manifest = run.folder.benchmark_manifest(run.config)
     counts = (manifest.counts.get("task") or {}) if manifest is not None else {}
-    if group is not None and group.startswith("task:"):
-        return counts.get(group[5:], 0) * run.repeats
-    covered = spec(str(run.scores.run.benchmark)).overall_tasks or tuple(counts)
-    return sum(counts.get(t, 0) for t in covered) * run.repeats
+    family = spec(str(run.scores.run.benchmark))
+    tasks = [group[5:]] if group is not None and group.startswith("task:") else list(family.overall_tasks or counts)
+    return run.repeats * sum(counts.get(t, 0) for t in tasks if metric is None or metric in family.listed_metrics(t))
 
 
 def other_protocol(run: ReportRun) -> bool:
@@ -115,11 +115,13 @@ def cell_of(run: ReportRun, row: str) -> Cell:
         metric=score.metric if score else None, group=score.group if score else None,
         value=_pct(score.value) if score else None, ci_low=_pct(score.ci_low) if score else None,
         ci_high=_pct(score.ci_high) if score else None, n=score.n if score else 0,
-        full_n=full_items(run, score.group if score else None),
+        full_n=full_items(run, score.group if score else None, score.metric if score else None),
         chance=_pct(score.chance) if score else None, subset=subset_options(run.config),
         phantom=manifest is None or manifest.licence == "synthetic",
         other_protocol=other_protocol(run),
         temperature=None if temperature is None else float(temperature))
+    if cell.n >= cell.full_n:  # e.g. --tasks leaving out only tasks the headline does not score
+        cell.subset = ""
     cell.marks = [*(["subset"] if cell.subset else []), *(["phantom"] if cell.phantom else []),
                   *(["protocol"] if cell.other_protocol else [])]
     return cell
