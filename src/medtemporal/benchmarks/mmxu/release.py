@@ -25,6 +25,7 @@ from typing import Any
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.release_files import read_jsonl
+from medtemporal.writes import replacing
 
 BENCHMARK = "mmxu"
 TASK = "change"
@@ -133,10 +134,8 @@ def write_release(items: Iterable[Item], path: str | Path) -> int:
     """Write ``items`` in the released layout (atomically); return how many lines were written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with replacing(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
         for n, item in enumerate(items, 1):
             fh.write(release_line(release_record(item)))
-    tmp.replace(path)
     return n

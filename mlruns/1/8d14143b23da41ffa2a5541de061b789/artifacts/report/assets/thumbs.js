@@ -1,0 +1,1 @@
+mtAsset("thumbs",[]);
