@@ -29,7 +29,7 @@ from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.leaderboard.cells import Cell, Model, cell_of, floor_of, row_labels
 from medtemporal.leaderboard.pairwise import pairwise
-from medtemporal.leaderboard.published import family_published, table_data
+from medtemporal.leaderboard.published import table_data
 from medtemporal.leaderboard.site import family_page, front_page, slug
 from medtemporal.progress import progress_bar
 from medtemporal.registry import names
@@ -57,14 +57,14 @@ def collect(run_dirs: Sequence[str | Path], *, paired: bool = True) -> dict[str,
         members = by_family[family]
         fruns, fcells = [r for r, _ in members], [c for _, c in members]
         first = fcells[0]
-        published = family_published(family)
+        published = spec(family).published
         floor = floor_of(fruns[0], first.metric, first.group)
         data["families"].append({
             "name": family, "description": spec(family).description,
             "metric": Counter(str(c.metric) for c in fcells).most_common(1)[0][0],  # a cell of another says so
             "chance": next((c.chance for c in fcells if c.chance is not None), None), "floor": floor,
             "tables": [table_data(t, fruns, [c.row + (f" (subset: {c.n:,} of {c.full_n:,})" if c.subset else "")
-                                  for c in fcells], published.run_conditions)
+                                  for c in fcells], published.conditions)
                        for t in published.tables],
             "none": published.none.reason if published.none else None,
             "pairwise": pairwise(fruns, fcells) if paired else [],

@@ -94,13 +94,14 @@ def full_items(run: ReportRun, group: str | None, metric: str | None) -> int:
     manifest = run.folder.benchmark_manifest(run.config)
     counts = (manifest.counts.get("task") or {}) if manifest is not None else {}
     family = spec(str(run.scores.run.benchmark))
-    tasks = [group[5:]] if group is not None and group.startswith("task:") else list(family.overall_tasks or counts)
+    tasks = ([group[5:]] if group is not None and group.startswith("task:")
+             else list(family.groups.overall_tasks or counts))
     return run.repeats * sum(counts.get(t, 0) for t in tasks if metric is None or metric in family.listed_metrics(t))
 
 
 def other_protocol(run: ReportRun) -> bool:
     """Whether the run's protocol is another than its family's default (options recorded as given are not)."""
-    return run.scores.run.protocol != spec(str(run.scores.run.benchmark)).default_protocol
+    return run.scores.run.protocol != spec(str(run.scores.run.benchmark)).defaults.protocol
 
 
 def cell_of(run: ReportRun, row: str) -> Cell:

@@ -1,44 +1,21 @@
 """A family's published tables on the leaderboard, each row in percent beside the runs, with the comparability of
 every run against each table decided from data (`medtemporal.published.Conditions`).
 
-A family keeps its published rows in ``published.py`` beside its spec's builder (``TABLES``; ``NONE`` where it has
-none; ``run_conditions(manifest, config, scores)``, what a run measured on). A run is **comparable** with a table
+A family gives its published rows in its spec (`medtemporal.contract.Published`: ``tables``; ``none`` where it has
+none; ``conditions(manifest, config, scores)``, what a run measured on). A run is **comparable** with a table
 when its test set, section and protocol equal the table's and it has a value in every column whose metric is the
 paper's implementation (a column of another implementation has no counterpart and stays empty). A family without
-``run_conditions`` marks no run comparable.
+``conditions`` marks no run comparable.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from medtemporal.contract import spec
 from medtemporal.published import (
-    Conditions, NoneFound, PublishedTable, column_order, mismatches, percent, percent_digits, run_values,
+    Conditions, PublishedTable, column_order, mismatches, percent, percent_digits, run_values,
 )
 from medtemporal.report.loaded import ReportRun
-
-
-@dataclass(frozen=True)
-class FamilyPublished:
-    """What a family publishes: its tables, why none where it has none, and how a run's conditions are read."""
-
-    tables: tuple[PublishedTable, ...]
-    none: NoneFound | None
-    run_conditions: Callable[[Any, Any, Any], Conditions] | None
-
-
-def family_published(family: str) -> FamilyPublished:
-    """The published rows of ``family`` (its ``published`` module beside the module that defines its builder)."""
-    package = spec(family).build.__module__.rpartition(".")[0]
-    try:
-        module = importlib.import_module(f"{package}.published")
-    except ImportError:
-        return FamilyPublished((), None, None)
-    return FamilyPublished(tuple(getattr(module, "TABLES", ())), getattr(module, "NONE", None),
-                           getattr(module, "run_conditions", None))
 
 
 def comparability(table: PublishedTable, run: ReportRun, conditions: Callable[[Any, Any, Any], Conditions] | None
