@@ -61,7 +61,7 @@ def longest(family_benches, tmp_path_factory):  # noqa: F811
     out = {}
     for family, path in family_benches.items():
         bench = load_benchmark(path)
-        solver = lookup("protocol", spec(family).default_protocol).obj(prompts=PromptSet())
+        solver = lookup("protocol", spec(family).defaults.protocol).obj(prompts=PromptSet())
         item = max(bench.items, key=lambda i: (solver.max_images(i), len(json.dumps(i.meta, default=str))))
         out[family] = (save(root / family, [item], bench.manifest), bench.image_root, solver.max_images(item))
     return out

@@ -435,8 +435,8 @@ def _api_key(api_key_env: str | None, base: BaseURL) -> str:
         raise InvalidInputError(
             f"The environment variable {name} named by --api-key-env is not set; export it with your key."
         )
-    if is_local_endpoint(base.url):
-        return "EMPTY"  # local servers (vLLM, Ollama) accept any key
+    if is_local_endpoint(base.url, private=True):
+        return "EMPTY"  # servers on this machine or its network (vLLM, Ollama) accept any key
     raise InvalidInputError(
         f"{base.shown} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env)."
     )
