@@ -29,6 +29,8 @@ def _options(options: dict) -> str:
 
 
 def _tested(entry: ModelEntry) -> str:
+    if entry.unsupported:
+        return "cannot run yet: " + entry.unsupported
     return TESTED.get(entry.architecture, "not tested")
 
 
@@ -47,12 +49,14 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _show(name: str) -> int:
-    resolved = resolve(name)
-    entry = resolved.entry or lookup(name)
+    entry = lookup(name.partition("@")[0])
+    resolved = resolve(name) if not entry.unsupported else None
+    entry = resolved.entry if resolved is not None and resolved.entry is not None else entry
     print(f"{entry.name}: {entry.hub_id or entry.api_uri} ({entry.size or 'API model'}, architecture "
           f"{entry.architecture})")
-    print(f"  resolves to:   {resolved.uri}  {_options(dict(resolved.options))}")
-    for backend in entry.backends():
+    if resolved is not None:
+        print(f"  resolves to:   {resolved.uri}  {_options(dict(resolved.options))}")
+    for backend in entry.backends() if resolved is not None else ():
         print(f"  {backend + ':':<14} --model {entry.name}@{backend}  ->  {entry.uri(backend)}  "
               f"{_options(entry.options(backend))}")
     if entry.generation:

@@ -66,6 +66,8 @@ def resolve(model: str) -> Resolved:
     except UnknownNameError as exc:
         raise UnknownNameError(f"{str(exc).rstrip('.')}; or pass a model URI such as hf:/path/to/model or "
                                "openai+http://localhost:8000/v1:MODEL (`medtemporal models` lists the names).") from None
+    if entry.unsupported:
+        raise InvalidInputError(f"{entry.name} cannot run in medtemporal yet: {entry.unsupported}.")
     backend, endpoint = (where or None), None
     if backend is not None and "://" in backend:
         backend, endpoint = "server", where

@@ -8,6 +8,7 @@ Each fact cites its source (`ModelEntry.sources`); where no source states it, th
 
 from __future__ import annotations
 
+from medtemporal.models import adapters  # noqa: F401  (registers the adapters' backends beside their entries)
 from medtemporal.models.entry import ModelEntry
 from medtemporal.registry import register
 
@@ -20,7 +21,6 @@ TESTED = {
     "internvl": "tiny random-weight InternVL through hf: on one item of every family",
     "maira2": "the adapter's side (prior image and report through format_and_preprocess_reporting_input) on a "
               "tiny LLaVA with a stand-in processor",
-    "chexagent": "the adapter's side (images and prompt into the model's chat template) on a tiny Qwen2-VL",
     "m3d": "volume mode on a tiny causal LM with a volume keyword (tests/backends/test_hf_volume.py)",
     "api": "the openai client against a loopback server (tests/backends/test_openai_http.py)",
 }
@@ -102,9 +102,12 @@ _ENTRIES = (
                untested="the real remote processor's prompt layout and the weights' outputs"),
     ModelEntry("chexagent-2-3b", "StanfordAIMI/CheXagent-2-3b", "3B", "chexagent", "hf", "CC-BY-NC-4.0", None,
                ("https://huggingface.co/StanfordAIMI/CheXagent-2-3b/tree/main", "https://arxiv.org/abs/2401.12208"),
-               hf_options={"trust_remote_code": True}, answer_format="plain", adapter="chexagent",
-               notes="Remote code; a chest X-ray model of Stanford AIMI.",
-               untested="the remote code's own tokenizer and image handling; the weights' outputs"),
+               hf_options={"trust_remote_code": True}, answer_format="plain",
+               notes="Remote code (a Phi-based CheXagentForCausalLM with its own tokenizer); a chest X-ray model of "
+                     "Stanford AIMI.",
+               unsupported="its remote code takes images through its own tokenizer, not a transformers processor, "
+                           "and no adapter for that interface is written; serve it behind an OpenAI-compatible "
+                           "endpoint of your own and pass openai+http://HOST:PORT/v1:MODEL"),
     ModelEntry("m3d-lamed", "GoodBaiBai88/M3D-LaMed-Phi-3-4B", "4B", "m3d", "hf", "unknown (see the card)", None,
                ("https://huggingface.co/GoodBaiBai88/M3D-LaMed-Phi-3-4B", "https://arxiv.org/abs/2404.00578"),
                hf_options={"trust_remote_code": True, "volume_input": "images", "volume_token": "<im_patch>",

@@ -60,6 +60,8 @@ class ModelEntry:
     notes: str = ""
     untested: str = ""
     """What the test suite cannot check without the real weights."""
+    unsupported: str = ""
+    """Why medtemporal cannot run it yet (empty: it can); `medtemporal.models.resolve` refuses it with this."""
 
     @property
     def params_b(self) -> float | None:
