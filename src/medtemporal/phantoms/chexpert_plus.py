@@ -35,7 +35,7 @@ import numpy as np
 
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.out_folder import prepare_out
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.phantoms.cxr_text import DEVICE_TEXT, capitalised, phrase, severity_word
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.phantoms.render import render_cxr

@@ -1,6 +1,6 @@
 """The phantom kinds written over a ``medtemporal phantoms cxr`` cohort (``mmxu``, ``ms-cxr-t``,
-``medical-diff-vqa``): their ``--cxr``/``--patients`` options, the cohort's truth by patient, and the output
-folder they may replace (`medtemporal.phantoms.out_folder`).
+``medical-diff-vqa``): their ``--cxr``/``--patients`` options and the cohort's truth by patient (their output
+folder is prepared by `medtemporal.phantoms.out`).
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())

@@ -31,7 +31,7 @@ import pandas as pd
 
 from medtemporal.bounds import PATIENTS_MAX, check_memory, check_range, check_seed
 from medtemporal.errors import InvalidInputError, require
-from medtemporal.phantoms.out_folder import prepare_out
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.ct_rate import LABELS, volume_path
 from medtemporal.progress import progress_bar

@@ -61,7 +61,7 @@ import pandas as pd
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms import cxr_text
-from medtemporal.phantoms.out_folder import prepare_out
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.phantoms.render import region_boxes, render_cxr
 from medtemporal.phantoms.trajectory import (
@@ -160,7 +160,7 @@ def write_cxr_phantoms(
         images: Render and write the JPEGs (metadata, reports and scene graphs are always written).
         image_size: Image width and height in pixels.
         profile: ``longitudinal`` or ``mimic`` (see `PROFILES`).
-        overwrite: replace a cohort already in ``out`` (`medtemporal.phantoms.out_folder.prepare_out`).
+        overwrite: replace a cohort already in ``out`` (`medtemporal.phantoms.out.prepare_out`).
 
     Returns:
         The paths and counts of what was written.

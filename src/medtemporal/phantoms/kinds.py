@@ -9,7 +9,7 @@ takes its ``--cxr``/``--patients`` options, reads the cohort and prepares its ou
     register("phantom", "mmxu")(PhantomKind(help=..., description=..., add_arguments=..., write=...))
 
 Every kind gets ``--out``, ``--seed`` and ``--overwrite`` from the command (`common_options`); its writer
-prepares ``--out`` with `medtemporal.phantoms.out_folder.prepare_out`, which refuses a folder holding anything but
+prepares ``--out`` with `medtemporal.phantoms.out.prepare_out`, which refuses a folder holding anything but
 that kind's phantoms. ``write`` gets the parsed options and returns the lines to print: what was written and where
 to point ``medtemporal build`` at it. The generators themselves are imported only when a kind runs.
 """
@@ -39,7 +39,7 @@ class PhantomKind:
 
 def common_options(p: argparse.ArgumentParser) -> None:
     """``--out``, ``--seed`` and ``--overwrite``, which ``medtemporal phantoms`` adds to every kind; a kind's writer
-    prepares its folder with `medtemporal.phantoms.out_folder.prepare_out`."""
+    prepares its folder with `medtemporal.phantoms.out.prepare_out`."""
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="output folder (must not exist or be empty, unless --overwrite)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")

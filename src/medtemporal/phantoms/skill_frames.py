@@ -23,7 +23,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
-from medtemporal.phantoms.out_folder import prepare_out
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.skill_frames import GOLD
 from medtemporal.progress import progress_bar

@@ -27,7 +27,7 @@ from typing import Any
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS, IMAGE_COLUMNS, IMAGE_FILE, SENTENCE_COLUMNS, SENTENCE_FILE
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, read_cohort, write_lines
-from medtemporal.phantoms.out_folder import prepare_out
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.phantoms.kinds import PhantomKind
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.registry import register

@@ -1,5 +1,5 @@
-"""The output folder of every phantom kind: refused when it holds anything but phantoms of the same kind, emptied
-with ``--overwrite`` only after everything else has been checked."""
+"""The output folder of every phantom kind: new or empty, or holding that kind's phantoms to replace with
+``--overwrite`` (never a folder holding anything else)."""
 
 from __future__ import annotations
 
