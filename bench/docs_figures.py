@@ -46,8 +46,7 @@ def setups() -> dict[str, dict[str, str]]:
 
 
 READER = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
-OPEN = {"heuristic": "answer prior", "question": "question text"}
-"""The audit's reader keys → the names the docs give them, for closed questions and for open answers."""
+OPEN = {"heuristic": "answer prior", "question": "question text"}  # the readers' names for open answers
 
 
 def rows(path: Path) -> dict[tuple[str, str], dict]:
@@ -64,34 +63,24 @@ def scores(run: Path, group: str = "overall") -> dict[str, float]:
 
 
 def span(values: Iterable[float], scale: float = 100, fmt: str = ".1f") -> str:
-    """``lo–hi`` of values (percent by default), or one value."""
     vals = list(values)
     lo, hi = f"{scale * min(vals):,{fmt}}", f"{scale * max(vals):,{fmt}}"
     return lo if lo == hi else f"{lo}–{hi}"
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
 def ci(r: dict, bold: bool = False) -> str:
-    """An accuracy with its interval as the docs write it: ``20.5 [16.6, 24.6]`` (``**20.5** [...]`` if bold)."""
-    return f"{'**' * bold}{pct(r['accuracy'])}{'**' * bold} [{pct(r['ci_low'])}, {pct(r['ci_high'])}]"
+    """An accuracy with its interval as the docs write it: ``20.5 [16.6, 24.6]``, the accuracy in bold if asked."""
+    return f"{'**' * bold}{span([r['accuracy']])}{'**' * bold} [{span([r['ci_low']])}, {span([r['ci_high']])}]"
 
 
-def micro(rs: Iterable[dict], key: str) -> float:
-    rs = list(rs)
+def micro(rs: list[dict], key: str) -> float:
     return 100 * sum(r[key]["accuracy"] * r["n"] for r in rs) / sum(r["n"] for r in rs)
 
 
 def by_scan(rs: list[dict], key: str, fmt: str) -> str:
     """A 3D-RAD task's micro accuracy with scans b, c and d's: ``64.0 (b 69.2, c 59.7, d 41.8)``."""
-    acc = {r["subtype"][-1]: pct(r[key]["accuracy"]) for r in rs}
+    acc = {r["subtype"][-1]: span([r[key]["accuracy"]]) for r in rs}
     return f"{micro(rs, key):{fmt}} (b {acc['b']}, c {acc['c']}, d {acc['d']})"
-
-
-def n_items(bench: Path) -> int:
-    return sum(read_manifest(bench).counts["task"].values())
 
 
 Read = Callable[[Path], Iterable[tuple[str, str | tuple[str, ...]]]]
@@ -106,22 +95,21 @@ def figure(name: str, doc: str, *needs: str) -> Callable[[Read], Read]:
 @figure("audit", "docs/audit.md", "seed1", "seed2", "large1", "large2", "cohort300")
 def _audit(work: Path):
     mi = [rows(work / f"seed{s}/mi") for s in (1, 2)]
-    for group, subs in {"GTS single": ["single_entity_interval_summary"], "ICR": ["icr_multi_abn"],
-                        "GTS multi": ["multi_entity_interval_summary"],
-                        "TEL multiple `_2`": ["multiple_emergence_2", "multiple_resolution_2"]}.items():
-        sel = [[r for r in m.values() if r["subtype"] in subs] for m in mi]
+    for group, subs in {"GTS single": "single_entity", "GTS multi": "multi_entity", "ICR": "icr_multi",
+                        "TEL multiple `_2`": "multiple_.*_2"}.items():
+        sel = [[r for r in m.values() if re.match(subs, r["subtype"])] for m in mi]
         note = '20; "always C" 33.3, see below' if "_2" in group else "20"
         yield f"MI-CXR {group}", ("MI-CXR", group, *(span(r["classifier"]["accuracy"] for r in s) for s in sel),
-                                     f"{max((r['flag'] for s in sel for r in s), key=len)} ({note})")
+                                  f"{max((r['flag'] for s in sel for r in s), key=len)} ({note})")
     mx = [rows(work / f"seed{s}/mxb")[("change", "(all)")] for s in (1, 2)]
     yield "MMXU (all)", ("MMXU (`--fit task`, 200 patients)", "all content types (`(all)`)",
-                            *(pct(r["classifier"]["accuracy"]) for r in mx),
-                            f"ok (25; question + options {' / '.join(pct(r['question']['accuracy']) for r in mx)})")
+                         *(span([r["classifier"]["accuracy"]]) for r in mx),
+                         f"ok (25; question + options {' / '.join(span([r['question']['accuracy']]) for r in mx)})")
     second = [r for s in (1, 2) for (_, sub), r in rows(work / f"large{s}/mi800").items() if sub.endswith("_2")]
     yield "800 patients: multiple_*_2", (f"heuristic {span(r['heuristic']['accuracy'] for r in second)}%, options "
                                          f"{span(r['classifier']['accuracy'] for r in second)}%")
     r = rows(work / "cohort300/mi300")[("ICR-V", "icr_variant")]
-    yield f"ICR-V ({r['by']})", f"{pct(r['top']['accuracy'])}% blind on the 300-patient test cohort"
+    yield f"ICR-V ({r['by']})", f"{span([r['top']['accuracy']])}% blind on the 300-patient test cohort"
 
 
 @figure("small", "docs/audit.md docs/mmxu.md", "small")
@@ -140,8 +128,8 @@ def _rad3d(work: Path):
     q = {r["subtype"][-1]: r["question"] for r in t6}
     history = scores(work / "released/runs/3d-rad-history", "task:task6")["accuracy"]
     yield "released row", (f"{span(r['heuristic']['accuracy'] for r in t4)} per label (chance 50), micro "
-                              f"{micro(t4, 'heuristic'):.2f}", by_scan(t5, "heuristic", ".1f"),
-                              by_scan(t6, "question", ".2f"), f"{100 * history:.2f}")
+                           f"{micro(t4, 'heuristic'):.2f}", by_scan(t5, "heuristic", ".1f"),
+                           by_scan(t6, "question", ".2f"), f"{100 * history:.2f}")
     yield "released Task 6", ", ".join(f"{k} {ci(q[k])}" for k in "bcd")
     t6 = [r for (t, _), r in rows(work / "rad3d17/audit.json").items() if t == "task6"]
     run = scores(work / "rad3d17/run-history", "task:task6")["accuracy"]
@@ -149,7 +137,7 @@ def _rad3d(work: Path):
                               f"Task 6 items, {100 * run:.2f} for `rad3d:history`")
 
 
-@figure("mmxu", "docs/mmxu.md", "released", "seed1", "seed2", "mmxu100", "demo")
+@figure("mmxu", "docs/mmxu.md", "released", "seed1", "seed2", "mmxu100")
 def _mmxu(work: Path):
     wrong = Counter(k for it in load(work / REL / "mmxu-text").items if it.meta.get("blind_pick") != it.answer
                     for k in ("(all)", it.subtype))
@@ -163,55 +151,45 @@ def _mmxu(work: Path):
                          ("200 patients, seed 2", "seed2/mxb")):
         r = rows(work / bench)[("change", "(all)")]
         yield f"phantom, {label}", (label, f"{r['n']:,}", *(ci(r[k], r["best"] == k) for k in READER))
-    yield "demo questions", f"builds {n_items(work / DEMO / 'benchmarks/mmxu'):,} questions"
 
 
 @figure("ms-cxr-t", "docs/ms-cxr-t.md docs/medical-diff-vqa.md", "seed1", "seed2")
 def _seeded(work: Path):
     for bench in ("mtb", "dvb"):
         one, two = (rows(work / f"seed{s}/{bench}") for s in (1, 2))
-        for (task, sub), r in one.items():
-            if task == "sentence_similarity":
-                continue
+        for (task, sub), r in ((k, r) for k, r in one.items() if k[0] != "sentence_similarity"):
             name = sub.replace("_", " ") if bench == "mtb" else task if task == sub else f"{task} / {sub}"
             x = [r, two[(task, sub)]]
-            cells = [f"{pct(y['top']['accuracy'])} ({y['by']})" if bench == "mtb" else f"{ci(y['top'])} ({y['by']})"
-                     for y in x]
-            yield name, (name, f"{r['n']} / {x[1]['n']}", pct(r["chance"]), *cells,
-                            " / ".join(dict.fromkeys(y['flag'] for y in x)))
-    yield "questions", "({:,} and {:,} test questions.)".format(*(n_items(work / f"seed{s}/dvb") for s in (1, 2)))
+            cells = [f"{span([y['top']['accuracy']]) if bench == 'mtb' else ci(y['top'])} ({y['by']})" for y in x]
+            yield name, (name, f"{r['n']} / {x[1]['n']}", span([r["chance"]]), *cells,
+                         " / ".join(dict.fromkeys(y["flag"] for y in x)))
 
 
 @figure("eltlm", "docs/eltlm.md docs/longitudinal-rrg.md", "demo", "released")
 def _open(work: Path):
-    preds, _ = RunFolder(work / DEMO / "runs/eltlm-shuffled-timestamps").latest_predictions()
-    moved, n = sum(any(c.get("dates_moved") for c in p.calls) for p in preds.values()), len(preds)
-    yield "ELTLM demo: items whose real dates were moved", f"{moved} of {n} items, {100 * moved / n:.1f}%"
-    released = rows(work / REL / "eltlm-questions").values()
-    yield "ELTLM release: both readers", f"both read {span(r['top']['accuracy'] for r in released)}"
+    yield "ELTLM", "both read " + span(r["top"]["accuracy"] for r in rows(work / REL / "eltlm-questions").values())
     r = rows(work / DEMO / "benchmarks/longitudinal-rrg")[("impression", "with_prior")]
     yield f"RRG commonest impression ({r['flag']})", f"{ci(r['top']).replace(' [', '% [', 1)} of the with-prior"
     s = scores(work / DEMO / "runs/longitudinal-rrg-copy-prior", "subtypes:findings/No prior")
-    yield "RRG copy-prior findings, no prior", f"ROUGE-L {pct(s['r2gen_rouge_l'])} / {pct(s['coco_rouge_l'])}"
+    yield "RRG copy-prior findings, no prior", f"ROUGE-L {span([s['r2gen_rouge_l']])} / {span([s['coco_rouge_l']])}"
 
 
-@figure("benchmarks", "docs/benchmarks.md docs/analyses.md", "cohort300", "seed1", "demo")
+@figure("benchmarks", "docs/benchmarks.md", "cohort300", "seed1")
 def _benchmarks(work: Path):
     for b in ("mi300", "mi300-no-mix"):
         c = [i.answer for i in load(work / "cohort300" / b).items if i.subtype == "multiple_resolution_2"]
         text = "keeps {} C ({} items)" if b == "mi300" else "with `--no-mix` all {} stay ({} items)"
         yield f"{b}: multiple_resolution_2", text.format(c.count("C"), len(c))
-    avg = [pct(scores(work / "seed1" / run)["temmed_report_avg"]) for run in ("hack", "hack-patient")]
+    avg = [span([scores(work / "seed1" / run)["temmed_report_avg"]]) for run in ("hack", "hack-patient")]
     yield "top-1 retrieval hack, report average", f"is {avg[0]} with the random split and {avg[1]} patient-disjoint"
-    text = (work / DEMO / "report/mi-cxr/mi-cxr_analyses.md").read_text()
-    agree = re.search(r"^\| micxr-describer:noisy-truth \(stagewise\).*\| (\d+) \| \d+ \| ([\d.]+) \|", text, re.M)
-    yield "analyses: describer agreement", f"{agree[2]} % over {int(agree[1]):,} intervals" if agree else "no table"
 
 
-def run_setup(name: str, commands: Iterable[str], folder: Path, official: Path) -> None:
+def run_setup(name: str, commands: Iterable[str], folder: Path, official: Path, fresh: bool) -> None:
     """Run a setup's commands in its folder, skipping those that finished there before."""
     from medtemporal.cli import main
 
+    if fresh:
+        shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     for link, rel in OFFICIAL_LINKS.items() if name == "released" else ():
         if not (folder / link).exists():
@@ -250,14 +228,11 @@ def main() -> None:
     if missing := [s for s in needed if s not in known]:
         raise SystemExit(f"no block of the docs is marked `<!-- figures: {missing[0]} -->`; mark the one that runs it.")
     if args.list:
-        print("\n".join(f"{name:12} {doc:48} {', '.join(needs)}" for name, doc, needs, _ in chosen))
-        for s in needed:
-            print(f"\n[{s}]\n" + "\n".join(f"  {src:24} {c}" for c, src in known[s].items()))
+        print("\n".join(f"{name:12} {doc:48} {', '.join(needs)}" for name, doc, needs, _ in chosen), *(
+            f"\n[{s}]\n" + "\n".join(f"  {src:24} {c}" for c, src in known[s].items()) for s in needed), sep="\n")
         return
     for s in needed:
-        if args.fresh:
-            shutil.rmtree(args.work / s, ignore_errors=True)
-        run_setup(s, known[s], args.work / s, args.official)
+        run_setup(s, known[s], args.work / s, args.official, args.fresh)
     missing = 0
     for name, doc, _, read in chosen:
         text = " ".join(" ".join((ROOT / d).read_text(encoding="utf-8").split()) for d in doc.split())
