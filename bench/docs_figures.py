@@ -50,8 +50,7 @@ OPEN = {"heuristic": "answer prior", "question": "question text"}  # the readers
 
 
 def rows(path: Path) -> dict[tuple[str, str], dict]:
-    """Audit rows by (task, subtype), from a build's manifest or an ``audit --json`` file, with the best reader's
-    result (``top``), its name (``by``) and the verdict (``flag``) as the docs write them."""
+    """Audit rows by (task, subtype) of a build or an ``audit --json`` file, with best result, its reader, verdict."""
     audit = json.loads(path.read_text()) if path.suffix == ".json" else read_manifest(path).audit
     return {(r["task"], r["subtype"]): r | {"top": r[r["best"]], "by": (READER if r["classifier"] else OPEN)[r["best"]],
                                             "flag": "BY DESIGN" if r["by_design"] else
@@ -95,7 +94,8 @@ def figure(name: str, doc: str, *needs: str) -> Callable[[Read], Read]:
 @figure("audit", "docs/audit.md", "seed1", "seed2", "large1", "large2", "cohort300")
 def _audit(work: Path):
     mi = [rows(work / f"seed{s}/mi") for s in (1, 2)]
-    for group, subs in {"GTS single": "single_entity", "GTS multi": "multi_entity", "ICR": "icr_multi",
+    for group, subs in {"TEL single / E→R / R→E / multiple `_1`": "single_(em|res)|.*_to_|multiple_.*_1",
+                        "GTS single": "single_entity", "GTS multi": "multi_entity", "ICR": "icr_multi",
                         "TEL multiple `_2`": "multiple_.*_2"}.items():
         sel = [[r for r in m.values() if re.match(subs, r["subtype"])] for m in mi]
         note = '20; "always C" 33.3, see below' if "_2" in group else "20"
