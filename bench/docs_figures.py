@@ -45,7 +45,7 @@ def setups() -> dict[str, dict[str, str]]:
     return found
 
 
-READER = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
+READER = {"classifier": "options", "question": "question + options", "heuristic": "heuristic"}
 OPEN = {"heuristic": "answer prior", "question": "question text"}  # the readers' names for open answers
 
 
