@@ -144,6 +144,12 @@ class BenchmarkSpec:
     prompt_dir: Path | None = None
     """Folder of the family's own prompt templates (`medtemporal.prompts`); None: ``prompts/`` beside the module
     that defines ``build``."""
+    headline_metrics: tuple[str, ...] = ()
+    """The metrics a run's terminal table shows per task (the paper's headline ones, in its order; the first
+    computed one is the run's headline in summaries and indexes); empty: every metric. ``runs show RUN`` prints all."""
+    headline_split: bool = False
+    """Whether the terminal table shows each task's table columns (`subtype_groups`) beside its score: the split that
+    is the family's point (e.g. with and without a prior study)."""
     glossary: Mapping[str, str] = field(default_factory=dict)
     """Task or subtype name (an fnmatch pattern: ``task5_*``) → what it is, named as the paper names it
     (``"TEL": "Temporal Event Localization: …"``); the report's glossary lists the names its runs hold."""

@@ -93,6 +93,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     extractors={TASK: "ordering"},
     metrics={TASK: ("skillqa_overall", "accuracy", "pairwise_accuracy", "skillqa_rationale_bertscore",
                     "pairwise_accuracy_partial")},
+    headline_metrics=("skillqa_overall", "accuracy", "pairwise_accuracy", "skillqa_rationale_bertscore"),  # Table 2
     report="medtemporal.benchmarks.skillqa.report:write_skillqa_report",
     subtype_groups={TASK: {
         **{p: (f"{p}_4", f"{p}_6") for p in PROCEDURES},
