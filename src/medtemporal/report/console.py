@@ -52,15 +52,16 @@ def family_of(scores: RunScores) -> BenchmarkSpec | None:
 
 
 def headline_metrics(scores: RunScores) -> tuple[str, ...]:
-    """The family's headline metrics (`BenchmarkSpec.headline_metrics`); () where it names none."""
+    """The family's headline metrics (`ScoreGroups.headline_metrics`); () where it names none."""
     family = family_of(scores)
-    return family.headline_metrics if family else ()
+    return family.groups.headline_metrics if family else ()
 
 
 def _split(run: ReportRun) -> list[str]:
-    """The labels of the task columns the family's terminal table shows beside each score (`headline_split`)."""
+    """The labels of the task columns the family's terminal table shows beside each score
+    (`ScoreGroups.headline_split`)."""
     family = family_of(run.scores)
-    if not family or not family.headline_split:
+    if not family or not family.groups.headline_split:
         return []
     return list(dict.fromkeys(c.label for t in run.scores.layout for c in t.columns))
 
