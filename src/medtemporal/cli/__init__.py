@@ -40,8 +40,8 @@ HELP = {
     "run": "run a model on benchmarks into run folders (the same command resumes)",
     "runs": "inspect run folders",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
-    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics (scoring does it on first use; offline: "
-                 "--wordnet-archive)",
+    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics where missing (scoring does it on first use; "
+                 "offline: --wordnet-archive)",
 }
 """Each command's one-line help, shown without importing its module; a command missing here is imported."""
 DESCRIPTION = ("Build, run and score benchmarks of temporal medical reasoning for vision-language models; "

@@ -179,9 +179,9 @@ def summary_table(runs: Sequence[ReportRun]) -> str:
         c = run.scores.counts
         name = run.scores.run.name or run.scores.run.model
         below = best is not None and best.chance is not None and best.ci_high is not None and best.ci_high < best.chance
-        rows.append([str(name), str(run.scores.run.benchmark), protocol_label(run.scores), best.metric if best else DASH,
-                     pct_interval(best) if best else DASH, pct(best.chance if best else None) + (" (below)" if below
-                                                                                                   else ""),
+        chance = pct(best.chance if best else None) + (" (below)" if below else "")
+        rows.append([str(name), str(run.scores.run.benchmark), protocol_label(run.scores),
+                     best.metric if best else DASH, pct_interval(best) if best else DASH, chance,
                      f"{c.get('items', 0):,}", f"{c.get('answered', 0):,}", f"{c.get('invalid', 0):,}",
                      f"{c.get('missing', 0):,}"])
     return ("Summary (each run's headline, × 100, with intervals; below: the interval lies below chance):\n\n"
