@@ -41,8 +41,8 @@ HELP = {
     "runs": "inspect run folders",
     "models": "list the registered models (`--model NAME`), or show what NAME resolves to",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
-    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics where missing (scoring does it on first use; offline: "
-                 "--wordnet-archive)",
+    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics where missing (scoring does it on first use; "
+                 "offline: --wordnet-archive)",
 }
 """Each command's one-line help, shown without importing its module; a command missing here is imported."""
 DESCRIPTION = ("Build, run and score benchmarks of temporal medical reasoning for vision-language models; "
