@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from medtemporal.errors import MedTemporalError
 from medtemporal.schema import Item
 from medtemporal.scoring import extract, metric
 
@@ -35,7 +36,7 @@ def per_item(item: Item, output: str) -> tuple[Any, dict[str, tuple[float, str |
             stats = m.per_sample([item], [answer], [output]).reshape(1, -1)
             values[name] = (float(m.reduce(stats, np.ones(1))[0]), None)
         except Exception as exc:  # noqa: BLE001  (kept per item: the output must survive a metric that fails)
-            values[name] = (float("nan"), f"{type(exc).__name__}: {exc}")
+            values[name] = (float("nan"), str(exc) if isinstance(exc, MedTemporalError) else f"{type(exc).__name__}: {exc}")
     return answer, values
 
 
@@ -57,18 +58,25 @@ def aggregate(name: str, items: Sequence[Item], answers: Sequence[Any], outputs:
     return float(m.reduce(stats.sum(axis=0)[None], np.asarray([len(rows)], dtype=float))[0])
 
 
+_CHECKED: set[str] = set()
+"""Probe items already checked in this process (lmms-eval executes ``utils.py`` once per ``!function`` tag)."""
+
+
 def check_requirements(probes: Iterable[Item], where: str) -> None:
     """Compute every metric of each probe item's task on its own answer; raise `SystemExit` with one sentence naming
     what is missing and how to install it when one cannot be computed (an exception another tool's task loader
     does not swallow, so it stops before any model call)."""
-    for item in probes:
-        from medtemporal.interop.parquet import answer_text
+    from medtemporal.interop.parquet import answer_text
 
+    for item in probes:
+        if item.id in _CHECKED:
+            continue
         _, values = per_item(item, answer_text(item))
         for name, (_, error) in values.items():
             if error is not None:
                 raise SystemExit(
-                    f"{where} cannot compute {name} for task {item.task} in this environment ({error.rstrip('.')}); "
-                    "install what it names (`pip install 'medtemporal[interop,bertscore]'`; nltk data: "
-                    "`medtemporal nltk-data`) and run again."
+                    f"{where} cannot compute {name} for task {item.task} in this environment: {error.rstrip('.')}; "
+                    "requirements.txt beside it names what scoring needs (`pip install -r requirements.txt`, then "
+                    "`medtemporal nltk-data` for the nltk data)."
                 )
+        _CHECKED.add(item.id)
