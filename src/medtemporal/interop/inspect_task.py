@@ -7,7 +7,8 @@
 - ``DIR/samples.jsonl``: per item the very request ``medtemporal run`` sends under the benchmark's default
   protocol (`medtemporal.interop.views.requests`): the system prompt, then each message's parts in our order,
   captions and images interleaved (an image by absolute path when inspect_ai sends the file's bytes as we do, else
-  the bytes we send, under ``DIR/images/``; with ``--embed-images`` every image is there), and the generation
+  the bytes we send, under ``DIR/images/``, as are images prepared outside the image root such as 3D-RAD's slices;
+  with ``--embed-images`` every image is there), and the generation
   settings we send; the answer, patient, subtype, ``sent_images`` (which of the item's images are sent) and the
   item record;
 - ``DIR/requirements.txt`` (`medtemporal.interop.lmms_eval.requirements`).
@@ -43,14 +44,16 @@ SAMPLES = "samples.jsonl"
 IMAGES = "images"
 
 
-def _image(path: Path, folder: Path, name: str, embed: bool) -> str:
-    """How a sample names an image: its absolute path where inspect_ai would send the very data URL we send
-    (``encode_data_url``: 8-bit PNG and JPEG byte for byte, its MIME type from the name as inspect_ai guesses it),
-    else the bytes we send written under ``images/`` (a relative path)."""
+def _image(path: Path, root: Path, folder: Path, name: str, embed: bool) -> str:
+    """How a sample names an image: its absolute path where it is in the benchmark's image root and inspect_ai
+    would send the very data URL we send (``encode_data_url``: 8-bit PNG and JPEG byte for byte, its MIME type from
+    the name as inspect_ai guesses it), else the bytes we send written under ``images/`` (a relative path): so also
+    images prepared outside the root (3D-RAD's slices, in the volume cache)."""
     ours = encode_data_url(path, None)
     mime = mimetypes.guess_type(path.name, strict=False)[0]
     raw = read_bytes(path)
-    if not embed and ours == f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}":
+    inside = path.resolve().is_relative_to(root.resolve())
+    if not embed and inside and ours == f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}":
         return str(path)
     header, data = ours.split(",", 1)
     suffix = mimetypes.guess_extension(header.removeprefix("data:").split(";")[0]) or path.suffix
@@ -73,7 +76,8 @@ def sample(item: Item, request: Request, root: Path, folder: Path, embed: bool) 
             content = []
             for part in message.parts:
                 if isinstance(part, ImagePart):
-                    content.append({"type": "image", "image": _image(Path(part.path), folder, f"{item.id}_{n}", embed)})
+                    content.append({"type": "image", "image": _image(Path(part.path), root, folder,
+                                                                       f"{item.id}_{n}", embed)})
                     n += 1
                 else:
                     content.append({"type": "text", "text": part.text})
