@@ -113,8 +113,8 @@ def _flatten(item: Item, request: Request, root: Path) -> ToolView:
 
 
 def protocol_name(bench: Benchmark) -> str:
-    """The protocol whose requests the views reproduce: the benchmark's default (`BenchmarkSpec.default_protocol`)."""
-    return spec(bench.manifest.benchmark).default_protocol
+    """The protocol whose requests the views reproduce: the benchmark's default (`RunDefaults.protocol`)."""
+    return spec(bench.manifest.benchmark).defaults.protocol
 
 
 def requests(bench: Benchmark, items: list[Item] | None = None,
