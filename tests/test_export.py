@@ -54,7 +54,7 @@ def test_parquet_holds_every_field_and_no_pixels(bench_dir, tmp_path):
     table = pq.read_table(out)
     assert table.column_names == ["id", "benchmark", "task", "subtype", "patient_id", "question", "options",
                                   "answer_type", "answer", "reference", "images", "visit_labels", "visits",
-                                  "timestamps", "image_refs", "image_paths", "meta"]  # no volumes column: no volumes
+                                  "timestamps", "image_refs", "image_paths", "sent_images", "meta"]  # no volumes
     hf = json.loads(table.schema.metadata[b"huggingface"])["info"]["features"]
     assert hf["images"] == {"feature": {"_type": "Image"}, "_type": "List"}  # datasets.Features, not legacy Sequence
     rows = table.to_pylist()
@@ -65,10 +65,12 @@ def test_parquet_holds_every_field_and_no_pixels(bench_dir, tmp_path):
         assert row["images"] == [{"bytes": None, "path": str(bench.image_root / r.path)} for r in item.images]
         assert row["visit_labels"] == ["T1", "T2", "T3", "T4", "T5"] and row["visits"] == [1, 2, 3, 4, 5]
         assert row["image_paths"] == [r.path for r in item.images]
+        assert row["sent_images"] == [0, 1, 2, 3, 4]  # the default protocol sends every visit, in order
         assert json.loads(row["meta"]) == item.meta
         assert item_from_row(row) == item
     manifest = Manifest.model_validate_json(table.schema.metadata[b"medtemporal.manifest"])
     assert manifest == bench.manifest
+    assert table.schema.metadata[b"medtemporal.protocol"] == b"direct"
 
 
 def test_vlmevalkit_mcq_carries_our_instruction_and_the_framing(bench_dir, tmp_path):
@@ -77,7 +79,7 @@ def test_vlmevalkit_mcq_carries_our_instruction_and_the_framing(bench_dir, tmp_p
     assert export(bench, "vlmevalkit", out).paths == (out,)
     df = pd.read_csv(out, sep="\t", keep_default_na=False)
     assert list(df.columns) == ["index", "question", "A", "B", "C", "D", "E", "answer", "image_path", "hint",
-                                "category", "l2-category", "split", "id"]
+                                "category", "l2-category", "split", "id", "sent_images"]
     assert df.loc[0, "hint"] == ("The 5 images are shown in order: image 1 is T1, image 2 is T2, image 3 is T3, "
                                  "image 4 is T4, image 5 is T5.")
     assert df.loc[0, "question"] == (

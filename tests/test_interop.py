@@ -317,7 +317,7 @@ def test_lmms_eval_export_leaves_nothing_when_killed_and_restarts_cleanly(bench,
     assert main(["export", str(bench.path), "--format", "lmms-eval", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         ".medtemporal-files.json", "_medtemporal_tiny.yaml", "medtemporal_tiny_TEL.parquet", "medtemporal_tiny_TEL.yaml",
-        "utils.py"]
+        "probes.jsonl", "requirements.txt", "utils.py"]
     assert main(["export", str(bench.path), "--format", "lmms-eval", "--out", str(out)]) == 2  # never over it unasked
 
 

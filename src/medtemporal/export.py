@@ -10,6 +10,8 @@
   visit framing (`medtemporal.interop.vlmevalkit`).
 * ``lmms-eval`` — a task folder, one task per benchmark task with the family's metrics
   (`medtemporal.interop.lmms_eval`).
+* ``inspect`` — an inspect_ai task module, one ``@task`` per benchmark task, whose samples are our requests and
+  whose scorer our extraction and metrics (`medtemporal.interop.inspect_task`).
 * a family's own formats, from its `Published.exports` (e.g. the layout of the paper's released file).
 
 Nothing existing is replaced without ``overwrite``, and every writer writes to a temporary file or folder
@@ -68,12 +70,18 @@ def _lmms_eval(bench: Benchmark, out: Path, embed_images: bool, overwrite: bool)
     return write_task(bench, out, embed_images=embed_images, overwrite=overwrite)
 
 
+def _inspect(bench: Benchmark, out: Path, embed_images: bool, overwrite: bool) -> list[Path]:
+    from medtemporal.interop.inspect_task import write_task
+
+    return write_task(bench, out, embed_images=embed_images, overwrite=overwrite)
+
+
 WRITERS: dict[str, Callable[[Benchmark, Path, bool, bool], list[Path]]] = {
-    "parquet": _parquet, "hf": _hf, "vlmevalkit": _vlmevalkit, "lmms-eval": _lmms_eval,
+    "parquet": _parquet, "hf": _hf, "vlmevalkit": _vlmevalkit, "lmms-eval": _lmms_eval, "inspect": _inspect,
 }
 """Formats every benchmark exports to: ``(bench, out, embed_images, overwrite) -> paths written``."""
 
-FOLDER_FORMATS = frozenset({"hf", "lmms-eval"})
+FOLDER_FORMATS = frozenset({"hf", "lmms-eval", "inspect"})
 """Common formats written as a folder rather than one file."""
 
 
@@ -111,6 +119,6 @@ def _export(bench: Benchmark, fmt: str, out: Path, embed_images: bool, overwrite
         raise InvalidInputError(f"Unknown export format {fmt!r} for a {bench.manifest.benchmark} benchmark; "
                                 f"use one of {', '.join([*WRITERS, *own])}.")
     if embed_images:
-        raise InvalidInputError(f"--embed-images applies to parquet, vlmevalkit and lmms-eval, not {fmt!r}.")
+        raise InvalidInputError(f"--embed-images applies to parquet, vlmevalkit, lmms-eval and inspect, not {fmt!r}.")
     refuse_existing([out], overwrite)
     return Exported(fmt, family_writer(bench, out), (out,))
