@@ -28,11 +28,11 @@ def chromium() -> str:
     pytest.skip(f"headless Chromium is not installed; install it with `{INSTALL}` to check report pages")
 
 
-def headless(page: Path, *flags: str, fragment: str = "", timeout: float = 90,
+def headless(page: Path | str, *flags: str, fragment: str = "", timeout: float = 90,
              budget_ms: int = 3000) -> subprocess.CompletedProcess[str]:
-    """Open ``page`` (with ``#fragment``) in headless Chromium with ``flags``, ``budget_ms`` of virtual time for
-    its scripts and loads; console messages go to stderr."""
-    url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+    """Open ``page`` (a file, or a URL) (with ``#fragment``) in headless Chromium with ``flags``, ``budget_ms`` of
+    virtual time for its scripts and loads; console messages go to stderr."""
+    url = (page if isinstance(page, str) else page.resolve().as_uri()) + (f"#{fragment}" if fragment else "")
     with tempfile.TemporaryDirectory() as profile:
         command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr",
                    "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync",
