@@ -27,7 +27,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.progress import add_no_progress
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
-from medtemporal.runner.evalset import is_done, plan_runs
+from medtemporal.runner.evalset import check_entries, is_done, plan_runs
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
 from medtemporal.scoring.failures import scores_failure
@@ -141,6 +141,8 @@ def main(args: argparse.Namespace) -> int:
     base = _options(args, (args.name or (evalset.name if evalset else None)))
     judge, judge_options = judge_from_args(args)
     single = evalset is None and len(entries) == 1
+    if not single:
+        check_entries(entries, base)
     scored, failures, code = [], [], 0
     for entry in entries:
         options = dataclasses.replace(base, **dict(entry.options))
