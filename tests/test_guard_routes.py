@@ -9,15 +9,13 @@ import shutil
 
 import numpy as np
 import pytest
-from helpers.eltlm import ANSWER
+from helpers.eltlm import ANSWER, make_open_benchmark_on_phantom
 from helpers.tiny import make_tiny_benchmark
 from PIL import Image
 
 import medtemporal.scoring.runs as scoring_runs
-from medtemporal.benchmark import Manifest, load, save
-from medtemporal.benchmarks.eltlm.release import BENCHMARK, subtype_of
+from medtemporal.benchmark import load
 from medtemporal.cli import main
-from medtemporal.schema import ImageRef, Item
 
 pytestmark = pytest.mark.filterwarnings("ignore::medtemporal.errors.UndefinedMetricWarning")
 
@@ -28,20 +26,8 @@ def _line(err: str) -> str:
     return lines[0]
 
 
-def _open_benchmark_on_a_phantom(root):
-    """Open-answer items (a family with a judge rubric) whose images are a verified phantom."""
-    make_tiny_benchmark(root / "tiny", n=4)  # writes the phantom images under tiny/data
-    data = root / "tiny" / "data"
-    items = [Item.create(benchmark=BENCHMARK, task="perception", subtype=subtype_of(2),
-                         images=[ImageRef(path=f"img/p{k}_{v}.png", visit=v, label=f"T{v}") for v in (1, 2)],
-                         question=f"Question {k}: how did the effusion change?", answer_type="open", answer=ANSWER,
-                         reference=ANSWER, meta={"patient_id": f"p{k // 2}"}) for k in range(4)]
-    manifest = Manifest(benchmark=BENCHMARK, version="test", licence="synthetic", image_root=str(data))
-    return save(root / "bench", items, manifest), data
-
-
 def test_the_judge_guard_judges_the_runs_recorded_image_root_not_the_label(tmp_path, monkeypatch, capsys):
-    bench, data = _open_benchmark_on_a_phantom(tmp_path)
+    bench, data = make_open_benchmark_on_phantom(tmp_path)
     copy = tmp_path / "real-images"  # the same files elsewhere: to the guard, data of unknown origin
     shutil.copytree(data, copy)
     run = tmp_path / "run"
@@ -96,7 +82,7 @@ def test_exports_for_other_tools_of_credentialed_data_ask_for_the_remote_flag(tm
 
 
 def test_run_folders_record_the_image_root_the_guard_reads(tmp_path):
-    bench, data = _open_benchmark_on_a_phantom(tmp_path)
+    bench, data = make_open_benchmark_on_phantom(tmp_path)
     run = tmp_path / "run"
     assert main(["run", str(bench), "--model", f"baseline:constant-{ANSWER}", "--out", str(run),
                  "--no-progress", "--no-cache"]) == 0
