@@ -77,15 +77,17 @@ section heading, the page's text, the viewer's state."""
 
 
 def layout(page: Path, fragment: str = "", width: int = 1400) -> dict:
-    """`LAYOUT_JS`'s measures of ``page`` opened at ``width`` px (a copy beside it runs the script, so the page's
-    relative ``assets/`` load as they do for the page itself)."""
-    probe = page.with_name(".layout-" + page.name)
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", f"<script>{LAYOUT_JS}</script></body>", 1),
-                     encoding="utf-8")
+    """`LAYOUT_JS`'s measures of ``page`` opened at ``width`` px (a copy beside it runs the script, from a file
+    beside it as the page's policy allows, so the page's relative ``assets/`` load as they do for the page itself)."""
+    probe, script = page.with_name(".layout-" + page.name), page.with_name(".layout-probe.js")
+    script.write_text(LAYOUT_JS, encoding="utf-8")
+    probe.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", f'<script src="{script.name}"></script></body>', 1), encoding="utf-8")
     try:
         done = headless(probe, "--dump-dom", f"--window-size={width},1000", fragment=fragment, budget_ms=20000)
     finally:
         probe.unlink()
+        script.unlink()
     match = re.search(r'<pre id="mt-layout">(.*?)</pre>', done.stdout, re.S)
     assert match, f"the page did not finish loading: {done.stderr[-2000:]}"
     return {**json.loads(html.unescape(match[1])), "console": console_messages(done.stderr)}

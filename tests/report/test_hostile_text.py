@@ -193,3 +193,19 @@ def test_the_served_pages_work_under_the_policy_in_a_browser(hostile_run):
         assert console_messages(done.stderr) == []  # no policy violation, no error
         assert re.search(rf'id="vcount">{len(HOSTILE)} of {len(HOSTILE)} answers', done.stdout)
         assert "Raw output" in done.stdout.split('id="vdetail"', 1)[1]  # the detail loaded its blocks from assets/
+
+
+def test_a_report_carries_its_policy_so_markup_that_slipped_in_would_not_run_from_disk(hostile_run, tmp_path):
+    chromium()
+    out = tmp_path / "report"
+    assert main(["report", str(hostile_run), "--out", str(out)]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<meta http-equiv="Content-Security-Policy"' in page.split("</head>")[0]
+    slipped = ('<img src="x" onerror="document.body.dataset.pwned=1"><script>document.body.dataset.pwned=2</script>'
+               '<iframe src="javascript:parent.document.body.dataset.pwned=3"></iframe>')
+    (out / "slipped.html").write_text(page.replace('<section id="viewer">', slipped + '<section id="viewer">', 1),
+                                      encoding="utf-8")
+    done = headless(out / "slipped.html", "--dump-dom", budget_ms=4000)
+    assert "data-pwned" not in done.stdout.split("<body", 1)[1].split(">", 1)[0]
+    assert re.search(rf'id="vcount">{len(HOSTILE)} of {len(HOSTILE)} answers', done.stdout)  # its own scripts ran
+    assert any("Content Security Policy" in m for m in console_messages(done.stderr))

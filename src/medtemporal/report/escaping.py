@@ -5,7 +5,7 @@ Every text that comes from a run (a run's name, a model's output, an item's ques
 tables that hold them) reaches HTML through `html_text` or `markdown_html`; data a page's script reads is
 inlined with `data_block` (or `script_json`), so that no text can close or open an element or a comment; and a
 page's own scripts are written with `inline_script`, whose hashes `content_security_policy` allows: a page
-served with that policy runs no other inline script, no inline event handler and no ``javascript:`` URL.
+served with that policy (or carrying it, `policy_meta`) runs no other inline script, no inline event handler and no ``javascript:`` URL.
 
 >>> html_text('<b onclick="x()">R&D</b>')
 '&lt;b onclick=&quot;x()&quot;&gt;R&amp;D&lt;/b&gt;'
@@ -91,10 +91,17 @@ def inline_script(code: str) -> str:
     return f"<script>{code}</script>"
 
 
-def content_security_policy() -> str:
+def content_security_policy(*, meta: bool = False) -> str:
     """The policy pages are served with: scripts from the page's own origin and the inline scripts written by
     `inline_script` only (no inline event handler, no ``javascript:`` URL), images from the origin or inline,
-    nothing framed, posted or loaded from elsewhere."""
+    nothing framed, posted or loaded from elsewhere. ``meta``: the policy a page carries itself (`policy_meta`),
+    without ``frame-ancestors``, which only a header can set."""
     scripts = " ".join(["'self'", *_ALLOWED])
     return (f"default-src 'none'; script-src {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+            "connect-src 'self'; base-uri 'none'; form-action 'none'" + ("" if meta else "; frame-ancestors 'none'"))
+
+
+def policy_meta() -> str:
+    """The policy as a ``<meta>`` element for a page's head, written after its scripts (`inline_script`): the page
+    keeps it opened from disk too."""
+    return f'<meta http-equiv="Content-Security-Policy" content="{html_text(content_security_policy(meta=True))}">'

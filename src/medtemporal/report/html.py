@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 from urllib.parse import quote
 
 from medtemporal.report.assets import Assets
-from medtemporal.report.escaping import html_text
+from medtemporal.report.escaping import html_text, policy_meta
 from medtemporal.report.glossary import glossary_html
 from medtemporal.report.loaded import ReportRun
 from medtemporal.report.plots import colour, family_subtypes, has_chance
@@ -235,6 +235,7 @@ def html_page(
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        policy_meta(),
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>medtemporal report: {html_text(benchmarks)}</title><style>{CSS}</style></head><body>",
         f"<h1>{html_text(benchmarks)}: {len(runs)} run{'s' if len(runs) > 1 else ''}</h1>",

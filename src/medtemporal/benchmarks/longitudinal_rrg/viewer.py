@@ -26,7 +26,7 @@ from PIL import Image
 
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical.temporal import temporal_entities, temporal_spans
-from medtemporal.report.escaping import data_block, html_text, inline_script, script_json
+from medtemporal.report.escaping import data_block, html_text, inline_script, policy_meta, script_json
 
 BLOCK = 100
 """Items per data block."""
@@ -111,14 +111,15 @@ def viewer_files(items: Sequence[Item], runs: Sequence[RunAnswers], image_root: 
     rows = [[item.task, item.subtype, item.meta.get("patient_id", ""), item.meta.get("study_id", ""),
              [None if r.texts.get(item.id) is None else r.tef1.get(item.id) for r in runs]] for item in items]
     data = {"runs": [r.label for r in runs], "rows": rows, "block": BLOCK, "stem": prefix + stem}
-    files[page] = (PAGE.replace("__TITLE__", html_text(prefix + stem))
-                   .replace("__SCRIPT__", data_block("rrg-data", data) + inline_script(SCRIPT)))
+    script = data_block("rrg-data", data) + inline_script(SCRIPT)
+    files[page] = PAGE.replace("__TITLE__", html_text(prefix + stem)).replace("__SCRIPT__", script).replace(
+        "__POLICY__", policy_meta())
     return files
 
 
 PAGE = r"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>__TITLE__</title>
+<html lang="en"><head><meta charset="utf-8">__POLICY__
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>__TITLE__</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#222}header{padding:8px 14px;background:#f4f4f4;
 border-bottom:1px solid #ddd;display:flex;gap:10px;flex-wrap:wrap;align-items:center}
