@@ -24,9 +24,9 @@ from typing import Any, Sequence
 
 from PIL import Image
 
+from medtemporal.report.family import data_block, html_text, inline_script, policy_meta, script_json
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical.temporal import temporal_entities, temporal_spans
-from medtemporal.report.escaping import data_block, html_text, inline_script, policy_meta, script_json
 
 BLOCK = 100
 """Items per data block."""
