@@ -10,7 +10,7 @@
   visit framing (`medtemporal.interop.vlmevalkit`).
 * ``lmms-eval`` — a task folder, one task per benchmark task with the family's metrics
   (`medtemporal.interop.lmms_eval`).
-* a family's own formats, from its `BenchmarkSpec.exports` (e.g. the layout of the paper's released file).
+* a family's own formats, from its `Published.exports` (e.g. the layout of the paper's released file).
 
 The data is judged as it is, not by the label written at build time (`data_licence`): ``hf`` re-verifies a
 phantom root (images replaced since the build are not called synthetic), and ``lmms-eval`` and ``vlmevalkit``
@@ -88,7 +88,7 @@ def formats() -> tuple[str, ...]:
     """Every export format name: the common ones, then each registered family's own."""
     from medtemporal.registry import entries
 
-    return tuple(dict.fromkeys([*WRITERS, *(f for e in entries("benchmark") for f in e.obj.exports)]))
+    return tuple(dict.fromkeys([*WRITERS, *(f for e in entries("benchmark") for f in e.obj.published.exports)]))
 
 
 GUARDED_FORMATS = frozenset({"lmms-eval", "vlmevalkit"})
@@ -143,7 +143,7 @@ def _export(bench: Benchmark, fmt: str, out: Path, embed_images: bool, overwrite
         if fmt not in FOLDER_FORMATS and out.is_dir():
             raise InvalidInputError(f"--out {out} is a folder; pass a file name, e.g. {out / ('items.' + fmt)}.")
         return Exported(fmt, len(bench.items), tuple(writer(bench, out, embed_images, overwrite)))
-    own = spec(bench.manifest.benchmark).exports
+    own = spec(bench.manifest.benchmark).published.exports
     family_writer = own.get(fmt)
     if family_writer is None:
         raise InvalidInputError(f"Unknown export format {fmt!r} for a {bench.manifest.benchmark} benchmark; "

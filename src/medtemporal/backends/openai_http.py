@@ -422,6 +422,13 @@ def _dropped(exc: BaseException) -> bool:
 def _api_key(api_key_env: str | None, base: BaseURL) -> str:
     name = api_key_env or DEFAULT_KEY_ENV
     key = os.environ.get(name, "")
+    bad = next((c for c in key if not (c.isascii() and c.isprintable()) or c.isspace()), None)
+    if bad is not None:  # an HTTP header cannot carry it: every request would fail, blamed on the server
+        why = " (a Windows line end: the .env file was saved with CRLF)" if bad in "\r\n" else ""
+        raise InvalidInputError(
+            f"The environment variable {name} holds the character {bad!r}{why}, which an API key sent in an HTTP "
+            f"header cannot hold; export {name} again without it (e.g. run `dos2unix` on the .env file)."
+        )
     if key:
         return key
     if api_key_env:

@@ -85,5 +85,5 @@ def test_sentence_pairs_keep_their_subset_and_refuse_an_unknown_category(tmp_pat
                                                                (1, "RadGraph", "contradiction")]
     assert counts == {"sentence_empty": 1}
     _write(tmp_path, "RadGraph,a,b,unrelated", header="subset_name,sentence_1,sentence_2,category", name=SENTENCE_FILE)
-    with pytest.raises(InvalidInputError, match="category 'unrelated' is neither paraphrase nor contradiction"):
+    with pytest.raises(InvalidInputError, match="category 'unrelated' is none of paraphrase, contradiction; fix that row"):
         read_sentence_pairs(path)
