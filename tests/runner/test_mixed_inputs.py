@@ -112,3 +112,17 @@ def test_an_eval_set_checks_every_benchmark_before_the_first_request(fake, tmp_p
         line = capsys.readouterr().err.strip().splitlines()[-1]  # the registry's own words for an unknown name
         assert line.startswith("medtemporal: error: ") and named in line and "b/bench" in line, line
         assert sum(fake.stats()["counts"].values()) == 0 and not (tmp_path / "runs" / "bench").exists()
+
+
+def test_the_report_shows_the_images_the_run_read_from_its_own_root(fake, tmp_path):
+    bench = make_tiny_benchmark(tmp_path / "b", n=2)
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "b" / "data", copy)
+    shutil.rmtree(tmp_path / "b" / "data")  # only the run's root holds the images now
+    run = tmp_path / "run"
+    assert main(["run", str(bench), "--model", fake.uri(), "--out", str(run), "--image-root", str(copy),
+                 "--no-progress", "--no-cache"]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    text = (tmp_path / "report" / "assets" / "items-0.js").read_text(encoding="utf-8")
+    items = json.loads(text[text.index(",") + 1:-2])
+    assert all(image[0] is not None for item in items for image in item["images"])  # each made into a thumbnail

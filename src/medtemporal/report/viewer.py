@@ -193,7 +193,8 @@ def viewer_index(runs: Sequence[ReportRun], assets: Assets) -> dict[str, Any]:
     rules: dict[tuple[str, str], str] = {}
     for k, run in enumerate(runs):
         loaded = run.outcomes
-        root = loaded.bench.image_root
+        recorded = run.config.image_root if run.config is not None else None
+        root = Path(recorded) if recorded else loaded.bench.image_root  # the images the run read (--image-root)
         groups = {c.group: c.subtypes for t in run.scores.layout for c in t.columns}
         first = len(rows)
         detail: dict[str, list[Any]] = {"answer": [], "rule": [], "raw": [], "error": [], "prompt": [], "scores": [],
