@@ -39,9 +39,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from medtemporal.backends.uri import shown_uri
-from medtemporal.benchmark import is_benchmark, read_manifest
+from medtemporal.benchmark import image_root_of, is_benchmark, read_manifest
 from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.prompts import PromptSet
+from medtemporal.runner._run import check_run
 from medtemporal.runner.config import recorded_image_root, requested_model
 from medtemporal.runner.options import RunOptions
 from medtemporal.runs import RunFolder
@@ -177,10 +178,8 @@ def check_entries(entries: Sequence[SetEntry], options: RunOptions) -> None:
     unknown protocol, task or option of the last benchmark is said before any model is asked, naming the folder.
 
     Raises:
-        InvalidInputError: the first problem, in one sentence naming the benchmark folder.
+        MedTemporalError: the first problem, as the runner says it, naming the benchmark folder.
     """
-    from medtemporal.runner._run import check_run  # the runner imports the models' code: only when checking
-
     for entry in entries:
         try:
             check_run(entry.benchmark, entry.out, replace(options, **dict(entry.options)))
@@ -207,9 +206,7 @@ def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None 
     if config.model.requested != requested_model(options) or (options.name or "").strip() not in ("", config.name):
         return False
     manifest = read_manifest(entry.benchmark)
-    built = Path(manifest.image_root or ".")
-    if config.image_root != recorded_image_root(built if built.is_absolute() else entry.benchmark / built,
-                                                options.image_root):
+    if config.image_root != recorded_image_root(image_root_of(entry.benchmark, manifest), options.image_root):
         return False
     if sorted(config.tasks or []) != sorted(options.tasks or []) or config.repeats != options.repeats:
         return False
