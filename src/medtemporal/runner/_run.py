@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import inspect
 import os
@@ -38,6 +39,8 @@ from medtemporal.contract import spec
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.image_roots import record_image
+from medtemporal.models import Resolved
+from medtemporal.models import resolve as resolve_model
 from medtemporal.prompts import PromptSet
 from medtemporal.provenance import run_licence
 from medtemporal.protocols.base import Solver
@@ -373,12 +376,15 @@ def _select(bench: Benchmark, opts: RunOptions, rule: str) -> list[Item]:
     return bench.select(opts.tasks, opts.limit, per_task=opts.limit_per_task, rule=rule)
 
 
-def _prepare(benchmark: str | Path, folder: RunFolder, options: RunOptions
+def _prepare(benchmark: str | Path, folder: RunFolder, options: RunOptions, resolved: Resolved
              ) -> tuple[Benchmark, RunOptions, str, list[Item], Solver, dict[str, str]]:
-    """What a run settles before its model loads: the benchmark, the options resolved, the limit rule, the items
-    selected, the protocol built with its options, and the hashes of the templates (so each is checked)."""
+    """What a run settles before its model loads: the benchmark, the options resolved (a registered model's
+    beneath the user's), the limit rule, the items selected, the protocol built with its options, and the hashes
+    of the templates (so each is checked)."""
     bench = load_benchmark(benchmark)
-    opts = options.resolve(spec(bench.manifest.benchmark))
+    opts = options.resolve(spec(bench.manifest.benchmark), resolved.entry)
+    if resolved.entry is not None:  # a registered name: its options beneath the user's
+        opts = dataclasses.replace(opts, backend_options={**resolved.options, **opts.backend_options})
     rule = _limit_rule(folder)
     items = _select(bench, opts, rule)
     solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
@@ -386,15 +392,18 @@ def _prepare(benchmark: str | Path, folder: RunFolder, options: RunOptions
     return bench, opts, rule, items, solver, templates
 
 
-def check_run(benchmark: str | Path, out: str | Path, options: RunOptions | None = None, **overrides: Any) -> None:
-    """Check a run of ``benchmark`` into ``out`` as `arun` does before its model loads (the benchmark, the options,
+def check_run(benchmark: str | Path, out: str | Path, options: RunOptions | None = None, model: str | None = None,
+              **overrides: Any) -> None:
+    """Check a run of ``model`` on ``benchmark`` into ``out`` as `arun` does before its model loads (the benchmark,
+    the model's registered name, the options,
     the protocol and its options, the tasks and limits, the prompt templates), asking no model: a set checks every
     benchmark so before its first request.
 
     Raises:
         InvalidInputError: in one sentence, as `arun` would.
     """
-    _prepare(benchmark, RunFolder(out), RunOptions.of(options, overrides))
+    _prepare(benchmark, RunFolder(out), RunOptions.of(options, overrides),
+             resolve_model(model) if model else Resolved(""))
 
 
 async def arun(
@@ -409,6 +418,7 @@ async def arun(
     Args:
         benchmark: benchmark folder (``items.jsonl`` + ``manifest.json``).
         model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...),
+            a registered model name (``medgemma-4b``, ``lingshu-7b@vllm``: `medtemporal.models.resolve`),
             or a loaded `Backend`, which the run uses as it is and leaves open for the caller.
         out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
         options: how to run (`RunOptions`); the paper's protocol and generation settings fill what it leaves
@@ -427,8 +437,12 @@ async def arun(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
+    resolved = resolve_model(model) if isinstance(model, str) else Resolved("")
+    if resolved.entry is not None:  # a registered name: its URI (its options join the user's in _prepare)
+        model = resolved.uri
     folder = RunFolder(out)
-    bench, opts, rule, items, solver, templates = _prepare(benchmark, folder, RunOptions.of(options, overrides))
+    bench, opts, rule, items, solver, templates = _prepare(benchmark, folder, RunOptions.of(options, overrides),
+                                                           resolved)
     # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label, and
     # only where the verdict can change where they go (a remote endpoint or a proxy): it reads the whole phantom
     # folder, seconds at MIMIC scale, which a run against a local server does not wait for
@@ -464,7 +478,7 @@ async def arun(
         backend.fit_items(items)
         stack.enter_context(folder.writer())
         cfg = build_config(bench, backend, solver.name, getattr(solver, "settings", None) or opts.protocol_options,
-                           templates, opts, rule)
+                           templates, opts, rule, resolved.entry)
         old = folder.check_resumable(cfg, named=bool((opts.name or "").strip()))
         if old is not None:
             cfg.started_at = old.started_at or cfg.started_at

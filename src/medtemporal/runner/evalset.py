@@ -5,7 +5,8 @@
 where each benchmark may carry options of its own::
 
     # set.yaml: one model on several benchmarks (paths are relative to this file)
-    model: openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct   # --model overrides it
+    model: openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct   # --model overrides it; a list of
+                                                                         # models runs each (`model_folder`)
     name: qwen2.5-vl-7b                                                    # display name; --name overrides it
     out: runs/qwen2.5-vl-7b                                                # --out overrides it
     benchmarks:
@@ -31,6 +32,7 @@ resumes it or refuses the changed folder in one sentence.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -38,9 +40,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from medtemporal.backends.uri import shown_uri
+from medtemporal.backends.uri import short_name, shown_uri
 from medtemporal.benchmark import image_root_of, is_benchmark, read_manifest
 from medtemporal.errors import InvalidInputError, MedTemporalError
+from medtemporal.models import resolve
 from medtemporal.prompts import PromptSet
 from medtemporal.runner._run import check_run
 from medtemporal.runner.config import recorded_image_root, requested_model
@@ -75,10 +78,16 @@ class EvalSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = None
+    model: str | list[str] | None = None
+    """One model, or several: one run per model and benchmark, each model's runs under ``out/<model>``."""
     name: str | None = None
     out: str | None = None
     benchmarks: list[SetBenchmark] = Field(min_length=1)
+
+    @property
+    def models(self) -> list[str]:
+        """The models the set names (none, one or several)."""
+        return [self.model] if isinstance(self.model, str) else list(self.model or [])
 
     @field_validator("benchmarks", mode="before")
     @classmethod
@@ -166,6 +175,17 @@ def plan_runs(paths: Sequence[Path], out: Path | None) -> tuple[list[SetEntry], 
     return EvalSet(benchmarks=[str(p) for p in paths]).entries(Path("."), out), None
 
 
+def model_folder(model: str) -> str:
+    """The folder of ``model``'s runs when a set runs several models: a registered name as it is, else the
+    model's short name (`short_name`), made safe for a folder name.
+
+    >>> model_folder("lingshu-7b@vllm"), model_folder("openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct")
+    ('lingshu-7b@vllm', 'Qwen2.5-VL-7B-Instruct')
+    """
+    name = model if resolve(model).entry is not None else short_name(model)
+    return re.sub(r"[^A-Za-z0-9._@+-]+", "_", name.replace("://", "_")).strip("._") or "model"
+
+
 def _check(benchmarks: Sequence[Path], where: str) -> None:
     """Every benchmark folder checked before the first run starts (a typo in the last must not wait hours)."""
     for path in benchmarks:
@@ -173,7 +193,7 @@ def _check(benchmarks: Sequence[Path], where: str) -> None:
             raise InvalidInputError(f"{path} is not a benchmark folder{where}; build one with `medtemporal build`.")
 
 
-def check_entries(entries: Sequence[SetEntry], options: RunOptions) -> None:
+def check_entries(entries: Sequence[SetEntry], options: RunOptions, model: str | None = None) -> None:
     """Check every run of a set as the runner will before the first starts (`medtemporal.runner.check_run`): an
     unknown protocol, task or option of the last benchmark is said before any model is asked, naming the folder.
 
@@ -182,7 +202,7 @@ def check_entries(entries: Sequence[SetEntry], options: RunOptions) -> None:
     """
     for entry in entries:
         try:
-            check_run(entry.benchmark, entry.out, replace(options, **dict(entry.options)))
+            check_run(entry.benchmark, entry.out, replace(options, **dict(entry.options)), model)
         except MedTemporalError as exc:
             text = str(exc)
             if str(entry.benchmark) in text:
@@ -200,10 +220,11 @@ def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None 
     config = folder.read_config()
     if config is None or config.finished_at is None or not folder.has_scores() or folder.needs_scoring():
         return False
-    if (config.model.uri, config.limit, config.limit_per_task) != (shown_uri(model), options.limit,
+    if (config.model.uri, config.limit, config.limit_per_task) != (shown_uri(resolve(model).uri), options.limit,
                                                                     options.limit_per_task):
         return False
-    if config.model.requested != requested_model(options) or (options.name or "").strip() not in ("", config.name):
+    asked = replace(options, backend_options={**resolve(model).options, **dict(options.backend_options or {})})
+    if config.model.requested != requested_model(asked) or (options.name or "").strip() not in ("", config.name):
         return False
     manifest = read_manifest(entry.benchmark)
     if config.image_root != recorded_image_root(image_root_of(entry.benchmark, manifest), options.image_root):

@@ -57,7 +57,6 @@ RECORD = Schema("an ELTLM question", (
     Field("type", choices=tuple(TASKS)), Field("Picture number"), Field("Question"), Field("Standard Answer"),
 ))
 """One question of the released list (FACTS §3.1)."""
-KEYS = RECORD.names
 ORDERS = ("date", "file")
 """How an item's images are ordered: by StudyDate/StudyTime (default), or as the file lists them (by study id)."""
 

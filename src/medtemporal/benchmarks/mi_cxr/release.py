@@ -28,7 +28,6 @@ RECORD = Schema("an MI-CXR record", (
     Field("choices", dict), Field("answer"),
 ))
 """One line of the release, its keys in the release's order."""
-KEYS = RECORD.names
 _STUDY_PATH = re.compile(r"(?:^|/)files/p\d+/(p\d+)/(s\d+)/")
 
 
