@@ -76,7 +76,7 @@ def test_parquet_holds_every_field_and_no_pixels(bench_dir, tmp_path):
 def test_vlmevalkit_mcq_carries_our_instruction_and_the_framing(bench_dir, tmp_path):
     out = tmp_path / "x.tsv"
     bench = load(bench_dir)
-    assert export(bench, "vlmevalkit", out).paths == (out,)
+    assert export(bench, "vlmevalkit", out, allow_remote_data=True).paths == (out,)  # no phantom: credentialed
     df = pd.read_csv(out, sep="\t", keep_default_na=False)
     assert list(df.columns) == ["index", "question", "A", "B", "C", "D", "E", "answer", "image_path", "hint",
                                 "category", "l2-category", "split", "id", "sent_images"]
@@ -155,16 +155,17 @@ def _mixed(tmp_path) -> Item:
 def test_vlmevalkit_names_the_files_it_writes_and_never_overwrites_them_unasked(tmp_path, capsys):
     bench = _mixed(tmp_path)
     out = tmp_path / "temmed.tsv"
-    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out)]) == 0
+    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--allow-remote-data"]) == 0
     files = [tmp_path / f"temmed_{k}.tsv" for k in ("yorn", "vqa", "mcq")]
     assert capsys.readouterr().err.strip() == f"Wrote 3 items to {', '.join(map(str, files))} (vlmevalkit)."
     assert not out.exists() and all(f.is_file() for f in files)
     files[2].write_text("my own notes\n")
-    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out)]) == 2
+    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--allow-remote-data"]) == 2
     err = capsys.readouterr().err
     assert str(files[2]) in err and "pass --overwrite" in err and err.count("\n") == 1
     assert files[2].read_text() == "my own notes\n"  # nothing replaced
-    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--overwrite"]) == 0
+    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--overwrite",
+                 "--allow-remote-data"]) == 0
     assert files[2].read_text().startswith("index\tquestion\tA\tB\tanswer")
 
 

@@ -85,8 +85,8 @@ def test_single_file_html_is_self_contained_with_a_chart_per_family(runs):
     assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
     assert "<style>" in page and 'colspan="2"' in page  # TEL and GTS span their subtype columns
     assert not (runs[0] / "assets").exists()
-    assert page.count("mtAsset(") == 4  # the viewer's data blocks, inline: run-0-0, items-0, prompts…, thumbs
-    assert 'mtAsset("run-1-0"' in page and 'mtAsset("items-0"' in page and 'mtAsset("thumbs"' in page
+    assert page.count('<script type="application/json" id="mt-asset-') == 4  # the viewer's data blocks, inline
+    assert all(f'id="mt-asset-{name}"' in page for name in ("run-0-0", "run-1-0", "items-0", "thumbs"))
 
 
 def _asset(folder, name):

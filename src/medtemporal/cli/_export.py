@@ -29,6 +29,9 @@ def add(sub: argparse._SubParsersAction) -> None:
                    help="put the images' bytes into the file (parquet, lmms-eval, inspect) or base64 (vlmevalkit), "
                    "so it travels without the image folder (hf always embeds)")
     p.add_argument("--overwrite", action="store_true", help="replace what the export writes if it exists")
+    p.add_argument("--allow-remote-data", action="store_true",
+                   help="export credentialed data for lmms-eval or VLMEvalKit, which send it to any model they run, "
+                   "hosted ones included (check your data-use agreement)")
     add_no_progress(p)
     p.set_defaults(func=run)
 
@@ -36,6 +39,6 @@ def add(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the benchmark and write it in the chosen format."""
     done = export(load(args.benchmark), args.format, args.out, embed_images=args.embed_images,
-                  overwrite=args.overwrite)
+                  overwrite=args.overwrite, allow_remote_data=args.allow_remote_data)
     print(done, file=sys.stderr)
     return 0
