@@ -47,7 +47,7 @@ def figure(fig_id: str, src: str, alt: str, caption: str, png: bytes | None = No
         with Image.open(io.BytesIO(png)) as im:
             font = im.info.get(MIN_FONT_KEY)
             attrs = f' width="{im.width}"' + (f' data-min-font-px="{html_text(font)}"' if font else "")
-            if font:
+            if font and float(font) > 0:  # a chart without text records 0
                 attrs += f' style="min-width:{math.ceil(im.width * LEGIBLE_PX / float(font))}px"'
     return (f'<figure id="{html_text(fig_id)}"><img alt="{html_text(alt)}" src="{html_text(src)}"{attrs}>'
             f"<figcaption>{html_text(caption)}</figcaption></figure>")
