@@ -5,15 +5,13 @@
 (bert-score's layer 5, no IDF, no baseline rescaling), the per-sample F1 averaged. RadCliQ-v1 uses
 `radcliq_bertscore`: ``distilroberta-base`` layer 5, rescaled with bert-score's baseline for that model, without
 IDF as CXR-Report-Metric's default and ReXrank compute it, or (RadEval ``RadCliQv1/radcliq.py``, the labelled
-variant) with IDF weights from all the references scored together. Every pair goes to bert-score as it is, so an
-empty output scores what bert-score gives it: raw F1 0, which rescaling turns into −b/(1−b) (−5.55 for
-distilroberta-base), as in CXR-Report-Metric and RadEval.
+variant) with IDF weights from all the references scored together. An empty output scores what bert-score gives
+it: raw F1 0, which rescaling turns into −b/(1−b) (−5.55 for distilroberta-base), as in CXR-Report-Metric and
+RadEval; without rescaling (Libra's), 0.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -55,17 +53,23 @@ def bertscore_f1_distilbert(items: Sequence[Item], answers: Sequence[Answer]) ->
 
 def radcliq_bertscore(refs: Sequence[str], outs: Sequence[str], idf: bool = False) -> np.ndarray:
     """Per-sample BERTScore F1 as RadCliQ-v1 computes it (distilroberta-base, layer 5, baseline-rescaled; with
-    ``idf``, IDF weights from all of ``refs`` as RadEval sets them); bert-score's value for empty texts."""
+    ``idf``, IDF weights from all of ``refs`` as RadEval sets them); an empty text gets bert-score's value, raw 0
+    rescaled with the baseline (bert-score 0.3.13's own path for it calls a tokenizer method transformers 5
+    removed, so it is applied here)."""
     if not refs:
         return np.zeros(0)
     scorer = _radcliq_scorer(str(WEIGHTS["bertscore_distilroberta"].local()), idf)
     if idf:
         with warnings.catch_warnings():  # the IDF of these references replaces the last call's, as it should
             warnings.filterwarnings("ignore", message="Overwriting the previous importance weights")
-            scorer.compute_idf(list(refs))
-    with contextlib.redirect_stderr(io.StringIO()):  # bert-score prints a warning per batch with an empty text
-        _, _, f1 = scorer.score(list(outs), list(refs))
-    return f1.numpy().astype(float)
+            scorer.compute_idf([r for r in refs if r.strip()])
+    baseline = float(scorer.baseline_vals[2])
+    out = np.full(len(refs), (0.0 - baseline) / (1.0 - baseline))
+    keep = [k for k in range(len(refs)) if refs[k].strip() and outs[k].strip()]
+    if keep:
+        _, _, f1 = scorer.score([outs[k] for k in keep], [refs[k] for k in keep])
+        out[keep] = f1.numpy()
+    return out
 
 
 @lru_cache(maxsize=2)
