@@ -92,10 +92,13 @@ def run_table(run: ReportRun) -> str:
             f"{counts.get('missing', 0):,} missing. Values × 100 (%), {confidence:.0f}% intervals clustered by patient:")
     groups = _groups(run)
     rows = _group_rows(s.scores, groups)
+    zeros = []
     for name, variant in (s.variants or {}).items():
         scores = [Score.model_validate(v) for v in variant.get("scores", [])]
         shown = [(g, label) for g, label in groups if any(v.group == g for v in scores)]
         rows += _group_rows(scores, shown, f" ({name})")
+        zeros += [_zero_line(name, variant, score) for score in scores if score.group == "overall"
+                  and not score.unavailable and score.value == 0 and score.n]
     parts = [head, ""]
     if rows:
         parts.append(markdown_table(["Task", "Metric", "Score [CI]", "Chance", "n", "Invalid", "Missing"], rows))
@@ -103,8 +106,16 @@ def run_table(run: ReportRun) -> str:
         parts.append("(no metric could be computed)")
     notes = [f"Not computed: {', '.join(metrics)}: {reason.rstrip('.')}."
              for reason, metrics in unavailable_reasons(s.scores).items()]
+    notes += zeros
     judge = _judge_line(s.judge)
     return "\n".join([*parts, *([""] if notes or judge else []), *notes, *([judge] if judge else [])])
+
+
+def _zero_line(name: str, variant: dict[str, Any], score: Score) -> str:
+    """Why a labelled scoring gives 0: every answer invalid under its rule, or none right by it (its rule)."""
+    why = (f"all {score.n:,} answers are invalid under its rule" if score.invalid + score.missing >= score.n
+           else "no answer is right by its rule")
+    return f"{score.metric} ({name}) is 0: {why}, {variant.get('description', '').rstrip('.')}."
 
 
 def headline_score(run: ReportRun) -> Score | None:

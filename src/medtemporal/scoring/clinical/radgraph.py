@@ -25,6 +25,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import os
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -100,16 +101,27 @@ def model_dir(weights: Weights, model_type: str) -> Path:
     An archive is unpacked once into ``<archive>.unpacked/``; a folder named by the environment is linked.
     """
     local = weights.local()
+    named = f"{weights.env} names {local}" if os.environ.get(weights.env) else f"The cached {local}"
+    fix = f"point it at {weights.files[0] if weights.files else 'the archive'} or the folder it unpacks to"
     if local.is_dir():
+        if not (local / MODEL_CONFIG).is_file():
+            raise UnavailableError(f"{named}, a folder without {MODEL_CONFIG}; {fix}.")
         return _linked(local.resolve(), model_type)
     holder = local.resolve().with_name(local.name + ".unpacked")
     if not (holder / model_type / MODEL_CONFIG).is_file():
         work = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=holder.parent))
-        with tarfile.open(local, "r:gz") as tar:
-            tar.extractall(work / model_type, filter="data")
-        holder.mkdir(exist_ok=True)
-        os.replace(work / model_type, holder / model_type)
-        work.rmdir()
+        try:
+            with tarfile.open(local, "r:gz") as tar:
+                tar.extractall(work / model_type, filter="data")
+            if not (work / model_type / MODEL_CONFIG).is_file():
+                raise UnavailableError(f"{named}, an archive without {MODEL_CONFIG} at its top; {fix}.")
+            holder.mkdir(exist_ok=True)
+            os.replace(work / model_type, holder / model_type)
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise UnavailableError(f"{named}, which is not a readable .tar.gz archive ({type(exc).__name__}); "
+                                   f"{fix}.") from None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return holder
 
 
