@@ -30,14 +30,3 @@ def test_bad_manifest_names_field(tmp_path):
     with pytest.raises(InvalidInputError, match="field `licence`"):
         load(path)
 
-
-def test_the_contract_under_its_old_import_path_warns_and_is_the_same_object():
-    """Plugins written against ``from medtemporal.benchmark import BenchmarkSpec`` keep working, warned."""
-    import medtemporal.benchmark as old
-    from medtemporal import contract
-
-    for name in ("BenchmarkSpec", "DemoSection", "Variant", "spec"):
-        with pytest.warns(DeprecationWarning, match=f"medtemporal.contract.{name}"):
-            assert getattr(old, name) is getattr(contract, name)
-    with pytest.raises(AttributeError):
-        old.NoSuchName  # noqa: B018

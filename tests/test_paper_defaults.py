@@ -45,8 +45,8 @@ def test_cli_and_api_run_a_benchmark_the_same_way(family, built, tmp_path, monke
     a = json.loads((cli / "config.json").read_text())
     b = json.loads((api / "config.json").read_text())
     assert {k: a[k] for k in SETTINGS} == {k: b[k] for k in SETTINGS}
-    assert a["protocol"]["name"] == spec(family).default_protocol
-    paper = dict(spec(family).generation)
+    assert a["protocol"]["name"] == spec(family).defaults.protocol
+    paper = dict(spec(family).defaults.generation)
     assert {k: a["generation"][k] for k in paper} == paper
     assert _predictions(cli) == _predictions(api) and result.summary.done == 12
 

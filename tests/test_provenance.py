@@ -135,16 +135,15 @@ def test_a_released_file_is_open_only_when_its_checksum_is_a_reviewed_release(tm
 
 
 def test_every_family_lists_its_reviewed_releases_with_a_source():
-    from medtemporal.benchmarks.eltlm.known_releases import RELEASES as ELTLM
-    from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES as MICXR
-    from medtemporal.benchmarks.rad3d.known_releases import RELEASES as RAD3D
-    from medtemporal.benchmarks.temmed.known_releases import RELEASES as TEMMED
+    """Read from each registered family's spec (`Published.releases`), not from a list of families kept here."""
+    from medtemporal.registry import entries
 
-    assert len(RAD3D) == 41 and {r.licence for r in RAD3D} == {"open"}
-    assert [r.licence for r in ELTLM] == ["credentialed"]  # 9 questions quote MIMIC-CXR report text
-    assert MICXR == () and TEMMED == ()
-    for r in (*RAD3D, *ELTLM):
-        assert len(r.sha256) == 64 and r.source and r.note
+    releases = {e.name: e.obj.published.releases for e in entries("benchmark")}
+    assert len(releases["3d-rad"]) == 41 and {r.licence for r in releases["3d-rad"]} == {"open"}
+    assert [r.licence for r in releases["eltlm"]] == ["credentialed"]  # 9 questions quote MIMIC-CXR report text
+    assert releases["mi-cxr"] == () and releases["temmed"] == ()
+    for name, listed in releases.items():
+        assert all(len(r.sha256) == 64 and r.source and r.note for r in listed), name
 
 
 OFFICIAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "official"
@@ -152,9 +151,9 @@ OFFICIAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "official"
 
 @pytest.mark.skipif(not (OFFICIAL / "3d-rad").is_dir(), reason="the released files are not in ../shared")
 def test_the_release_tables_match_the_released_files():
-    from medtemporal.benchmarks.eltlm.known_releases import RELEASES as ELTLM
-    from medtemporal.benchmarks.rad3d.known_releases import RELEASES as RAD3D
+    from medtemporal.contract import spec
 
+    ELTLM, RAD3D = spec("eltlm").published.releases, spec("3d-rad").published.releases
     csvs = sorted((OFFICIAL / "3d-rad" / "3DRAD" / "test").rglob("*.csv"))
     assert release_licence(csvs, RAD3D) == "open"
     assert release_licence([OFFICIAL / "eltlm" / "test.json"], ELTLM) == "credentialed"

@@ -42,10 +42,7 @@ def test_a_third_party_family_registers_through_the_entry_point_group(tmp_path):
     pkg.mkdir()
     (pkg / "__init__.py").write_text(textwrap.dedent('''
         from pathlib import Path
-        from medtemporal.benchmark import Manifest
-        from medtemporal.contract import BenchmarkSpec
-        from medtemporal.registry import register
-        from medtemporal.schema import Item
+        from medtemporal.family import BenchmarkSpec, Item, Manifest, Published, register
 
         def build(args):
             item = Item.create(benchmark="toy", task="t", subtype="s", images=[], question="Q?",
@@ -58,7 +55,8 @@ def test_a_third_party_family_registers_through_the_entry_point_group(tmp_path):
 
         SPEC = register("benchmark", "toy")(BenchmarkSpec(
             name="toy", version="1", licence="open", description="a third-party toy family",
-            add_arguments=lambda p: None, build=build, exports={"lines": to_lines}))
+            add_arguments=lambda p: None, build=build,
+            published=Published(exports={"lines": to_lines})))
     '''))
     dist = tmp_path / "thirdparty_bench-1.0.dist-info"
     dist.mkdir()

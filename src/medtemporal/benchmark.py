@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,17 +217,3 @@ def load(path: str | Path) -> Benchmark:
         )
     return Benchmark(path.resolve(), manifest, items)
 
-
-_MOVED = ("BenchmarkSpec", "DemoSection", "Variant", "spec")
-"""The plugin contract's names, importable from here before they moved to `medtemporal.contract`."""
-
-
-def __getattr__(name: str) -> Any:
-    """The contract's names under their old import path, with a `DeprecationWarning`."""
-    if name not in _MOVED:
-        raise AttributeError(f"module 'medtemporal.benchmark' has no attribute {name!r}")
-    warnings.warn(f"medtemporal.benchmark.{name} moved to medtemporal.contract.{name}; import it from there.",
-                  DeprecationWarning, stacklevel=2)
-    from medtemporal import contract
-
-    return getattr(contract, name)

@@ -10,7 +10,7 @@
   visit framing (`medtemporal.interop.vlmevalkit`).
 * ``lmms-eval`` — a task folder, one task per benchmark task with the family's metrics
   (`medtemporal.interop.lmms_eval`).
-* a family's own formats, from its `BenchmarkSpec.exports` (e.g. the layout of the paper's released file).
+* a family's own formats, from its `Published.exports` (e.g. the layout of the paper's released file).
 
 Nothing existing is replaced without ``overwrite``, and every writer writes to a temporary file or folder
 and renames it, so a failed or killed export never leaves half a file where a good one was.
@@ -81,7 +81,7 @@ def formats() -> tuple[str, ...]:
     """Every export format name: the common ones, then each registered family's own."""
     from medtemporal.registry import entries
 
-    return tuple(dict.fromkeys([*WRITERS, *(f for e in entries("benchmark") for f in e.obj.exports)]))
+    return tuple(dict.fromkeys([*WRITERS, *(f for e in entries("benchmark") for f in e.obj.published.exports)]))
 
 
 def export(bench: Benchmark, fmt: str, out: str | Path, *, embed_images: bool = False,
@@ -105,7 +105,7 @@ def _export(bench: Benchmark, fmt: str, out: Path, embed_images: bool, overwrite
         if fmt not in FOLDER_FORMATS and out.is_dir():
             raise InvalidInputError(f"--out {out} is a folder; pass a file name, e.g. {out / ('items.' + fmt)}.")
         return Exported(fmt, len(bench.items), tuple(writer(bench, out, embed_images, overwrite)))
-    own = spec(bench.manifest.benchmark).exports
+    own = spec(bench.manifest.benchmark).published.exports
     family_writer = own.get(fmt)
     if family_writer is None:
         raise InvalidInputError(f"Unknown export format {fmt!r} for a {bench.manifest.benchmark} benchmark; "

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypeVar
 
@@ -53,6 +55,8 @@ class Entry:
 _ENTRIES: dict[Kind, dict[str, Entry]] = {k: {} for k in KINDS}
 _DECLARED: dict[tuple[Kind, str], str] = {}
 _FAILED_PLUGINS: dict[str, str] = {}
+_PLUGINS: set[tuple[Kind, str]] = set()
+_loading_plugins = False
 _loaded = False
 _loaded_all = False
 
@@ -67,6 +71,8 @@ def register(kind: Kind, name: str, **info: Any) -> Callable[[T], T]:
         if existing is not None and existing.obj is not obj:
             raise ValueError(f"A {kind} named {name!r} is already registered.")
         _ENTRIES[kind][name] = Entry(kind, name, obj, dict(info))
+        if _loading_plugins:
+            _PLUGINS.add((kind, name))
         return obj
 
     return add
@@ -88,7 +94,7 @@ def _load() -> None:
 
 def _load_all() -> None:
     """Import every declared module and every ``medtemporal`` entry point, once."""
-    global _loaded_all
+    global _loaded_all, _loading_plugins
     _load()
     if _loaded_all:
         return
@@ -97,11 +103,15 @@ def _load_all() -> None:
         importlib.import_module(module)
     from importlib.metadata import entry_points
 
-    for ep in entry_points(group="medtemporal"):
-        try:
-            ep.load()
-        except Exception as exc:  # surfaced by `medtemporal list` and on lookup
-            _FAILED_PLUGINS[ep.name] = f"{type(exc).__name__}: {exc}"
+    _loading_plugins = True
+    try:
+        for ep in entry_points(group="medtemporal"):
+            try:
+                ep.load()
+            except Exception as exc:  # surfaced by `medtemporal list` and on lookup
+                _FAILED_PLUGINS[ep.name] = f"{type(exc).__name__}: {exc}"
+    finally:
+        _loading_plugins = False
 
 
 def lookup(kind: Kind, name: str) -> Entry:
@@ -151,3 +161,30 @@ def failed_plugins() -> dict[str, str]:
     """Entry points that failed to load, with the reason."""
     _load_all()
     return dict(_FAILED_PLUGINS)
+
+
+def discovered(kind: Kind) -> list[str]:
+    """Sorted names of ``kind`` the registry finds by itself: the built-in entries it declares and those of
+    ``medtemporal`` entry points, not objects registered by a caller at run time (e.g. a test's toy family)."""
+    _load_all()
+    return sorted(n for n in _ENTRIES[kind] if (kind, n) in _DECLARED or (kind, n) in _PLUGINS)
+
+
+@contextmanager
+def isolated() -> Iterator[None]:
+    """Entries registered inside the block are gone after it (every built-in and plugin entry is loaded first,
+    so none of those is lost): how tests register a toy family without leaking it into later tests.
+
+    >>> with isolated():
+    ...     _ = register("metric", "toy_metric_in_a_block")(object())
+    >>> "toy_metric_in_a_block" in names("metric")
+    False
+    """
+    _load_all()
+    saved = {kind: dict(found) for kind, found in _ENTRIES.items()}
+    try:
+        yield
+    finally:
+        for kind, found in saved.items():
+            _ENTRIES[kind].clear()
+            _ENTRIES[kind].update(found)

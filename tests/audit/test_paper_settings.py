@@ -27,7 +27,7 @@ def test_overall_covers_only_the_declared_tasks() -> None:
     assert scores["task:ICR-V"].value == 0.0
     everything = {s.group: s for s in score_outcomes(outcomes, lambda t: ("accuracy",), resamples=50)}
     assert everything["overall"].value == 0.5 and everything["overall"].n == 8
-    assert spec("mi-cxr").overall_tasks == ("TEL", "ICR", "GTS")
+    assert spec("mi-cxr").groups.overall_tasks == ("TEL", "ICR", "GTS")
 
 
 def test_runs_default_to_the_papers_generation_settings() -> None:

@@ -1,6 +1,6 @@
 """One small phantom benchmark of every registered family, built through the CLI as a user would (seconds each).
 
-The families are the registry's (every registered family with a demo section), so a family is in every
+The families are the registry's (`medtemporal.registry.discovered`), so a family is in every
 cross-family test the moment it is registered. Each is built from its own demo section (`BenchmarkSpec.demo`: the phantoms and
 build commands, at `PATIENTS` patients, the runs left out; then `PER_TASK` items of each task) under one root, so the CXR families share one
 cohort as they do in ``medtemporal demo``. The session fixture `family_benches` does it once per session
@@ -19,10 +19,11 @@ import medtemporal.benchmarks  # noqa: F401  (registers the built-in families)
 from medtemporal.benchmark import load, save
 from medtemporal.cli import main
 from medtemporal.contract import spec
-from medtemporal.registry import entries
+from medtemporal.registry import discovered
 
-FAMILIES = tuple(e.name for e in entries("benchmark") if e.obj.demo is not None)
-"""Every registered family with a demo section (the toy families tests register have none)."""
+FAMILIES = tuple(discovered("benchmark"))
+"""Every family the registry finds (built-in and plugins, not the toy families tests register); one without a
+demo section fails `build_family` instead of dropping out."""
 PATIENTS = 12
 """Phantom patients per dataset: enough for every family's items, few enough to build all in seconds."""
 PER_TASK = 12

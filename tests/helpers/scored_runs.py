@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from medtemporal.benchmark import Manifest, save
-from medtemporal.contract import BenchmarkSpec
+from medtemporal.contract import BenchmarkSpec, ScoreGroups
 from medtemporal.registry import register
 from medtemporal.schema import ImageRef, Item, Prediction, write_jsonl
 from medtemporal.scoring import extract
@@ -30,13 +30,13 @@ SPEC = register("benchmark", NAME)(
         description="constructed five-option items over TEL/ICR/GTS for scoring tests",
         add_arguments=lambda parser: None,
         build=lambda args: ([], Manifest(benchmark=NAME, version="1", licence="synthetic")),
-        subtype_groups={
+        groups=ScoreGroups(subtypes={
             "TEL": {"Single (E/R)": ("single_emergence", "single_resolution"),
                     "Multiple (E/R)": ("multiple_emergence_1",)},
             "ICR": {"ICR": ("icr_multi_abn",)},
             "GTS": {"Single Abnormality": ("single_entity_interval_summary",),
                     "Multi Abnormality": ("multi_entity_interval_summary",)},
-        },
+        }),
     )
 )
 

@@ -140,8 +140,9 @@ def test_a_micxr_stagewise_run_records_the_same_templates_as_before(tmp_path):
 def test_stagewise_refuses_a_family_whose_spec_names_no_guideline(tmp_path):
     """The tiny test family names none: it is refused in one sentence before anything is written."""
     bench = make_tiny_benchmark(tmp_path)
-    sentence = ("Benchmark 'tiny' names no stage-wise guideline for task 'TEL' (BenchmarkSpec.stagewise_guidelines), "
-                "so --protocol stagewise cannot run it; choose another protocol.")
+    sentence = ("Benchmark 'tiny' names no stage-wise guideline for task 'TEL' (RunDefaults.protocol_options), "
+                "so --protocol stagewise cannot run it; choose another protocol or name one with "
+                "--protocol-option guidelines=TEMPLATE.")
     with pytest.raises(InvalidInputError) as exc:
         run(bench, "baseline:random", tmp_path / "r", protocol="stagewise", progress=False)
     assert str(exc.value) == sentence and not (tmp_path / "r" / "config.json").exists()

@@ -7,7 +7,7 @@ import pytest
 from medtemporal.errors import InvalidInputError, UndefinedMetricWarning
 from medtemporal.registry import register
 from medtemporal.benchmark import Manifest
-from medtemporal.contract import BenchmarkSpec
+from medtemporal.contract import BenchmarkSpec, ScoreGroups
 from medtemporal.scoring import score_run
 from medtemporal.runs import RunFolder
 
@@ -105,7 +105,7 @@ def test_declared_column_without_items_is_nan_with_a_warning(tmp_path):
     register("benchmark", "scoring-test-gap")(BenchmarkSpec(
         name="scoring-test-gap", version="1", licence="synthetic", description="",
         add_arguments=lambda p: None, build=lambda a: ([], Manifest(benchmark="x", version="1", licence="synthetic")),
-        subtype_groups={"TEL": {"Single": ("single_emergence",), "E→R / R→E": ("emergence_to_resolution",)}},
+        groups=ScoreGroups(subtypes={"TEL": {"Single": ("single_emergence",), "E→R / R→E": ("emergence_to_resolution",)}}),
     ))
     items = [i.model_copy(update={"benchmark": "scoring-test-gap"}) for i in make_items(2, 3) if i.task == "TEL"]
     run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items])

@@ -1,4 +1,4 @@
-"""The generic weighted Overall (``overall:paper``, `BenchmarkSpec.overall_weights`) in `score_outcomes`."""
+"""The generic weighted Overall (``overall:paper``, `ScoreGroups.overall_weights`) in `score_outcomes`."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def by_group(scores):
 
 def test_value_is_the_weighted_mean_of_the_groups_with_a_patient_interval():
     got = by_group(score_outcomes(outcomes({"single_emergence": 1.0, "icr_multi_abn": 0.5}), lambda t: ("accuracy",),
-                                  SPEC.subtype_groups, overall_weights=WEIGHTS, resamples=300))
+                                  SPEC.groups.subtypes, overall_weights=WEIGHTS, resamples=300))
     parts = {g: got[g].value for g in WEIGHTS}
     assert parts["subtypes:TEL/Single (E/R)"] == pytest.approx(0.5)  # single_resolution items are all wrong
     expected = sum(w * parts[g] for g, w in WEIGHTS.items()) / sum(WEIGHTS.values())
@@ -46,23 +46,23 @@ def test_value_is_the_weighted_mean_of_the_groups_with_a_patient_interval():
 def test_every_replicate_recomputes_each_group():
     """All right in the weighted groups: every replicate is 1, so the interval is [1, 1]."""
     right = {s: 1.0 for s in ("single_emergence", "single_resolution", "icr_multi_abn", "multi_entity_interval_summary")}
-    paper = by_group(score_outcomes(outcomes(right), lambda t: ("accuracy",), SPEC.subtype_groups,
+    paper = by_group(score_outcomes(outcomes(right), lambda t: ("accuracy",), SPEC.groups.subtypes,
                                     overall_weights=WEIGHTS, resamples=200))[WEIGHTED_OVERALL]
     assert (paper.value, paper.ci_low, paper.ci_high) == (1.0, 1.0, 1.0)
 
 
 def test_no_weighted_overall_when_a_group_is_absent_or_no_weights():
     some = [o for o in outcomes({}) if o.item.task != "ICR"]
-    assert WEIGHTED_OVERALL not in by_group(score_outcomes(some, lambda t: ("accuracy",), SPEC.subtype_groups,
+    assert WEIGHTED_OVERALL not in by_group(score_outcomes(some, lambda t: ("accuracy",), SPEC.groups.subtypes,
                                                            overall_weights=WEIGHTS, resamples=50))
     assert WEIGHTED_OVERALL not in by_group(score_outcomes(outcomes({}), lambda t: ("accuracy",),
-                                                           SPEC.subtype_groups, resamples=50))
+                                                           SPEC.groups.subtypes, resamples=50))
 
 
 def test_repeats_get_the_same_weighted_value():
     run = outcomes({"single_emergence": 1.0, "icr_multi_abn": 0.5})
-    point = point_values(run, lambda t: ("accuracy",), SPEC.subtype_groups, overall_weights=WEIGHTS)
-    full = by_group(score_outcomes(run, lambda t: ("accuracy",), SPEC.subtype_groups, overall_weights=WEIGHTS,
+    point = point_values(run, lambda t: ("accuracy",), SPEC.groups.subtypes, overall_weights=WEIGHTS)
+    full = by_group(score_outcomes(run, lambda t: ("accuracy",), SPEC.groups.subtypes, overall_weights=WEIGHTS,
                                    resamples=50))
     assert point[(WEIGHTED_OVERALL, "accuracy")] == pytest.approx(full[WEIGHTED_OVERALL].value)
     assert np.isfinite(point[("overall", "accuracy")])

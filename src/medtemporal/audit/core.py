@@ -30,16 +30,16 @@ best reader (highest accuracy) is reported per subtype. A subtype is
 **answerable blind** when a reader's interval lies wholly more than `MARGIN`
 above chance (its lower end above chance + 5 points), not when a point
 estimate does, and only with at least `MIN_PATIENTS` patients. A benchmark's spec may declare that its paper's own design
-makes some subtypes answerable (`BenchmarkSpec.audit_notes`, patterns over
+makes some subtypes answerable (`AuditRules.notes`, patterns over
 ``task/subtype``): those are reported **by design**, with the note, and not
 flagged (also where a reader is above chance + 5 points with too few patients
-for an interval). Ordering answers are skipped with a note. Where the spec gives a text-only floor for open
-answers that exact matches do not measure (`BenchmarkSpec.text_floor`: what copying the prior report scores on
-the family's own metrics), the section holds it as ``text_floor``.
+for an interval). Ordering answers are skipped with a note. Where the spec names text-only baselines for open
+answers, which have no chance level (`AuditRules.baselines`: e.g. the prior report copied), the section holds
+what they score as ``text_floor`` (`medtemporal.audit.floor`).
 
 Readers are fitted on each subtype's items alone (``fit="subtype"``, the
 default), or on each task's items across its subtypes (``fit="task"``, a
-family's `BenchmarkSpec.audit_fit`), for benchmarks whose subtype names the
+family's `AuditRules.fit`), for benchmarks whose subtype names the
 answer's category: a model never sees the subtype, and a reader fitted within
 it would learn the answer from it. Then the task's row over all its subtypes
 (`POOLED`) is judged as above, and so is each subtype row of that fit (marked
@@ -244,25 +244,27 @@ def declared_notes(items: Sequence[Item]) -> dict[str, str]:
     notes: dict[str, str] = {}
     for name in sorted({it.benchmark for it in items}):
         try:
-            notes.update(spec(name).audit_notes)
+            notes.update(spec(name).audit.notes)
         except UnknownNameError:
             continue
     return notes
 
 
 def declared_floors(items: Sequence[Item]) -> dict[str, Any] | None:
-    """The text-only floor of the items' open answers from their benchmark specs' ``text_floor`` (rows of every
-    benchmark that has one, the first description), or None when none has one."""
+    """The text-only floor of the items' open answers (`medtemporal.audit.floor`) from their benchmark specs'
+    `AuditRules.baselines` (rows of every benchmark that names some, the first description), or None."""
+    from medtemporal.audit.floor import text_floor
+    from medtemporal.backends.session import DataUse
     from medtemporal.contract import spec
 
     found: dict[str, Any] | None = None
     for name in sorted({it.benchmark for it in items}):
         try:
-            floor = spec(name).text_floor
+            family = spec(name)
         except UnknownNameError:
             continue
-        if floor is not None:
-            part = floor([it for it in items if it.benchmark == name])
+        part = text_floor([it for it in items if it.benchmark == name], family.audit, DataUse(name, family.licence))
+        if part is not None:
             found = part if found is None else {**found, "rows": [*found["rows"], *part["rows"]]}
     return found
 

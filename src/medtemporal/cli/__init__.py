@@ -21,7 +21,7 @@ from medtemporal.progress import quiet
 from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error, path_error
 
-COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
+COMMANDS = ("demo", "list", "score", "report", "leaderboard", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
             "phantoms", "nltk-data")
 
 
@@ -30,6 +30,7 @@ HELP = {
     "list": "list the benchmarks, backends, protocols, metrics, extractors, phantoms and prompts",
     "score": "score runs: each task's metrics with patient-clustered 95%% CIs -> scores.json",
     "report": "write report.md / .csv / .html for runs (scoring them first if needed)",
+    "leaderboard": "a static site of every model x every family beside the published rows (no server needed)",
     "view": "browse runs and their reports on 127.0.0.1 (loopback only)",
     "compare": "paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
     "build": "build a benchmark from raw data (or import a released question file)",

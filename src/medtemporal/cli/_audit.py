@@ -35,12 +35,12 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def _family_fit(name: str) -> str:
-    """The fit the family's spec declares (`BenchmarkSpec.audit_fit`); ``subtype`` for an unregistered name."""
+    """The fit the family's spec declares (`AuditRules.fit`); ``subtype`` for an unregistered name."""
     from medtemporal.contract import spec
     from medtemporal.errors import UnknownNameError
 
     try:
-        return spec(name).audit_fit
+        return spec(name).audit.fit
     except UnknownNameError:
         return "subtype"
 

@@ -92,11 +92,11 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
             f"No {spec.name} items could be built from this input (see the exclusion counts: "
             f"{', '.join(f'{k}={v}' for k, v in list(manifest.exclusions.items())[:6]) or 'none'}); check the data folders."
         )
-    if spec.audit and not args.no_audit:
+    if spec.audit.at_build and not args.no_audit:
         from medtemporal.audit import audit_items
 
         manifest = manifest.model_copy(update={"audit": audit_items(items, progress=True,
-                                                                    fit=spec.audit_fit)})
+                                                                    fit=spec.audit.fit)})
     save(work, items, manifest)
     publish(work, out, first=(MANIFEST, ITEMS))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))

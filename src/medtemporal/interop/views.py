@@ -91,8 +91,8 @@ def _flatten(item: Item, request: Request) -> ToolView:
 
 
 def protocol_name(bench: Benchmark) -> str:
-    """The protocol whose requests the views reproduce: the benchmark's default (`BenchmarkSpec.default_protocol`)."""
-    return spec(bench.manifest.benchmark).default_protocol
+    """The protocol whose requests the views reproduce: the benchmark's default (`RunDefaults.protocol`)."""
+    return spec(bench.manifest.benchmark).defaults.protocol
 
 
 def tool_views(bench: Benchmark, items: list[Item] | None = None) -> list[ToolView]:

@@ -3,8 +3,7 @@
 A template is a ``<name>.txt`` file. Core holds the ones any benchmark may
 use (``mcq_direct``, the stage-wise, caption-then-reason and
 shuffled-timestamps protocols' templates); a benchmark family ships its own in
-the folder its `BenchmarkSpec.prompt_dir` names (by default ``prompts/`` beside
-the module that defines its ``build``), so a plugin family registered through
+``prompts/`` beside the module that defines its ``build``, so a plugin family registered through
 the ``medtemporal`` entry-point group or `medtemporal.registry.register` brings
 its prompts with it. Names are global: two templates of one name are refused.
 
@@ -69,10 +68,8 @@ def placeholders(text: str) -> set[str]:
 
 
 def prompt_folder(spec: BenchmarkSpec) -> Path | None:
-    """The folder of family ``spec``'s templates: its ``prompt_dir``, else ``prompts/`` beside the module
-    that defines its ``build`` (None when that module has no file)."""
-    if spec.prompt_dir is not None:
-        return Path(spec.prompt_dir)
+    """The folder of family ``spec``'s templates: ``prompts/`` beside the module that defines its ``build``
+    (None when that module has no file)."""
     module = sys.modules.get(getattr(spec.build, "__module__", None) or "")
     file = getattr(module, "__file__", None)
     return Path(file).parent / "prompts" if file else None

@@ -7,15 +7,15 @@ task-specific guideline; it is told not to answer. Stage 2 sees only those
 descriptions with the problem and its choices, and picks one option. Both
 outputs are kept in the prediction's ``calls``.
 
-The guideline of each task is the template the benchmark's spec names
-(`BenchmarkSpec.stagewise_guidelines`; MI-CXR's for TEL, ICR and GTS): a
-family that names none is refused before anything runs, never given another
-paper's guideline.
+The guideline of each task is a template named by the protocol's option ``guidelines`` (task → template, key
+``"*"`` for other tasks; one name for every task): the user's ``--protocol-option guidelines=NAME``, else the
+family's (`medtemporal.contract.RunDefaults.protocol_options`; MI-CXR's for TEL, ICR and GTS). A family that
+names none is refused before anything runs, never given another paper's guideline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
@@ -39,15 +39,19 @@ class StageWise(Solver):
     name = "stagewise"
     templates = ("stagewise_describe", "stagewise_decide")
 
+    def __init__(self, prompts: PromptSet | None = None, guidelines: str | Mapping[str, str] | None = None) -> None:
+        super().__init__(prompts)
+        self.guidelines = {"*": guidelines} if isinstance(guidelines, str) else guidelines
+
     def templates_for(self, bench: BenchmarkSpec, tasks: Collection[str]) -> tuple[str, ...]:
-        """Every guideline template of ``bench``, once each task's guideline is checked (see `guideline`)."""
+        """Every guideline template in force for ``bench``, once each task's guideline is checked (see `guideline`)."""
         for task in tasks:
-            guideline(bench, task)
-        return tuple(dict.fromkeys(bench.stagewise_guidelines.values()))
+            guideline(bench, task, self.guidelines)
+        return tuple(dict.fromkeys(_chosen(bench, self.guidelines).values()))
 
     async def solve(self, item: Item, image_root: Path, generate: Generate, config: GenerateConfig) -> Solution:
         n = len(item.images)
-        guideline_text = self.prompts.render(guideline(spec(item.benchmark), item.task))
+        guideline_text = self.prompts.render(guideline(spec(item.benchmark), item.task, self.guidelines))
         shown = {"question": item.question, "options": format_options(item.options), "targets": targets(item),
                  "n_images": n}
         describe = self.prompts.render("stagewise_describe", intervals=intervals(n), guideline=guideline_text,
@@ -61,19 +65,26 @@ class StageWise(Solver):
         return Solution(second.text, calls)
 
 
-def guideline(bench: BenchmarkSpec, task: str) -> str:
-    """The guideline template ``bench`` names for ``task`` (or for every task, key ``"*"``).
+def guideline(bench: BenchmarkSpec, task: str, given: Mapping[str, str] | None = None) -> str:
+    """The guideline template for ``task`` (or for every task, key ``"*"``): in ``given`` (the protocol's
+    ``guidelines`` option), else in ``bench``'s default options of this protocol.
 
     Raises:
-        InvalidInputError: the benchmark names none for ``task``.
+        InvalidInputError: neither names one for ``task``.
     """
-    name = BenchmarkSpec.for_task(bench.stagewise_guidelines, task)
+    name = BenchmarkSpec.for_task(_chosen(bench, given), task)
     if name is None:
         raise InvalidInputError(
             f"Benchmark {bench.name!r} names no stage-wise guideline for task {task!r} "
-            "(BenchmarkSpec.stagewise_guidelines), so --protocol stagewise cannot run it; choose another protocol."
+            "(RunDefaults.protocol_options), so --protocol stagewise cannot run it; choose another protocol or "
+            "name one with --protocol-option guidelines=TEMPLATE."
         )
     return name
+
+
+def _chosen(bench: BenchmarkSpec, given: Mapping[str, str] | None) -> Mapping[str, str]:
+    """Task → guideline template: ``given``, else ``bench``'s default ``guidelines`` option of this protocol."""
+    return given if given is not None else bench.defaults.protocol_options.get(StageWise.name, {}).get("guidelines", {})
 
 
 def targets(item: Item) -> str:

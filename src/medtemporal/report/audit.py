@@ -84,7 +84,7 @@ FLOOR_HEADER = ["Task", "Subtype", "n", "Patients", "Baseline", "Metric", "Value
 
 
 def floor_rows(audit: Mapping[str, Any]) -> list[list[str]]:
-    """The text-only floor of open answers (`BenchmarkSpec.text_floor`), one row per group, baseline and metric."""
+    """The text-only floor of open answers (`medtemporal.audit.floor`), one row per group, baseline and metric."""
     def value(r: Mapping[str, Any]) -> str:
         ci = "" if r["ci_low"] is None else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
         return f"{r['value']:.3f}{ci}"

@@ -82,7 +82,7 @@ class FamilyReport:
         return markdown_table(header, rows) if rows else None
 
     def floor_table(self) -> str | None:
-        """The audit's text-only floor of open answers (`BenchmarkSpec.text_floor`) as `medtemporal audit` shows it;
+        """The audit's text-only floor of open answers (`medtemporal.audit.floor`) as `medtemporal audit` shows it;
         None when the manifest holds none."""
         rows = floor_rows(self.audit or {})
         return markdown_table(FLOOR_HEADER, rows) if rows else None

@@ -100,12 +100,12 @@ def overall_columns(runs: Sequence[ReportRun], metric: str) -> list[TableColumn]
 
 
 def overall_tasks(run: ReportRun) -> list[str]:
-    """The run's tasks that its family's Overall covers, where that is not all of them (`BenchmarkSpec.overall_tasks`)."""
+    """The run's tasks that its family's Overall covers, where that is not all of them (`ScoreGroups.overall_tasks`)."""
     from medtemporal.contract import spec
     from medtemporal.errors import UnknownNameError
 
     try:
-        chosen = spec(str(run.scores.run.benchmark)).overall_tasks
+        chosen = spec(str(run.scores.run.benchmark)).groups.overall_tasks
     except UnknownNameError:  # a plugin family no longer installed
         return []
     tasks = [t.task for t in run.scores.layout]

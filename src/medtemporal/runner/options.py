@@ -36,10 +36,10 @@ class RunOptions:
     """Settings of one run (`medtemporal.runner.arun`); None fields take the paper's or the backend's default.
 
     Attributes:
-        protocol: registered protocol name (None: the family's, `BenchmarkSpec.default_protocol`).
+        protocol: registered protocol name (None: the family's, `RunDefaults.protocol`).
         protocol_options: keyword options of the protocol (``k``, ``retriever`` ...).
         config: generation settings: a `GenerateConfig` used as it is, a mapping of settings that override
-            the paper's (``{"temperature": 0.7}``), or None for the paper's (`BenchmarkSpec.generation`).
+            the paper's (``{"temperature": 0.7}``), or None for the paper's (`RunDefaults.generation`).
         tasks: run only the items of these tasks (None: all the backend can answer, `for_backend`).
         limit: run at most this many items (after ``tasks``): a seeded sample spread over tasks and subtypes.
         limit_per_task: run at most this many items of each task, spread over its subtypes likewise.
@@ -102,11 +102,11 @@ class RunOptions:
         if isinstance(self.config, GenerateConfig):
             config = self.config
         else:
-            paper = {k: v for k, v in spec.generation.items() if k in GENERATION_FIELDS}
+            paper = {k: v for k, v in spec.defaults.generation.items() if k in GENERATION_FIELDS}
             config = GenerateConfig(**{**paper, **dict(self.config or {})})
         return dataclasses.replace(
             self,
-            protocol=self.protocol or spec.default_protocol,
+            protocol=self.protocol or spec.defaults.protocol,
             config=config,
             prompts=self.prompts or PromptSet(),
             protocol_options=dict(self.protocol_options or {}),

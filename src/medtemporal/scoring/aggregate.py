@@ -2,13 +2,13 @@
 
 Groups are named by a fixed scheme that reports and ``runs list`` rely on:
 
-- ``overall``: every item of the benchmark's `BenchmarkSpec.overall_tasks` (all tasks by default);
+- ``overall``: every item of the benchmark's `ScoreGroups.overall_tasks` (all tasks by default);
 - ``task:<task>``: one task family (``task:TEL``);
 - ``subtype:<subtype>``: one subtype (``subtype:single_emergence``; subtype
   names are assumed unique across tasks, as in the papers);
 - ``subtypes:<task>/<label>``: a column that merges subtypes, declared in the
-  benchmark's `BenchmarkSpec.subtype_groups` (the paper's "Single (E/R)");
-- ``overall:paper``: where the benchmark declares `BenchmarkSpec.overall_weights`
+  benchmark's `ScoreGroups.subtypes` (the paper's "Single (E/R)");
+- ``overall:paper``: where the benchmark declares `ScoreGroups.overall_weights`
   (its paper's headline is a weighted mean of table columns), that weighted
   mean of the named groups' values, its interval from the same patient
   bootstrap (each replicate recomputes every column, then the mean).
@@ -40,7 +40,7 @@ from medtemporal.scoring.metrics import UNAVAILABLE, Answer, Metric, metric
 
 Status = Literal["answered", "invalid", "missing"]
 WEIGHTED_OVERALL = "overall:paper"
-"""The group of the paper's weighted Overall (`BenchmarkSpec.overall_weights`)."""
+"""The group of the paper's weighted Overall (`ScoreGroups.overall_weights`)."""
 
 
 @dataclass(frozen=True)
@@ -122,9 +122,9 @@ def score_outcomes(
     Args:
         outcomes: One per benchmark item.
         metrics_for_task: Task → metric names (from the benchmark's spec).
-        subtype_groups: Declared merged columns (`BenchmarkSpec.subtype_groups`).
-        overall_tasks: The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all).
-        overall_weights: Group → weight of the ``overall:paper`` score (`BenchmarkSpec.overall_weights`);
+        subtype_groups: Declared merged columns (`ScoreGroups.subtypes`).
+        overall_tasks: The tasks the ``overall`` group covers (`ScoreGroups.overall_tasks`; None: all).
+        overall_weights: Group → weight of the ``overall:paper`` score (`ScoreGroups.overall_weights`);
             it is computed for each metric that every weighted group has, when all of them have items.
         resamples: Bootstrap replicates per score.
         confidence: Interval confidence level.

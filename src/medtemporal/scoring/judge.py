@@ -4,7 +4,7 @@ A `Rubric` (inspect's model-graded scorer takes its template the same way) is a
 paper's: its system and user templates, the criteria it scores and the strict
 parser of the judge's output; it lives in the family's folder (ELTLM's is
 `medtemporal.benchmarks.eltlm.rubric`) and is named by the family's
-`BenchmarkSpec.judge_rubric`. `judge_answers` asks any judge model — opened
+`BenchmarkSpec.judge`. `judge_answers` asks any judge model — opened
 as a `medtemporal.backends.session.ModelSession`, so guarded, cached and
 retried like every call — for each item's answer, and also for its reference
 answer and an empty answer (the calibration row: ``reference`` should score ≈
@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 from pydantic import ConfigDict
@@ -41,6 +41,7 @@ from medtemporal.registry import register
 from medtemporal.runs import RunFolder
 from medtemporal.schema import Item, Record, content_hash
 from medtemporal.scoring.metrics import Answer
+from medtemporal.scoring.outcomes import RunOutcomes
 
 Kind = Literal["answer", "reference", "empty"]
 Status = Literal["ok", "unparseable", "error"]
@@ -78,6 +79,23 @@ class Rubric:
         if self.system:
             messages = (Message("system", (TextPart(prompts.render(self.system)),)), *messages)
         return Request(messages, config)
+
+    def __call__(self, run: RunOutcomes, judge: Judge, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Verdict]]:
+        """The rubric as the family's judge (`medtemporal.contract.JudgeHook`): every answer of ``run`` judged
+        (`judge_answers` with ``options``); the ``judge`` block of ``scores.json`` and each item's verdict.
+
+        Raises:
+            InvalidInputError: the run has several repeats (the judge scores runs of one repeat only).
+        """
+        repeats = len(run.by_repeat)
+        if repeats > 1:
+            raise InvalidInputError(f"{run.path} has {repeats} repeats; the LLM judge scores runs of one "
+                                    "repeat only, so score it without --judge or judge a run made without "
+                                    "--repeats.")
+        outcomes = run.by_repeat[0] if run.by_repeat else []
+        answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in outcomes}
+        judged = judge_answers(run.folder, run.items, answers, judge, self, **options)
+        return judged.summary(), {o.item.id: judged.verdict(o.item.id) for o in outcomes}
 
 
 @dataclass(frozen=True)

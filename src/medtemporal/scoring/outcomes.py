@@ -41,9 +41,9 @@ class RunOutcomes:
     metrics_for: Callable[[str], tuple[str, ...]]
     subtype_groups: Mapping[str, Mapping[str, Sequence[str]]]
     overall_tasks: tuple[str, ...] | None = None
-    """The tasks the ``overall`` group covers (`BenchmarkSpec.overall_tasks`; None: all)."""
+    """The tasks the ``overall`` group covers (`ScoreGroups.overall_tasks`; None: all)."""
     overall_weights: Mapping[str, float] = field(default_factory=dict)
-    """Group → weight of the paper's weighted Overall (`BenchmarkSpec.overall_weights`)."""
+    """Group → weight of the paper's weighted Overall (`ScoreGroups.overall_weights`)."""
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Values computed once per run and reused (e.g. per-item metric statistics, `medtemporal.scoring.compare`)."""
 
@@ -78,8 +78,8 @@ def load_outcomes(run_dir: str | Path | RunFolder, *, judged: bool = False, allo
     check_requested(requested, items, specs)
     return RunOutcomes(folder, config, bench, items, by_repeat, tallies, latest, lines,
                        _metrics_for(items, specs, judged=judged, requested=requested),
-                       main.subtype_groups if main else {},
-                       main.overall_tasks if main else None, main.overall_weights if main else {})
+                       main.groups.subtypes if main else {},
+                       main.groups.overall_tasks if main else None, main.groups.overall_weights if main else {})
 
 
 def _outcomes(items: list[Item], latest: dict[str, Prediction]) -> tuple[list[Outcome], dict[str, Any]]:

@@ -53,8 +53,8 @@ def score_run(
         resamples: Bootstrap replicates per score.
         confidence: Confidence level of the intervals.
         seed: Bootstrap seed.
-        judge: The LLM judge: the family's rubric (`BenchmarkSpec.judge_rubric`) or judge pass
-            (`BenchmarkSpec.judge_pass`); without one, metrics that need a judge are left out.
+        judge: The LLM judge, used as the family's `BenchmarkSpec.judge` says (a rubric over open answers, or
+            the family's own pass); without one, metrics that need a judge are left out.
         judge_options: Keyword options of `medtemporal.scoring.judge.judge_answers` (cache, remote data, progress).
         allow_rebuilt: Score against a benchmark rebuilt since the run (recorded in ``scores.json``).
         metrics: Metrics registered ``on_request`` (model-based report metrics) to score too, where the family
@@ -88,19 +88,10 @@ def score_run(
         judge_block = None
         if judge is not None:
             options = {"licence": bench.manifest.licence, **(judge_options or {})}
-            if family.judge_pass is not None:
-                judge_block = family.judge_pass(loaded, judge, options)
-            elif family.judge_rubric is not None:
-                from medtemporal.scoring.judge import judge_answers
-
-                if repeats > 1:
-                    raise InvalidInputError(f"{folder.path} has {repeats} repeats; the LLM judge scores runs of one "
-                                            "repeat only, so score it without --judge or judge a run made without "
-                                            "--repeats.")
-                answers = {o.item.id: (o.answer if isinstance(o.answer, str) else None) for o in by_repeat[0]}
-                judged = judge_answers(folder, items, answers, judge, family.judge_rubric, **options)
-                by_repeat = [[replace(o, verdict=judged.verdict(o.item.id)) for o in by_repeat[0]]]
-                judge_block = judged.summary()
+            if family.judge is not None:
+                judge_block, verdicts = family.judge(loaded, judge, options)
+                if verdicts is not None:
+                    by_repeat = [[replace(o, verdict=verdicts.get(o.item.id)) for o in r] for r in by_repeat]
             else:
                 raise InvalidInputError(f"The benchmark {bench.manifest.benchmark!r} has no metric an LLM judge "
                                         "decides; score it without --judge.")

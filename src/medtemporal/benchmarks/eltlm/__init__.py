@@ -27,15 +27,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.eltlm.known_releases import RELEASES
+from medtemporal.benchmarks.eltlm.published import TABLES
+from medtemporal.family import BenchmarkSpec, DemoSection, DemoSteps, Published, ScoreGroups, cxr_build, cxr_phantoms, register
 from medtemporal.benchmarks.eltlm.glossary import GLOSSARY
-from medtemporal.contract import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_build, cxr_phantoms
 from medtemporal.benchmarks.eltlm import metrics  # noqa: F401  (registers rouge_l_f1)
 from medtemporal.benchmarks.eltlm.rubric import RUBRIC
 from medtemporal.benchmarks.eltlm.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.eltlm.build import LENGTHS
 from medtemporal.benchmarks.eltlm.release import BENCHMARK, subtype_of
-from medtemporal.registry import register
 from medtemporal.scoring.clinical import CXR_LABELS, TEMPORAL
 
 DEMO_MODEL = "baseline:constant-No significant interval change."
@@ -82,8 +82,9 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     extractors={"*": "text"},
     metrics={"*": METRICS},
     extra_metrics={"*": (*TEMPORAL, *CXR_LABELS)},  # ours beside the paper's (not in the paper)
-    subtype_groups={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS},
+    groups=ScoreGroups(subtypes={"perception": LENGTH_COLUMNS, "reasoning": LENGTH_COLUMNS}),
     report="medtemporal.benchmarks.eltlm.report:write_eltlm_report",
     demo=demo,
-    judge_rubric=RUBRIC,
+    judge=RUBRIC,
+    published=Published(tables=TABLES, releases=RELEASES),
 ))

@@ -19,7 +19,6 @@ items; ``Overall`` is the findings task, the field's headline. Where each rule l
 * `baselines` — ``longitudinal_rrg:copy-prior`` (the reports' reference row), ``:normal-report``,
   ``:nearest-report``.
 * `extract` — ``longitudinal_rrg_section``: the asked section of an output that writes a whole report.
-* `audit` — what ``medtemporal audit`` says for open reports: the text-only floor.
 * `report` — every metric on all, with-prior and no-prior items, copy-prior the reference row, each run minus
   copy-prior; `exports` — each run's reports in CXRMate's and MLRG's CSV shapes; `viewer` — the side-by-side
   per-item page.
@@ -39,14 +38,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
+from medtemporal.benchmarks.longitudinal_rrg.published import TABLES, run_conditions
+from medtemporal.family import (
+    AuditRules, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, ScoreGroups, Variant, cxr_phantoms, register,
+)
 from medtemporal.benchmarks.longitudinal_rrg import baselines, extract, protocols  # noqa: F401  (register them)
-from medtemporal.benchmarks.longitudinal_rrg.audit import text_floor
 from medtemporal.benchmarks.longitudinal_rrg.baselines import URIS
 from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_arguments, build
 from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS
-from medtemporal.contract import BenchmarkSpec, DemoSection, Variant
-from medtemporal.registry import register
 from medtemporal.scoring.clinical import CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL
 
 METRICS = (*LEXICAL_R2GEN, *TEMPORAL, *LEXICAL_RAW, *CXR_CLINICAL)
@@ -68,6 +67,16 @@ def demo(out: Path, patients: int, seed: int) -> DemoSection:
     return steps.section("Longitudinal report generation", cxr_phantoms(steps, patients, seed))
 
 
+FLOOR_BASELINES = URIS[:2]
+"""The text-only floor of ``medtemporal audit`` (`medtemporal.audit.floor`): the prior report copied and the constant
+normal report (the nearest report needs the build's training reports)."""
+FLOOR_METRICS = ("temporal_entity_f1", "rouge_l_f1")
+"""Model-free metrics the floor is scored with, cheap enough for every build: Libra's Temporal Entity F1 and
+ROUGE-L F1 by rouge-score (no weights, no Java; the pycocoevalcap metrics start the METEOR jar)."""
+FLOOR_DESCRIPTION = ("Open report generation has no chance level; the floor is what the item's text alone writes: "
+                     "the prior report copied (nothing on no_prior items) and a constant normal report. Compare "
+                     "models with these rows.")
+
 AUDIT_NOTES = {
     "*/*": "Radiologists write stock sentences for normal and unchanged studies ('No acute cardiopulmonary "
            "process.', 'No significant interval change.'), so the commonest report of a section matches some "
@@ -75,7 +84,7 @@ AUDIT_NOTES = {
            "by overlap and clinical metrics: compare models with the text-only floor below (the prior report "
            "copied, a constant normal report) and with the copy-prior and normal-report runs.",
 }
-"""Exact repeats of stock reports (`BenchmarkSpec.audit_notes`; measured on phantoms, whose unchanged studies say
+"""Exact repeats of stock reports (`AuditRules.notes`; measured on phantoms, whose unchanged studies say
 'No significant interval change.': docs/longitudinal-rrg.md)."""
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
@@ -89,15 +98,14 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     prompts={"*": "longitudinal_rrg_direct"},
     extractors={"*": "longitudinal_rrg_section"},
     metrics={"*": METRICS},
-    subtype_groups={section: PRIOR_COLUMNS for section in SECTIONS},
-    overall_tasks=("findings",),
+    groups=ScoreGroups(subtypes={section: PRIOR_COLUMNS for section in SECTIONS}, overall_tasks=("findings",)),
     variants={"whole output": Variant(extractors={"*": "text"},
                                       description="the whole output scored, headers and all (the main scoring "
                                                   "takes the asked section of an output that writes several)")},
     report="medtemporal.benchmarks.longitudinal_rrg.report:write_longitudinal_rrg_report",
     demo=demo,
-    text_floor=text_floor,
-    audit_notes=AUDIT_NOTES,
-    default_protocol="rrg-prior-report",
-    generation={"temperature": 0.0, "max_tokens": 300},
+    audit=AuditRules(notes=AUDIT_NOTES, baselines=FLOOR_BASELINES, floor_metrics=FLOOR_METRICS,
+                     floor_description=FLOOR_DESCRIPTION),
+    defaults=RunDefaults(protocol="rrg-prior-report", generation={"temperature": 0.0, "max_tokens": 300}),
+    published=Published(tables=TABLES, conditions=run_conditions),
 ))

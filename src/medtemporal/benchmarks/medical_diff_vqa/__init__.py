@@ -31,14 +31,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.medical_diff_vqa.published import TABLES, run_conditions
+from medtemporal.family import AuditRules, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, register
 from medtemporal.benchmarks.medical_diff_vqa.glossary import GLOSSARY
-from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
 from medtemporal.benchmarks.medical_diff_vqa.command import BENCHMARK, VERSION, add_arguments, build
 from medtemporal.benchmarks.medical_diff_vqa.ekaid import NAME as EKAID
 from medtemporal.benchmarks.medical_diff_vqa.ekaid import VARIANT as EKAID_VARIANT
-from medtemporal.registry import register
 from medtemporal.scoring.clinical import CXR_LABELS, TEMPORAL
 
 TEXT_METRICS = ("diffvqa_bleu_1", "diffvqa_bleu_2", "diffvqa_bleu_3", "diffvqa_bleu_4", "diffvqa_meteor",
@@ -81,12 +80,12 @@ AUDIT_NOTES = {
                              + COMPARE,
 }
 """Question types the release's own generator makes partly answerable from their text
-(`BenchmarkSpec.audit_notes`; measured on phantoms written by the same templates: docs/medical-diff-vqa.md)."""
+(`AuditRules.notes`; measured on phantoms written by the same templates: docs/medical-diff-vqa.md)."""
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     glossary=GLOSSARY,
     name=BENCHMARK,
-    audit_notes=AUDIT_NOTES,
+    audit=AuditRules(notes=AUDIT_NOTES),
     version=VERSION,
     licence="credentialed",
     description="Medical-Diff-VQA: questions about a main chest X-ray and its differences from a reference one; "
@@ -98,6 +97,7 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     extra_metrics={"difference": (*TEMPORAL, *CXR_LABELS)},  # ours beside EKAID's (not in the paper)
     report="medtemporal.benchmarks.medical_diff_vqa.report:write_medical_diff_vqa_report",
     demo=demo,
-    generation={"temperature": 0.0, "max_tokens": 256},
+    defaults=RunDefaults(generation={"temperature": 0.0, "max_tokens": 256}),
     variants={EKAID: EKAID_VARIANT},
+    published=Published(tables=TABLES, conditions=run_conditions),
 ))

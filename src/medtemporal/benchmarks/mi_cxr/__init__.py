@@ -34,17 +34,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES
+from medtemporal.benchmarks.mi_cxr.published import TABLES, run_conditions
+from medtemporal.family import (
+    Benchmark, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, ScoreGroups, cxr_build, cxr_phantoms, register,
+)
 from medtemporal.benchmarks.mi_cxr.glossary import GLOSSARY
-from medtemporal.benchmark import Benchmark
-from medtemporal.contract import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_build, cxr_phantoms
 from medtemporal.benchmarks.mi_cxr import demo_describer  # noqa: F401  (registers the demo's describer backend)
 from medtemporal.benchmarks.mi_cxr.error_judge import judge_pass
 from medtemporal.benchmarks.mi_cxr.command import add_arguments, build
 from medtemporal.benchmarks.mi_cxr.release import write_official
 from medtemporal.benchmarks.mi_cxr.overall import PAPER_OVERALL_WEIGHTS
 from medtemporal.benchmarks.mi_cxr.pipeline import BENCHMARK, VERSION
-from medtemporal.registry import register
 
 BASELINES = ("baseline:random", "baseline:constant-A", "baseline:majority")
 
@@ -104,7 +105,8 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(
         build=build,
         prompts={"*": "mcq_direct"},
         metrics={"*": ("accuracy",)},
-        subtype_groups={
+        groups=ScoreGroups(
+            subtypes={
             "TEL": {
                 "Single (E/R)": ("single_emergence", "single_resolution"),
                 "Multiple (E/R)": (
@@ -117,13 +119,15 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(
                 "Multi Abnormality": ("multi_entity_interval_summary",),
             },
         },
-        exports={"micxr": export_official},
+            overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's tasks (micro Overall); ICR-V is Table 2, scored on its own
+            overall_weights=PAPER_OVERALL_WEIGHTS,  # Table 1's Overall: a weighted mean of its columns (`overall`)
+        ),
         report="medtemporal.benchmarks.mi_cxr.report:write_mi_cxr_report",
-        overall_tasks=("TEL", "ICR", "GTS"),  # Table 1's tasks (micro Overall); ICR-V is Table 2, scored on its own
-        overall_weights=PAPER_OVERALL_WEIGHTS,  # Table 1's Overall: a weighted mean of its columns (`overall`)
-        generation={"temperature": 0.0, "max_tokens": None},  # §4.1: temperature 0, the provider's defaults otherwise
+        # §4.1: temperature 0, the provider's defaults otherwise
+        defaults=RunDefaults(generation={"temperature": 0.0, "max_tokens": None},
+                             protocol_options={"stagewise": {"guidelines": STAGEWISE_GUIDELINES}}),
         demo=demo,
-        judge_pass=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric
-        stagewise_guidelines=STAGEWISE_GUIDELINES,
+        judge=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric
+        published=Published(tables=TABLES, releases=RELEASES, conditions=run_conditions, exports={"micxr": export_official}),
     )
 )

@@ -170,9 +170,10 @@ def stored_labels(folder: str | Path | RunFolder, judge_id: str | None = None) -
     return {(j.item_id, j.repeat): j.label for j in lines if j.judge == judge_id}
 
 
-def judge_pass(loaded: RunOutcomes, judge: Judge, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The spec's ``judge_pass`` hook: `judge_errors` with the ``score --judge`` options."""
-    return judge_errors(loaded, judge, **options)
+def judge_pass(loaded: RunOutcomes, judge: Judge, options: Mapping[str, Any]) -> tuple[dict[str, Any], None]:
+    """The spec's ``judge`` (`medtemporal.contract.JudgeHook`): `judge_errors` with the ``score --judge`` options;
+    no verdict feeds a metric."""
+    return judge_errors(loaded, judge, **options), None
 
 
 _BLOCK = re.compile(r"\[(?P<name>[A-Za-z' -]+)\]\n(?P<body>.*?)(?=\n\[[A-Za-z' -]+\]\n|\n\nAssign the ONE)", re.S)

@@ -25,7 +25,7 @@ PAPER_OVERALL_WEIGHTS: dict[str, float] = {
     "subtypes:GTS/Single Abnormality": 200,
     "subtypes:GTS/Multi Abnormality": 200,
 }
-"""Score group of each Table 1 column → its weight in the paper's Overall (`BenchmarkSpec.overall_weights`)."""
+"""Score group of each Table 1 column → its weight in the paper's Overall (`ScoreGroups.overall_weights`)."""
 
 
 def paper_overall(columns: Mapping[str, float]) -> float:

@@ -24,16 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from medtemporal.benchmarks.mmxu.published import NONE, TABLES
+from medtemporal.family import (
+    AuditRules, Benchmark, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, cxr_phantoms, holds_phantoms, register,
+)
 from medtemporal.benchmarks.mmxu.glossary import GLOSSARY
-from medtemporal.benchmark import Benchmark
-from medtemporal.contract import BenchmarkSpec, DemoSection
-from medtemporal.benchmarks.demo_steps import DemoSteps, cxr_phantoms
 from medtemporal.benchmarks.mmxu import metrics, phantom  # noqa: F401  (register the metrics and the phantom kind)
 from medtemporal.benchmarks.mmxu.command import AUDIT_FIT, VERSION, add_arguments, build
 from medtemporal.benchmarks.mmxu.phantom import RELEASE_FILE
 from medtemporal.benchmarks.mmxu.release import BENCHMARK, write_release
-from medtemporal.provenance import holds_phantoms
-from medtemporal.registry import register
 
 METRICS = ("accuracy", "mmxu_blind_hard_accuracy", "mmxu_blind_adjusted")
 DEMO_MODELS = ("baseline:random", "baseline:oracle")
@@ -84,10 +83,10 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     prompts={"*": "mmxu_direct"},
     extractors={"*": "letter"},
     metrics={"*": METRICS},
-    exports={"mmxu": export_release},
     report="medtemporal.benchmarks.mmxu.report:write_mmxu_report",
     demo=demo,
-    audit=False,  # the build audits itself, across content types, and keeps each item's blind pick (`command`)
-    audit_fit=AUDIT_FIT,
-    generation={"temperature": 0.0, "max_tokens": None},  # ours: the paper's settings were not found (FACTS §5.3)
+    # the build audits itself, across content types, and keeps each item's blind pick (`command`)
+    audit=AuditRules(at_build=False, fit=AUDIT_FIT),
+    defaults=RunDefaults(generation={"temperature": 0.0, "max_tokens": None}),  # ours: the paper's settings were not found (FACTS §5.3)
+    published=Published(tables=TABLES, none=NONE, exports={"mmxu": export_release}),
 ))

@@ -27,12 +27,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.ms_cxr_t.published import TABLES, run_conditions
+from medtemporal.family import AuditRules, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, ScoreGroups, register
 from medtemporal.benchmarks.ms_cxr_t import chexbench, metrics, phantom, similarity  # noqa: F401  (registrations)
 from medtemporal.benchmarks.ms_cxr_t.glossary import GLOSSARY
-from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.ms_cxr_t.command import BENCHMARK, VERSION, add_arguments, build
-from medtemporal.registry import register
 
 PROGRESSION_METRICS = ("accuracy", "mscxrt_macro_accuracy", "mscxrt_accuracy_mean", "mscxrt_macro_accuracy_mean")
 DEMO_MODELS = ("baseline:random", "baseline:majority")
@@ -58,12 +57,12 @@ AUDIT_NOTES = {
                      "scores 41.9% on the released CSVs. Macro accuracy, which the report shows beside plain accuracy, keeps "
                      "any text-only reader at 33.3; compare plain accuracy with the commonest-label row.",
 }
-"""The label prior is the release's own design (`BenchmarkSpec.audit_notes`)."""
+"""The label prior is the release's own design (`AuditRules.notes`)."""
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     glossary=GLOSSARY,
     name=BENCHMARK,
-    audit_notes=AUDIT_NOTES,
+    audit=AuditRules(notes=AUDIT_NOTES),
     version=VERSION,
     licence="credentialed",
     description="MS-CXR-T: progression of five findings between two chest X-rays (improving / stable / "
@@ -74,7 +73,8 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     metrics={"progression": PROGRESSION_METRICS, "sentence_similarity": ("accuracy", "mscxrt_macro_accuracy")},
     report="medtemporal.benchmarks.ms_cxr_t.report:write_ms_cxr_t_report",
     demo=demo,
-    overall_tasks=("progression",),
-    generation={"temperature": 0.0, "max_tokens": 512},
+    groups=ScoreGroups(overall_tasks=("progression",)),
+    defaults=RunDefaults(generation={"temperature": 0.0, "max_tokens": 512}),
     variants={chexbench.NAME: chexbench.VARIANT, similarity.NAME: similarity.VARIANT},
+    published=Published(tables=TABLES, conditions=run_conditions),
 ))

@@ -25,16 +25,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medtemporal.benchmarks.rad3d.known_releases import RELEASES
+from medtemporal.benchmarks.rad3d.published import TABLES
+from medtemporal.family import AuditRules, Benchmark, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, register
 from medtemporal.benchmarks.rad3d.glossary import GLOSSARY
-from medtemporal.benchmark import Benchmark
-from medtemporal.benchmarks.demo_steps import DemoSteps
-from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.rad3d import baselines, scoring, volumes  # noqa: F401  (register rules, metrics, backend, protocol)
 from medtemporal.benchmarks.rad3d.command import add_arguments, build
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, CLOSED_TASKS, OPEN_TASKS, VERSION
 from medtemporal.benchmarks.rad3d.release import write_official
 from medtemporal.benchmarks.rad3d.scoring import CLOSED_METRICS, OPEN_METRICS, RELEASED, TASK4_AS_TEXT
-from medtemporal.registry import register
 from medtemporal.scoring.clinical import CT_CLINICAL
 
 DEMO_MODELS = ("baseline:constant-B", "baseline:constant-D", "rad3d:history", "baseline:random")
@@ -70,7 +69,7 @@ AUDIT_NOTES = {
                "Refractory/Resolved against New/No Abnormality: rad3d:history scores 75.92 macro on the release. "
                "Compare models with rad3d:history, not with chance.",
 }
-"""Subtypes the paper's own design makes answerable without the images (`BenchmarkSpec.audit_notes`)."""
+"""Subtypes the paper's own design makes answerable without the images (`AuditRules.notes`)."""
 
 CITATION = r"""@misc{3drad,
   title        = {{3D-RAD}: A Comprehensive {3D} Radiology Med-{VQA} Dataset with Multi-Temporal Analysis and Diverse
@@ -93,10 +92,11 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     metrics={**{t: OPEN_METRICS for t in OPEN_TASKS}, **{t: CLOSED_METRICS for t in CLOSED_TASKS}},
     extra_metrics={t: CT_CLINICAL for t in OPEN_TASKS},  # ours beside the release's (not in the paper)
     report="medtemporal.benchmarks.rad3d.report:write_rad3d_report",
-    exports={"3drad": export_official},
     variants={"as released": RELEASED, "task 4 as the release computes it": TASK4_AS_TEXT},
-    default_protocol="ct",  # volumes reach a 2D model as 32 axial slices unless the user picks another protocol
-    audit_notes=AUDIT_NOTES,
-    generation={"temperature": 0.0, "max_tokens": 256},  # the release: greedy, max_new_tokens 256 (eval_3DRAD.py 34-52)
+    # volumes reach a 2D model as 32 axial slices unless the user picks another protocol; the release: greedy,
+    # max_new_tokens 256 (eval_3DRAD.py 34-52)
+    defaults=RunDefaults(protocol="ct", generation={"temperature": 0.0, "max_tokens": 256}),
+    audit=AuditRules(notes=AUDIT_NOTES),
     demo=demo,
+    published=Published(tables=TABLES, releases=RELEASES, exports={"3drad": export_official}),
 ))

@@ -28,12 +28,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.skillqa.published import TABLES
+from medtemporal.family import BenchmarkSpec, DemoSection, DemoSteps, Published, ScoreGroups, register
 from medtemporal.benchmarks.skillqa.glossary import GLOSSARY
-from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.skillqa import metrics  # noqa: F401  (registers the rationale and overall metrics)
 from medtemporal.benchmarks.skillqa.command import BENCHMARK, TASK, VERSION, add_arguments, build
-from medtemporal.registry import register
 
 PROCEDURES = ("CPR", "AED", "BMV")
 BASELINES = ("baseline:random", "baseline:oracle")
@@ -94,10 +93,11 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     metrics={TASK: ("skillqa_overall", "accuracy", "pairwise_accuracy", "skillqa_rationale_bertscore",
                     "pairwise_accuracy_partial")},
     report="medtemporal.benchmarks.skillqa.report:write_skillqa_report",
-    subtype_groups={TASK: {
+    groups=ScoreGroups(subtypes={TASK: {
         **{p: (f"{p}_4", f"{p}_6") for p in PROCEDURES},
         "4 frames": tuple(f"{p}_4" for p in PROCEDURES),
         "6 frames": tuple(f"{p}_6" for p in PROCEDURES),
-    }},
+    }}),
     demo=demo,
+    published=Published(tables=TABLES),
 ))

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmarks.demo_steps import DemoSteps
+from medtemporal.benchmarks.temmed.known_releases import RELEASES
+from medtemporal.benchmarks.temmed.published import TABLES
+from medtemporal.family import BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, register
 from medtemporal.benchmarks.temmed.glossary import GLOSSARY
-from medtemporal.contract import BenchmarkSpec, DemoSection
 from medtemporal.benchmarks.temmed import extract, metrics, rag  # noqa: F401  (register rules, metrics, protocols)
 from medtemporal.benchmarks.temmed.command import add_arguments, build
 from medtemporal.benchmarks.temmed.pipeline import BENCHMARK, VERSION
-from medtemporal.registry import register
 from medtemporal.scoring.clinical import CXR_CLINICAL, TEMPORAL
 
 CLOSED = "vqa,image_pair"
@@ -85,5 +85,6 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
     extra_metrics={"report": (*TEMPORAL, *CXR_CLINICAL)},  # ours beside the release's (not in the paper)
     report="medtemporal.benchmarks.temmed.report:write_temmed_report",
     demo=demo,
-    generation={"temperature": None, "max_tokens": None},  # the release's calls set neither (Eval/*_GPT_*.py)
+    defaults=RunDefaults(generation={"temperature": None, "max_tokens": None}),  # the release's calls set neither (Eval/*_GPT_*.py)
+    published=Published(tables=TABLES, releases=RELEASES),
 ))
