@@ -110,6 +110,7 @@ def test_a_copy_that_is_not_radgraph_is_named_in_one_sentence_and_leaves_nothing
 SHORT = ["", ".", "No", "é", "the heart is normal size . " * 740]
 
 
+@pytest.mark.slow  # RadGraph's 300 words of the 20,000-character output
 def test_short_and_long_outputs_get_the_libraries_numbers(stand_in: Path) -> None:
     core = radgraph.vendored_radgraph()
     annotate = radgraph.scorer().radgraph
@@ -118,3 +119,5 @@ def test_short_and_long_outputs_get_the_libraries_numbers(stand_in: Path) -> Non
     ref_ann = annotate([REFS[0]])["0"]
     for k, out in enumerate(SHORT[1:4], start=1):
         assert got[k] == pytest.approx(core.compute_reward(annotate([out])["0"], ref_ann, "all")[1]), out
+    long = " ".join(SHORT[4].split()[:radgraph.MAX_WORDS])  # the words RadGraph reads of it
+    assert got[4] == pytest.approx(core.compute_reward(annotate([long])["0"], ref_ann, "all")[1])

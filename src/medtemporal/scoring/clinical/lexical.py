@@ -178,7 +178,9 @@ def _require_java() -> None:
 @lru_cache(maxsize=4)
 def meteor(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     """``(n, k)`` the METEOR 1.5 jar's match statistics of each segment: its ``SCORE`` line, exactly the one
-    pycocoevalcap's ``Meteor._stat`` sends on to ``EVAL`` (``-l en -norm``); an empty text is sent as it is, as
+    pycocoevalcap's ``Meteor._stat`` sends on to ``EVAL`` (``-l en -norm``), with the chunk of a segment that
+    matches its reference exactly (one chunk, every word matched) set to 0, as the jar counts it when it pools
+    segments (found by comparing its ``EVAL`` aggregate with the sum); an empty text is sent as it is, as
     pycocoevalcap does (the jar scores it 0).
 
     Raises:
@@ -190,7 +192,11 @@ def meteor(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
         # pycocoevalcap's _stat removes "|||" from the output only; one in a reference would split its line
         line = " ||| ".join(("SCORE", ref.replace("|||", ""), out.replace("|||", "").replace("  ", " ")))
         rows.append([float(x) for x in _jar_call(line, 1)[0].split()])
-    return np.asarray(rows, dtype=float).reshape(len(refs), -1)
+    stats = np.asarray(rows, dtype=float).reshape(len(refs), -1)
+    if len(stats):  # the last three are chunks, test and reference word matches
+        exact = (stats[:, -3] == 1) & (stats[:, -2] == stats[:, 0]) & (stats[:, -1] == stats[:, 1])
+        stats[exact, -3] = 0  # the jar adds no chunk for a segment equal to its reference when it pools them
+    return stats
 
 
 def reduce_meteor(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@ and takes their dot product with the published coefficients plus intercept (rajp
 ``CXRMetric/run_eval.py``; the same numbers in RadEval ``RadCliQv1/radcliq.py:42-55``):
 
 - RadGraph combined: (entity F1 + relation F1) / 2 of the original RadGraph model's annotations
-  (``StanfordAIMI/RRG_scorers/radgraph.tar.gz``), through RadEval's vendored RadGraph and its RadCliQ helpers;
+  (``StanfordAIMI/RRG_scorers/radgraph.tar.gz``), through RadEval's vendored RadGraph and its RadCliQ helpers, each
+  text read up to its first 300 words as for RadGraph F1 (`radgraph.radgraph_text`);
 - BERTScore: `bertscores.radcliq_bertscore` (distilroberta-base, layer 5, baseline-rescaled, no IDF: the
   default of CXR-Report-Metric's ``run_eval.py`` and ReXrank's rows); ``inv_radcliq_v1_idf`` is the labelled
   variant with IDF over the references scored together, as RadEval computes it;
@@ -30,7 +31,7 @@ from medtemporal.schema import Item
 from medtemporal.scoring.clinical.bertscores import radcliq_bertscore, radcliq_bertscore_settings
 from medtemporal.scoring.clinical.chexbert import chexbert_outputs
 from medtemporal.scoring.clinical.lexical import bleu_counts, reduce_bleu
-from medtemporal.scoring.clinical.radgraph import scorer, vendored_radgraph
+from medtemporal.scoring.clinical.radgraph import radgraph_text, scorer, vendored_radgraph
 from medtemporal.scoring.clinical.texts import report_pairs
 from medtemporal.scoring.clinical.weights import WEIGHTS
 from medtemporal.scoring.metrics import Answer
@@ -51,7 +52,7 @@ def radgraph_combined(refs: Sequence[str], outs: Sequence[str]) -> np.ndarray:
 
     helpers = importlib.import_module("radeval.metrics.RadCliQv1.radcliq")
     annotate = scorer("radgraph", "radgraph").radgraph
-    refs_ann, outs_ann = annotate(list(refs)), annotate(list(outs))
+    refs_ann, outs_ann = annotate(list(map(radgraph_text, refs))), annotate(list(map(radgraph_text, outs)))
     values = []
     for k in range(len(refs)):
         ref, out = refs_ann.get(str(k), {}), outs_ann.get(str(k), {})

@@ -11,7 +11,11 @@ torchvision) and pin spaCy 3.7 (see ``docs/report-metrics.md``).
 Per report, ``F1RadGraph(reward_level="all")`` gives (simple, partial, complete) rewards (radgraph
 ``rewards.py``): simple matches (tokens, label) of entities, partial adds whether an entity has a relation,
 complete its relation tuples; a report pair with no entity on either side scores 0, and so does an empty one. The
-metrics are the means over reports, as RadEval's ``radgraph_*`` and MLRG's "F1-RadGraph-partial" are.
+metrics are the means over reports, as RadEval's ``radgraph_*`` and MLRG's "F1-RadGraph-partial" are. Each text is
+read up to its first `MAX_WORDS` words (`radgraph_text`): RadGraph scores pairs of spans of a whole report, so its
+time grows with the square of the length (measured: 4 times the words, 10 times the seconds), and a 20,000-character
+output would take hours; real reports are far shorter (MIMIC-CXR findings average 62 words), so their scores are
+RadEval's.
 
 Weights: the RadGraph-XL archive ``StanfordAIMI/RRG_scorers/radgraph-xl.tar.gz`` (416 MB), unpacked once beside
 the cached file; the BERT its config names is loaded by ``transformers`` from the Hugging Face cache.
@@ -46,6 +50,8 @@ from medtemporal.scoring.clinical.weights import WEIGHTS, Weights
 from medtemporal.scoring.metrics import Answer
 
 LEVELS = ("simple", "partial", "complete")
+MAX_WORDS = 300
+"""Words of a text RadGraph reads (module doc; GREEN cuts reports at 300 words too)."""
 INSTALL = "pip install --no-deps radeval==2.2.1"
 
 
@@ -157,13 +163,23 @@ def radgraph_rewards(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray
     """``(n, 3)`` per-report (simple, partial, complete) RadGraph rewards of the outputs against the references."""
     if not refs:
         return np.zeros((0, 3))
-    _, rewards, _, _ = scorer()(refs=list(refs), hyps=list(outs))
+    _, rewards, _, _ = scorer()(refs=list(map(radgraph_text, refs)), hyps=list(map(radgraph_text, outs)))
     return np.asarray(rewards, dtype=float).T
+
+
+def radgraph_text(text: str) -> str:
+    """``text`` as RadGraph reads it: its first `MAX_WORDS` words (module doc).
+
+    >>> radgraph_text("a b  c"), len(radgraph_text("word " * 1000).split())
+    ('a b  c', 300)
+    """
+    words = text.split()
+    return text if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS])
 
 
 def _settings() -> dict[str, Any]:
     return {"model": "radgraph-xl", "weights": WEIGHTS["radgraph_xl"].hub_id, "code": "RadEval 2.2.1 vendored radgraph",
-            "aggregate": "mean of per-report F1"}
+            "aggregate": "mean of per-report F1", "max_words": MAX_WORDS}
 
 
 def _level(column: int):  # noqa: ANN202
