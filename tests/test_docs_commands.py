@@ -36,6 +36,7 @@ SKIPS: list[tuple[str, str]] = [
     (r"--(model|judge|green|llm)[ =](openai|hf|vllm|encoder)[:+]|captioner=openai",
      "needs a network model or a GPU"),
     (r"--ray\b", "needs a Ray cluster"),
+    (r"--model (?![a-z+]+:)[A-Za-z0-9.-]+(@\S+)?(\s|$)", "a registered model: needs its weights, a GPU or a server"),
     (r"^(?!medtemporal\b)", "not a medtemporal command (a file layout or printed output)"),
 ]
 """(pattern searched in each command line, why a block with such a line is not run here)."""

@@ -11,6 +11,7 @@ whole: nothing is invented. Empty text is no answer. The papers' own models writ
 both readings agree; the whole output is scored beside it (variant ``whole output``), labelled.
 
 >>> from medtemporal.schema import Item
+from medtemporal.scoring.extraction import final_text
 >>> item = Item.create(benchmark="longitudinal-rrg", task="findings", subtype="with_prior", images=[],
 ...                    question="q", answer_type="open", answer="x")
 >>> section(item, "**Findings:** Lungs are clear.\\n**Impression:** Normal.")
@@ -25,20 +26,22 @@ import re
 
 from medtemporal.registry import register
 from medtemporal.schema import Item
+from medtemporal.scoring.extraction import final_text
 from medtemporal.sources.mimic_cxr_reports import parse_sections
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]*([^\n:]*?)[ \t]*:?[ \t]*$")
 """A Markdown heading line (``## Findings``), read as a header (``Findings:``)."""
 _INLINE = re.compile(r"(?i)(?<=[.!?;])[ \t]*\b(findings|impression|conclusion)[ \t]*:")
 """A narrative section's header after a sentence on its line (``... effusion. IMPRESSION: ...``)."""
 
 
-@register("extractor", "longitudinal_rrg_section", version="2", answer_types=("open",),
+@register("extractor", "longitudinal_rrg_section", version="3", answer_types=("open",),
           description="the asked report section when the output has section headers, else the whole output")
 def section(item: Item, text: str) -> str | None:
-    """The item's section of ``text`` (module doc); None when nothing is left."""
-    plain = _INLINE.sub(r"\n\1:", _HEADING.sub(r"\1:", _THINK.sub(" ", text).replace("**", "")))
+    """The item's section of ``text`` (module doc); None when nothing is left. Version 2 reads the output's final
+    answer (`medtemporal.scoring.extraction.final_text`: an ``<answer>`` slot's content, no leaked chat turn, no
+    reasoning cut off by the token limit); version 3 splits a report written on one line at its headers."""
+    plain = _INLINE.sub(r"\n\1:", _HEADING.sub(r"\1:", final_text(text).replace("**", "")))
     found = parse_sections(plain).get(item.task)
     answer = found if found else " ".join(plain.split())
     return answer or None
