@@ -22,7 +22,7 @@ from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error, path_error
 
 COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
-            "phantoms", "nltk-data")
+            "phantoms", "nltk-data", "check", "new-family")
 
 
 HELP = {
@@ -39,6 +39,8 @@ HELP = {
     "run": "run a model on benchmarks into run folders (the same command resumes)",
     "runs": "inspect run folders",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
+    "check": "check that a benchmark family keeps every rule of the contract",
+    "new-family": "write a new benchmark family's folder that passes `medtemporal check`",
     "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics (scoring does it on first use; offline: "
                  "--wordnet-archive)",
 }
