@@ -106,8 +106,8 @@ def main() -> None:
               f"once per (run, metric) {after * 1e3:.1f} ms, ratio {before / after:.1f}x")
 
         t0 = time.perf_counter()
-        paired_section(load_runs(paths, rescore=False))  # each section with runs of its own: each reads them
-        viewer_index(load_runs(paths, rescore=False), Assets())
+        paired_section(load_runs(paths))  # each section with runs of its own: each reads them
+        viewer_index(load_runs(paths), Assets())
         before = time.perf_counter() - t0
         t0 = time.perf_counter()
         paired_section(runs)  # the report's runs: each read once, shared by the sections

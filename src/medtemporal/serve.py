@@ -203,9 +203,11 @@ class ReportServer:
     def _write(self, key: str, build: _Build, folder: Path) -> None:
         """Write ``build``'s report into ``folder``; the page then serves from it and the page before is removed."""
         from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
+        from medtemporal.scoring.runs import score_stale
 
         try:
             with self._writing:
+                score_stale(build.runs)  # the report only reads; a run still answering is scored as it stands
                 write_report(build.runs, folder, ("html",))
         except MedTemporalError as exc:
             build.error = str(exc)

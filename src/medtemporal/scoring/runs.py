@@ -12,7 +12,7 @@ from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from medtemporal import __version__
 from medtemporal.backends.uri import short_name
@@ -29,6 +29,15 @@ from medtemporal.scoring.repeats import repeat_summary
 
 if TYPE_CHECKING:
     from medtemporal.scoring.judge import Judge
+
+
+def score_stale(run_dirs: Iterable[str | Path]) -> list[Path]:
+    """Score each run whose ``scores.json`` is missing or older than its predictions (`RunFolder.needs_scoring`)
+    with the default settings, before a report reads them; returns the runs scored."""
+    stale = [Path(p) for p in run_dirs if RunFolder(p).needs_scoring()]
+    for path in stale:
+        score_run(path)
+    return stale
 
 
 def score_run(
