@@ -7,14 +7,23 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# torch's build: the CPU wheels where `nvidia-smi -L` finds no NVIDIA GPU, PyPI's (CUDA) build where it finds one;
+# choose yourself with `make install TORCH_INDEX=https://download.pytorch.org/whl/cu126` (or TORCH_INDEX= for PyPI)
+TORCH_INDEX ?= $(if $(shell nvidia-smi -L 2>/dev/null),,https://download.pytorch.org/whl/cpu)
 
 .PHONY: demo test test-slow install clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# torch first, pinned, so that transformers does not pull a CUDA build
-	$(BIN)/pip install --quiet "torch==2.13.0"
+	# torch first, pinned, from TORCH_INDEX (above), so that transformers does not pull another build
+	@if [ -z "$(TORCH_INDEX)" ]; then echo "make: torch from the default index (the CUDA build on Linux)"; \
+	  $(BIN)/pip install --quiet "torch==2.13.0"; \
+	elif $(BIN)/python -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=15)' \
+	    "$(TORCH_INDEX)/torch/" 2>/dev/null; then echo "make: torch from $(TORCH_INDEX)"; \
+	  $(BIN)/pip install --quiet "torch==2.13.0" --index-url "$(TORCH_INDEX)"; \
+	else echo "make: $(TORCH_INDEX) is unreachable; torch from the default index instead"; \
+	  $(BIN)/pip install --quiet "torch==2.13.0"; fi
 	$(BIN)/pip install --quiet -e ".[hf,bertscore,dev,ray,clinical]"
 	# the report metrics' parts that pyproject cannot declare (see its clinical extra): RadEval's vendored RadGraph
 	# without RadEval's own requirements, and medspacy on a spaCy built for numpy 2 (Python < 3.12)

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from medtemporal.runs import RunFolder
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -149,8 +151,8 @@ def items(bench: Path) -> list[dict]:
 
 
 def scores(run: Path) -> dict[tuple[str, str], dict]:
-    """A run's scores by (metric, group)."""
-    return {(s["metric"], s["group"]): s for s in json.loads((run / "scores.json").read_text())["scores"]}
+    """A run's scores by (metric, group), read through the run folder's owner."""
+    return {(s.metric, s.group): s.model_dump() for s in RunFolder(run).scores().scores}
 
 
 def pct(x: float) -> str:
@@ -543,7 +545,7 @@ def _analyses(work: Path):
     yield "describer agreement", f"{agree.group(3)} % over {int(agree.group(1)):,} intervals"
     yield "stage-wise − direct", (f"{_signed(diff.group(1))} points, 95 % CI [{_signed(diff.group(2))}, "
                                   f"{_signed(diff.group(3))}], McNemar p = {float(diff.group(4)):.2f}")
-    answers = sum(json.loads((run / "scores.json").read_text())["counts"]["answered"]
+    answers = sum(RunFolder(run).scores().counts["answered"]
                   for run in (demo / "runs").glob("mi-cxr-*"))
     yield "MI-CXR answers in the demo report, its page", (
         f"MI-CXR with {answers:,} answers, is about {(demo / 'report/mi-cxr/report.html').stat().st_size / 1e6:.1f} MB")

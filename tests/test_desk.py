@@ -183,9 +183,12 @@ def test_an_eval_set_file_names_model_folders_and_options(tmp_path, capsys):
 
 
 def test_track_mlflow_logs_config_scores_and_report_to_a_local_store(tmp_path, monkeypatch, capsys):
+    """Out of the box (issue 42 item 17): no MLFLOW_TRACKING_URI, MLflow's default local database in the current
+    folder, with what the tracking extra installs (mlflow-skinny, SQLAlchemy, Alembic)."""
     mlflow = pytest.importorskip("mlflow")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "mlruns").as_uri())  # a local store: no network
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)
     bench = make_open_benchmark(tmp_path, n=4, patients=2)
     out = tmp_path / "run"
     assert main(["run", str(bench), "--model", "baseline:constant-Stable.", "--out", str(out), "--name", "stable",
@@ -202,7 +205,23 @@ def test_track_mlflow_logs_config_scores_and_report_to_a_local_store(tmp_path, m
     assert {"config.json", "scores.json", "report"} <= top
     assert {"report/report.html", "report/report.md", "report/report.csv"} <= {
         a.path for a in client.list_artifacts(run_id, "report")}
+    assert Path("mlflow.db").is_file() or Path("mlruns").is_dir()  # MLflow 3's database, MLflow 2's file store
     capsys.readouterr()
     assert main(["run", str(bench), "--model", "baseline:random", "--out", str(tmp_path / "unscored"),
                  "--no-score", "--track", "mlflow"]) == 2  # nothing scored, nothing to log: said before the run
     assert "--track logs scored runs" in capsys.readouterr().err and not (tmp_path / "unscored").exists()
+
+
+def test_track_mlflow_to_a_file_store_mlflow_refuses_says_what_to_set(tmp_path, monkeypatch, capsys):
+    mlflow = pytest.importorskip("mlflow")
+    if int(mlflow.__version__.split(".")[0]) < 3:
+        pytest.skip("MLflow 2 still writes file stores")
+    run = make_open_run(make_open_benchmark(tmp_path, n=3, patients=2), tmp_path / "run")
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "mlruns").as_uri())
+    assert main(["score", str(run), "--track", "mlflow", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("medtemporal: error:")]
+    assert "Traceback" not in err and len(errors) == 1, err
+    assert "MLFLOW_TRACKING_URI=sqlite:///" in err and "MLFLOW_ALLOW_FILE_STORE=true" in err, err
+    assert RunFolder(tmp_path / "run").scores().scores  # the scores were written before the tracker refused

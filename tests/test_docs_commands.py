@@ -33,7 +33,7 @@ SKIPS: list[tuple[str, str]] = [
     (r"\b(URI|BENCH|RUN|DIR|FILE|MODEL)\b|\[--", "a synopsis with placeholders, not a command"),
     (r"^medtemporal import-predictions\b", "needs the result files another tool (VLMEvalKit, lmms-eval) wrote"),
     (r"--official (?!phantoms/)", "needs the authors' released files"),
-    (r"--(model|judge|green|text-model|vqa-model)[ =](openai|hf|vllm|encoder)[:+]|captioner=openai",
+    (r"--(model|judge|green|llm)[ =](openai|hf|vllm|encoder)[:+]|captioner=openai",
      "needs a network model or a GPU"),
     (r"--ray\b", "needs a Ray cluster"),
     (r"^(?!medtemporal\b)", "not a medtemporal command (a file layout or printed output)"),

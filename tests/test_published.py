@@ -37,8 +37,9 @@ def seed_lines(table: PublishedTable) -> list[str]:
 
 
 def numbers(line: str) -> set[float]:
-    """Every decimal number printed on ``line`` (markup such as ``\\cellcolormyblue69.90`` does not hide one)."""
-    return {float(x) for x in re.findall(r"\d+\.\d+|\d+(?=\s*[|\t]|$)", line)}
+    """Every decimal number printed on ``line`` (markup such as ``\\cellcolormyblue69.90`` does not hide one; ``.933``
+    and a sentence's last ``0.`` are numbers too)."""
+    return {float(x) for x in re.findall(r"\d*\.\d+|\d+(?=\s*[|\t]|$|\.\s)", line)}
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 from medtemporal.benchmark import Benchmark, Manifest
 from medtemporal.provenance import Release, holds_phantoms
-from medtemporal.published import NoneFound, PublishedTable
+from medtemporal.published import Conditions, NoneFound, PublishedTable
 from medtemporal.schema import Item, Licence
 
 
@@ -137,6 +137,10 @@ class Published:
     """The paper's result rows (`medtemporal.published`), shown beside a user's runs."""
     none: NoneFound | None = None
     """Why the paper's result rows are not available, where `tables` is empty."""
+    conditions: Callable[[Any, Any, Any], Conditions] | None = None
+    """``(manifest, config, scores)`` of a run → what it measured on (`medtemporal.published.Conditions`: test set,
+    section, protocol), read from its recorded settings; the leaderboard marks a run comparable with a table only where
+    they equal the table's (`medtemporal.leaderboard.published`). None: no run is marked comparable."""
     releases: tuple[Release, ...] = ()
     """Released files reviewed by checksum, with the licence each carries (`medtemporal.provenance.release_licence`)."""
     exports: Mapping[str, Callable[[Benchmark, Path], int]] = field(default_factory=dict)

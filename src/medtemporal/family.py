@@ -3,7 +3,8 @@
 A family (a folder ``medtemporal/benchmarks/<name>/`` or a third-party package in the ``medtemporal`` entry-point
 group; ``medtemporal new-family NAME`` writes one that passes ``medtemporal check NAME``) registers one
 `BenchmarkSpec` and the plugins it names. This module re-exports what that takes: the contract and its parts,
-the registry, the item schema and the benchmark folder, the errors, released files and published rows, phantom
+the registry, the item schema and the benchmark folder, the errors, the shared build options (``--llm``,
+``--official``), released files and published rows, phantom
 kinds and their manifest, atomic writes, the demo's steps, the backend and protocol base classes, prompt templates and metrics. What a family's own report
 uses is `medtemporal.report.family` (imported only when a report is written, so registering a family does not
 load the report machinery); the shared data readers are `medtemporal.sources`.
@@ -19,6 +20,7 @@ from medtemporal.backends.base import (
     Backend, GenerateConfig, Message, Request, RequestError, Response, TextPart,
 )
 from medtemporal.benchmark import Benchmark, Manifest, load, save
+from medtemporal.build_options import Imported, add_llm_options, add_official_option, imported
 from medtemporal.demo_steps import DemoSteps, cxr_build, cxr_phantoms
 from medtemporal.checksums import sha256_file
 from medtemporal.contract import (
@@ -29,6 +31,7 @@ from medtemporal.errors import (
     UnknownNameError,
 )
 from medtemporal.phantoms.kinds import PhantomKind
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.provenance import (
@@ -42,11 +45,12 @@ from medtemporal.writes import write_atomic
 
 __all__ = [
     "Answer", "AuditRules", "Backend", "Benchmark", "BenchmarkSpec", "DemoSection", "DemoSteps", "Generate",
-    "GenerateConfig", "ImageRef", "InvalidInputError", "Item", "JudgeHook", "Licence", "Manifest", "MedTemporalError",
-    "Message", "Metric", "MissingDependencyError", "NoneFound", "PhantomKind", "PromptSet", "Published", "PublishedColumn",
-    "PublishedRow", "PublishedTable", "Record", "Release", "Request", "RequestError", "Response", "RunDefaults",
-    "Score", "ScoreGroups", "Solution", "Solver", "TextPart", "UnavailableError", "UndefinedMetricWarning",
-    "UnknownNameError", "Variant", "answer_request", "content_hash", "cxr_build", "cxr_phantoms", "holds_phantoms",
-    "image_parts", "licence_of", "load", "metric", "most_restrictive", "register", "release_licence", "save",
+    "GenerateConfig", "ImageRef", "Imported", "InvalidInputError", "Item", "JudgeHook", "Licence", "Manifest",
+    "MedTemporalError", "Message", "Metric", "MissingDependencyError", "NoneFound", "PhantomKind", "PromptSet",
+    "Published", "PublishedColumn", "PublishedRow", "PublishedTable", "Record", "Release", "Request", "RequestError",
+    "Response", "RunDefaults", "Score", "ScoreGroups", "Solution", "Solver", "TextPart", "UnavailableError",
+    "UndefinedMetricWarning", "UnknownNameError", "Variant", "add_llm_options", "add_official_option",
+    "answer_request", "content_hash", "cxr_build", "cxr_phantoms", "holds_phantoms", "image_parts", "imported",
+    "licence_of", "load", "metric", "most_restrictive", "prepare_out", "register", "release_licence", "save",
     "sha256_file", "spec", "write_atomic", "write_phantom_manifest",
 ]

@@ -121,6 +121,7 @@ def _fetch(repo: str, switch: str | None, what: str, fix: str) -> Path:
     if switch is not None:
         raise UnavailableError(f"The {what} {repo!r} is not in the Hugging Face cache and {switch}=1 forbids "
                                f"downloading it; run once online, or {fix}.")
+    _ask_hub(repo, what, fix)
     print(f"medtemporal: downloading the {what} {repo} into the Hugging Face cache (first use; "
           f"set HF_HUB_OFFLINE=1 to forbid downloads)", file=sys.stderr)
     try:
@@ -164,30 +165,49 @@ def loadable(name: str, *, what: str, fix: str, revision: str | None = None) -> 
     switch = offline_variable()
     if switch is None:
         try:
-            hub.auth_check(name)
+            _ask_hub(name, what, fix)
             return name
-        except errors.GatedRepoError:
-            raise UnavailableError(f"The {what} {name!r} is gated on the Hugging Face hub; accept its terms on its page "
-                                   f"and log in with `hf auth login`, or {fix}.") from None
-        except errors.RepositoryNotFoundError:
-            raise UnavailableError(f"The {what} {name!r} is not a model on the Hugging Face hub (or it is private: log "
-                                   f"in with `hf auth login`); check the name, or {fix}.") from None
-        except errors.HFValidationError:
-            raise UnavailableError(f"The {what} {name!r} is neither a local folder nor a Hugging Face model name; "
-                                   f"{fix}.") from None
-        except Exception as exc:  # noqa: BLE001 (no connection: the HTTP client's own errors, not OSError)
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+        except _Unreachable:
             cached = _cached(hub, errors, name, revision)
             if cached is not None:
                 return cached
-            raise UnavailableError(f"The {what} {name!r} cannot be fetched: the Hugging Face hub cannot be reached "
-                                   f"({reason}) and the model is not in the Hugging Face cache; connect and run again, "
-                                   f"or {fix}.") from None
+            raise
     cached = _cached(hub, errors, name, revision)
     if cached is None:
         raise UnavailableError(f"The {what} {name!r} is not in the Hugging Face cache and {switch}=1 forbids "
                                f"downloading it; run once online, or {fix}.")
     return cached
+
+
+class _Unreachable(UnavailableError):
+    """The Hugging Face hub cannot be reached (no connection) and the model is not cached."""
+
+
+def _ask_hub(name: str, what: str, fix: str) -> None:
+    """Ask the hub once (``auth_check``, no retries) whether model ``name`` exists and may be read, before anything
+    says it is downloading: one sentence for gated, missing and unreachable, instead of minutes of retries.
+
+    Raises:
+        UnavailableError: gated, missing, or not a model name; `_Unreachable` when the hub cannot be reached.
+    """
+    hub = require("huggingface_hub", "hf")
+    errors = require("huggingface_hub.errors", "hf")
+    try:
+        hub.auth_check(name)
+    except errors.GatedRepoError:
+        raise UnavailableError(f"The {what} {name!r} is gated on the Hugging Face hub; accept its terms on its page "
+                               f"and log in with `hf auth login`, or {fix}.") from None
+    except errors.RepositoryNotFoundError:
+        raise UnavailableError(f"The {what} {name!r} is not a model on the Hugging Face hub (or it is private: log "
+                               f"in with `hf auth login`); check the name, or {fix}.") from None
+    except errors.HFValidationError:
+        raise UnavailableError(f"The {what} {name!r} is neither a local folder nor a Hugging Face model name; "
+                               f"{fix}.") from None
+    except Exception as exc:  # noqa: BLE001 (no connection: the HTTP client's own errors, not OSError)
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+        raise _Unreachable(f"The {what} {name!r} cannot be fetched: the Hugging Face hub cannot be reached "
+                           f"({reason}) and the model is not in the Hugging Face cache; connect and run again "
+                           f"(or set HF_HUB_OFFLINE=1 to stop trying), or {fix}.") from None
 
 
 def _cached(hub: object, errors: object, name: str, revision: str | None) -> str | None:
@@ -218,10 +238,13 @@ def model_file(repo: str, filename: str, *, what: str, fix: str) -> Path:
                 _KNOWN[key] = (f"The {what} ({filename} of {repo}) is not in the Hugging Face cache and {switch}=1 "
                                f"forbids downloading it; run once online, or {fix}.")
             else:
-                print(f"medtemporal: downloading the {what} ({filename} of {repo}) into the Hugging Face cache "
-                      "(first use; set HF_HUB_OFFLINE=1 to forbid downloads)", file=sys.stderr)
                 try:
+                    _ask_hub(repo, what, fix)
+                    print(f"medtemporal: downloading the {what} ({filename} of {repo}) into the Hugging Face cache "
+                          "(first use; set HF_HUB_OFFLINE=1 to forbid downloads)", file=sys.stderr)
                     _KNOWN[key] = Path(hub.hf_hub_download(repo, filename))
+                except UnavailableError as exc:
+                    _KNOWN[key] = str(exc)
                 except (errors.GatedRepoError, errors.RepositoryNotFoundError, errors.EntryNotFoundError,
                         errors.RevisionNotFoundError, OSError) as exc:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

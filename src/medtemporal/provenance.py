@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from medtemporal.checksums import sha256_file
+from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Licence
 from medtemporal.writes import write_atomic
 from medtemporal.progress import progress_bar
@@ -171,10 +172,8 @@ def _write_stamp(root: Path, manifest: bytes, tree: list[tuple[str, int, int]]) 
     path = stamp_path(root)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"digest": digest, "written_ns": written}) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
+        write_atomic(path, json.dumps({"digest": digest, "written_ns": written}) + "\n")
+    except (OSError, InvalidInputError):  # a cache that cannot be written keeps no stamp
         pass
 
 

@@ -16,7 +16,7 @@ a user's run in the paper's layout (`run_values`) and mark the paper's rows as p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from medtemporal.schema import Score
 
@@ -55,6 +55,42 @@ class PublishedRow:
     """The paper's row group ("Closed", "Open-Source LVLMs", "+ Text-only RAG" …), "" for none."""
 
 
+Provenance = Literal["primary", "re-print", "secondary"]
+"""Where a table's numbers were read (FACTS §7): the authors' own artefact (paper, repo file, model card);
+a later paper's table copying earlier papers' numbers; a third party quoting a paper (shown only labelled)."""
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a published number was measured on, as data: a run stands comparable beside it only when its own
+    conditions (the family's ``run_conditions``, from the run's recorded settings) match on each of these.
+
+    >>> paper = Conditions("mi-cxr official test", "all tasks", "direct", "accuracy", temperature=0.0)
+    >>> mismatches(paper, Conditions("phantoms", "all tasks", "direct", ""))
+    ['test set: phantoms, not mi-cxr official test']
+    """
+
+    test_set: str
+    """The items, named so that equal names are the same items (``MIMIC-CXR test, 2,058 studies with a prior``)."""
+    section: str
+    """What was generated or asked (``findings``; ``progression``)."""
+    protocol: str
+    """What the model was given and how it was made to answer (``current study only``; ``zero-shot``)."""
+    metrics: str
+    """The metric implementation of the paper's numbers (``pycocoevalcap on R2Gen-cleaned text``), for the reader:
+    a column has a run's value only where our metric is that implementation (`PublishedColumn.metric`), so a run
+    matches it when it has a value in every such column (`medtemporal.leaderboard.published.comparability`)."""
+    temperature: float | None = None
+    """Decoding temperature where the source states it: noted beside rows that differ, not a condition."""
+
+
+def mismatches(paper: Conditions, run: Conditions) -> list[str]:
+    """Each of test set, section and protocol on which ``run`` differs from ``paper``, in words; empty: they match."""
+    return [f"{label}: {getattr(run, name)}, not {getattr(paper, name)}"
+            for name, label in (("test_set", "test set"), ("section", "section"), ("protocol", "protocol"))
+            if getattr(run, name) != getattr(paper, name)]
+
+
 @dataclass(frozen=True)
 class PublishedTable:
     """One table of a paper: its columns, rows and what its numbers were measured on."""
@@ -77,11 +113,18 @@ class PublishedTable:
     lines: tuple[int, ...] = ()
     """For a transposed table, the line of each column (a metric's row in the paper); each row's ``line`` is then
     its header's."""
+    provenance: Provenance = "primary"
+    conditions: Conditions | None = None
+    """What its numbers were measured on (None: not stated as data; no run is marked comparable)."""
+    note: str = ""
+    """The protocol note shown beside its rows, where it decides comparability (``no prior given``)."""
 
     def __post_init__(self) -> None:
         bad = [r.model for r in self.rows if len(r.values) != len(self.columns)]
         if bad or (self.transposed and len(self.lines) != len(self.columns)):
             raise ValueError(f"{self.name}: rows {bad} or its lines do not have {len(self.columns)} values")
+        if self.provenance not in ("primary", "re-print", "secondary"):
+            raise ValueError(f"{self.name}: provenance {self.provenance!r} is not primary, re-print or secondary")
 
     def row(self, model: str, section: str | None = None) -> PublishedRow:
         """The row of ``model`` (in ``section`` when given)."""
@@ -96,6 +139,28 @@ class NoneFound:
     """A family whose paper's result rows are not available, and why."""
 
     reason: str
+
+
+def column_order(table: PublishedTable) -> list[int]:
+    """Column indices with the Overall columns first (in sight beside the model on a narrow screen), then the others
+    as printed."""
+    first = [k for k, c in enumerate(table.columns) if c.label.lower().startswith("overall")]
+    return first + [k for k in range(len(table.columns)) if k not in first]
+
+
+def percent(table: PublishedTable, k: int, value: float | None) -> float | None:
+    """A printed value of column ``k`` in the runs' unit, × 100 (`PublishedColumn.scale` undone): ``0.315`` of a
+    table printing fractions → ``31.5``; a table printing percent keeps its numbers.
+
+    >>> percent(PublishedTable("p", "T", "c", "s", (PublishedColumn("Acc", scale=1.0),), ()), 0, 0.315)
+    31.5
+    """
+    return None if value is None else round(value * 100.0 / table.columns[k].scale, 10)
+
+
+def percent_digits(table: PublishedTable, k: int) -> int:
+    """The decimals of column ``k`` in percent: as printed, less two where the paper prints fractions."""
+    return max(0, table.digits - 2) if table.columns[k].scale == 1.0 else table.digits
 
 
 def run_values(table: PublishedTable, scores: _Scores) -> tuple[float | None, ...]:

@@ -547,3 +547,25 @@ def find_runs(roots: Iterable[str | Path], max_depth: int | None = None) -> list
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
     return list(found)
 
+
+
+def run_folders(paths: Iterable[str | Path]) -> list[Path]:
+    """Each of ``paths`` that is a run folder, and the run folders under each that is not (an eval set's folder,
+    `medtemporal.runner.evalset`), in order, each once.
+
+    Raises:
+        InvalidInputError: a path does not exist, or holds no run folder.
+    """
+    out: dict[Path, None] = {}
+    for path in map(Path, paths):
+        if RunFolder(path).is_run():
+            out[path] = None
+            continue
+        if not path.is_dir():
+            raise InvalidInputError(f"{path} does not exist; pass a run folder or a folder of runs (an eval set's out).")
+        found = find_runs([path])
+        if not found:
+            raise InvalidInputError(f"{path} is not a run folder and holds none (no {CONFIG} with {PREDICTIONS}); pass "
+                                    "the folder `medtemporal run` wrote.")
+        out.update(dict.fromkeys(found))
+    return list(out)

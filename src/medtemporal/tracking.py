@@ -11,8 +11,11 @@ named by the run's display name:
   ``report/``;
 - tags: the run folder and the medtemporal version.
 
-Where it goes is MLflow's own setting, ``MLFLOW_TRACKING_URI`` (a tracking server, or a local database);
-needs ``pip install 'medtemporal[tracking]'``.
+Where it goes is MLflow's own setting, ``MLFLOW_TRACKING_URI``: unset, MLflow's default local database
+(``sqlite:///mlflow.db`` in the current folder, artifacts in ``./mlruns``); ``sqlite:///PATH/mlflow.db`` for
+another one; ``http://HOST:PORT`` for a tracking server. ``pip install 'medtemporal[tracking]'`` installs
+mlflow-skinny and what its database store needs (SQLAlchemy, Alembic). MLflow 3 refuses the old file store
+(``./mlruns``, ``file:``) unless ``MLFLOW_ALLOW_FILE_STORE=true``; `log_run` says so in one sentence.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from medtemporal.schema import Score
 
 TRACKERS = ("mlflow",)
 """The tracking backends ``--track`` takes."""
+DATABASES = ("sqlite", "postgresql", "mysql", "mssql")
+"""Tracking-URI schemes of MLflow's database store, which needs SQLAlchemy and Alembic."""
 MAX_PARAM = 500
 """Longest parameter value logged (longer ones are cut, with an ellipsis)."""
 
@@ -81,6 +86,10 @@ def log_run(run_dir: str | Path, *, tracker: str = "mlflow", experiment: str = "
     config = folder.config().model_dump(mode="json")
     scores = folder.scores()
     mlflow = require("mlflow", "tracking")
+    uri = str(mlflow.get_tracking_uri())
+    if uri.split(":", 1)[0].split("+", 1)[0] in DATABASES:
+        require("sqlalchemy", "tracking")
+        require("alembic", "tracking")
     from medtemporal.report import write_report  # the report's imports only when tracking
 
     params = {k: v for part in PARAMS if part in config for k, v in flatten(config[part], part).items()}
@@ -98,6 +107,21 @@ def log_run(run_dir: str | Path, *, tracker: str = "mlflow", experiment: str = "
                 mlflow.log_artifacts(tmp, "report")
             return str(active.info.run_id)
     except mlflow.MlflowException as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InvalidInputError(f"MLflow refused to log {folder.path} ({first[:300]}); set MLFLOW_TRACKING_URI to "
-                                "your tracking server or database, e.g. sqlite:///mlflow.db.") from None
+        raise InvalidInputError(refusal(str(exc), uri, folder.path)) from None
+
+
+def refusal(message: str, uri: str, run_dir: Path) -> str:
+    """One sentence for a tracking store that refused to log ``run_dir``: MLflow 3's refusal of a file store says how
+    to move to a database or keep the file store; any other names the store and its first line.
+
+    >>> refusal("... is in maintenance mode ... set `MLFLOW_ALLOW_FILE_STORE=true` to opt out ...", "file:///r/mlruns",
+    ...         Path("run"))  # doctest: +ELLIPSIS
+    'MLflow no longer writes to the file store file:///r/mlruns ...; set MLFLOW_TRACKING_URI=sqlite:///PATH/mlflow.db...'
+    """
+    if "MLFLOW_ALLOW_FILE_STORE" in message:
+        return (f"MLflow no longer writes to the file store {uri} (it keeps it in maintenance mode); set "
+                "MLFLOW_TRACKING_URI=sqlite:///PATH/mlflow.db for a local database (or unset it for "
+                "sqlite:///mlflow.db in the current folder), or MLFLOW_ALLOW_FILE_STORE=true to keep the file store.")
+    first = (message.strip().splitlines() or ["no reason given"])[0]
+    return (f"MLflow's store {uri} refused to log {run_dir} ({first[:300]}); set MLFLOW_TRACKING_URI to a tracking "
+            "server (http://HOST:PORT) or a local database (sqlite:///PATH/mlflow.db).")

@@ -96,3 +96,18 @@ def test_the_cli_says_it_in_one_line_and_exits_2(hub, tmp_path, capsys):
     assert main(["run", str(bench), "--model", f"hf:{REPO}", "--out", str(tmp_path / "r"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("medtemporal: error: The model 'Org/Name' cannot be fetched")
+
+
+def test_an_encoder_out_of_reach_is_told_once_per_process_and_never_said_to_download(hub, capsys):
+    from medtemporal.hf_models import model_folder, model_file
+
+    state, seen = hub
+    start = time.perf_counter()
+    for _ in range(3):  # every BERTScore metric of a run asks again
+        with pytest.raises(UnavailableError, match="the Hugging Face hub cannot be reached") as raised:
+            model_folder("Org/Encoder", what="BERTScore encoder", fix="set MEDTEMPORAL_BERTSCORE_MODEL=/path")
+        with pytest.raises(UnavailableError, match="HF_HUB_OFFLINE=1 to stop trying"):
+            model_file("Org/Scorers", "labeller.pth", what="labeller checkpoint", fix="set MEDTEMPORAL_X=/path")
+    assert time.perf_counter() - start < 5 and len(seen) == 2  # one question each, then remembered
+    assert "MEDTEMPORAL_BERTSCORE_MODEL=/path" in str(raised.value) and "\n" not in str(raised.value)
+    assert "download" not in capsys.readouterr().err

@@ -197,6 +197,25 @@ def test_keys_come_from_the_environment_only(fake, monkeypatch):
         load("openai+https://8.8.8.8/v1:gpt-4o")
 
 
+@pytest.mark.parametrize("key, shown", [(KEY + "\r", "'\\r'"), ("sk-tab\there-0123", "'\\t'"),
+                                        ("sk-ключ-0123456", "'к'")])
+def test_a_key_headers_cannot_carry_is_refused_before_any_request(fake, monkeypatch, key, shown):
+    # a .env saved with CRLF line ends exports the key with a trailing carriage return: every request would fail
+    # ("not valid JSON", "Connection failed") and be retried, blamed on the server
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    calls = sum(fake.stats()["counts"].values())
+    with pytest.raises(InvalidInputError) as err:
+        load(fake.uri())
+    message = str(err.value)
+    assert message.startswith("The environment variable OPENAI_API_KEY holds the character " + shown)
+    assert "\n" not in message and message.endswith(".") and "sk-" not in message
+    assert ("CRLF" in message) == key.endswith("\r")
+    assert sum(fake.stats()["counts"].values()) == calls  # nothing was sent
+    monkeypatch.setenv("MY_KEY", key)
+    with pytest.raises(InvalidInputError, match="variable MY_KEY holds"):
+        load(fake.uri(), api_key_env="MY_KEY")
+
+
 def test_openai_scheme_uses_openai_base_url(fake, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     fake.configure(keep_bodies=True)

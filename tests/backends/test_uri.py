@@ -63,16 +63,16 @@ def test_options_a_backend_does_not_take_are_refused_but_run_options_are_ignored
         ("http://127.8.9.10/v1", True),
         ("http://localhost:8000/v1", True),
         ("http://[::1]:8000/v1", True),
-        ("http://10.1.2.3:8000/v1", True),
-        ("http://192.168.0.7/v1", True),
-        ("http://172.20.0.2/v1", True),
-        ("http://169.254.1.1/v1", True),
+        ("http://10.1.2.3:8000/v1", False),
+        ("http://192.168.0.7/v1", False),
+        ("http://172.20.0.2/v1", False),
+        ("http://169.254.1.1/v1", False),
         ("https://8.8.8.8/v1", False),
         ("https://[2001:4860:4860::8888]/v1", False),
         ("http://172.32.0.1/v1", False),
     ],
 )
-def test_local_endpoints_are_loopback_or_private(url, local):
+def test_local_endpoints_are_loopback_only_by_default(url, local):
     assert is_local_endpoint(url) is local
 
 

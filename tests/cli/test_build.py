@@ -30,7 +30,7 @@ def test_text_model_that_cannot_write_text_fails_in_one_sentence(tmp_path, capsy
     phantom = write_cxr_phantoms(tmp_path / "data", patients=12, seed=1, images=False)
     code = main(["build", "mi-cxr", "--mimic-cxr-jpg", str(phantom.mimic_cxr_jpg), "--qba", str(phantom.qba),
                  "--out", str(tmp_path / "b"), "--no-verify-images", "--max-items", "60",
-                 "--text-model", "baseline:random"])
+                 "--llm", "baseline:random"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.count("\n") == 0 and "baseline:random" in err
     assert not (tmp_path / "b").exists()

@@ -29,7 +29,6 @@ def test_credentialed_data_is_refused_for_remote_endpoints_in_one_sentence():
     "licence, endpoint, allow",
     [
         ("credentialed", "http://127.0.0.1:8000/v1", False),
-        ("credentialed", "http://10.0.0.5:8000/v1", False),
         ("credentialed", None, False),  # in-process model
         ("credentialed", "https://8.8.8.8/v1", True),
         ("synthetic", "https://8.8.8.8/v1", False),
@@ -134,11 +133,50 @@ def _resolver(monkeypatch, names):
     ("198.18.0.1", False),
     ("::ffff:8.8.8.8", False),  # IPv4-mapped: judged by the IPv4 address
     ("::ffff:127.0.0.1", True),
-    ("fd00::1", True),
-    ("fe80::1%eth0", True),
+    ("fd00::1", False),
+    ("fe80::1%eth0", False),
+    ("10.0.0.5", False),
+    ("192.168.1.2", False),
+    ("169.254.169.254", False),
 ])
-def test_local_means_loopback_link_local_or_rfc1918(address, local):
+def test_local_means_loopback_by_default(address, local):
     assert is_local_address(address) is local
+
+
+# --- issue 42, item 6: private ranges are local only when the user says so --------------------------------------------
+@pytest.mark.parametrize("endpoint", ["http://10.0.0.5:8000/v1", "http://172.16.4.4/v1", "http://192.168.1.2/v1",
+                                      "http://[fd12::5]/v1", "http://169.254.10.1/v1", "http://[fe80::1]/v1"])
+def test_a_private_or_link_local_endpoint_is_refused_naming_the_setting(endpoint, monkeypatch):
+    monkeypatch.delenv("MEDTEMPORAL_LOCAL_NETWORKS", raising=False)
+    with pytest.raises(InvalidInputError) as err:
+        check_data_use("mi-cxr", "credentialed", endpoint, allow_remote_data=False)
+    message = str(err.value)
+    assert "MEDTEMPORAL_LOCAL_NETWORKS" in message and "--allow-remote-data" in message
+    assert message.count(". ") == 0 and message.endswith(".")
+
+
+def test_a_declared_network_is_local_and_others_stay_remote(monkeypatch):
+    monkeypatch.setenv("MEDTEMPORAL_LOCAL_NETWORKS", " 10.0.0.0/8 , fd12::/16")
+    assert check_data_use("mi-cxr", "credentialed", "http://10.0.0.5:8000/v1", False) == ["10.0.0.5"]
+    assert check_data_use("mi-cxr", "credentialed", "http://[fd12::5]/v1", False) == ["fd12::5"]
+    with pytest.raises(InvalidInputError, match="MEDTEMPORAL_LOCAL_NETWORKS"):
+        check_data_use("mi-cxr", "credentialed", "http://192.168.1.2/v1", False)
+    monkeypatch.setenv("MEDTEMPORAL_LOCAL_NETWORKS", "private")
+    assert all(is_local_address(a) for a in ("192.168.1.2", "172.31.0.1", "fe80::1", "169.254.0.9"))
+    assert not is_local_address("8.8.8.8") and not is_local_address("203.0.113.7")
+
+
+def test_a_bad_local_networks_setting_is_one_sentence(monkeypatch):
+    monkeypatch.setenv("MEDTEMPORAL_LOCAL_NETWORKS", "10.0.0.0/8,my-lan")
+    with pytest.raises(InvalidInputError) as err:
+        check_data_use("mi-cxr", "credentialed", "http://10.0.0.5/v1", False)
+    assert "'my-lan'" in str(err.value) and "MEDTEMPORAL_LOCAL_NETWORKS" in str(err.value)
+
+
+def test_a_server_on_a_private_network_still_needs_no_api_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    backend = load_backend("openai+http://10.0.0.5:8000/v1:m")  # vLLM on the lab's network takes any key
+    assert backend.model == "m"
 
 
 def test_dot_localhost_names_are_resolved_like_any_other(monkeypatch):

@@ -19,7 +19,7 @@ import pytest
 from helpers.fake_openai import TEST_API_KEY
 from helpers.tiny import make_tiny_benchmark
 
-from medtemporal.backends.uri import parse_endpoint
+from medtemporal.backends.uri import is_credential_name, parse_endpoint
 from medtemporal.cli import main
 from medtemporal.errors import InvalidInputError
 
@@ -130,3 +130,42 @@ def test_an_option_named_like_a_credential_is_kept_nowhere_at_any_depth(fake, tm
     settings = json.loads((run / "config.json").read_text())["model"]["settings"]["extra_body"]
     assert settings == {"api_key": "[REDACTED]", "top_k": 5,
                         "metadata": {"X-Auth-Token": "[REDACTED]", "tags": [{"accessToken": "[REDACTED]"}]}}
+
+
+CREDENTIAL_NAMES = [
+    "accesskey", "secretkey", "subscription_key", "Ocp-Apim-Subscription-Key", "x-functions-key", "AccessKeyId",
+    "aws_secret_access_key", "secretAccessKey", "client_secret", "clientsecret", "refresh_token", "sessiontoken",
+    "idToken", "passphrase", "db_password", "PASSWD", "privatekey", "private-key", "sas_token", "x-goog-api-key",
+    "apikey", "X-API-KEY", "oauth", "authorization", "proxy-authorization", "hf_token", "webhook_signature",
+    "set-cookie", "encryption_key", "master_key", "license_key", "signingKey",
+]
+NOT_CREDENTIAL_NAMES = ["max_tokens", "max_new_tokens", "tokenizer", "tokenizer_mode", "key", "api_key_env",
+                        "top_k", "temperature", "author", "sort_key", "dtype", "kv_cache_dtype", "max_images"]
+
+
+@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
+def test_credential_names_in_any_spelling_are_credentials(name):
+    assert is_credential_name(name)
+
+
+@pytest.mark.parametrize("name", NOT_CREDENTIAL_NAMES)
+def test_settings_that_only_look_like_credentials_are_kept(name):
+    assert not is_credential_name(name)
+
+
+def test_every_credential_spelling_is_kept_out_of_config_and_report(fake, tmp_path, capsys):
+    """Issue 42 §8: ``accesskey``, ``secretkey``, ``subscription_key`` … reached config.json and report.html."""
+    values = {name: f"Sv{k:02d}-Qm8Lw3Rt" for k, name in enumerate(CREDENTIAL_NAMES)}
+    bench = make_tiny_benchmark(tmp_path / "tiny", n=2)
+    run = tmp_path / "run"
+    body = {**values, "top_k": 5, "nested": [dict(values)]}
+    assert main(["run", str(bench), "--model", fake.uri(), "--out", str(run), "--no-progress",
+                 "--option", f"extra_body={json.dumps(body)}"]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    captured = capsys.readouterr()
+    leaked = [f"{p.name}: {n}" for p in tmp_path.rglob("*") if p.is_file() for n, v in values.items()
+              if v.encode() in p.read_bytes()]
+    assert not leaked
+    assert not any(v in captured.out + captured.err for v in values.values())
+    kept = json.loads((run / "config.json").read_text())["model"]["settings"]["extra_body"]
+    assert kept["top_k"] == 5 and all(kept[n] == "[REDACTED]" for n in values)

@@ -55,7 +55,7 @@ def test_missing_data_is_downloaded_once_with_a_one_line_note(
     monkeypatch.setattr(nltk_data, "_FAILED", [])
     assert set(nltk_data.missing_nltk_data()) == {"punkt_tab", "wordnet"}
     nltk_data.ensure_nltk_data()
-    assert capsys.readouterr().err == f"medtemporal: downloading the nltk data punkt_tab, wordnet into {home} (first use)\n"
+    assert capsys.readouterr().err == f"medtemporal: downloading the nltk data punkt_tab, wordnet into {home}\n"
     assert (home / nltk_data.PUNKT_RESOURCE / "abbrev_types.txt").is_file() and (home / "corpora" / "wordnet.zip").is_file()
     assert nltk_data.missing_nltk_data() == {}
     nltk_data.ensure_nltk_data()  # nothing more to fetch, nothing said
@@ -94,3 +94,17 @@ def test_the_command_fetches_online_and_refuses_offline(
     assert main(["nltk-data", "--target", str(tmp_path / "data")]) == 0
     assert (tmp_path / "data" / "corpora" / "wordnet.zip").is_file()
     assert capsys.readouterr().out == f"punkt_tab, wordnet: {tmp_path / 'data'}\n"
+
+
+def test_the_command_finds_data_already_there_and_downloads_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nltk_data.install_punkt(tmp_path)
+    (tmp_path / "corpora").mkdir()
+    with zipfile.ZipFile(tmp_path / "corpora" / "wordnet.zip", "w") as zf:
+        zf.writestr("wordnet/", b"")  # nltk.download's layout: WordNet stays zipped
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
+    assert main(["nltk-data"]) == 0  # HF_HUB_OFFLINE=1 here: nothing to fetch, so nothing refused
+    out = capsys.readouterr().out
+    assert out == (f"punkt_tab: {tmp_path / nltk_data.PUNKT_RESOURCE} (already there, nothing downloaded)\n"
+                   f"wordnet: {tmp_path / 'corpora' / 'wordnet.zip' / 'wordnet'} (already there, nothing downloaded)\n")

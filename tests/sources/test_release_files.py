@@ -92,3 +92,25 @@ def test_repeats_are_left_out_counted_and_a_shared_id_is_refused(tmp_path):
     with pytest.raises(InvalidInputError, match="line 3 gives q_id 1 to another record than line 1"):
         first_of_each([records[0], records[2], {"q_id": 1, "x": "c"}], lambda r: r["q_id"],
                       where=lambda k: f"line {k + 1}", name="q_id")
+
+
+def test_a_field_over_the_csv_modules_limit_reads_as_pandas_reads_it(tmp_path):
+    """Issue 42 item 14: a cell over 131,072 characters (the csv module's default limit) gave a `_csv.Error`
+    traceback; it reads, the rows keep their lines, and a file cut inside it is still one sentence."""
+    path = tmp_path / "q.csv"
+    long = "finding " * 30_000  # 240,000 characters
+    path.write_text(f"id,answer\n1,\"{long}\"\n2,no\n3,\"{long}\"\n")
+    table = read_table(path, columns=("id", "answer"), what=WHAT)
+    assert [len(r["answer"]) for r in table.records()] == [len(long), 2, len(long)]
+    assert table.where(2) == "q.csv, line 4"
+    path.write_text(f"id,{long.strip().replace(' ', '_')}\n1,2\n")
+    assert len(read_table(path, what=WHAT).columns[1]) > 131_072
+    path.write_text(f"id,answer\n1,yes\n2,\"{long}")
+    assert "ends inside a quoted field of the record on line 3" in _refused(path)
+
+
+def test_a_lone_carriage_return_in_a_cell_is_a_line_break_as_pandas_reads_it(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text("id,answer\n1,x\ry\n2,no\n")
+    table = read_table(path, what=WHAT)
+    assert table.records()[-1] == {"id": "2", "answer": "no"} and table.where(len(table) - 1) == "q.csv, line 4"

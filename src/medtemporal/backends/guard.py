@@ -3,8 +3,10 @@
 MIMIC-CXR, CheXpert Plus and CT-RATE come under credentialed agreements;
 PhysioNet's forbids sharing the data with third-party services. A benchmark
 whose manifest licence is ``credentialed`` is therefore only sent to
-endpoints on a loopback or private address unless the user says otherwise
-(``--allow-remote-data``).
+endpoints on a loopback address, or in a network the user declares local
+(``MEDTEMPORAL_LOCAL_NETWORKS``, `medtemporal.backends.uri.local_networks`: a
+cloud provider's private endpoint resolves to a private address too), unless the
+user says otherwise (``--allow-remote-data``).
 
 The guard judges where the bytes actually go: the endpoint's host is
 resolved once (``localhost`` and ``*.localhost`` included), every address
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from medtemporal.backends.base import Backend
-from medtemporal.backends.uri import is_local_address, resolve
+from medtemporal.backends.uri import LOCAL_NETWORKS_ENV, is_local_address, resolve
 from medtemporal.errors import InvalidInputError
 
 
@@ -73,7 +75,11 @@ def check_data_use(benchmark: str, licence: str | Callable[[], str], endpoint: s
         if not credentialed():
             return None
         at = f" (it resolves to {remote[0]})" if remote and remote[0] != host else ""
-        raise _refuse(benchmark, endpoint, f"which is not a loopback or private address{at}")
+        if remote and is_local_address(remote[0], private=True):
+            raise _refuse(benchmark, endpoint, f"a private address{at} that may belong to a hosted service, not "
+                          f"declared local in {LOCAL_NETWORKS_ENV} (set it to that network, such as 10.0.0.0/8, if the "
+                          "network is yours)")
+        raise _refuse(benchmark, endpoint, f"which is not a loopback address{at}")
     if not isinstance(licence, str):
         from medtemporal.backends.pinning import proxy_for
 

@@ -422,14 +422,21 @@ def _dropped(exc: BaseException) -> bool:
 def _api_key(api_key_env: str | None, base: BaseURL) -> str:
     name = api_key_env or DEFAULT_KEY_ENV
     key = os.environ.get(name, "")
+    bad = next((c for c in key if not (c.isascii() and c.isprintable()) or c.isspace()), None)
+    if bad is not None:  # an HTTP header cannot carry it: every request would fail, blamed on the server
+        why = " (a Windows line end: the .env file was saved with CRLF)" if bad in "\r\n" else ""
+        raise InvalidInputError(
+            f"The environment variable {name} holds the character {bad!r}{why}, which an API key sent in an HTTP "
+            f"header cannot hold; export {name} again without it (e.g. run `dos2unix` on the .env file)."
+        )
     if key:
         return key
     if api_key_env:
         raise InvalidInputError(
             f"The environment variable {name} named by --api-key-env is not set; export it with your key."
         )
-    if is_local_endpoint(base.url):
-        return "EMPTY"  # local servers (vLLM, Ollama) accept any key
+    if is_local_endpoint(base.url, private=True):
+        return "EMPTY"  # servers on this machine or its network (vLLM, Ollama) accept any key
     raise InvalidInputError(
         f"{base.shown} needs an API key; export {DEFAULT_KEY_ENV} (or name another variable with --api-key-env)."
     )

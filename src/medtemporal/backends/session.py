@@ -65,7 +65,7 @@ class DataUse:
 
     Attributes:
         benchmark: the benchmark's name (named in a refusal).
-        licence: ``credentialed`` data only goes to loopback or private addresses; or a function judging the
+        licence: ``credentialed`` data only goes to loopback addresses (or networks declared local); or a function judging the
             licence, called only where the verdict can change where the data goes (`guard.check_data_use`; cache it
             when it is slow, as a run's `run_licence` is).
         allow_remote: the user's explicit permission to send credentialed data elsewhere.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import os
 import re
 import socket
 from dataclasses import dataclass
@@ -74,25 +75,43 @@ def redact(text: str) -> str:
     return _URL.sub(hide, text)
 
 
-CREDENTIAL_WORDS = frozenset({"secret", "token", "password", "passwd", "pwd", "auth", "authorization", "credential",
-                              "credentials", "bearer", "cookie", "signature", "apikey"})
-"""Words of an option or header name that make its value a credential (``x-api-token``, ``Authorization``)."""
-CREDENTIAL_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
-                              ("session", "key")})
+CREDENTIAL_WORDS = ("secret", "token", "password", "passwd", "passphrase", "pwd", "auth", "credential", "bearer",
+                    "cookie", "signature", "apikey")
+"""Words that make a name a credential wherever they stand in one of its words (``x-api-token``, ``clientsecret``,
+``Authorization``, ``oauth``, ``secretkey``)."""
+KEY_WORDS = ("key", "keys")
+"""A key is a credential when another word qualifies it, joined or not (``api_key``, ``accesskey``,
+``subscription_key``, ``x-functions-key``); ``key`` alone, a mapping's key, is not."""
+NOT_CREDENTIALS = frozenset({"tokens", "tokenizer", "tokenizers", "tokenize", "tokenization", "detokenize",
+                             "author", "authors", "authority", "sort_key", "cache_key", "primary_key", "monkey"})
+"""Words (or ``_``-joined word pairs) that hold a credential's word and are none: ``max_tokens``, ``tokenizer``."""
+
+
+def _words(name: str) -> list[str]:
+    """``apiKey`` / ``X-Api-Token`` / ``api_key`` → their lower-case words."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+
+
+def _credential_word(word: str) -> bool:
+    """A word that names a credential by itself (``secret``, ``accesstoken``, ``subscriptionkey``)."""
+    if word in NOT_CREDENTIALS:
+        return False
+    return any(c in word for c in CREDENTIAL_WORDS) or (word.endswith(KEY_WORDS) and word not in KEY_WORDS)
 
 
 def is_credential_name(name: str) -> bool:
     """Whether an option or header called ``name`` holds a credential, read word by word (``max_tokens`` does not).
 
     >>> [is_credential_name(n) for n in ("api_key", "apiKey", "X-Api-Token", "Authorization", "max_tokens", "key",
-    ...                                  "api_key_env")]
-    [True, True, True, True, False, False, False]
+    ...                                  "api_key_env", "accesskey", "secretkey", "subscription_key", "tokenizer")]
+    [True, True, True, True, False, False, False, True, True, True, False]
     """
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
-    parts = [w for w in re.split(r"[^a-z0-9]+", words) if w]
+    parts = _words(name)
     if parts[-1:] == ["env"]:  # the name of a variable that holds one (api_key_env), not the credential
         return False
-    return bool(CREDENTIAL_WORDS.intersection(parts)) or any(pair in CREDENTIAL_PAIRS for pair in zip(parts, parts[1:]))
+    return any(_credential_word(w) for w in parts) or any(
+        b in KEY_WORDS and f"{a}_{b}" not in NOT_CREDENTIALS for a, b in zip(parts, parts[1:]))
 
 
 HIDDEN = "[REDACTED]"
@@ -346,24 +365,55 @@ def short_name(uri: str) -> str:
     return name or shown_uri(uri)
 
 
-LOCAL_NETWORKS = tuple(
-    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+PRIVATE_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "169.254.0.0/16",
+                                      "fe80::/10")
 )
-"""Private networks (RFC 1918, IPv6 unique local): with loopback and link-local, what counts as local.
-Python's wider ``is_private`` also takes documentation and reserved ranges, which are not a local network."""
+"""Private networks (RFC 1918, IPv6 unique local) and link-local ones: local only when the user says so
+(`LOCAL_NETWORKS_ENV`), as a cloud provider's private endpoint resolves to such an address too. Python's wider
+``is_private`` also takes documentation and reserved ranges, which are no local network."""
+
+LOCAL_NETWORKS_ENV = "MEDTEMPORAL_LOCAL_NETWORKS"
+"""Networks the user declares local (comma-separated, ``10.0.0.0/8,fd12::/16``; ``private`` for every one of
+`PRIVATE_NETWORKS`): where credentialed data may go besides loopback."""
 
 
-def is_local_address(text: str) -> bool:
-    """True for a loopback, link-local or private (RFC 1918, IPv6 ULA) address; an IPv6 zone is ignored and
-    an IPv4-mapped IPv6 address is judged by its IPv4 address.
+def local_networks() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The networks `LOCAL_NETWORKS_ENV` declares local (none when unset).
+
+    Raises:
+        InvalidInputError: an entry that is not a network, in one sentence.
+    """
+    networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    for entry in filter(None, (e.strip() for e in os.environ.get(LOCAL_NETWORKS_ENV, "").split(","))):
+        if entry.lower() == "private":
+            networks += PRIVATE_NETWORKS
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise InvalidInputError(
+                f"{LOCAL_NETWORKS_ENV} holds {entry!r}, which is not a network; write networks such as "
+                "10.0.0.0/8,fd12::/16 (or private for every RFC 1918, unique local and link-local one)."
+            ) from None
+    return tuple(networks)
+
+
+def is_local_address(text: str, *, private: bool = False) -> bool:
+    """True for a loopback address, or one in a network the user declares local (`LOCAL_NETWORKS_ENV`); with
+    ``private``, also every private or link-local one (`PRIVATE_NETWORKS`). An IPv6 zone is ignored and an
+    IPv4-mapped IPv6 address is judged by its IPv4 address.
 
     >>> [is_local_address(a) for a in ("127.0.0.1", "10.1.2.3", "::ffff:8.8.8.8", "203.0.113.7")]
-    [True, True, False, False]
+    [True, False, False, False]
+    >>> is_local_address("10.1.2.3", private=True)
+    True
     """
     ip = ipaddress.ip_address(text.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_link_local or any(ip in net for net in LOCAL_NETWORKS if ip.version == net.version)
+    networks = (*PRIVATE_NETWORKS, *local_networks()) if private else local_networks()
+    return ip.is_loopback or any(ip in net for net in networks if ip.version == net.version)
 
 
 def resolve(host: str) -> list[str]:
@@ -385,13 +435,13 @@ def resolve(host: str) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def is_local_endpoint(url: str) -> bool:
-    """True when every address ``url``'s host resolves to is loopback, private or link-local.
+def is_local_endpoint(url: str, *, private: bool = False) -> bool:
+    """True when every address ``url``'s host resolves to is local (`is_local_address`, ``private`` likewise).
 
     >>> is_local_endpoint("http://127.0.0.1:8000/v1"), is_local_endpoint("http://[::1]:8000/v1")
     (True, True)
-    >>> is_local_endpoint("http://8.8.8.8/v1")
-    False
+    >>> is_local_endpoint("http://8.8.8.8/v1"), is_local_endpoint("http://10.0.0.5/v1", private=True)
+    (False, True)
     """
     host = urlsplit(url).hostname
     if not host:
@@ -400,4 +450,4 @@ def is_local_endpoint(url: str) -> bool:
         addresses = resolve(host)
     except OSError:
         return False  # an unresolvable host cannot be shown to be local
-    return bool(addresses) and all(is_local_address(a) for a in addresses)
+    return bool(addresses) and all(is_local_address(a, private=private) for a in addresses)

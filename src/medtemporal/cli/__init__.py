@@ -21,7 +21,7 @@ from medtemporal.progress import quiet
 from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error, path_error
 
-COMMANDS = ("demo", "list", "score", "report", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
+COMMANDS = ("demo", "list", "score", "report", "leaderboard", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
             "phantoms", "nltk-data", "check", "new-family")
 
 
@@ -30,6 +30,7 @@ HELP = {
     "list": "list the benchmarks, backends, protocols, metrics, extractors, phantoms and prompts",
     "score": "score runs: each task's metrics with patient-clustered 95%% CIs -> scores.json",
     "report": "write report.md / .csv / .html for runs (scoring them first if needed)",
+    "leaderboard": "a static site of every model x every family beside the published rows (no server needed)",
     "view": "browse runs and their reports on 127.0.0.1 (loopback only)",
     "compare": "paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
     "build": "build a benchmark from raw data (or import a released question file)",
@@ -41,8 +42,8 @@ HELP = {
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
     "check": "check that a benchmark family keeps every rule of the contract",
     "new-family": "write a new benchmark family's folder that passes `medtemporal check`",
-    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics (scoring does it on first use; offline: "
-                 "--wordnet-archive)",
+    "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics where missing (scoring does it on first use; "
+                 "offline: --wordnet-archive)",
 }
 """Each command's one-line help, shown without importing its module; a command missing here is imported."""
 DESCRIPTION = ("Build, run and score benchmarks of temporal medical reasoning for vision-language models; "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from medtemporal.phantoms.kinds import common_options
 from medtemporal.progress import add_no_progress
 from medtemporal.registry import entries
 
@@ -18,6 +19,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     for entry in entries("phantom"):
         kind = entry.obj
         q = kinds.add_parser(entry.name, help=kind.help, description=kind.description)
+        common_options(q)
         kind.add_arguments(q)
         add_no_progress(q)
         q.set_defaults(func=_writer(kind.write))

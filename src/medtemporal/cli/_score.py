@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.bounds import CONCURRENCY_MAX
-from medtemporal.errors import InvalidInputError, MetricUnavailableWarning, require
+from medtemporal.errors import InvalidInputError, MetricUnavailableWarning, UnavailableError, require
 from medtemporal.progress import add_no_progress
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     """Score each run, then print every task's metrics; exit status 1 when a run has no answer at all, or its judge
     failed calls or mostly cannot be read (`medtemporal.scoring.failures`; said in one sentence each)."""
     check_tracking(args)
+    check_weights_offline(args.metrics)
     judge, options = judge_from_args(args)
     green = None
     if args.green:
@@ -136,6 +137,33 @@ def run(args: argparse.Namespace) -> int:
     for failure in filter(None, failures):
         print(f"medtemporal: error: {failure}", file=sys.stderr)
     return 1 if any(failures) else 0
+
+
+def check_weights_offline(names: tuple[str, ...]) -> None:
+    """Offline, refuse at once (before any run is scored again) when no metric of ``--metrics`` has its weights on
+    disk: one sentence naming the variable that fixes it, instead of rescoring every run to compute nothing.
+
+    Raises:
+        UnavailableError: downloads are off and every named metric lacks a published model it loads.
+    """
+    from medtemporal import registry
+    from medtemporal.hf_models import offline_variable
+
+    named = [n for n in names if n != "all"]
+    if not named or len(named) < len(names) or offline_variable() is None:
+        return
+    from medtemporal.scoring.clinical.weights import WEIGHTS
+
+    reasons = []
+    for name in named:
+        try:
+            for key in registry.lookup("metric", name).info.get("weights", ()):
+                WEIGHTS[key].local()
+        except UnavailableError as exc:
+            reasons.append(f"{name}: {str(exc).rstrip('.')}")
+        else:
+            return
+    raise UnavailableError(f"Nothing scored, the metrics asked for cannot be computed offline ({'; '.join(reasons)}).")
 
 
 def print_scores(run_dirs: list[Path]) -> None:

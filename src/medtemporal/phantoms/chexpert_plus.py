@@ -35,6 +35,7 @@ import numpy as np
 
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.phantoms.cxr_text import DEVICE_TEXT, capitalised, phrase, severity_word
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.phantoms.render import render_cxr
@@ -42,6 +43,7 @@ from medtemporal.phantoms.trajectory import ENTITIES, EntityState, Visit, change
 from medtemporal.sources.chexpert_plus import COLUMNS, CSV_NAME
 from medtemporal.progress import progress_bar
 
+GENERATOR = "medtemporal phantoms chexpert-plus"
 REPORTED = tuple(e for e in ENTITIES if e not in ("bony structures intact", "normal cardiac silhouette"))
 """Findings the impressions talk about."""
 
@@ -119,8 +121,10 @@ def write_chexpert_plus(
     image_size: int = 256,
     visits: tuple[int, int] = (2, 6),
     images: bool = True,
+    overwrite: bool = False,
 ) -> ChexpertPlusPhantom:
-    """Write a phantom CheXpert Plus folder at ``out`` (which must not exist or be empty).
+    """Write a phantom CheXpert Plus folder at ``out`` (which must not exist or be empty, or hold one to replace
+    with ``overwrite``).
 
     Args:
         out: Output folder.
@@ -136,9 +140,7 @@ def write_chexpert_plus(
     check_seed(seed)
     if not 1 <= visits[0] <= visits[1]:
         raise InvalidInputError(f"visits {visits} must be (fewest, most) with 1 <= fewest <= most.")
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise InvalidInputError(f"{root} exists and is not an empty folder; choose a new --out.")
-    root.mkdir(parents=True, exist_ok=True)
+    prepare_out(root, overwrite, GENERATOR)
     rows: list[dict[str, str]] = []
     truth_lines: list[str] = []
     n_studies = n_images = 0
@@ -181,7 +183,7 @@ def write_chexpert_plus(
         writer.writerows(rows)
     truth_path = root / PHANTOM_TRUTH
     truth_path.write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
-    write_phantom_manifest(root, "medtemporal phantoms chexpert-plus", seed=seed, patients=patients,
+    write_phantom_manifest(root, GENERATOR, seed=seed, patients=patients,
                            studies=n_studies, images=n_images, image_size=image_size)
     return ChexpertPlusPhantom(root, patients, n_studies, n_images, csv_path, truth_path)
 

@@ -1,6 +1,6 @@
 """The phantom kinds written over a ``medtemporal phantoms cxr`` cohort (``mmxu``, ``ms-cxr-t``,
-``medical-diff-vqa``): their ``--cxr``/``--patients`` options, the cohort's truth by patient, and the output
-folder they may replace.
+``medical-diff-vqa``): their ``--cxr``/``--patients`` options and the cohort's truth by patient (their output
+folder is prepared by `medtemporal.phantoms.out`).
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import PHANTOM_MANIFEST, PHANTOM_TRUTH
+from medtemporal.provenance import PHANTOM_TRUTH
 
 JPG_DIR = "mimic-cxr-jpg"
 """As `medtemporal.phantoms.cxr` writes them (not imported from there: it loads pandas and the renderer)."""
@@ -70,33 +69,6 @@ def read_cohort(folder: Path, *, images: bool = True) -> dict[str, list[dict[str
                 raise InvalidInputError(f"{path}, line {lineno} is not a CXR phantom truth line; "
                                         "write the cohort again with `medtemporal phantoms cxr`.") from None
     return {p: sorted(rows, key=lambda r: r["visit"]) for p, rows in sorted(patients.items())}
-
-
-def _written_by(out: Path, generator: str) -> bool:
-    """Whether folder ``out`` holds phantoms that ``generator`` wrote (its manifest names it)."""
-    try:
-        return json.loads((out / PHANTOM_MANIFEST).read_bytes()).get("generator") == generator
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def check_out(out: Path, overwrite: bool, generator: str) -> bool:
-    """Whether ``out`` must be emptied first: refuse a non-empty ``out`` unless ``overwrite`` and ``generator``
-    wrote it (nothing is removed here; `prepare_out` does it once everything else has been checked)."""
-    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
-        return False
-    ours = out.is_dir() and _written_by(out, generator)
-    if not (overwrite and ours):
-        raise InvalidInputError(f"{out} is not an empty folder; choose a new --out"
-                                + (", or pass --overwrite to replace the phantoms in it." if ours else "."))
-    return True
-
-
-def prepare_out(out: Path, overwrite: bool, generator: str) -> None:
-    """Make ``out`` an empty folder (`check_out` decides whether its phantoms may be replaced)."""
-    if check_out(out, overwrite, generator):
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
 
 
 def write_lines(path: Path, lines: Iterable[Mapping[str, Any]]) -> None:

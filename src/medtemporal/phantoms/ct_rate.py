@@ -31,10 +31,12 @@ import pandas as pd
 
 from medtemporal.bounds import PATIENTS_MAX, check_memory, check_range, check_seed
 from medtemporal.errors import InvalidInputError, require
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.ct_rate import LABELS, volume_path
 from medtemporal.progress import progress_bar
 
+GENERATOR = "medtemporal phantoms ct-rate"
 PATTERNS = ("absent", "persist", "appear", "resolve", "fluctuate")
 PREVALENCE = 0.35
 """Share of (patient, label) trajectories that are not ``absent``."""
@@ -207,8 +209,9 @@ VOXEL_BYTES = 20
 
 
 def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple[int, int, int] = (96, 96, 64),
-                  volumes: bool = True, profile: str = "longitudinal") -> CtRatePhantom:
-    """Write a phantom CT-RATE validation split under ``out`` (which must be absent or empty).
+                  volumes: bool = True, profile: str = "longitudinal", overwrite: bool = False) -> CtRatePhantom:
+    """Write a phantom CT-RATE validation split under ``out`` (which must be absent or empty, or hold one to replace
+    with ``overwrite``).
 
     Args:
         out: Folder to create; it becomes the CT-RATE root (holds ``dataset/``).
@@ -226,8 +229,7 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
                      "pass a smaller --shape (CT-RATE volumes are about 512,512,300), or --no-volumes")
     if profile not in SCAN_PROFILES:
         raise InvalidInputError(f"--profile {profile!r} is unknown; use one of {', '.join(SCAN_PROFILES)}.")
-    if out.exists() and any(out.iterdir()):
-        raise InvalidInputError(f"{out} is not empty; choose a new --out folder.")
+    prepare_out(out, overwrite, GENERATOR)
     rng = np.random.default_rng(seed)
     label_rows, report_rows, meta_rows, truth = [], [], [], []
     messy = {"missing_raw": patients - 1, "corrupt": patients - 2, "no_volume": patients - 3} if patients >= 4 else {}
@@ -273,5 +275,5 @@ def write_ct_rate(out: str | Path, *, patients: int, seed: int = 0, shape: tuple
         pd.DataFrame(rows).to_csv(ds / folder / name, index=False)
     truth_path = out / PHANTOM_TRUTH
     truth_path.write_text("".join(json.dumps(t, sort_keys=True) + "\n" for t in truth), encoding="utf-8")
-    write_phantom_manifest(out, "medtemporal phantoms ct-rate", patients=patients, seed=seed, shape=list(shape))
+    write_phantom_manifest(out, GENERATOR, patients=patients, seed=seed, shape=list(shape))
     return CtRatePhantom(out, truth_path, patients, n_scans, n_volumes)

@@ -61,6 +61,7 @@ import pandas as pd
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
 from medtemporal.errors import InvalidInputError
 from medtemporal.phantoms import cxr_text
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.phantoms.render import region_boxes, render_cxr
 from medtemporal.phantoms.trajectory import (
@@ -79,6 +80,7 @@ from medtemporal.progress import progress_bar
 
 JPG_DIR, QBA_DIR = "mimic-cxr-jpg", "mimic-ext-cxr-qba"
 PROFILES = ("longitudinal", "mimic")
+GENERATOR = "medtemporal phantoms cxr"
 """Visit-count profiles: most patients with 5-15 visits, or MIMIC-like (mean 3.5 studies per patient)."""
 
 QBA_NAMES: dict[str, str] = {
@@ -146,8 +148,10 @@ def write_cxr_phantoms(
     images: bool = True,
     image_size: int = 320,
     profile: str = "longitudinal",
+    overwrite: bool = False,
 ) -> CxrPhantom:
-    """Write a phantom cohort under ``out`` (which must not exist or be empty).
+    """Write a phantom cohort under ``out`` (which must not exist or be empty, or hold a cohort to replace with
+    ``overwrite``).
 
     Args:
         out: Output folder.
@@ -156,6 +160,7 @@ def write_cxr_phantoms(
         images: Render and write the JPEGs (metadata, reports and scene graphs are always written).
         image_size: Image width and height in pixels.
         profile: ``longitudinal`` or ``mimic`` (see `PROFILES`).
+        overwrite: replace a cohort already in ``out`` (`medtemporal.phantoms.out.prepare_out`).
 
     Returns:
         The paths and counts of what was written.
@@ -166,10 +171,7 @@ def write_cxr_phantoms(
     check_seed(seed)
     if profile not in PROFILES:
         raise InvalidInputError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r}).")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise InvalidInputError(
-            f"{out} already exists and is not an empty folder; choose a new output folder or delete that one."
-        )
+    prepare_out(out, overwrite, GENERATOR)
     jpg, qba = out / JPG_DIR, out / QBA_DIR
     (qba / "metadata").mkdir(parents=True)
     (jpg / "files").mkdir(parents=True)
@@ -192,7 +194,7 @@ def write_cxr_phantoms(
             corrupt = writer.write(truth_fh, csv_rows, study_rows) or corrupt
     _write_tables(jpg, qba, csv_rows, study_rows)
     _write_split(jpg, csv_rows, dict(zip(subjects.tolist(), splits)))
-    write_phantom_manifest(out, "medtemporal phantoms cxr", seed=seed, patients=patients, images=images,
+    write_phantom_manifest(out, GENERATOR, seed=seed, patients=patients, images=images,
                            image_size=image_size, profile=profile)
     return CxrPhantom(out, jpg, qba, out / PHANTOM_TRUTH, patients, len(study_rows), len(csv_rows), corrupt)
 

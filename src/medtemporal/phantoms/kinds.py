@@ -8,8 +8,10 @@ takes its ``--cxr``/``--patients`` options, reads the cohort and prepares its ou
 
     register("phantom", "mmxu")(PhantomKind(help=..., description=..., add_arguments=..., write=...))
 
-``write`` gets the parsed options and returns the lines to print: what was written and where to point
-``medtemporal build`` at it. The generators themselves are imported only when a kind runs.
+Every kind gets ``--out``, ``--seed`` and ``--overwrite`` from the command (`common_options`); its writer
+prepares ``--out`` with `medtemporal.phantoms.out.prepare_out`, which refuses a folder holding anything but
+that kind's phantoms. ``write`` gets the parsed options and returns the lines to print: what was written and where
+to point ``medtemporal build`` at it. The generators themselves are imported only when a kind runs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.registry import register
@@ -29,16 +32,24 @@ class PhantomKind:
     help: str
     description: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    """Adds the kind's options (``--out`` included)."""
+    """Adds the kind's own options; every kind has `common_options` (``--out``, ``--seed``, ``--overwrite``)."""
     write: Callable[[argparse.Namespace], list[str]]
     """Writes the phantoms; returns the lines to print."""
+
+
+def common_options(p: argparse.ArgumentParser) -> None:
+    """``--out``, ``--seed`` and ``--overwrite``, which ``medtemporal phantoms`` adds to every kind; a kind's writer
+    prepares its folder with `medtemporal.phantoms.out.prepare_out`."""
+    p.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="output folder (must not exist or be empty, unless --overwrite)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the phantoms of this kind already in --out (never a folder holding anything else)")
 
 
 def cohort_options(p: argparse.ArgumentParser, *, image_size: int, no_images: str) -> None:
     """The options of the image-cohort kinds (``cxr``, ``chexpert-plus``)."""
     p.add_argument("--patients", type=int, required=True, metavar="N", help="number of patients")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--no-images", action="store_true", help=no_images)
     p.add_argument("--image-size", type=int, default=image_size, metavar="PX",
                    help="image width and height (default %(default)s)")
@@ -54,7 +65,7 @@ def _write_cxr(args: argparse.Namespace) -> list[str]:
     from medtemporal.phantoms.cxr import write_cxr_phantoms
 
     made = write_cxr_phantoms(args.out, patients=args.patients, seed=args.seed, images=not args.no_images,
-                              image_size=args.image_size, profile=args.profile)
+                              image_size=args.image_size, profile=args.profile, overwrite=args.overwrite)
     images = f"{made.images} images" + (" listed (no JPEGs written)" if args.no_images else "")
     return [f"Wrote {made.patients} patients, {made.studies} studies, {images} to {made.root}",
             f"  MIMIC-CXR-JPG root:     {made.mimic_cxr_jpg}",
@@ -66,7 +77,7 @@ def _write_chexpert_plus(args: argparse.Namespace) -> list[str]:
     from medtemporal.phantoms.chexpert_plus import write_chexpert_plus
 
     made = write_chexpert_plus(args.out, patients=args.patients, seed=args.seed, image_size=args.image_size,
-                               images=not args.no_images)
+                               images=not args.no_images, overwrite=args.overwrite)
     return [f"Wrote {made.patients} patients, {made.studies} studies, {made.images} images to {made.root}",
             f"  CheXpert Plus root: {made.root}  (pass it to `medtemporal build` as --chexpert-plus)",
             f"  ground truth:       {made.truth}"]
@@ -74,15 +85,14 @@ def _write_chexpert_plus(args: argparse.Namespace) -> list[str]:
 
 def _skillqa_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--instances", type=int, required=True, metavar="N", help="number of instances")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--image-size", type=int, default=224, metavar="PX", help="frame width (default %(default)s)")
 
 
 def _write_skillqa(args: argparse.Namespace) -> list[str]:
     from medtemporal.phantoms.skill_frames import write_skill_phantoms
 
-    made = write_skill_phantoms(args.out, instances=args.instances, seed=args.seed, image_size=args.image_size)
+    made = write_skill_phantoms(args.out, instances=args.instances, seed=args.seed, image_size=args.image_size,
+                                overwrite=args.overwrite)
     return [f"Wrote {made.instances} instances, {made.frames} frames to {made.root}",
             f"  frame-set root: {made.root}  (pass it to `medtemporal build skillqa` as --frames)",
             f"  ground truth:   {made.truth}"]
@@ -90,8 +100,6 @@ def _write_skillqa(args: argparse.Namespace) -> list[str]:
 
 def _ct_rate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--patients", type=int, required=True, metavar="N", help="number of patients")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--shape", default="96,96,64", metavar="X,Y,Z",
                    help="voxels of every volume (default %(default)s; e.g. 512,512,300 for benches)")
     p.add_argument("--no-volumes", action="store_true", help="skip the NIfTI files (CSVs and truth only)")
@@ -109,7 +117,7 @@ def _write_ct_rate(args: argparse.Namespace) -> list[str]:
     if len(shape) != 3 or min(shape) < 8:
         raise InvalidInputError(f"--shape {args.shape!r} must be three voxel counts X,Y,Z of at least 8 each.")
     made = write_ct_rate(args.out, patients=args.patients, seed=args.seed, shape=shape, volumes=not args.no_volumes,
-                         profile=args.profile)
+                         profile=args.profile, overwrite=args.overwrite)
     return [f"Wrote {made.patients} patients, {made.scans} scans, {made.volumes} volumes to {made.root}",
             f"  CT-RATE root: {made.root}  (pass it to `medtemporal build 3d-rad` as --ct-rate)",
             f"  ground truth: {made.truth}"]

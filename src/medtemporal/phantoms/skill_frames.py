@@ -23,11 +23,12 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from medtemporal.bounds import IMAGE_MAX, PATIENTS_MAX, check_range, check_seed
-from medtemporal.errors import InvalidInputError
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.sources.skill_frames import GOLD
 from medtemporal.progress import progress_bar
 
+GENERATOR = "medtemporal phantoms skillqa"
 FRAME_COUNTS = (4, 6)
 
 
@@ -82,15 +83,16 @@ class SkillPhantoms:
 
 
 def write_skill_phantoms(out: str | Path, *, instances: int, seed: int = 0, image_size: int = 224,
-                         progress: bool = True) -> SkillPhantoms:
+                         progress: bool = True, overwrite: bool = False) -> SkillPhantoms:
     """Write ``instances`` frame sets (procedures and 4/6 frames mixed) under ``out``.
 
     Args:
-        out: Output folder; must not exist or be empty.
+        out: Output folder; must not exist or be empty (or hold frame sets to replace, with ``overwrite``).
         instances: Number of instances (at least 1).
         seed: Seed of procedures, frame counts, steps, identifiers and drawing jitter.
         image_size: Frame width in pixels (height is 3/4 of it; at least 48).
         progress: Show a progress bar.
+        overwrite: Replace the frame sets already in ``out``.
 
     Raises:
         InvalidInputError: a bad count or size, or a non-empty ``out``.
@@ -99,9 +101,7 @@ def write_skill_phantoms(out: str | Path, *, instances: int, seed: int = 0, imag
     check_range(instances, "--instances", 1, PATIENTS_MAX)
     check_range(image_size, "--image-size", 48, IMAGE_MAX)
     check_seed(seed)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise InvalidInputError(f"{out} exists and is not an empty folder; choose a new --out.")
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out(out, overwrite, GENERATOR)
     rng = random.Random(seed)
     gold, truth = [], []
     frames = 0
@@ -125,7 +125,7 @@ def write_skill_phantoms(out: str | Path, *, instances: int, seed: int = 0, imag
                       "steps": {shown[t]: PROCEDURES[procedure][s].name for t, s in enumerate(steps)}})
     _write_jsonl(out / GOLD, gold)
     _write_jsonl(out / PHANTOM_TRUTH, truth)
-    write_phantom_manifest(out, "medtemporal phantoms skillqa", seed=seed, instances=instances, image_size=image_size)
+    write_phantom_manifest(out, GENERATOR, seed=seed, instances=instances, image_size=image_size)
     return SkillPhantoms(out, instances, frames, out / PHANTOM_TRUTH)
 
 

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
-from medtemporal.runs import RunConfig, RunFolder, RunScores
+from medtemporal.runs import RunConfig, RunFolder, RunScores, run_folders
 from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
 
 
@@ -56,6 +56,28 @@ class ReportRun:
         return self.config.repeats if self.config else 1
 
 
+def subset_options(config: RunConfig | None) -> str:
+    """The options by which a run chose part of its benchmark (``--limit 60 --tasks TEL``); "" for all of it."""
+    if config is None:
+        return ""
+    return " ".join([*([f"--limit {config.limit}"] if config.limit else []),
+                     *([f"--limit-per-task {config.limit_per_task}"] if config.limit_per_task else []),
+                     *([f"--tasks {','.join(config.tasks)}"] if config.tasks else [])])
+
+
+def subset_label(run: ReportRun) -> str:
+    """`` (subset: 60 of 351 items, --limit 60)`` for a run on part of its benchmark (`subset_options`), with the
+    whole benchmark's items; "" for a run on all of it."""
+    c = getattr(run, "config", None)
+    how = subset_options(c)
+    if not how:
+        return ""
+    manifest = run.folder.benchmark_manifest(c)
+    full = sum((manifest.counts.get("task") or {}).values()) if manifest is not None else None
+    items = int(run.scores.counts.get("items", 0))
+    return f" (subset: {items:,} of {full:,} items, {how})" if full else f" (subset: {how})"
+
+
 def protocol_label(scores: RunScores) -> str:
     """The run's protocol with its options: ``rag-text k=3 retriever=image``."""
     options = scores.run.protocol_options
@@ -76,13 +98,16 @@ def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[Repo
 
 
 def load_runs(run_dirs: Sequence[str | Path]) -> list[ReportRun]:
-    """Read each run's ``scores.json``.
+    """Read each run's ``scores.json``; a folder that is not a run stands for the runs under it (an eval set's
+    folder, `medtemporal.runs.run_folders`).
 
     Raises:
         InvalidInputError: no run given, or a run has no scores or scores older than its predictions (score it
             first: ``medtemporal score RUN``, or `medtemporal.scoring.runs.score_stale`).
     """
-    paths = [Path(p) for p in run_dirs]
+    if not run_dirs:
+        raise InvalidInputError("No run folders given; pass at least one folder written by `medtemporal run`.")
+    paths = run_folders(run_dirs)
     if not paths:
         raise InvalidInputError("No run folders given; pass at least one folder written by `medtemporal run`.")
     folders = [RunFolder(p) for p in paths]

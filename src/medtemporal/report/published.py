@@ -1,11 +1,13 @@
 """The papers' published rows beside a user's runs, in the paper's table layout (`medtemporal.published`).
 
 Each `PublishedTable` becomes a Markdown table: the paper's rows, marked *(published)*, in the paper's row
-groups, then one row per run with its values in the paper's columns, units and
-decimals (models as columns for a table the paper prints that way). A run's value comes from the family's
-``values`` function (default `medtemporal.published.run_values`: the column's score group and metric). Above the
-tables, one caution per run that cannot be compared with the paper's rows: a run on phantoms, or on another
-test set than the paper's (`caution`, with the family's test of its manifest).
+groups, then one row per run with its values in the paper's columns, all in percent (a paper's fractions × 100,
+as the report's other tables) with the paper's precision; an Overall column comes first after the model, so it is
+in sight on a narrow screen (models as columns for a table the paper prints that way). A run's value comes from
+the family's ``values`` function (default `medtemporal.published.run_values`: the column's score group and metric);
+a run on a subset says so beside its name. Above the tables, each caution once: the runs that cannot be compared
+with the paper's rows for one reason (on phantoms, or on another test set than the paper's: `caution`, with the
+family's test of its manifest) named together.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from medtemporal.benchmark import Manifest
-from medtemporal.published import NoneFound, PublishedTable, run_values
+from medtemporal.published import NoneFound, PublishedTable, column_order, percent, percent_digits, run_values
+from medtemporal.report.loaded import subset_label
 from medtemporal.report.tables import cell, markdown_table
 
 PUBLISHED = "published"
@@ -50,20 +53,38 @@ def caution(run: Any, papers: Callable[[Manifest], bool] | None = None,
 
 def published_table(table: PublishedTable, runs: Sequence[Any], values: Values = lambda t, r: run_values(
         t, r.scores)) -> str:
-    """``table``'s published rows, then the runs', as Markdown (module doc)."""
-    run_rows = [(run.label, values(table, run)) for run in runs]
+    """``table``'s published rows, then the runs', as Markdown in percent (module doc)."""
+    run_rows = [(run.label + subset_label(run), values(table, run)) for run in runs]
+    order = column_order(table)
+
+    def shown(k: int, v: float | None) -> str:
+        return number(percent(table, k, v), percent_digits(table, k))
+
     if table.transposed:
         header = ["Task / metric", *(f"{r.model} ({PUBLISHED})" for r in table.rows), *(label for label, _ in run_rows)]
-        rows = [[col.label, *(number(r.values[k], table.digits) for r in table.rows),
-                 *(number(v[k], table.digits) for _, v in run_rows)] for k, col in enumerate(table.columns)]
+        rows = [[table.columns[k].label, *(shown(k, r.values[k]) for r in table.rows),
+                 *(shown(k, v[k]) for _, v in run_rows)] for k in order]
         return markdown_table(header, rows)
     sectioned = any(r.section for r in table.rows)
-    header = [*(["Group"] if sectioned else []), "Model", *(c.label for c in table.columns)]
+    header = [*(["Group"] if sectioned else []), "Model", *(table.columns[k].label for k in order)]
     rows = [[*([r.section] if sectioned else []), f"{r.model} ({PUBLISHED})",
-             *(number(v, table.digits) for v in r.values)] for r in table.rows]
-    rows += [[*(["Your runs"] if sectioned else []), label, *(number(x, table.digits) for x in v)]
-             for label, v in run_rows]
+             *(shown(k, r.values[k]) for k in order)] for r in table.rows]
+    rows += [[*(["Your runs"] if sectioned else []), label, *(shown(k, v[k]) for k in order)] for label, v in run_rows]
     return markdown_table(header, rows)
+
+
+def _once(notes: Sequence[tuple[str, str]]) -> list[str]:
+    """Each caution once: (run label, its caution) of runs with the same reason become one sentence naming them."""
+    by_reason: dict[str, list[str]] = {}
+    for label, note in notes:
+        reason = note[len(label):] if note.startswith(label) else f": {note}"
+        by_reason.setdefault(reason, []).append(label)
+    out = []
+    for reason, labels in by_reason.items():
+        named = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+        out.append(f"{named}{reason}" if len(labels) == 1 else
+                   f"{len(labels)} runs ({named}){reason.replace('its numbers', 'their numbers')}")
+    return out
 
 
 def published_section(tables: Sequence[PublishedTable], runs: Sequence[Any], *, none: NoneFound | None = None,
@@ -74,12 +95,14 @@ def published_section(tables: Sequence[PublishedTable], runs: Sequence[Any], *, 
     parts = [f"{heading} Published results beside your runs", ""]
     if not tables:
         return "\n".join([*parts, f"No published rows: {none.reason if none else 'none were transcribed'}.", ""])
-    notes = [c for c in (cautions(run) for run in runs) if c]
-    parts += ["Rows and columns marked (published) are the paper's, as printed; the others are your runs, in the "
-              "paper's units and decimals.", "",
-              *(f"**Caution:** {note}" for note in notes), *([""] if notes else [])]
+    notes = _once([(run.label, c) for run, c in ((run, cautions(run)) for run in runs) if c])
+    parts += ["Rows and columns marked (published) are the paper's, as printed, in percent (fractions × 100) with "
+              "the paper's precision; the others are your runs, in the same units. Overall, where a table has it, "
+              "comes first.", "", *(f"**Caution:** {note}" for note in notes), *([""] if notes else [])]
     for table in tables:
-        parts += [f"{heading}# {table.paper[:1].upper()}{table.paper[1:]}, {table.name}: {table.caption}", "",
-                  f"The paper's setting: {table.setting}.", "",
+        note = f" {table.note[:1].upper()}{table.note[1:]}." if table.note else ""
+        parts += [f"{heading}# {table.paper[:1].upper()}{table.paper[1:]}, {table.name}: {table.caption} "
+                  f"({table.provenance})", "",
+                  f"The paper's setting: {table.setting}.{note}", "",
                   published_table(table, runs, values or (lambda t, r: run_values(t, r.scores))), ""]
     return "\n".join(parts)

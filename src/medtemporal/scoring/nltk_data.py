@@ -80,26 +80,32 @@ def default_target() -> Path:
     return Path(sys.prefix) / "nltk_data"
 
 
-def missing_nltk_data() -> dict[str, str]:
-    """nltk package → what is wrong with it, for each of punkt_tab and WordNet that is missing or lacks a
-    file nltk's WordNet reader opens (such as ``lexnames``)."""
+def found_nltk_data(target: Path | None = None) -> dict[str, str]:
+    """nltk package → where nltk finds it (under ``target`` only, when given), for each of punkt_tab and WordNet
+    that is there."""
     nltk = require("nltk", "core")
-    missing = {}
+    found = {}
     for name, resource in RESOURCES.items():
-        found = None
         for where in (resource, _ZIPPED[name]):
             try:
-                found = nltk.data.find(where)
-                break
+                pointer = nltk.data.find(where, paths=None if target is None else [str(target)])
             except LookupError:
                 continue
-        if found is None:
-            missing[name] = "not installed"
-            continue
-        if name == "wordnet" and isinstance(found, nltk.data.FileSystemPathPointer):  # a zip is nltk's own download
-            lacking = [f for f in WORDNET_FILES if not (Path(found.path) / f).is_file()]
-            if lacking:
-                missing[name] = f"{found.path} lacks {', '.join(lacking)}"
+            found[name] = str(getattr(pointer, "path", pointer))
+            break
+    return found
+
+
+def missing_nltk_data(target: Path | None = None) -> dict[str, str]:
+    """nltk package → what is wrong with it, for each of punkt_tab and WordNet that is missing (under ``target``
+    only, when given) or lacks a file nltk's WordNet reader opens (such as ``lexnames``)."""
+    found = found_nltk_data(target)
+    missing = {name: "not installed" for name in RESOURCES if name not in found}
+    wordnet = Path(found.get("wordnet", ""))
+    if "wordnet" in found and wordnet.is_dir():  # a zip is nltk's own download
+        lacking = [f for f in WORDNET_FILES if not (wordnet / f).is_file()]
+        if lacking:
+            missing["wordnet"] = f"{wordnet} lacks {', '.join(lacking)}"
     return missing
 
 
@@ -156,7 +162,7 @@ def download_all(names: list[str], target: Path | None = None) -> Path:
     nltk = require("nltk", "core")
     downloader = nltk.downloader.Downloader(server_index_url=os.environ.get(DOWNLOAD_URL_ENV) or None)
     where = target or downloader.default_download_dir()
-    print(f"medtemporal: downloading the nltk data {', '.join(names)} into {where} (first use)", file=sys.stderr)
+    print(f"medtemporal: downloading the nltk data {', '.join(names)} into {where}", file=sys.stderr)
     for name in names:
         try:
             downloader.download(name, download_dir=str(where), quiet=True, raise_on_error=True,

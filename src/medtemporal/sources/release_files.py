@@ -154,17 +154,17 @@ def read_table(path: str | Path, *, columns: Sequence[str] = (), what: str, sep:
     if not text.strip():
         raise InvalidInputError(f"{path} is empty; pass {what}.")
     try:
-        header = next(csv.reader(io.StringIO(text), delimiter=sep))
+        header = next(_csv_rows(text, sep))
         missing = [c for c in needed if c not in header]
         if missing:
             raise InvalidInputError(f"{path} lacks the column(s) {', '.join(missing)}; pass {what}.")
         frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
                             usecols=list(usecols) if usecols is not None else None)
+        _check_end(path, text, sep, what)
     except pd.errors.ParserError as exc:
         raise InvalidInputError(f"{path} {_parser_problem(str(exc), text, sep, what)}.") from None
     except csv.Error as exc:
         raise InvalidInputError(f"{path} is not a readable table ({exc}); pass {what}.") from None
-    _check_end(path, text, sep, what)
     return Table(path, frame, name, text, sep)
 
 
@@ -313,8 +313,8 @@ def _check_end(path: Path, text: str, sep: str, what: str) -> None:
         start = last_line
     if start < 0:
         return  # the header alone
-    header = next(csv.reader(io.StringIO(text), delimiter=sep))
-    fields = next(csv.reader(io.StringIO(body[start + 1:]), delimiter=sep), [])
+    header = next(_csv_rows(text, sep))
+    fields = next(_csv_rows(body[start + 1:], sep), [])
     if len(fields) < len(header):
         line = body.count("\n", 0, start) + 2
         raise InvalidInputError(f"{path} ends in the middle of a record: its last one (line {line}) has {len(fields)} "
@@ -336,9 +336,19 @@ def _parser_problem(message: str, text: str, sep: str, what: str) -> str:
     return f"cannot be read as a table ({message.strip().splitlines()[-1][:200]}); pass {what}"
 
 
+def _csv_rows(text: str, sep: str) -> Iterator[list[str]]:
+    """A `csv.reader` over ``text`` whose field limit (131,072 characters by default) is at least the text's
+    length, so that a long report or an embedded document in one cell reads as pandas reads it (the limit is only
+    ever raised, and kept within a C ``long`` on every platform)."""
+    needed = min(len(text) + 1, 2**31 - 1)
+    if csv.field_size_limit() < needed:
+        csv.field_size_limit(needed)
+    return csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+
+
 def _row_lines(text: str, sep: str) -> list[int]:
     """The line each data row starts on (blank lines skipped, as pandas skips them)."""
-    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    reader = _csv_rows(text, sep)
     next(reader, None)
     lines, start = [], reader.line_num + 1
     for row in reader:

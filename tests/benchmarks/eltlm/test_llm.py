@@ -24,8 +24,8 @@ def build(data, out, *extra):
 
 def test_worded_questions_are_kept_only_where_the_rules_allow(data, tmp_path):
     assert build(data, tmp_path / "t") == 0
-    assert build(data, tmp_path / "m", "--question-model", f"baseline:constant-{WORDED}",
-                 "--question-cache", str(tmp_path / "c.sqlite")) == 0
+    assert build(data, tmp_path / "m", "--llm", f"baseline:constant-{WORDED}",
+                 "--llm-cache", str(tmp_path / "c.sqlite")) == 0
     template, worded = load(tmp_path / "t"), load(tmp_path / "m")
     assert [i.answer for i in template.items] == [i.answer for i in worded.items]  # answers stay the rule's
     for before, after in zip(template.items, worded.items, strict=True):
@@ -42,7 +42,7 @@ def test_worded_questions_are_kept_only_where_the_rules_allow(data, tmp_path):
 def test_model_calls_are_cached_and_carry_the_reference(data, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with FakeOpenAI.start(keep_bodies=True) as fake:
-        args = ("--question-model", fake.uri("writer"), "--question-cache", str(tmp_path / "c.sqlite"))
+        args = ("--llm", fake.uri("writer"), "--llm-cache", str(tmp_path / "c.sqlite"))
         assert build(data, tmp_path / "a", *args) == 0
         asked = sum(fake.stats()["counts"].values())
         bench = load(tmp_path / "a")

@@ -154,5 +154,6 @@ def test_without_a_root_the_file_is_validated_and_a_run_refuses(tmp_path, capsys
     assert run(tmp_path / "b", "baseline:constant-A", tmp_path / "r", progress=False).done == 1
     path.write_text(json.dumps([{"Source file": "p10000001", "type": "x", "Picture number": "s50000002",
                                  "Question": "Q?", "Standard Answer": "A."}]))
-    with pytest.raises(InvalidInputError, match="type 'x'"):
+    with pytest.raises(InvalidInputError, match=r"record 0 is not an ELTLM question \(key `type` must be one of g, t, "
+                                                r"not 'x'\); fix or remove it"):
         read_official(path, None)

@@ -145,7 +145,8 @@ def test_baselines_and_the_report_in_ekaids_layout(bench, model_run, tmp_path):
     assert "## As EKAID scores it (variant `EKAID`)" in text and "### Per question type: baseline:oracle" in text
     tables = [block for block in text.split("\n\n") if block.startswith("| Run |")]
     assert tables and all("| Test set |" in t and "the release's test split" in t for t in tables)
-    assert "No published rows: the Medical-Diff-VQA paper's text was not reachable" in text
+    assert "### EKAID (arXiv 2307.11986), as a third party transcribed it, difference questions" in text
+    assert "(secondary)" in text and "| EKAID (published) | 62.8 | 55.3 | 49.1 | 43.4 | 33.9 | 57.7 | 102.7 |" in text
     assert (tmp_path / "report" / "medical-diff-vqa_types.png").stat().st_size > 10_000
 
 

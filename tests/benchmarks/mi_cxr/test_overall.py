@@ -75,13 +75,14 @@ def test_runs_report_the_papers_overall_with_its_interval_beside_the_micro_one(r
     assert "Overall (paper)" in (out / "report.html").read_text()
     analyses = (out / "mi-cxr_analyses.md").read_text()
     assert "Overall (paper)" in analyses
-    # the paper's Table 1 beside the run, in its layout and units (issue 30 §6)
+    # the paper's Table 1 beside the run, in its layout, in % as the report's other tables, Overall first, near the top
     assert "### The MI-CXR paper, Table 1: Baseline performance of the state-of-the-art VLMs on MI-CXR" in analyses
-    assert "| Closed | GPT-5.2 (published) | 0.334 | 0.371 | 0.358 | 0.438 | 0.558 | 0.390 | 0.411 |" in analyses
+    assert analyses.index("## Published results beside your runs") < analyses.index("## Temperature sensitivity")
+    assert "| Closed | GPT-5.2 (published) | 41.1 | 33.4 | 37.1 | 35.8 | 43.8 | 55.8 | 39.0 |" in analyses
     row = next(line for line in analyses.splitlines() if line.startswith("| Your runs | baseline:random |"))
     cells = row.removesuffix(" |").split(" | ")
-    assert cells[2] == f"{scores['subtypes:TEL/Single (E/R)']['value']:.3f}" and cells[8] == f"{paper['value']:.3f}"
-    assert "**Caution:** baseline:random ran on phantoms (synthetic data)" in analyses
+    assert cells[2] == f"{100 * paper['value']:.1f}" and cells[3] == f"{100 * scores['subtypes:TEL/Single (E/R)']['value']:.1f}"
+    assert analyses.count("**Caution:** baseline:random ran on phantoms (synthetic data)") == 1
     assert analyses.count("(published) |") == 56  # Tables 1, 2, 15 and 16, 14 rows each
     capsys.readouterr()
     assert main(["runs", "list", str(random_run.parent)]) == 0

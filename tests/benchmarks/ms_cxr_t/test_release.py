@@ -85,5 +85,20 @@ def test_sentence_pairs_keep_their_subset_and_refuse_an_unknown_category(tmp_pat
                                                                (1, "RadGraph", "contradiction")]
     assert counts == {"sentence_empty": 1}
     _write(tmp_path, "RadGraph,a,b,unrelated", header="subset_name,sentence_1,sentence_2,category", name=SENTENCE_FILE)
-    with pytest.raises(InvalidInputError, match="category 'unrelated' is neither paraphrase nor contradiction"):
+    with pytest.raises(InvalidInputError, match="category 'unrelated' is none of paraphrase, contradiction; fix that row"):
+        read_sentence_pairs(path)
+
+
+def test_a_sentence_over_the_csv_field_limit_is_read_not_a_traceback(tmp_path):
+    """Issue 42 item 14, through a family's reader: a field over 131,072 characters in the last row (which the
+    end-of-file check parses with the csv module) and a bad row after one (named by its line)."""
+    long = "The effusion is unchanged. " * 6_000  # 162,000 characters
+    header = "subset_name,sentence_1,sentence_2,category"
+    path = _write(tmp_path, "RadGraph,Stable effusion.,Effusion is unchanged.,paraphrase",
+                  f'RadGraph,"{long}",Stable effusion.,paraphrase', header=header, name=SENTENCE_FILE)
+    pairs, _ = read_sentence_pairs(path)
+    assert [len(p.sentence_1) for p in pairs] == [len("Stable effusion."), len(long.strip())]
+    _write(tmp_path, f'RadGraph,"{long}",Stable effusion.,paraphrase', "RadGraph,a,b,unrelated", header=header,
+           name=SENTENCE_FILE)
+    with pytest.raises(InvalidInputError, match="line 3: category 'unrelated'"):
         read_sentence_pairs(path)

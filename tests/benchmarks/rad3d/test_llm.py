@@ -1,4 +1,4 @@
-"""``build 3d-rad --qa-model``: a model writes open pairs, a model rates them, the paper's filter drops weak ones."""
+"""``build 3d-rad --llm``: a model writes open pairs, a model rates them, the paper's filter drops weak ones."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ register("backend", "scripted-rad3d-qa")(lambda uri, target: Scripted(uri=uri))
 
 
 def test_model_written_pairs_are_filtered(ct_phantom, truth, tmp_path):
-    args = build_args(ct_phantom, tmp_path / "b", tasks="task1,task2,task3", qa_model="scripted-rad3d-qa:x",
-                      qa_cache=tmp_path / "qa.sqlite", allow_remote_data=False)
+    args = build_args(ct_phantom, tmp_path / "b", tasks="task1,task2,task3", llm="scripted-rad3d-qa:x",
+                      llm_cache=tmp_path / "qa.sqlite", allow_remote_data=False)
     items, manifest = build(args)
     assert manifest.config["open_questions"] == "model:scripted-rad3d-qa:x"
     assert set(manifest.config["qa_prompts"]) == {"rad3d_qa_generate", "rad3d_qa_score"}

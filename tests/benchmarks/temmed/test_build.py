@@ -207,7 +207,7 @@ def test_vqa_questions_from_a_model_are_cached_and_never_decide_the_answer(temme
 
     cache = tmp_path / "cache.sqlite"
     with FakeOpenAI.start() as server:  # it answers a letter, not a question: every draft falls back
-        args = build_args(temmed_data, tmp_path / "m", "--vqa-model", server.uri(), "--vqa-cache", str(cache))
+        args = build_args(temmed_data, tmp_path / "m", "--llm", server.uri(), "--llm-cache", str(cache))
         assert main(args) == 0
         calls = sum(server.stats()["counts"].values())
         assert calls == 60

@@ -125,15 +125,19 @@ def test_without_the_selection_file_every_question_is_an_item(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(("name", "edit", "message"), [
-    ("TestSet_ImagePairSelection.json", lambda d: d[0].pop("Retrieval_TrainSet_now_idx"), "lacks Retrieval_TrainSet_now_idx"),
+    ("TestSet_ImagePairSelection.json", lambda d: d[0].pop("Retrieval_TrainSet_now_idx"),
+     "record 0 is not a TemMed-Bench image-pair question \\(key `Retrieval_TrainSet_now_idx` is missing\\)"),
     ("TestSet_ImagePairSelection.json", lambda d: d[0]["option"].update(A=9), "must map A, B and C"),
     ("TestSet_VQA_ReportGeneration_Final.json", lambda d: d[0]["VQA_Final"][0].update(VQA_answer="Maybe"), "neither Yes nor No"),
     ("TestSet_SelectedVQA_2000.json", lambda d: d[0].update(question_id=5), "points outside"),
     ("TestSet_SelectedVQA_2000.json", lambda d: d[0].update(img_id="x"), "img_id 'x' is not an integer index"),
     ("TestSet_ImagePairSelection.json", lambda d: d[0].update(Retrieval_TrainSet_now_idx=[0, 1]),
      r"Retrieval_TrainSet_now_idx \[0, 1\] is not an integer index"),
-    ("TestSet_ImagePairSelection.json", lambda d: d[0].update(option=[2, 0, 1]), "must map A, B and C"),
-    ("TestSet_VQA_ReportGeneration_Final.json", lambda d: d[1].update(VQA_Final=None), "element 1: VQA_Final must be a list"),
+    ("TestSet_ImagePairSelection.json", lambda d: d[0].update(option=[2, 0, 1]), "key `option` must be a JSON object"),
+    ("TestSet_VQA_ReportGeneration_Final.json", lambda d: d[1].update(VQA_Final=None),
+     "record 1 is not a TemMed-Bench test instance \\(key `VQA_Final` must be a JSON list\\)"),
+    ("TestSet_VQA_ReportGeneration_Final.json", lambda d: d[1]["VQA_Final"][0].pop("VQA_answer"),
+     "record 1 has a VQA_Final entry that is not a question with its answer \\(key `VQA_answer` is missing\\)"),
     ("TrainSet_KnowledgeCorpus_Final.json", lambda d: d[0].update(image_path="train/patient99/study1/view1_frontal.jpg"),
      "No image for train/patient99"),
 ])

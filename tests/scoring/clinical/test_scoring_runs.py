@@ -236,3 +236,18 @@ def test_offline_every_model_based_metric_is_unavailable_with_its_reason_and_the
     for name in (*LEXICAL_RAW, *LEXICAL_R2GEN, *TEMPORAL):
         got = scores.score("overall", name)
         assert got.unavailable is None and not math.isnan(got.value), name
+
+
+def test_offline_a_metric_without_its_weights_is_refused_at_once_and_nothing_is_rescored(
+        runs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for weights in WEIGHTS.values():
+        monkeypatch.delenv(weights.env, raising=False)
+    copy, _ = runs
+    score_run(copy, resamples=50)
+    before = (copy / "scores.json").read_bytes()
+    capsys.readouterr()
+    assert main(["score", str(copy), "--metrics", "chexbert_f1_14_micro,radgraph_f1_partial"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("medtemporal: error: Nothing scored") and "\n" not in error
+    assert "HF_HUB_OFFLINE=1" in error and "MEDTEMPORAL_CHEXBERT=" in error and "MEDTEMPORAL_RADGRAPH_XL=" in error
+    assert (copy / "scores.json").read_bytes() == before

@@ -14,13 +14,14 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options, add_official_option, imported
 from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
 from medtemporal.benchmarks.eltlm.release import BENCHMARK, ORDERS, read_official
 from medtemporal.benchmarks.eltlm.known_releases import RELEASES
 from medtemporal.benchmarks.eltlm.studies import read_studies
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_in_background, licence_of, most_restrictive, release_licence
+from medtemporal.provenance import licence_in_background
 from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
@@ -40,8 +41,7 @@ def source_checksums(jpg: Path, qba: Path | None = None) -> dict[str, str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``medtemporal build eltlm``."""
     src = p.add_argument_group("data")
-    src.add_argument("--official", type=Path, metavar="FILE",
-                     help="import the released test.json instead of building")
+    add_official_option(src, "import the released test.json instead of building")
     add_jpg_arguments(src, "the image root, and the metadata CSV that dates the studies",
                       "with --official and no --mimic-cxr-jpg, load and validate the file with images left "
                       "unresolved")
@@ -54,14 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--order", choices=ORDERS, default="date",
                      help="order of each item's images: date (StudyDate/StudyTime, default: the paper shows images "
                      "in time order) or file (as test.json lists them, ascending by study id; --official only)")
-    text = p.add_argument_group("question wording (building only)")
-    text.add_argument("--question-model", metavar="URI",
-                      help="word the questions with this model (appendix C); answers stay rule-decided")
-    text.add_argument("--question-cache", type=Path, metavar="FILE",
-                      help="response cache of the question model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed report text to go to a non-local --question-model (check your data-use "
-                      "agreement)")
+    add_llm_options(p, purpose="word the questions with this model (appendix C); answers stay rule-decided",
+                    data="report text", old="question", title="question wording (building only)")
 
 
 def import_official(path: Path, root: Path | None, verify_images: bool,
@@ -75,12 +69,10 @@ def import_official(path: Path, root: Path | None, verify_images: bool,
     root = root.resolve() if root is not None else None
     studies = read_studies(root) if root is not None else None
     items, counts = read_official(path, studies, verify_images=verify_images, image_root=root, order=order)
-    sources = {Path(path).name: sha256_file(path)}
-    if root is not None:
-        sources.update(source_checksums(root))
+    release = imported({Path(path).name: Path(path)}, root, releases=RELEASES)
+    sources = {**release.sources, **(source_checksums(root) if root is not None else {})}
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION,
-        licence=most_restrictive(release_licence([path], RELEASES), *([licence_of(root)] if root else [])),
+        benchmark=BENCHMARK, version=VERSION, licence=release.licence,
         image_root=str(root) if root else None,
         config={"official": Path(path).name, "verify_images": verify_images, "images_resolved": root is not None,
                 "order": order if root is not None else "file", "date_order_differs": counts.date_order_differs,
@@ -112,12 +104,12 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     excluded.update(more)
     licence = licence_check.result()
     questions: dict[str, object] = {"questions": "templates"}
-    if args.question_model:
+    if args.llm:
         from medtemporal.benchmarks.eltlm.llm import PROMPT, prompt_sha256, word_questions
 
-        items, worded = word_questions(items, args.question_model, licence=licence, seed=args.seed,
-                                       allow_remote_data=args.allow_remote_data, cache_path=args.question_cache)
-        questions = {"questions": "model-worded", "question_model": shown_uri(args.question_model),
+        items, worded = word_questions(items, args.llm, licence=licence, seed=args.seed,
+                                       allow_remote_data=args.allow_remote_data, cache_path=args.llm_cache)
+        questions = {"questions": "model-worded", "question_model": shown_uri(args.llm),
                      "question_prompt": PROMPT,
                      "question_prompt_sha256": prompt_sha256(), **worded}
     manifest = Manifest(

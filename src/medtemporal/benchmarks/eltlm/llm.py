@@ -1,6 +1,6 @@
 """Question wording by an LLM (paper appendix C: GPT-4o-mini wrote the questions), facts by rule.
 
-With ``--question-model URI`` the builder asks a model to word each item's
+With ``--llm URI`` the builder asks a model to word each item's
 question (prompt ``eltlm_question_wording``) from the rule-decided reference
 answer, the question type and, for reasoning items, the abnormality. The
 reference answer is never the model's: a rule decided it (`build`). A worded

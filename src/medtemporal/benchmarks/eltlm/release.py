@@ -45,14 +45,18 @@ from medtemporal.benchmarks.eltlm.studies import StudyInfo
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.mimic_cxr import subject_folder
-from medtemporal.sources.release_files import read_json
+from medtemporal.sources.release_schema import Field, Schema
 
 BENCHMARK = "eltlm"
 TASKS = {"g": "perception", "t": "reasoning"}
 """Released ``type`` → task name (paper §3.2: Temporal Perception, Temporal Reasoning)."""
-KEYS = ("Source file", "type", "Picture number", "Question", "Standard Answer")
 STUDY_ID = re.compile(r"s5\d{7}")
 SUBJECT_ID = re.compile(r"p1\d{7}")
+RECORD = Schema("an ELTLM question", (
+    Field("Source file", pattern=rf"\s*{SUBJECT_ID.pattern}\s*", like="a MIMIC subject id like p10000898"),
+    Field("type", choices=tuple(TASKS)), Field("Picture number"), Field("Question"), Field("Standard Answer"),
+))
+"""One question of the released list (FACTS §3.1)."""
 ORDERS = ("date", "file")
 """How an item's images are ordered: by StudyDate/StudyTime (default), or as the file lists them (by study id)."""
 
@@ -92,22 +96,7 @@ def load_records(path: str | Path) -> list[dict[str, str]]:
     Raises:
         InvalidInputError: the file is missing, not JSON, not a list, or a record is malformed.
     """
-    path = Path(path)
-    data = read_json(path, what="the released ELTLM test.json")
-    if not isinstance(data, list):
-        raise InvalidInputError(f"{path} must hold a JSON list of questions, as the released test.json does.")
-    for i, record in enumerate(data):
-        if not isinstance(record, dict) or any(not isinstance(record.get(k), str) for k in KEYS):
-            raise InvalidInputError(
-                f"{path}, record {i}: needs string values for {', '.join(map(repr, KEYS))}; fix or remove it."
-            )
-        if record["type"] not in TASKS:
-            raise InvalidInputError(f"{path}, record {i}: type {record['type']!r} is neither 'g' nor 't'; fix it.")
-        if not SUBJECT_ID.fullmatch(record["Source file"].strip()):
-            raise InvalidInputError(
-                f"{path}, record {i}: Source file {record['Source file']!r} is not a MIMIC subject id like p10000898."
-            )
-    return data
+    return RECORD.json_list(path, what="the released ELTLM test.json")
 
 
 def read_official(

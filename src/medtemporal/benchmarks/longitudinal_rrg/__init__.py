@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmarks.longitudinal_rrg.published import TABLES
+from medtemporal.benchmarks.longitudinal_rrg.published import TABLES, run_conditions
 from medtemporal.family import (
     AuditRules, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, ScoreGroups, Variant, cxr_phantoms, register,
 )
@@ -107,5 +107,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     audit=AuditRules(notes=AUDIT_NOTES, baselines=FLOOR_BASELINES, floor_metrics=FLOOR_METRICS,
                      floor_description=FLOOR_DESCRIPTION),
     defaults=RunDefaults(protocol="rrg-prior-report", generation={"temperature": 0.0, "max_tokens": 300}),
-    published=Published(tables=TABLES),
+    published=Published(tables=TABLES, conditions=run_conditions),
 ))

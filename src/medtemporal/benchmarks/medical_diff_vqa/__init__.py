@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmarks.medical_diff_vqa.published import NONE, TABLES
+from medtemporal.benchmarks.medical_diff_vqa.published import TABLES, run_conditions
 from medtemporal.family import AuditRules, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, register
 from medtemporal.benchmarks.medical_diff_vqa.glossary import GLOSSARY
 from medtemporal.benchmarks.medical_diff_vqa import metrics, phantom  # noqa: F401  (register metrics, phantom kind)
@@ -99,5 +99,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     demo=demo,
     defaults=RunDefaults(generation={"temperature": 0.0, "max_tokens": 256}),
     variants={EKAID: EKAID_VARIANT},
-    published=Published(tables=TABLES, none=NONE),
+    published=Published(tables=TABLES, conditions=run_conditions),
 ))

@@ -37,7 +37,8 @@ from typing import Any
 
 from medtemporal.benchmarks.medical_diff_vqa.release import MIMIC_ALL_FILE, QUESTION_COLUMNS, QUESTIONS_FILE
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, prepare_out, read_cohort, write_lines
+from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, read_cohort, write_lines
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.phantoms.kinds import PhantomKind
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.registry import register
@@ -406,12 +407,9 @@ def write_diff_vqa_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
 
 def _options(p: argparse.ArgumentParser) -> None:
     cohort_options(p)
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--test-share", type=float, default=0.5, metavar="X",
                    help="share of patients in the test split (default %(default)s)")
     p.add_argument("--pairs", type=int, metavar="N", help="image pairs to ask about (default: every pair)")
-    p.add_argument("--overwrite", action="store_true", help="replace a medical-diff-vqa phantom already in --out")
 
 
 def _write(args: argparse.Namespace) -> list[str]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,15 +37,24 @@ from typing import Any
 from medtemporal.errors import InvalidInputError
 from medtemporal.sources.jpg_root import IMAGE_MISSING
 from medtemporal.sources.mimic_cxr import image_path
-from medtemporal.sources.release_files import Table, integer_id, read_table
+from medtemporal.sources.release_files import Table, read_table
+from medtemporal.sources.release_schema import Field, Schema
 
 QUESTIONS_FILE = "mimic_pair_questions.csv"
 MIMIC_ALL_FILE = "mimic_all.csv"
-QUESTION_COLUMNS: tuple[str, ...] = ("study_id", "subject_id", "ref_id", "question_type", "question", "answer", "split")
-MIMIC_ALL_COLUMNS: tuple[str, ...] = ("subject_id", "study_id", "dicom_id", "view", "split", "study_date",
-                                      "study_order")
-"""The columns of ``mimic_all.csv`` read here (it also holds the 14 CheXpert labels)."""
 TYPES: tuple[str, ...] = ("abnormality", "presence", "view", "location", "level", "type", "difference")
+QUESTION_ROW = Schema("a Medical-Diff-VQA question", (
+    Field("study_id", int), Field("subject_id", int), Field("ref_id", int), Field("question_type", choices=TYPES),
+    Field("question"), Field("answer", strip=False), Field("split"),
+))
+"""A row of ``mimic_pair_questions.csv``; answers are kept as released (``difference`` answers end with a space)."""
+STUDY_ROW = Schema("a Medical-Diff-VQA study", (
+    Field("subject_id", int), Field("study_id", int), Field("dicom_id", non_empty=True), Field("view", empty=True),
+    Field("split"), Field("study_date"), Field("study_order", float),
+))
+"""The columns of ``mimic_all.csv`` read here (it also holds the 14 CheXpert labels)."""
+QUESTION_COLUMNS = QUESTION_ROW.names
+MIMIC_ALL_COLUMNS = STUDY_ROW.names
 SPLITS: dict[str, str] = {
     "release": "the release's test split (rows whose split column is 'test')",
     "ekaid": "EKAID's test set (the last 10% of the file's rows in file order, dataset_preparation.py L204-208)",
@@ -139,22 +149,14 @@ def read_studies(path: str | Path) -> dict[int, StudyImage]:
     table = _csv(path, MIMIC_ALL_COLUMNS)
     studies: dict[int, StudyImage] = {}
     lines: dict[int, int] = {}
-    for row, rec in enumerate(table.frame[list(MIMIC_ALL_COLUMNS)].itertuples(index=False)):
-        where = table.where(row)
-        subject, study = integer_id(rec.subject_id, where, "subject_id"), integer_id(rec.study_id, where, "study_id")
-        dicom = rec.dicom_id.strip()
-        if not dicom:
-            raise InvalidInputError(f"{where}: dicom_id is empty; fix that row.")
-        try:
-            order = float(rec.study_order)
-        except ValueError:
-            raise InvalidInputError(f"{where}: study_order {rec.study_order!r} is not a number; "
-                                    "fix that row.") from None
-        image = StudyImage(subject, image_path(subject, study, dicom), rec.view.strip() or None, _iso(rec.study_date),
-                           order)
+    for row, rec in STUDY_ROW.rows(table):
+        subject, study = rec["subject_id"], rec["study_id"]
+        image = StudyImage(subject, image_path(subject, study, rec["dicom_id"]), rec["view"], _iso(rec["study_date"]),
+                           rec["study_order"])
         first = lines.setdefault(study, row)
         if first != row and studies[study] != image:
-            raise InvalidInputError(f"{where} gives study_id {study} another image or date than {table.where(first)}; "
+            raise InvalidInputError(f"{table.where(row)} gives study_id {study} another image or date than "
+                                    f"{table.where(first)}; "
                                     f"use the released {MIMIC_ALL_FILE}, which has one row per study.")
         studies[study] = image
     return studies
@@ -174,37 +176,32 @@ def read_questions(folder: str | Path, split: str = "release", *, image_root: Pa
     if split == "release" and "test" not in counts.splits:
         raise InvalidInputError(f"{path} has no row whose split is 'test' (it has {', '.join(counts.splits) or 'none'}); "
                                 "use the released file, or --split ekaid for EKAID's file-order cut.")
-    start = ekaid_test_start(len(df)) if split == "ekaid" else 0
+    if split == "ekaid":
+        positions: Iterable[int] = range(ekaid_test_start(len(df)), len(df))
+    else:
+        positions = (df["split"].str.strip() == "test").to_numpy().nonzero()[0].tolist()
     questions = []
-    records = df[list(QUESTION_COLUMNS)].iloc[start:].itertuples(index=True)
-    for rec in records:
-        if split == "release" and rec.split.strip() != "test":
-            continue
-        where = table.where(int(rec.Index))
-        qtype = rec.question_type.strip()
-        if qtype not in TYPES:
-            raise InvalidInputError(f"{where}: question_type {rec.question_type!r} is none of {', '.join(TYPES)}; "
-                                    "fix that row.")
-        ids = {c: integer_id(getattr(rec, c), where, c) for c in ("study_id", "subject_id", "ref_id")}
+    for row, rec in QUESTION_ROW.rows(table, positions):
+        ids = {c: rec[c] for c in ("study_id", "subject_id", "ref_id")}
         why = _unusable(rec, ids, studies, verify_images, image_root)
         if why:
             counts.excluded[why] += 1
             continue
-        q = Question(int(rec.Index), ids["subject_id"], ids["study_id"], ids["ref_id"], qtype, rec.question.strip(),
-                     rec.answer, rec.split.strip(), studies[ids["study_id"]], studies[ids["ref_id"]])
+        q = Question(row, ids["subject_id"], ids["study_id"], ids["ref_id"], rec["question_type"], rec["question"],
+                     rec["answer"], rec["split"], studies[ids["study_id"]], studies[ids["ref_id"]])
         if q.reference_after_main:
-            if qtype == "difference":
+            if q.question_type == "difference":
                 counts.excluded["difference_reference_after_main"] += 1
                 continue
-            counts.reference_after_main_kept[qtype] += 1
+            counts.reference_after_main_kept[q.question_type] += 1
         questions.append(q)
     return questions, counts
 
 
-def _unusable(rec: Any, ids: dict[str, int], studies: dict[int, StudyImage], verify: bool,
+def _unusable(rec: dict[str, Any], ids: dict[str, int], studies: dict[int, StudyImage], verify: bool,
               root: Path | None) -> str | None:
     """Why a row cannot be used (an exclusion key), or None (rule 3 and 5)."""
-    if not rec.question.strip() or not rec.answer.strip():
+    if not rec["question"] or not rec["answer"].strip():
         return "question_or_answer_empty"
     main, ref = studies.get(ids["study_id"]), studies.get(ids["ref_id"])
     if main is None or ref is None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES
-from medtemporal.benchmarks.mi_cxr.published import TABLES
+from medtemporal.benchmarks.mi_cxr.published import TABLES, run_conditions
 from medtemporal.family import (
     Benchmark, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, ScoreGroups, cxr_build, cxr_phantoms, register,
 )
@@ -128,6 +128,6 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(
                              protocol_options={"stagewise": {"guidelines": STAGEWISE_GUIDELINES}}),
         demo=demo,
         judge=judge_pass,  # `score --judge`: error types of wrong answers (appendix G), not the open-answer rubric
-        published=Published(tables=TABLES, releases=RELEASES, exports={"micxr": export_official}),
+        published=Published(tables=TABLES, releases=RELEASES, conditions=run_conditions, exports={"micxr": export_official}),
     )
 )

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options, add_official_option, imported
 from medtemporal.benchmarks.mi_cxr.balance import Caps
 from medtemporal.benchmarks.mi_cxr.pipeline import (
     BENCHMARK,
@@ -45,7 +46,7 @@ from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_in_background, licence_of, most_restrictive, release_licence
+from medtemporal.provenance import licence_in_background
 from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
@@ -64,8 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                       "the root as given")
     src.add_argument("--qba", type=Path, metavar="DIR",
                      help="MIMIC-Ext-CXR-QBA root (holds scene_data/ and metadata/study_metadata.parquet)")
-    src.add_argument("--official", type=Path, metavar="FILE",
-                     help="import the released micxr_test.jsonl instead of building (needs only --mimic-cxr-jpg)")
+    add_official_option(src, "import the released micxr_test.jsonl instead of building (needs only --mimic-cxr-jpg)")
     src.add_argument("--min-quality", default="B", metavar="GRADE",
                      help="lowest QBA observation quality kept, D ... A++ (default %(default)s)")
     rules = p.add_argument_group(
@@ -90,13 +90,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="also build the ICR variant (task ICR-V: the interval is given; appendix D)")
     rules.add_argument("--icr-variant-items", type=int, default=ICR_VARIANT_ITEMS, metavar="N",
                        help="size of the ICR variant (default %(default)s)")
-    text = p.add_argument_group("option text")
-    text.add_argument("--text-model", metavar="URI",
-                      help="reword summary options with this model (the paper's prompts); default: templates")
-    text.add_argument("--text-cache", type=Path, metavar="FILE",
-                      help="response cache of the text model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed annotations to go to a non-local --text-model (check your data-use agreement)")
+    add_llm_options(p, purpose="reword summary options with this model (the paper's prompts); default: templates",
+                    data="annotations", old="text", title="option text")
 
 
 def config_from_args(args: argparse.Namespace) -> MiCxrConfig:
@@ -163,13 +158,14 @@ def import_official(path: Path, image_root: Path | None, verify_images: bool = T
         items = keep_with_images(items, lambda item: [ref.path for ref in item.images], root, exclusions)
     else:
         root = Path(image_root).resolve()
+    release = imported({Path(path).name: Path(path)}, root, releases=RELEASES)
     manifest = Manifest(
         benchmark=BENCHMARK,
         version=VERSION,
-        licence=most_restrictive(licence_of(root), release_licence([path], RELEASES)),
+        licence=release.licence,
         image_root=str(root),
         config={"official": Path(path).name},
-        sources={Path(path).name: sha256_file(Path(path))},
+        sources=release.sources,
         exclusions=dict(sorted(exclusions.items())),
     )
     return items, manifest
@@ -194,10 +190,10 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     licence = licence_check.result()
     text_model = None
     settings: dict[str, Any] = {"text": "template"}
-    if args.text_model:
+    if args.llm:
         from medtemporal.benchmarks.mi_cxr.llm import open_text_model
 
-        text_model = open_text_model(args.text_model, args.text_cache, args.seed, licence, args.allow_remote_data)
+        text_model = open_text_model(args.llm, args.llm_cache, args.seed, licence, args.allow_remote_data)
         settings = {"text": "llm", "text_model": text_model.identity()}
     items, exclusions = build_items(timelines, config, text_model)
     exclusions.update(read_exclusions)

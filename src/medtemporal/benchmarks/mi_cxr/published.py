@@ -8,7 +8,9 @@ models were run on the paper's own MI-CXR test set with single-step prompting.
 
 from __future__ import annotations
 
-from medtemporal.published import PublishedColumn, PublishedRow, PublishedTable
+from typing import Any
+
+from medtemporal.published import Conditions, PublishedColumn, PublishedRow, PublishedTable
 
 PAPER = "the MI-CXR paper"
 SOURCE = "seeds/000"
@@ -20,6 +22,15 @@ ICR = PublishedColumn("ICR", "task:ICR", "accuracy", scale=1.0)
 GTS_SINGLE = PublishedColumn("GTS Single Abnormality", "subtypes:GTS/Single Abnormality", "accuracy", scale=1.0)
 GTS_MULTI = PublishedColumn("GTS Multi Abnormality", "subtypes:GTS/Multi Abnormality", "accuracy", scale=1.0)
 OVERALL = PublishedColumn("Overall", "overall:paper", "accuracy", scale=1.0)
+RELEASED = "the paper's released test set (micxr_test.jsonl)"
+DIRECT = "single-step (direct) prompting"
+
+
+def _conditions(temperature: float | None = None) -> Conditions:
+    """The paper's conditions: its released test set, every task, direct prompting, accuracy."""
+    return Conditions(RELEASED, "all tasks", DIRECT, "accuracy; Overall the paper's weighted mean", temperature)
+
+
 ICR_VARIANT = (PublishedColumn("ICR Variant", "task:ICR-V", "accuracy", scale=1.0),)
 
 TABLE_1 = PublishedTable(PAPER, "Table 1", "Baseline performance of the state-of-the-art VLMs on MI-CXR",
@@ -39,7 +50,7 @@ TABLE_1 = PublishedTable(PAPER, "Table 1", "Baseline performance of the state-of
     PublishedRow('Lingshu-32B', (0.221, 0.247, 0.214, 0.167, 0.388, 0.29, 0.247), line=198, section='Medical'),
     PublishedRow('MedGemma-4B', (0.174, 0.196, 0.301, 0.281, 0.259, 0.183, 0.237), line=199, section='Medical'),
     PublishedRow('MedGemma-27B', (0.215, 0.351, 0.254, 0.429, 0.255, 0.214, 0.299), line=200, section='Medical'),
-), source=SOURCE, digits=3)
+), source=SOURCE, digits=3, conditions=_conditions())
 TABLE_2 = PublishedTable(PAPER, "Table 2", "Performance comparison on ICR Variant across model categories",
                          "single-step (direct) prompting, the paper's default low temperature", ICR_VARIANT, (
     PublishedRow('Claude Sonnet 4.5', (0.601,), line=231, section='Closed'),
@@ -56,7 +67,7 @@ TABLE_2 = PublishedTable(PAPER, "Table 2", "Performance comparison on ICR Varian
     PublishedRow('Lingshu-32B', (0.705,), line=242, section='Medical'),
     PublishedRow('MedGemma-4B', (0.617,), line=243, section='Medical'),
     PublishedRow('MedGemma-27B', (0.705,), line=244, section='Medical'),
-), source=SOURCE, digits=3)
+), source=SOURCE, digits=3, conditions=_conditions())
 TABLE_15 = PublishedTable(PAPER, "Table 15", "Performance of evaluated models with decoding temperature set to 0.7",
                           "single-step (direct) prompting, temperature 0.7 (its GTS columns in the other order)",
                           (TEL_SINGLE, TEL_MULTIPLE, TEL_ORDER, ICR, GTS_MULTI, GTS_SINGLE, OVERALL), (
@@ -74,7 +85,7 @@ TABLE_15 = PublishedTable(PAPER, "Table 15", "Performance of evaluated models wi
     PublishedRow('Lingshu-32B', (0.206, 0.236, 0.207, 0.221, 0.285, 0.355, 0.249), line=968, section='Medical'),
     PublishedRow('MedGemma-4B', (0.186, 0.245, 0.315, 0.287, 0.198, 0.264, 0.253), line=969, section='Medical'),
     PublishedRow('MedGemma-27B', (0.214, 0.328, 0.245, 0.42, 0.215, 0.262, 0.293), line=970, section='Medical'),
-), source=SOURCE, digits=3)
+), source=SOURCE, digits=3, conditions=_conditions(0.7), note="rows at temperature 0.7")
 TABLE_16 = PublishedTable(PAPER, "Table 16", "Performance comparison on the ICR Variant with decoding temperature "
                           "set to 0.7", "single-step (direct) prompting, temperature 0.7", ICR_VARIANT, (
     PublishedRow('Claude Sonnet 4.5', (0.607,), line=997, section='Closed'),
@@ -91,6 +102,21 @@ TABLE_16 = PublishedTable(PAPER, "Table 16", "Performance comparison on the ICR 
     PublishedRow('Lingshu-32B', (0.612,), line=1008, section='Medical'),
     PublishedRow('MedGemma-4B', (0.612,), line=1009, section='Medical'),
     PublishedRow('MedGemma-27B', (0.694,), line=1010, section='Medical'),
-), source=SOURCE, digits=3)
+), source=SOURCE, digits=3, conditions=_conditions(0.7), note="rows at temperature 0.7")
 TABLES = (TABLE_1, TABLE_2, TABLE_15, TABLE_16)
 """Every table the paper prints of models' scores on MI-CXR, in the paper's order."""
+
+
+def run_conditions(manifest: Any, config: Any, scores: Any) -> Conditions:
+    """What a run measured on: the released test set (an ``--official`` import) or a build by rule, its tasks, its
+    protocol."""
+    if manifest is None or manifest.licence == "synthetic":
+        test_set = "phantoms (synthetic data)"
+    elif "official" in manifest.config:
+        test_set = RELEASED
+    else:
+        test_set = "a build by rule from MIMIC-CXR (not the released test set)"
+    tasks = config.tasks if config is not None else None
+    protocol = str(scores.run.protocol)
+    return Conditions(test_set, ", ".join(tasks) if tasks else "all tasks", DIRECT if protocol == "direct" else protocol,
+                      "")

@@ -18,11 +18,16 @@ from typing import Any, Iterable
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
-from medtemporal.sources.release_files import first_of_each, read_jsonl
+from medtemporal.sources.release_files import first_of_each
+from medtemporal.sources.release_schema import Field, Schema
 from medtemporal.writes import replacing
 
 BENCHMARK = "mi-cxr"
-KEYS = ("q_id", "group_type", "qtype", "images", "question", "choices", "answer")
+RECORD = Schema("an MI-CXR record", (
+    Field("q_id", int), Field("group_type"), Field("qtype"), Field("images", dict), Field("question"),
+    Field("choices", dict), Field("answer"),
+))
+"""One line of the release, its keys in the release's order."""
 _STUDY_PATH = re.compile(r"(?:^|/)files/p\d+/(p\d+)/(s\d+)/")
 
 
@@ -32,18 +37,18 @@ def item_from_official(record: dict[str, Any]) -> Item:
     Raises:
         ValueError: a key is missing or has the wrong shape (the message names it).
     """
-    missing = [k for k in KEYS if k not in record]
-    if missing:
-        raise ValueError(f"key `{missing[0]}` is missing")
+    problem = RECORD.problem(record)
+    if problem is not None:
+        raise ValueError(problem)
     images, choices = record["images"], record["choices"]
-    if not isinstance(images, dict) or not images:
+    if not images:
         raise ValueError("key `images` must map T1…T5 to image paths")
     order = sorted(images, key=lambda k: int(k[1:]) if re.fullmatch(r"T\d+", k) else -1)
     if any(not re.fullmatch(r"T\d+", k) for k in order) or [int(k[1:]) for k in order] != list(
         range(1, len(order) + 1)
     ):
         raise ValueError(f"key `images` must be T1…T{len(order)}, not {', '.join(images)}")
-    if not isinstance(choices, dict) or record["answer"] not in choices:
+    if record["answer"] not in choices:
         raise ValueError(f"key `answer` {record['answer']!r} is not one of the choices")
     refs = [ImageRef(path=images[k], visit=int(k[1:]), role="visit", label=k) for k in order]
     meta: dict[str, Any] = {"q_id": record["q_id"]}
@@ -75,7 +80,7 @@ def read_official(path: str | Path) -> tuple[list[Item], int]:
     path = Path(path)
     what = "the released micxr_test.jsonl"
     lines, records, items = [], [], []
-    for lineno, record in read_jsonl(path, what=what):
+    for lineno, record in RECORD.json_lines(path, what=what):
         try:
             items.append(item_from_official(record))
         except (ValueError, TypeError, AttributeError) as exc:

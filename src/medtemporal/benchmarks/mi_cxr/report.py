@@ -365,7 +365,8 @@ def taxonomy_table(runs: Sequence[ReportRun]) -> tuple[str, bytes | None]:
 def write_mi_cxr_report(ctx: FamilyReport) -> None:
     """Write ``mi-cxr_analyses.md`` (and ``mi-cxr_errors.png``, ``mi-cxr_judged_errors.png``) for MI-CXR runs."""
     runs = ctx.runs
-    parts = ["# MI-CXR analyses", "",
+    parts = ["# MI-CXR analyses", "", published_section(TABLES, runs, cautions=lambda run: caution(
+        run, lambda m: "official" in m.config, "the paper's released test set")), "",
              "## Temperature sensitivity (Tables 15–16 layout): accuracy (%) per family, mean ± sd over repeats",
              "", temperature_table(runs)]
     for title, table in (("Temperature, paired on common items", temperature_pairs(runs)),
@@ -382,8 +383,6 @@ def write_mi_cxr_report(ctx: FamilyReport) -> None:
     else:
         parts += ["", "## Error types of wrong answers by the LLM judge (Appendix G, Fig. 25 layout)", "", judged[0]]
     parts += ["", "## Source statistics of the benchmark", "", source_statistics(ctx.benchmark)]
-    parts += ["", published_section(TABLES, runs, cautions=lambda run: caution(
-        run, lambda m: "official" in m.config, "the paper's released test set"))]
     ctx.write("analyses.md", "\n".join(parts) + "\n")
     if png is not None:
         ctx.write("errors.png", png)

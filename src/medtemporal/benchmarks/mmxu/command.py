@@ -25,8 +25,7 @@ from pathlib import Path
 from medtemporal.benchmark import Manifest
 from medtemporal.benchmarks.mmxu.metrics import PICK
 from medtemporal.benchmarks.mmxu.release import BENCHMARK, read_release
-from medtemporal.checksums import sha256_file
-from medtemporal.provenance import licence_of
+from medtemporal.build_options import add_official_option, imported
 from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
@@ -38,8 +37,8 @@ AUDIT_FIT = "task"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``medtemporal build mmxu``."""
     src = p.add_argument_group("data")
-    src.add_argument("--official", type=Path, required=True, metavar="FILE",
-                     help="the released MMXU-test.jsonl (or one written by `medtemporal phantoms mmxu`)")
+    add_official_option(src, "the released MMXU-test.jsonl (or one written by `medtemporal phantoms mmxu`)",
+                        required=True)
     add_jpg_arguments(src, "the root the image paths are relative to",
                       "without --mimic-cxr-jpg, load the questions with no image root")
 
@@ -65,16 +64,16 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     audit, reader = None, None
     if not args.no_audit:
         items, audit, reader = with_blind_picks(items)
-    roots = [args.official] + ([root] if root is not None else [])
+    release = imported({Path(args.official).name: args.official}, root, releases=None)
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, licence=licence_of(*roots),
+        benchmark=BENCHMARK, version=VERSION, licence=release.licence,
         image_root=str(root) if root is not None else None,
         config={"official": Path(args.official).name, "verify_images": args.verify_images,
                 "images_resolved": root is not None, "blind_picks": reader is not None,
                 "blind_reader": reader,
                 "content_types": dict(sorted(Counter(i.subtype for i in items).items())),
                 "patients": len({i.cluster for i in items})},
-        sources={Path(args.official).name: sha256_file(args.official)},
+        sources=release.sources,
         exclusions=dict(exclusions),
         audit=audit,
     )

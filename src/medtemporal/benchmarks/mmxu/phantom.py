@@ -40,7 +40,8 @@ from typing import Any
 from medtemporal.benchmarks.mmxu.release import CONTENT_TYPES, release_line
 from medtemporal.benchmarks.mmxu.wording import option_text, question_text
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.cohort import check_out, prepare_out, read_cohort
+from medtemporal.phantoms.cohort import read_cohort
+from medtemporal.phantoms.out import check_out, prepare_out
 from medtemporal.phantoms.kinds import PhantomKind
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.registry import register
@@ -213,11 +214,8 @@ def write_mmxu_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, ques
 def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cxr", type=Path, required=True, metavar="DIR",
                    help="a cohort written by `medtemporal phantoms cxr` (its phantom_truth.jsonl is read)")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--questions", type=int, metavar="N",
                    help="at most N questions (default: the largest balanced set the cohort allows)")
-    p.add_argument("--overwrite", action="store_true", help="replace MMXU phantoms already in --out")
 
 
 def _write(args: argparse.Namespace) -> list[str]:

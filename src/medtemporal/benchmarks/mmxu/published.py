@@ -10,5 +10,6 @@ from __future__ import annotations
 from medtemporal.published import NoneFound, PublishedTable
 
 TABLES: tuple[PublishedTable, ...] = ()
-NONE = NoneFound("the MMXU paper's text was not reachable and its release holds no results, so no published row "
-                 "is shown")
+NONE = NoneFound("the MMXU paper's results table could not be read as text: its repository, dataset card and "
+                 "abstract hold no per-model numbers (the abstract says only that adding history gives \"at least "
+                 "20%\"), so no published row is shown")

@@ -20,57 +20,48 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
-from medtemporal.sources.release_files import read_jsonl
+from medtemporal.sources.release_schema import Field, Schema
+from medtemporal.writes import replacing
 
 BENCHMARK = "mmxu"
 TASK = "change"
 """The one task: the change of a region between the prior and the current study."""
-KEYS = ("id", "content_type", "question", "options", "answer", "cur_image_path", "prior_image_path")
 CONTENT_TYPES = ("no change", "worsen", "improved")
 """The released ``content_type`` values (1,000 items each in the test file)."""
 PRIOR_LABEL = "Prior image:"
 CURRENT_LABEL = "Current image:"
 _PATH = re.compile(r"files/p\d\d/(p\d+)/(s\d+)/[^/]+\.jpg")
+_IMAGE = {"pattern": _PATH.pattern, "like": "a MIMIC-CXR-JPG path like files/p12/p12658542/s5.../<dicom>.jpg"}
+RECORD = Schema("an MMXU record", (
+    Field("id", int), Field("content_type", choices=CONTENT_TYPES), Field("question", non_empty=True),
+    Field("options", dict), Field("answer"), Field("cur_image_path", **_IMAGE), Field("prior_image_path", **_IMAGE),
+), closed=True)
+"""One line of the release, its keys in the release's order."""
+KEYS = RECORD.names
 
 
 def item_from_record(record: Any) -> Item:
     """One released record as an `Item`.
 
     Raises:
-        ValueError, TypeError: a key is missing or has the wrong shape (the message names it).
+        ValueError: a key is missing or has the wrong shape (the message names it).
     """
-    if not isinstance(record, dict):
-        raise TypeError("it is not a JSON object")
-    missing = [k for k in KEYS if k not in record]
-    if missing:
-        raise ValueError(f"key `{missing[0]}` is missing")
-    extra = [k for k in record if k not in KEYS]
-    if extra:
-        raise ValueError(f"key `{extra[0]}` is not one of the release's ({', '.join(KEYS)})")
-    if not isinstance(record["id"], int) or isinstance(record["id"], bool):
-        raise TypeError("key `id` must be an integer")
-    if record["content_type"] not in CONTENT_TYPES:
-        raise ValueError(f"key `content_type` must be one of {', '.join(CONTENT_TYPES)}, not {record['content_type']!r}")
+    problem = RECORD.problem(record)
+    if problem is not None:
+        raise ValueError(problem)
     options = record["options"]
-    if (not isinstance(options, dict) or len(options) < 2
-            or any(not re.fullmatch(r"[A-Z]", k) or not isinstance(v, str) for k, v in options.items())):
+    if len(options) < 2 or any(not re.fullmatch(r"[A-Z]", k) or not isinstance(v, str) for k, v in options.items()):
         raise ValueError("key `options` must map letters to option texts")
     if record["answer"] not in options:
         raise ValueError(f"key `answer` {record['answer']!r} is not one of the options")
-    if not isinstance(record["question"], str) or not record["question"].strip():
-        raise ValueError("key `question` must be a non-empty string")
-    paths = {}
-    for key in ("prior_image_path", "cur_image_path"):
-        match = _PATH.fullmatch(record[key]) if isinstance(record[key], str) else None
-        if match is None:
-            raise ValueError(f"key `{key}` must be a MIMIC-CXR-JPG path like files/p12/p12658542/s5.../<dicom>.jpg")
-        paths[key] = match
-    patient = paths["cur_image_path"].group(1)
-    if paths["prior_image_path"].group(1) != patient:
+    prior, current = (cast(re.Match[str], _PATH.fullmatch(record[k]))  # both matched: RECORD checked them
+                      for k in ("prior_image_path", "cur_image_path"))
+    patient = current.group(1)
+    if prior.group(1) != patient:
         raise ValueError("the prior and current images belong to different patients")
     images = (ImageRef(path=record["prior_image_path"], visit=1, role="historical", label=PRIOR_LABEL),
               ImageRef(path=record["cur_image_path"], visit=2, role="current", label=CURRENT_LABEL))
@@ -78,7 +69,7 @@ def item_from_record(record: Any) -> Item:
         benchmark=BENCHMARK, task=TASK, subtype=record["content_type"], images=images, question=record["question"],
         options=options, answer_type="choice", answer=record["answer"],
         meta={"id": record["id"], "content_type": record["content_type"], "patient_id": patient,
-              "study_ids": [paths["prior_image_path"].group(2), paths["cur_image_path"].group(2)]},
+              "study_ids": [prior.group(2), current.group(2)]},
     )
 
 
@@ -92,10 +83,10 @@ def read_release(path: str | Path) -> list[Item]:
     what = "the released MMXU-test.jsonl"
     items: list[Item] = []
     seen: dict[int, int] = {}
-    for lineno, record in read_jsonl(path, what=what):
+    for lineno, record in RECORD.json_lines(path, what=what):
         try:
             item = item_from_record(record)
-        except (ValueError, TypeError) as exc:
+        except ValueError as exc:
             raise InvalidInputError(
                 f"{path}, line {lineno} is not an MMXU record ({exc}); fix or remove that line."
             ) from None
@@ -133,10 +124,8 @@ def write_release(items: Iterable[Item], path: str | Path) -> int:
     """Write ``items`` in the released layout (atomically); return how many lines were written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with replacing(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
         for n, item in enumerate(items, 1):
             fh.write(release_line(release_record(item)))
-    tmp.replace(path)
     return n

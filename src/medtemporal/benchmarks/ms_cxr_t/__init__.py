@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medtemporal.benchmarks.ms_cxr_t.published import NONE, TABLES
+from medtemporal.benchmarks.ms_cxr_t.published import TABLES, run_conditions
 from medtemporal.family import AuditRules, BenchmarkSpec, DemoSection, DemoSteps, Published, RunDefaults, ScoreGroups, register
 from medtemporal.benchmarks.ms_cxr_t import chexbench, metrics, phantom, similarity  # noqa: F401  (registrations)
 from medtemporal.benchmarks.ms_cxr_t.glossary import GLOSSARY
@@ -76,5 +76,5 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     groups=ScoreGroups(overall_tasks=("progression",)),
     defaults=RunDefaults(generation={"temperature": 0.0, "max_tokens": 512}),
     variants={chexbench.NAME: chexbench.VARIANT, similarity.NAME: similarity.VARIANT},
-    published=Published(tables=TABLES, none=NONE),
+    published=Published(tables=TABLES, conditions=run_conditions),
 ))

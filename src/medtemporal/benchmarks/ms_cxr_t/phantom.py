@@ -26,7 +26,8 @@ from typing import Any
 
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS, IMAGE_COLUMNS, IMAGE_FILE, SENTENCE_COLUMNS, SENTENCE_FILE
 from medtemporal.errors import InvalidInputError
-from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, prepare_out, read_cohort, write_lines
+from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, read_cohort, write_lines
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.phantoms.kinds import PhantomKind
 from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
 from medtemporal.registry import register
@@ -154,11 +155,8 @@ def write_ms_cxr_t_phantoms(cxr: str | Path, out: str | Path, *, seed: int = 0, 
 
 def _options(p: argparse.ArgumentParser) -> None:
     cohort_options(p)
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (must not exist or be empty)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--pairs", type=int, metavar="N", help="image pairs to write (default: every labelled pair)")
     p.add_argument("--sentences", type=int, default=40, metavar="N", help="sentence pairs (default %(default)s)")
-    p.add_argument("--overwrite", action="store_true", help="replace an ms-cxr-t phantom already in --out")
 
 
 def _write(args: argparse.Namespace) -> list[str]:

@@ -27,8 +27,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from medtemporal.errors import InvalidInputError
-from medtemporal.sources.release_files import Table, integer_id, read_table
+from typing import cast
+
+from medtemporal.sources.release_files import Table, read_table
+from medtemporal.sources.release_schema import Field, Schema
 
 IMAGE_FILE = "MS_CXR_T_temporal_image_classification_v1.0.0.csv"
 SENTENCE_FILE = "MS_CXR_T_temporal_sentence_similarity_v1.0.0.csv"
@@ -36,13 +38,23 @@ FINDINGS: tuple[str, ...] = ("consolidation", "edema", "pleural_effusion", "pneu
 """The five findings, as the column prefixes spell them (CheXagent ``ms_cxr_t.py`` L25)."""
 PROGRESSIONS: tuple[str, ...] = ("improving", "stable", "worsening")
 QUALITIES: tuple[str, ...] = ("one_expert", "multiple_experts", "disagreement")
-IMAGE_COLUMNS: tuple[str, ...] = (
-    "dicom_id", "previous_dicom_id", "previous_study_id", "study_id", "subject_id",
-    *(f"{f}_{part}" for f in FINDINGS for part in ("progression", "label_quality")),
-)
-SENTENCE_COLUMNS: tuple[str, ...] = ("subset_name", "sentence_1", "sentence_2", "category")
 CATEGORIES: tuple[str, ...] = ("paraphrase", "contradiction")
 DICOM_PATH = re.compile(r"p(\d{2})/p(\d{8})/s(\d{8})/([0-9A-Za-z][0-9A-Za-z-]*)")
+_DICOM = {"pattern": DICOM_PATH.pattern, "like": "a MIMIC-CXR-JPG path like p10/p10002428/s55758034/<dicom_id>"}
+IMAGE_ROW = Schema("an MS-CXR-T image pair", (
+    Field("dicom_id", **_DICOM), Field("previous_dicom_id", **_DICOM), Field("previous_study_id", int),
+    Field("study_id", int), Field("subject_id", int),
+    *(Field(f"{f}_{part}", choices=choices, fold=str.lower, empty=True)
+      for f in FINDINGS for part, choices in (("progression", PROGRESSIONS), ("label_quality", QUALITIES))),
+))
+"""A row of the image-classification file, its 15 columns in the release's order."""
+SENTENCE_ROW = Schema("an MS-CXR-T sentence pair", (
+    Field("subset_name", empty=True), Field("sentence_1", empty=True), Field("sentence_2", empty=True),
+    Field("category", choices=CATEGORIES, fold=str.lower),
+))
+"""A row of the sentence-similarity file."""
+IMAGE_COLUMNS = IMAGE_ROW.names
+SENTENCE_COLUMNS = SENTENCE_ROW.names
 
 
 @dataclass(frozen=True)
@@ -78,23 +90,6 @@ def _read(path: Path, columns: tuple[str, ...], what: str) -> Table:
     return read_table(path, columns=columns, what=f"the released {what} (MS-CXR-T 1.0.0)")
 
 
-def _text(value: object) -> str | None:
-    """A cell as stripped text; None when empty or NaN."""
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-def _dicom(value: object, where: str, column: str) -> re.Match[str]:
-    text = _text(value)
-    m = DICOM_PATH.fullmatch(text or "")
-    if m is None:
-        raise InvalidInputError(f"{where}: {column} {value!r} is not a MIMIC-CXR-JPG path like "
-                                "p10/p10002428/s55758034/<dicom_id>; use the released file unchanged.")
-    return m
-
-
 def read_labels(path: str | Path) -> tuple[list[Label], Counter[str]]:
     """The labels of the image-classification file in file order (row, then `FINDINGS` order), and what
     the rules left out or noticed (module doc)."""
@@ -102,29 +97,20 @@ def read_labels(path: str | Path) -> tuple[list[Label], Counter[str]]:
     table = _read(path, IMAGE_COLUMNS, IMAGE_FILE)
     counts: Counter[str] = Counter()
     labels: list[Label] = []
-    for row, rec in enumerate(table.records()):
-        where = table.where(row)
-        ids = {c: integer_id(rec[c], where, c) for c in ("study_id", "previous_study_id", "subject_id")}
-        current, prior = _dicom(rec["dicom_id"], where, "dicom_id"), _dicom(rec["previous_dicom_id"], where,
-                                                                              "previous_dicom_id")
+    for row, rec in IMAGE_ROW.rows(table):
+        current, prior = (cast(re.Match[str], DICOM_PATH.fullmatch(rec[c])) for c in ("dicom_id", "previous_dicom_id"))
         found = []
         for finding in FINDINGS:
-            value = _text(rec[f"{finding}_progression"])
-            quality = _text(rec[f"{finding}_label_quality"])
+            value, quality = rec[f"{finding}_progression"], rec[f"{finding}_label_quality"]
             if value is None:
                 counts["label_quality_without_label"] += quality is not None
                 continue
-            if value.lower() not in PROGRESSIONS:
-                raise InvalidInputError(f"{where}: {finding}_progression {value!r} is none of "
-                                        f"{', '.join(PROGRESSIONS)}; fix that row.")
-            if quality is not None and quality.lower() not in QUALITIES:
-                raise InvalidInputError(f"{where}: {finding}_label_quality {quality!r} is none of "
-                                        f"{', '.join(QUALITIES)}; fix that row.")
             counts["label_quality_missing"] += quality is None
-            found.append((finding, value.lower(), quality.lower() if quality else None))
+            found.append((finding, value, quality))
         if not found:
             counts["row_without_labels"] += 1
             continue
+        ids = {c: rec[c] for c in ("study_id", "previous_study_id", "subject_id")}
         subject, study = ids["subject_id"], ids["study_id"]
         if (int(current[2]), int(current[3])) != (subject, study) or (int(prior[2]), int(prior[3])) != (
                 subject, ids["previous_study_id"]):
@@ -142,14 +128,10 @@ def read_sentence_pairs(path: str | Path) -> tuple[list[SentencePair], Counter[s
     table = _read(path, SENTENCE_COLUMNS, SENTENCE_FILE)
     counts: Counter[str] = Counter()
     pairs = []
-    for row, rec in enumerate(table.records()):
-        category = (_text(rec["category"]) or "").lower()
-        if category not in CATEGORIES:
-            raise InvalidInputError(f"{table.where(row)}: category {rec['category']!r} is neither "
-                                    "paraphrase nor contradiction; fix that row.")
-        first, second = _text(rec["sentence_1"]), _text(rec["sentence_2"])
+    for row, rec in SENTENCE_ROW.rows(table):
+        first, second = rec["sentence_1"], rec["sentence_2"]
         if first is None or second is None:
             counts["sentence_empty"] += 1
             continue
-        pairs.append(SentencePair(row, _text(rec["subset_name"]) or "unnamed", first, second, category))
+        pairs.append(SentencePair(row, rec["subset_name"] or "unnamed", first, second, rec["category"]))
     return pairs, +counts

@@ -2,7 +2,7 @@
 
 ``medtemporal build 3d-rad --ct-rate ROOT --out DIR``
     builds Tasks 1–6 from a CT-RATE root (or a phantom one, ``medtemporal
-    phantoms ct-rate``) with the paper's rules (`pipeline`); ``--qa-model URI`` has a model
+    phantoms ct-rate``) with the paper's rules (`pipeline`); ``--llm URI`` has a model
     write and quality-filter the open questions (`llm`) instead of the report rules.
 
 ``medtemporal build 3d-rad --official DIR/3DRAD/test [--ct-rate ROOT] --out DIR``
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options, add_official_option, imported
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_TASKS, TASKS, VERSION
 from medtemporal.benchmarks.rad3d.llm import generate_open
 from medtemporal.benchmarks.rad3d.release import VolumeMap, read_official, read_volume_map
@@ -26,7 +27,7 @@ from medtemporal.benchmarks.rad3d.known_releases import RELEASES
 from medtemporal.benchmarks.rad3d.open_questions import OpenQA
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of, most_restrictive, release_licence
+from medtemporal.provenance import licence_of
 from medtemporal.schema import Item, Study
 from medtemporal.sources.ct_rate import check_root, load_timelines
 
@@ -38,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="CT-RATE root (holds dataset/); also the image root")
     src.add_argument("--split", default="valid", choices=("valid", "train"),
                      help="CT-RATE split to build from (default %(default)s: the paper's 1,304 validation patients)")
-    src.add_argument("--official", type=Path, metavar="DIR", help="import the released test CSVs (DIR/3DRAD/test)")
+    add_official_option(src, "import the released test CSVs (DIR/3DRAD/test)", folder=True)
     src.add_argument("--volume-prefix", default="valid", metavar="PREFIX",
                      help="with --official: CT-RATE prefix replacing test_ in volume names (default %(default)s)")
     src.add_argument("--volume-map", type=Path, metavar="CSV",
@@ -51,14 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="tasks to build, comma-separated (default %(default)s)")
     rules.add_argument("--no-volume-check", action="store_true",
                        help="do not look for the volumes of label rows (fast; for label-only benches)")
-    text = p.add_argument_group("open questions (Tasks 1-3)")
-    text.add_argument("--qa-model", metavar="URI",
-                      help="write open questions with this model and filter them on five quality dimensions "
-                      "(the paper's approach); default: rules over the report text")
-    text.add_argument("--qa-cache", type=Path, metavar="FILE",
-                      help="response cache of the question model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed report text to go to a non-local --qa-model (check your data-use agreement)")
+    add_llm_options(p, purpose="write open questions with this model and filter them on five quality dimensions "
+                    "(the paper's approach); default: rules over the report text", data="report text", old="qa",
+                    title="open questions (Tasks 1-3)")
 
 
 def _tasks(value: str) -> tuple[str, ...]:
@@ -81,11 +77,11 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     licence = loaded.timelines[0].licence if loaded.timelines else licence_of(root)
     questions, qa_config, dropped = rule_questions, {"open_questions": "rules over the report text"}, {}
     open_tasks = [t for t in tasks if t in OPEN_TASKS]
-    if getattr(args, "qa_model", None) and open_tasks:
+    if getattr(args, "llm", None) and open_tasks:
         studies = [s for t in loaded.timelines for s in t.studies]
         made = generate_open([(s.report.get("findings", ""), s.report.get("impression", "")) for s in studies],
-                             open_tasks, args.qa_model, licence=licence,
-                             allow_remote_data=args.allow_remote_data, cache_path=args.qa_cache)
+                             open_tasks, args.llm, licence=licence,
+                             allow_remote_data=args.allow_remote_data, cache_path=args.llm_cache)
         by_scan = {s.study_id: made.pairs.get(k, []) for k, s in enumerate(studies)}
 
         def model_questions(study: Study) -> list[OpenQA]:
@@ -93,7 +89,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
 
         questions = model_questions
 
-        qa_config = {"open_questions": f"model:{shown_uri(args.qa_model)}", "qa_prompts": made.prompt_hashes}
+        qa_config = {"open_questions": f"model:{shown_uri(args.llm)}", "qa_prompts": made.prompt_hashes}
         dropped = dict(made.dropped)
     items, skipped = build_items(loaded.timelines, tasks, args.seed, questions)
     exclusions = {**loaded.exclusions, **skipped, **dropped}
@@ -113,14 +109,13 @@ def _import(args: argparse.Namespace, root: Path | None, tasks: tuple[str, ...])
     items, files = read_official(args.official, VolumeMap(args.volume_prefix, paths))
     items = [i for i in items if i.task in tasks]
     # every input that can leave: the released CSVs, the CT-RATE root and the folder the volumes are read from
-    roots = [r for r in (root, image_root) if r is not None]
-    licence = most_restrictive(release_licence(files.values(), RELEASES), *(licence_of(r) for r in roots))
+    release = imported(files, root, image_root, releases=RELEASES)
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence,
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=release.licence,
         image_root=str(image_root) if image_root is not None else None,
         config={"source": "official", "tasks": list(tasks), "volume_prefix": args.volume_prefix,
                 "volume_map": str(args.volume_map) if args.volume_map else None,
                 "open_options": "none (the released loader appends 'Choices: A. - ...')"},
-        sources={name: sha256_file(path) for name, path in files.items()},
+        sources=release.sources,
     )
     return items, manifest

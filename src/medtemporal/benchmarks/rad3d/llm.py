@@ -1,4 +1,4 @@
-"""Open questions (Tasks 1–3) written by a model from the report, then quality-filtered (``--qa-model``).
+"""Open questions (Tasks 1–3) written by a model from the report, then quality-filtered (``--llm``).
 
 The paper (``seeds/004`` §3.2, A.4–A.5) has GPT-4o-mini write question-answer
 pairs from each report's Findings and Impression with one prompt per task

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from medtemporal.benchmarks.rad3d.labels import (
     BENCHMARK,
@@ -36,9 +36,16 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.ct_rate import parse_volume_name, volume_path
 from medtemporal.sources.release_files import Table, read_table
+from medtemporal.sources.release_schema import Field, Schema
 
-HEADER = ("Task", "Subtask", "VolumeName", "Question", "Answer", "QuestionType", "AnswerChoice",
-          "Choice A", "Choice B", "Choice C", "Choice D")
+ROW = Schema("a 3D-RAD question", (
+    Field("Task", int), Field("Subtask", int, empty=True), Field("VolumeName", strip=False),
+    Field("Question", strip=False), Field("Answer", strip=False),
+    Field("QuestionType", choices=("Open", "Close"), strip=False), Field("AnswerChoice", strip=False),
+    *(Field(f"Choice {k}", strip=False) for k in "ABCD"),
+))
+"""A row of every released CSV (their shared header); texts are kept as released."""
+HEADER = ROW.names
 ROWS = 33_910
 """Rows of the released split (the paper's count)."""
 _HISTORY = re.compile(r"\[([01](?:\s*,\s*[01])*)\]")
@@ -130,11 +137,11 @@ def read_volume_map(path: Path, root: Path | None) -> dict[str, str]:
     return out
 
 
-def _item(task: str, subtask: str, row: dict[str, str], where: str, volumes: VolumeMap) -> Item:
+def _item(task: str, subtask: str, row: dict[str, Any], where: str, volumes: VolumeMap) -> Item:
     name = row["VolumeName"]
     v = parse_volume_name(name)
     meta = {"patient_id": f"{v.split}_{v.patient}", "volume": name, "letter": v.letter,
-            "reconstruction": v.reconstruction, "source": where, "subtask_number": int(row["Subtask"] or 0)}
+            "reconstruction": v.reconstruction, "source": where, "subtask_number": row["Subtask"] or 0}
     image = ImageRef(path=volumes.path(name), role="volume", label="CT volume")
     common = dict(benchmark=BENCHMARK, task=task, images=[image], question=row["Question"])
     if task in OPEN_SUBTASKS:
@@ -176,7 +183,7 @@ def read_official(folder: Path, volumes: VolumeMap = VolumeMap()) -> tuple[list[
         rel = f"{path.parent.name}/{path.name}"
         table = read_csv(path, rel)
         files[rel] = path
-        for index, row in enumerate(table.records()):
+        for index, row in ROW.rows(table):
             items.append(_item(task, subtask, row, table.where(index), volumes))
     return items, files
 

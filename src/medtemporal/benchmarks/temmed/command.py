@@ -28,6 +28,7 @@ from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmark import Manifest
+from medtemporal.build_options import add_llm_options, add_official_option, imported
 from medtemporal.benchmarks.temmed.release import read_official
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
@@ -57,7 +58,7 @@ from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_questio
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.prompts import PromptSet
-from medtemporal.provenance import licence_of, most_restrictive, release_licence
+from medtemporal.provenance import licence_of
 from medtemporal.retrieval import Embedder, PairEntry, load_embedder, save_corpus
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import find_csv, load_timelines
@@ -76,8 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("data")
     src.add_argument("--chexpert-plus", type=Path, required=True, metavar="DIR",
                      help="CheXpert Plus root (holds df_chexpert_plus_240401.csv and PNG/); also the image root")
-    src.add_argument("--official", type=Path, metavar="DIR",
-                     help="import the released TemMed-Bench JSON files from DIR instead of building")
+    add_official_option(src, "import the released TemMed-Bench JSON files from DIR instead of building", folder=True)
     rules = p.add_argument_group("construction (defaults are the paper's)")
     rules.add_argument("--test-size", type=int, metavar="N",
                        help=f"test instances (default: the paper's {PAPER['test_size']}; on data with fewer than "
@@ -95,13 +95,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        "fracture, lesion, opacity, pneumonia, pneumothorax)")
     rules.add_argument("--tasks", default=",".join(TASKS), metavar="LIST",
                        help="tasks to build, comma-separated (default %(default)s)")
-    text = p.add_argument_group("VQA questions")
-    text.add_argument("--vqa-model", metavar="URI",
-                      help="write VQA questions with this model (the paper's approach); default: offline templates")
-    text.add_argument("--vqa-cache", type=Path, metavar="FILE",
-                      help="response cache of the VQA model (default: the shared medtemporal cache)")
-    text.add_argument("--allow-remote-data", action="store_true",
-                      help="allow credentialed report sentences to go to a non-local --vqa-model (check your data-use agreement)")
+    add_llm_options(p, purpose="write VQA questions with this model (the paper's approach); default: offline "
+                    "templates", data="report sentences", old="vqa", title="VQA questions")
     ret = p.add_argument_group("retrieval")
     ret.add_argument("--embedder", metavar="SPEC",
                      help="encoder for retrieved references: clip:NAME_OR_PATH (a Hugging Face CLIP or SigLIP, "
@@ -179,10 +174,10 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     if "vqa" in tasks:
         drafts = select(vqa_candidates(test, patterns, vqa_excluded), args.vqa_items, random.Random(f"{args.seed}:vqa"),
                         vqa_excluded)
-        if args.vqa_model:
+        if args.llm:
             prompt = PromptSet().text("temmed_vqa_rephrase")
-            questions = rephrase(drafts, args.vqa_model, prompt, licence=licence,
-                                 allow_remote_data=args.allow_remote_data, cache_path=args.vqa_cache)
+            questions = rephrase(drafts, args.llm, prompt, licence=licence,
+                                 allow_remote_data=args.allow_remote_data, cache_path=args.llm_cache)
         else:
             questions = [(template_question(d), "template") for d in drafts]
         question_sources.update(source for _, source in questions)
@@ -204,7 +199,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                 "test_size_from": "--test-size" if args.test_size is not None else "scaled" if note else "paper",
                 "test_instances": len(test), "corpus_instances": len(corpus), "vqa_items": args.vqa_items,
                 "pair_items": args.pair_items, "pathology_keywords": sorted(patterns),
-                "vqa_model": shown_uri(args.vqa_model) if args.vqa_model else None,
+                "vqa_model": shown_uri(args.llm) if args.llm else None,
                 "vqa_question_sources": dict(sorted(question_sources.items())),
                 **_encoder(spec, embedder),
                 "retrievers": sorted(refs[0]) if refs else [], "references_per_retriever": MAX_K,
@@ -247,15 +242,14 @@ def _import(args: argparse.Namespace, root: Path, tasks: tuple[str, ...]) -> tup
         if refs is not None and item.task != "image_pair":
             meta["retrieval"] = {**meta["retrieval"], **refs[item.meta["instance"]]}
         items.append(Item.create(**{**item.model_dump(exclude={"id"}), "meta": meta}))
-    files = sorted(folder.glob("*.json"))
-    licence = most_restrictive(licence_of(root), release_licence(files, RELEASES))
+    release = imported({p.name: p for p in sorted(folder.glob("*.json"))}, root, releases=RELEASES)
     manifest = Manifest(
-        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=licence, image_root=str(root),
+        benchmark=BENCHMARK, version=VERSION, seed=args.seed, licence=release.licence, image_root=str(root),
         config={"source": "official", "tasks": list(tasks), "test_instances": len(official.test),
                 "corpus_instances": len(official.corpus), "selected_vqa_file": official.selected_vqa,
                 **(_encoder(spec, embedder) if spec and embedder else {"embedder": None}),
                 "retrievers": ["official", *sorted(refs[0])] if refs else ["official"],
                 "split": official.overlap, "corpus_file": CORPUS},
-        sources={p.name: sha256_file(p) for p in files},
+        sources=release.sources,
     )
     return items, manifest

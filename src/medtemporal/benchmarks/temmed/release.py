@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
@@ -37,29 +37,27 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.retrieval import PairEntry
 from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import resolve_image, study_key
-from medtemporal.sources.release_files import read_json
+from medtemporal.sources.release_schema import ANY, Field, Schema
 
 TEST_FILE = "TestSet_VQA_ReportGeneration_Final.json"
 SELECTED_FILE = "TestSet_SelectedVQA_2000.json"
 PAIRS_FILE = "TestSet_ImagePairSelection.json"
 CORPUS_FILE = "TrainSet_KnowledgeCorpus_Final.json"
-TEST_FIELDS = ("image_path", "historical_image_path", "VQA_Final", "condition_changes_report")
-PAIR_FIELDS = ("right_option", "condition_change", "option", "Retrieval_TrainSet_now_idx")
-CORPUS_FIELDS = ("image_path", "historical_image_path", "condition_changes_report")
+_PAIR = (Field("image_path"), Field("historical_image_path"), Field("condition_changes_report", ANY))
+TEST = Schema("a TemMed-Bench test instance", (*_PAIR[:2], Field("VQA_Final", list), _PAIR[2]))
+QA = Schema("a question with its answer", (Field("VQA_question", ANY), Field("VQA_answer", ANY)))
+SELECTED = Schema("a selected VQA question", (Field("img_id", ANY), Field("question_id", ANY)))
+PAIRS = Schema("a TemMed-Bench image-pair question", (
+    Field("right_option", ANY), Field("condition_change", ANY), Field("option", dict),
+    Field("Retrieval_TrainSet_now_idx", ANY),
+))
+CORPUS = Schema("a TemMed-Bench corpus instance", _PAIR)
+"""The records of the four released files (indices are read with `_index`, which also takes them as text)."""
 
 
-def read_records(path: Path, fields: Sequence[str]) -> list[dict[str, Any]]:
-    """A released JSON list, each element an object with ``fields``; one clear sentence otherwise."""
-    data = read_json(path, what=f"TemMed-Bench's released {path.name}")
-    if not isinstance(data, list):
-        raise InvalidInputError(f"{path} must hold a JSON list; is it the released {path.name}?")
-    for i, rec in enumerate(data):
-        if not isinstance(rec, dict):
-            raise InvalidInputError(f"{path}, element {i}: expected an object; is it the released {path.name}?")
-        missing = [f for f in fields if f not in rec]
-        if missing:
-            raise InvalidInputError(f"{path}, element {i} lacks {', '.join(missing)}; is it the released {path.name}?")
-    return data
+def read_records(path: Path, schema: Schema) -> list[dict[str, Any]]:
+    """A released JSON list, each element a record of ``schema``; one clear sentence otherwise."""
+    return schema.json_list(path, what=f"TemMed-Bench's released {path.name}")
 
 
 def yes_no(answer: str, where: str) -> str:
@@ -119,15 +117,14 @@ def read_official(folder: Path, image_root: Path) -> Official:
         image_root: CheXpert Plus root (holds ``PNG/``); every image must exist there.
     """
     test_path = folder / TEST_FILE
-    raw_test = read_records(test_path, TEST_FIELDS)
-    raw_corpus = read_records(folder / CORPUS_FILE, CORPUS_FIELDS)
-    raw_pairs = read_records(folder / PAIRS_FILE, PAIR_FIELDS)
+    raw_test = read_records(test_path, TEST)
+    raw_corpus = read_records(folder / CORPUS_FILE, CORPUS)
+    raw_pairs = read_records(folder / PAIRS_FILE, PAIRS)
     for i, rec in enumerate(raw_test):
-        qas = rec["VQA_Final"]
-        if not isinstance(qas, list) or not all(isinstance(q, dict) and {"VQA_question", "VQA_answer"} <= q.keys()
-                                                for q in qas):
-            raise InvalidInputError(f"{test_path}, element {i}: VQA_Final must be a list of "
-                                    "{VQA_question, VQA_answer} objects; is it the released file?")
+        problem = next((p for qa in rec["VQA_Final"] if (p := QA.problem(qa)) is not None), None)
+        if problem is not None:
+            raise InvalidInputError(f"{test_path}, record {i} has a VQA_Final entry that is not {QA.record} "
+                                    f"({problem}); fix or remove it.")
     test = [_instance(rec, image_root) for rec in raw_test]
     corpus = [PairEntry(id=i, patient_id=_patient(rec["image_path"]),
                         historical=resolve_image(image_root, rec["historical_image_path"]),
@@ -140,7 +137,7 @@ def read_official(folder: Path, image_root: Path) -> Official:
     if selected_path.is_file():
         chosen = [(_index(s["img_id"], f"{SELECTED_FILE}, element {k}", "img_id"),
                    _index(s["question_id"], f"{SELECTED_FILE}, element {k}", "question_id"))
-                  for k, s in enumerate(read_records(selected_path, ("img_id", "question_id")))]
+                  for k, s in enumerate(read_records(selected_path, SELECTED))]
     else:
         chosen = [(i, j) for i, rec in enumerate(raw_test) for j in range(len(rec["VQA_Final"]))]
     vqa = []
@@ -157,7 +154,7 @@ def read_official(folder: Path, image_root: Path) -> Official:
     pairs = []
     for k, rec in enumerate(raw_pairs):
         where = f"{PAIRS_FILE}, element {k}"
-        given = rec["option"] if isinstance(rec["option"], dict) else {}
+        given = rec["option"]
         options = {letter: _index(given[letter], where, f"option {letter}") for letter in LETTERS if letter in given}
         if set(options) != set(LETTERS) or not all(0 <= v < len(test) for v in options.values()):
             raise InvalidInputError(f"{where}: option must map A, B and C to test indices; fix that record.")
