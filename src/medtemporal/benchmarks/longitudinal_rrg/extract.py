@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
+from medtemporal.family import Item, register
 from medtemporal.sources.mimic_cxr_reports import parse_sections
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)

@@ -23,8 +23,7 @@ stopped with an error instead).
 
 from __future__ import annotations
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
+from medtemporal.family import Item, register
 
 
 @register("extractor", "temmed_yesno", version="1", answer_types=("yesno",),
