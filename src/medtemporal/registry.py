@@ -1,8 +1,9 @@
 """One registry for every plugin kind, filled by decorators.
 
 Kinds are ``benchmark`` (builders), ``backend`` (model URI schemes),
-``protocol``, ``metric``, ``extractor`` (answer-extraction rules) and ``phantom``
-(``medtemporal phantoms KIND``: a synthetic dataset or release file, `medtemporal.phantoms.kinds.PhantomKind`).
+``protocol``, ``metric``, ``extractor`` (answer-extraction rules), ``phantom``
+(``medtemporal phantoms KIND``: a synthetic dataset or release file, `medtemporal.phantoms.kinds.PhantomKind`)
+and ``model`` (``--model NAME``: a `medtemporal.models.ModelEntry`).
 Third-party packages add entries through the ``medtemporal`` entry-point group
 (``pkg.module:attr`` values are imported on first lookup), so a new benchmark
 needs no change here. A built-in family is `declare`d by name and module and
@@ -27,8 +28,8 @@ from typing import Any, Callable, Literal, TypeVar
 
 from medtemporal.errors import UnknownNameError
 
-Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor", "phantom"]
-KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric", "extractor", "phantom")
+Kind = Literal["benchmark", "backend", "protocol", "metric", "extractor", "phantom", "model"]
+KINDS: tuple[Kind, ...] = ("benchmark", "backend", "protocol", "metric", "extractor", "phantom", "model")
 
 # Modules whose import fills the registry with the built-in entries (``medtemporal.benchmarks`` declares the
 # families, whose packages are imported on demand).
@@ -38,6 +39,7 @@ _BUILTIN_MODULES = (
     "medtemporal.protocols",
     "medtemporal.scoring",
     "medtemporal.phantoms.kinds",
+    "medtemporal.models.catalog",
 )
 
 T = TypeVar("T")

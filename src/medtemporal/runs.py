@@ -111,6 +111,9 @@ class RunConfig(_Part):
     name: str | None = None
     """The run's display name (``run --name``, default the model's short name); None in older folders."""
     model: ModelRef = Field(default_factory=ModelRef)
+    model_entry: str | None = None
+    """The registered model (`medtemporal.models`) ``--model`` named, whose URI and options the run used; None
+    for a URI or path the user wrote, and in older folders."""
     protocol: ProtocolRef = Field(default_factory=ProtocolRef)
     generation: dict[str, Any] = Field(default_factory=dict)
     tasks: list[str] | None = None

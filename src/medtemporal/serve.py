@@ -8,14 +8,14 @@ viewer) and the report of all runs of one benchmark together (``/b/<benchmark>/r
 (`medtemporal.report.write_report`) into a temporary folder when first asked for, and again once their runs
 changed, in the background: until a page is written its address answers at once with a short page that says
 so and reloads itself. Run folders given by themselves are also reported together at ``/runs/report.html``,
-the URL printed for them, which `start` begins writing at once. Only ``127.0.0.1`` is bound, so predictions of
-credentialed data stay on this machine.
+the URL printed for them (it opens on the headline tables). `start` begins writing that page at once, then,
+one after another, each benchmark's page the index links first (its runs together, or its one run), so a
+click finds it written. Only ``127.0.0.1`` is bound, so predictions of credentialed data stay on this machine.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import shutil
 import tempfile
 import threading
@@ -64,6 +64,8 @@ class _Build:
     signature: tuple[int, ...]
     started: float = field(default_factory=time.monotonic)
     error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    """Set once the page is written or failed."""
 
 
 class ReportServer:
@@ -92,6 +94,7 @@ class ReportServer:
         self._lock = threading.Lock()
         self._writing = threading.Lock()
         """Held while a report is written: one at a time (plotting is not thread-safe), the others wait their turn."""
+        self._closed = threading.Event()
         server = self
 
         class Handler(SimpleHTTPRequestHandler):
@@ -111,9 +114,9 @@ class ReportServer:
 
     @property
     def url(self) -> str:
-        """What to open: the report of the run folders given (at its viewer), else the index of runs."""
+        """What to open: the report of the run folders given (it opens on the scores), else the index of runs."""
         if self.given:
-            return f"http://{HOST}:{self.port}/runs/report.html#viewer"
+            return f"http://{HOST}:{self.port}/runs/report.html"
         return f"http://{HOST}:{self.port}/"
 
     def serve_forever(self) -> None:
@@ -121,15 +124,34 @@ class ReportServer:
         self.httpd.serve_forever()
 
     def start(self) -> threading.Thread:
-        """Serve in a daemon thread, and begin writing the page of the run folders given; returns the thread."""
+        """Serve in a daemon thread, and begin writing the page of the run folders given, then each benchmark's
+        page (`_write_ahead`); returns the thread."""
         thread = threading.Thread(target=self.serve_forever, daemon=True)
         thread.start()
-        if self.given:
-            self._page("runs", "")
+        threading.Thread(target=self._write_ahead, daemon=True).start()
         return thread
+
+    def _write_ahead(self) -> None:
+        """Write, one after another, the page of the runs given and each benchmark's page the index links first
+        (its runs together where it has several, else its run; not where those are the runs given), unless the
+        server closes first."""
+        pages = [("runs", "")] if self.given else []
+        by_benchmark: dict[str, list[Path]] = {}
+        for run in find_runs(self.paths):
+            by_benchmark.setdefault(_benchmark(run), []).append(run)
+        pages += [("b", name) if len(runs) > 1 else ("r", _key(runs[0])) for name, runs in sorted(by_benchmark.items())
+                  if set(runs) != set(self.given)]  # not the page of the runs given once more
+        for kind, name in pages:
+            page = self._page(kind, name)
+            while isinstance(page, _Build) and not self._closed.is_set():
+                page.done.wait(0.5)
+                page = page if not page.done.is_set() else None
+            if self._closed.is_set():
+                return
 
     def close(self) -> None:
         """Stop serving and remove the pages built."""
+        self._closed.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self._tmp.cleanup()
@@ -202,11 +224,19 @@ class ReportServer:
 
     def _write(self, key: str, build: _Build, folder: Path) -> None:
         """Write ``build``'s report into ``folder``; the page then serves from it and the page before is removed."""
+        try:
+            self._write_page(key, build, folder)
+        finally:
+            build.done.set()
+
+    def _write_page(self, key: str, build: _Build, folder: Path) -> None:
         from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
         from medtemporal.scoring.runs import score_stale
 
         try:
             with self._writing:
+                if self._closed.is_set():
+                    return
                 score_stale(build.runs)  # the report only reads; a run still answering is scored as it stands
                 write_report(build.runs, folder, ("html",))
         except MedTemporalError as exc:
@@ -235,7 +265,7 @@ class ReportServer:
             rows.append((info, run))
         body = []
         if self.given and len(self.given) > 1:
-            body.append(f'<p><a href="/runs/report.html#viewer">The {len(self.given)} runs given, together</a></p>')
+            body.append(f'<p><a href="/runs/report.html">The {len(self.given)} runs given, together</a></p>')
         for benchmark in sorted(per_benchmark):
             both = (f' · <a href="/b/{quote(benchmark)}/report.html">all {per_benchmark[benchmark]} runs together</a>'
                     if per_benchmark[benchmark] > 1 else "")
@@ -285,24 +315,27 @@ def _summary(run: Path) -> dict[str, str]:
     except (MedTemporalError, OSError):
         info["status"] += ", not scored"
         return info
-    for group in ("overall:paper", "overall"):
-        score = next((s for s in scores.scores if s.group == group and not s.unavailable
-                      and not math.isnan(s.value)), None)
-        if score is not None:
-            ci = (f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
-                  if score.ci_low is not None and score.ci_high is not None else "")
-            info["score"] = f"{score.metric} {100 * score.value:.1f}{ci}"
-            break
+    from medtemporal.report.console import family_of, headline_of  # on the first index, not at `view`'s start
+
+    score = headline_of(scores)
+    if score is not None:
+        family = family_of(scores)
+        paper = score.group == "overall:paper" or (family is not None and any(
+            score.metric in metrics for metrics in family.metrics.values()))
+        ci = (f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
+              if score.ci_low is not None and score.ci_high is not None else "")
+        info["score"] = f"{score.metric} {100 * score.value:.1f}{ci} ({'paper' if paper else 'ours'}; n = {score.n:,})"
     return info
 
 
 def _shown(run: Path, roots: Sequence[Path]) -> str:
-    """The run folder relative to the root it was found under."""
+    """The run folder relative to the root it was found under; a run folder given itself, as it was given."""
     for root in roots:
         try:
-            return str(run.relative_to(root.resolve())) or run.name
+            inside = run.relative_to(root.resolve())
         except ValueError:
             continue
+        return str(root) if inside == Path() else str(inside)
     return str(run)
 
 

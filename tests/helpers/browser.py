@@ -50,7 +50,9 @@ function measure(){
   return {where:(t.closest('[id]')||{}).id||'',scrolls:!!s,fits:t.getBoundingClientRect().right<=right,
    top:t.getBoundingClientRect().top+window.scrollY,
    scrollerFits:s?s.getBoundingClientRect().right<=right:null,
-   sticky:first?getComputedStyle(first).position==='sticky':null};});
+   sticky:first?getComputedStyle(first).position==='sticky':null,
+   headline:(h=>h?h.getBoundingClientRect().left>=0&&h.getBoundingClientRect().right<=right:null)(
+    t.querySelector('tbody td.headline'))};});
  const images=[...document.images].map(i=>({src:(i.getAttribute('src')||'').slice(0,80),
   loaded:i.complete&&i.naturalWidth>0,detail:!!i.closest('#vdetail')}));
  const figures=[...document.querySelectorAll('figure')].filter(f=>!f.closest('#viewer')).map(f=>{const i=f.querySelector('img');
@@ -72,7 +74,7 @@ window.addEventListener('load',()=>setTimeout(wait,300));
 })();
 """
 """Measures a report page once its images and on-demand data have loaded: tables (scrolling or fitting, first column
-sticky, top edge), images (loaded), figures (ids, sources, smallest text as shown), every element id, the first
+sticky, top edge, its headline cell in view), images (loaded), figures (ids, sources, smallest text as shown), every element id, the first
 section heading, the page's text, the viewer's state."""
 
 

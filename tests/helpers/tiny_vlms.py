@@ -54,7 +54,7 @@ def build_tiny_idefics3(folder: Path) -> Path:
     Idefics3Processor(image_processor=image_processor, tokenizer=tokenizer, image_seq_len=4,
                       chat_template=IDEFICS3_TEMPLATE).save_pretrained(folder)
     text = {"model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
-            "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 1024,
+            "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 4096,
             "bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<end_of_utterance>"],
             "pad_token_id": ids["<|endoftext|>"]}
     vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
@@ -189,3 +189,121 @@ def build_tiny_gemma3(folder: Path) -> Path:
     model.generation_config.pad_token_id = ids["<pad>"]
     model.save_pretrained(folder)
     return Path(folder)
+
+
+LLAVA_SPECIALS = ["<unk>", "<s>", "</s>", "<image>", "<pad>"]
+LLAVA_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'system' %}{% for c in m['content'] %}{{ c['text'] }}{% endfor %} "
+    "{% else %}{{ 'USER: ' if m['role'] == 'user' else 'ASSISTANT: ' }}{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<image>\n{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{{ ' ' if m['role'] == 'user' else '</s>' }}{% endif %}{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
+"""LLaVA-1.5's chat template (llava-hf), reduced to what the tests send; LLaVA-Med v1.5 uses the same layout."""
+
+
+def build_tiny_llava(folder: Path) -> Path:
+    """A random-weight LLaVA (LLaVA-Med v1.5's architecture): a CLIP vision tower, sixteen patch tokens per image."""
+    import torch
+    from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+
+    tokenizer = _tokenizer(LLAVA_SPECIALS, eos="</s>", bos="<s>", pad="<pad>", image_token="<image>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in LLAVA_SPECIALS}
+    image_processor = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=8,
+                   vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                   chat_template=LLAVA_TEMPLATE).save_pretrained(folder)
+    text = {"model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1,
+            "max_position_embeddings": 4096, "bos_token_id": ids["<s>"], "eos_token_id": ids["</s>"],
+            "pad_token_id": ids["<pad>"]}
+    vision = {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 2, "image_size": 32, "patch_size": 8, "projection_dim": 32}
+    config = LlavaConfig(vision_config=vision, text_config=text, image_token_index=ids["<image>"],
+                         vision_feature_layer=-1, vision_feature_select_strategy="default",
+                         pad_token_id=ids["<pad>"])
+    torch.manual_seed(0)
+    model = LlavaForConditionalGeneration(config)
+    model.generation_config.eos_token_id = ids["</s>"]
+    model.generation_config.pad_token_id = ids["<pad>"]
+    model.save_pretrained(folder)
+    return Path(folder)
+
+
+INTERNVL_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<img>", "</img>", "<IMG_CONTEXT>", "<video>"]
+INTERNVL_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% for c in m['content'] %}{% if c['type'] == 'image' %}<IMG_CONTEXT>\n"
+    "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+"""InternVL3's chat template (OpenGVLab/InternVL3-*-hf), reduced to what the tests send."""
+
+
+def _save_without_video_processor(folder: Path, image_processor, tokenizer, template: str,  # noqa: ANN001
+                                  processor_class: str, **settings) -> None:  # noqa: ANN003
+    """A processor laid out as the released checkpoints lay it out (image processor, tokenizer, chat template,
+    ``processor_class`` and its settings), written without building it: its video processor needs torchvision."""
+    import json
+
+    folder = Path(folder)
+    image_processor.save_pretrained(folder)
+    tokenizer.chat_template = template
+    tokenizer.save_pretrained(folder)
+    config = folder / "preprocessor_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "processor_class": processor_class}, indent=2))
+    (folder / "processor_config.json").write_text(json.dumps({"processor_class": processor_class, **settings}))
+
+
+def build_tiny_internvl(folder: Path) -> Path:
+    """A random-weight InternVL (InternVL3's architecture): InternViT patches, pixel-shuffled to four tokens per
+    448-pixel tile (here one 32-pixel tile per image)."""
+    import torch
+    from transformers import InternVLConfig, InternVLForConditionalGeneration
+    from transformers.models.got_ocr2.image_processing_pil_got_ocr2 import GotOcr2ImageProcessorPil
+
+    tokenizer = _tokenizer(INTERNVL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>",
+                           start_image_token="<img>", end_image_token="</img>", context_image_token="<IMG_CONTEXT>",
+                           video_token="<video>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in INTERNVL_SPECIALS}
+    image_processor = GotOcr2ImageProcessorPil(size={"height": 32, "width": 32}, crop_to_patches=False)
+    _save_without_video_processor(folder, image_processor, tokenizer, INTERNVL_TEMPLATE, "InternVLProcessor",
+                                  image_seq_length=4)
+    text = {"model_type": "qwen2", "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1,
+            "max_position_embeddings": 4096, "bos_token_id": ids["<|im_start|>"], "eos_token_id": ids["<|im_end|>"],
+            "pad_token_id": ids["<|endoftext|>"]}
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
+              "image_size": [32, 32], "patch_size": [8, 8]}
+    config = InternVLConfig(vision_config=vision, text_config=text, image_token_id=ids["<IMG_CONTEXT>"],
+                            downsample_ratio=0.5, projector_hidden_act="gelu", vision_feature_layer=-1,
+                            vision_feature_select_strategy="default")
+    torch.manual_seed(0)
+    model = InternVLForConditionalGeneration(config)
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    model.save_pretrained(folder)
+    return Path(folder)
+
+
+def build_tiny_qwen3vl(folder: Path) -> Path:
+    """A random-weight Qwen3-VL: 16-pixel patches merged 2 × 2, deep-stack features from a vision layer into the
+    text model, interleaved M-RoPE."""
+    import torch
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    folder = Path(folder)
+    tokenizer = _tokenizer(QWEN2VL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>")
+    ids = {s: tokenizer.convert_tokens_to_ids(s) for s in QWEN2VL_SPECIALS}
+    image_processor = Qwen2VLImageProcessorPil(patch_size=16, min_pixels=32 * 32, max_pixels=64 * 64)
+    _save_without_video_processor(folder, image_processor, tokenizer, QWEN2VL_TEMPLATE, "Qwen3VLProcessor")
+    text = {**_qwen_text_config(tokenizer, ids), "head_dim": 16,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
+                                "mrope_interleaved": True}}
+    vision = {"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "patch_size": 16,
+              "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 32, "num_position_embeddings": 16,
+              "deepstack_visual_indexes": [0]}
+    torch.manual_seed(0)
+    config = _qwen_tokens(Qwen3VLConfig, text, vision, ids)
+    return _save_qwen_model(folder, Qwen3VLForConditionalGeneration(config), ids)

@@ -161,7 +161,7 @@ def _probe(page: Path, width: int) -> dict:
     copy = page.with_name(".probe-" + page.name)
     copy.write_text(page.read_text().replace("</body>", f"<script>{PROBE}</script></body>", 1))
     try:
-        done = headless(copy, "--dump-dom", f"--window-size={width},900")
+        done = headless(copy, "--dump-dom", f"--window-size={width},900", timeout=240)  # a loaded machine is slow
     finally:
         copy.unlink()
     match = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)

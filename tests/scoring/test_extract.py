@@ -174,8 +174,8 @@ def test_yesno_rule(output, expected):
 
 def test_default_rule_follows_answer_type():
     assert extract(item(), "B").rule == "letter@3"
-    assert extract(item(answer_type="open", answer="x"), "  a report.\n") == Extraction("a report.", "text@1")
-    assert extract(item(answer_type="open", answer="x"), None) == Extraction(None, "text@1")
+    assert extract(item(answer_type="open", answer="x"), "  a report.\n") == Extraction("a report.", "text@2")
+    assert extract(item(answer_type="open", answer="x"), None) == Extraction(None, "text@2")
 
 
 def test_spec_names_the_rule_per_task():

@@ -21,7 +21,8 @@ class MicroBatcher(Generic[T, R]):
     """Collects concurrent inputs into batches for ``run_batch``.
 
     Args:
-        run_batch: answers a list of inputs of one group, in order (blocking).
+        run_batch: answers a list of inputs of one group, in order (blocking); an answer that is an exception
+            fails its input alone.
         batch_size: largest batch.
         wait_s: how long the first request of a batch waits for company.
     """
@@ -71,4 +72,7 @@ class MicroBatcher(Generic[T, R]):
                 continue
             for (_, f), result in zip(batch, results, strict=True):
                 if not f.done():
-                    f.set_result(result)
+                    if isinstance(result, BaseException):  # this input failed on its own; the others stand
+                        f.set_exception(result)
+                    else:
+                        f.set_result(result)

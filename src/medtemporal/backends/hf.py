@@ -121,7 +121,7 @@ def _fingerprint(path: Path) -> str | None:
 
 def load_processor(transformers: Any, name: str, **kwargs: Any) -> Any:
     """``AutoProcessor.from_pretrained(name, **kwargs)``, or, where that fails only because the model's video
-    processor needs torchvision (Qwen2-VL, Qwen2.5-VL), the model's own processor class without its video
+    processor needs torchvision (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, InternVL), the model's own processor class without its video
     processor: its image processor (the PIL backend) and tokenizer, which is all images need.
 
     ``kwargs`` reach the image processor either way, so resolution settings such as Qwen2-VL's ``min_pixels``
@@ -129,7 +129,8 @@ def load_processor(transformers: Any, name: str, **kwargs: Any) -> Any:
     """
     try:
         return transformers.AutoProcessor.from_pretrained(name, **kwargs)
-    except (ImportError, RuntimeError) as exc:  # torchvision missing, or one built for another torch
+    except (ImportError, RuntimeError, ValueError) as exc:  # torchvision missing (InternVL: a ValueError), or one
+        # built for another torch
         if "torchvision" not in str(exc).lower():
             raise
         base = _processor_class(transformers, name, kwargs)
@@ -285,7 +286,7 @@ class HFBackend(Backend):
         self._stop_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         self._stop_ids.add(self.tokenizer.pad_token_id)
         self._revision = getattr(self.model.config, "_commit_hash", None) or _fingerprint(Path(name))
-        self.batcher: MicroBatcher[_Prepared, Response] = MicroBatcher(self._run_batch, batch_size)
+        self.batcher: MicroBatcher[_Prepared, Response | RequestError] = MicroBatcher(self._run_batch, batch_size)
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -372,13 +373,32 @@ class HFBackend(Backend):
         k = self._count_output(new)
         return Response(text.strip(), len(prompt), k, self.name, finish_reason="length" if k >= limit else "stop")
 
-    def _run_batch(self, batch: list[_Prepared]) -> list[Response]:
+    @property
+    def context_length(self) -> int | None:
+        """The most tokens the model reads (its text model's ``max_position_embeddings``), None where unstated."""
+        config = self.model.config
+        text = config.get_text_config() if hasattr(config, "get_text_config") else config
+        return getattr(text, "max_position_embeddings", None)
+
+    def _too_long(self, tokens: int) -> RequestError:
+        return RequestError(
+            f"The request takes {tokens:,} tokens with its images, more than the {self.context_length:,} that "
+            f"{self.name} reads; send fewer or smaller images (max_pixels, processor_kwargs) or a protocol that "
+            "sends fewer.", reason="context_too_long")
+
+    def _run_batch(self, batch: list[_Prepared]) -> list[Response | RequestError]:
         if self.volume_input:
             return [self._run_volume(p) for p in batch]
         torch = self._torch
         cfg = batch[0].config
         images = [p.images for p in batch] if batch[0].images else None
         inputs = self.processor(text=[p.text for p in batch], images=images, padding=True, return_tensors="pt")
+        lengths = inputs["attention_mask"].sum(dim=1).tolist()
+        limit = self.context_length
+        if limit is not None and max(lengths) > limit:  # never cut silently: those requests fail, the others run
+            fits = [p for p, n in zip(batch, lengths, strict=True) if n <= limit]
+            answers = iter(self._run_batch(fits) if fits else [])
+            return [next(answers) if n <= limit else self._too_long(int(n)) for n in lengths]
         inputs = inputs.to(self.device)
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)

@@ -22,7 +22,7 @@ from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error, path_error
 
 COMMANDS = ("demo", "list", "score", "report", "leaderboard", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
-            "phantoms", "nltk-data", "check", "new-family")
+            "models", "phantoms", "nltk-data", "check", "new-family")
 
 
 HELP = {
@@ -39,6 +39,7 @@ HELP = {
     "import-predictions": "import VLMEvalKit results or lmms-eval sample logs into a run folder and score them",
     "run": "run a model on benchmarks into run folders (the same command resumes)",
     "runs": "inspect run folders",
+    "models": "list the registered models (`--model NAME`), or show what NAME resolves to",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
     "check": "check that a benchmark family keeps every rule of the contract",
     "new-family": "write a new benchmark family's folder that passes `medtemporal check`",

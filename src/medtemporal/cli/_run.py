@@ -1,6 +1,7 @@
-"""``medtemporal run BENCHMARK [BENCHMARK ...] --model URI --out DIR``: run a model on benchmarks (the same command
-resumes); several benchmarks, or an eval-set file (`medtemporal.runner.evalset`), make one run folder each under DIR
-and end with one summary table across them."""
+"""``medtemporal run BENCHMARK [BENCHMARK ...] --model NAME|URI [--model ...] --out DIR``: run models on benchmarks
+(the same command resumes); several benchmarks, or an eval-set file (`medtemporal.runner.evalset`), make one run
+folder each under DIR (under DIR/<model> with several models) and end with one summary table across them; a model
+that fails to load is reported and the others go on."""
 
 from __future__ import annotations
 
@@ -23,11 +24,11 @@ from medtemporal.cli._score import (
     print_scores,
     track,
 )
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.progress import add_no_progress
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
-from medtemporal.runner.evalset import is_done, plan_runs
+from medtemporal.runner.evalset import is_done, model_folder, plan_runs
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
 from medtemporal.scoring.failures import scores_failure
@@ -43,9 +44,10 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("benchmark", type=Path, nargs="+", metavar="BENCHMARK",
                    help="benchmark folder (items.jsonl + manifest.json); several; or one eval-set file (.yaml, .json)")
-    p.add_argument("--model", metavar="URI",
-                   help="openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ... "
-                   "(required unless the eval set names one)")
+    p.add_argument("--model", metavar="NAME|URI", action="append",
+                   help="a registered model (`medtemporal models`: medgemma-4b, lingshu-7b@vllm ...) or a URI: "
+                   "openai:MODEL, openai+http://HOST:PORT/v1:MODEL, hf:PATH, vllm:PATH, baseline:random ...; "
+                   "repeat it to run several models, each into DIR/<model>/ (required unless the eval set names one)")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help="run folder (config.json, predictions.jsonl, scores.json); with several "
                    "benchmarks, the folder of their run folders (required unless the eval set names one)")
@@ -131,37 +133,55 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run (or resume) each benchmark and print the scores; exit status 1 when items failed, a run stopped early
-    or failed as a whole (said in one sentence each)."""
+    """Run (or resume) each benchmark for each model and print the scores; exit status 1 when items failed, a run
+    stopped early or failed as a whole, or a model failed to load (said in one sentence each)."""
     check_tracking(args)
     entries, evalset = plan_runs(args.benchmark, args.out)
-    model = args.model or (evalset.model if evalset else None)
-    if not model:
+    models = list(dict.fromkeys(args.model or (evalset.models if evalset else [])))
+    if not models:
         raise InvalidInputError("--model is required (or a `model:` in the eval set); e.g. --model baseline:random.")
+    if len(models) > 1 and args.name:
+        raise InvalidInputError("--name names the runs of one model; with several models each run takes its "
+                                "model's name, so leave --name out.")
+    if len(models) > 1 and evalset is None and len(entries) == 1:  # one folder: it becomes the parent
+        entries = [dataclasses.replace(entries[0], out=entries[0].out / entries[0].benchmark.name)]
     base = _options(args, (args.name or (evalset.name if evalset else None)))
     judge, judge_options = judge_from_args(args)
-    single = evalset is None and len(entries) == 1
+    single = evalset is None and len(entries) == 1 and len(models) == 1
     scored, failures, code = [], [], 0
-    for entry in entries:
-        options = dataclasses.replace(base, **dict(entry.options))
-        if not single and is_done(entry, model, options, args.judge):
-            print(f"{entry.out}: already done (finished and scored), skipped.")
-            scored.append(entry.out)
-            continue
-        summary = run(entry.benchmark, model, entry.out, options)
-        if judge is not None and not args.no_score and summary.stopped is None:
-            score_run(entry.out, judge=judge, judge_options=judge_options)
-            summary.scored = True
-        print(summary)
-        failure = summary.failure
-        if summary.scored:
-            scored.append(entry.out)
-            failure = failure or scores_failure(RunFolder(entry.out).scores(), entry.out)
-            track(args, entry.out)
-            if single:
-                print(f"scores: {RunFolder(entry.out).scores_file}; the report: `medtemporal report {entry.out}`")
-        failures.append(failure)
-        code = max(code, 1 if failure or summary.stopped or summary.n_errors else 0)
+    for model in models:
+        plan = entries if len(models) == 1 else [
+            dataclasses.replace(e, out=e.out.parent / model_folder(model) / e.out.name) for e in entries]
+        for k, entry in enumerate(plan):
+            options = dataclasses.replace(base, **dict(entry.options))
+            if not single and is_done(entry, model, options, args.judge):
+                print(f"{entry.out}: already done (finished and scored), skipped.")
+                scored.append(entry.out)
+                continue
+            try:
+                summary = run(entry.benchmark, model, entry.out, options)
+            except MedTemporalError as exc:
+                if len(models) == 1:
+                    raise
+                left = len(plan) - k - 1
+                failures.append(f"{model}: {exc}" + (f" (its {left} other benchmark{'s' if left > 1 else ''} "
+                                                     "skipped)" if left else ""))
+                print(f"{model}: failed ({exc}); going on with the other models.", file=sys.stderr)
+                code = 1
+                break
+            if judge is not None and not args.no_score and summary.stopped is None:
+                score_run(entry.out, judge=judge, judge_options=judge_options)
+                summary.scored = True
+            print(summary)
+            failure = summary.failure
+            if summary.scored:
+                scored.append(entry.out)
+                failure = failure or scores_failure(RunFolder(entry.out).scores(), entry.out)
+                track(args, entry.out)
+                if single:
+                    print(f"scores: {RunFolder(entry.out).scores_file}; the report: `medtemporal report {entry.out}`")
+            failures.append(failure)
+            code = max(code, 1 if failure or summary.stopped or summary.n_errors else 0)
     if scored:
         print_scores(scored)
     for failure in filter(None, failures):

@@ -3,7 +3,7 @@ on the items both runs answered, resampling patients, for every pair of a family
 
 A pair differs significantly when the 95% interval of the difference excludes 0 (and, for accuracy, McNemar's exact
 p-value is below 0.05 too). The paired test covers Overall (micro) and each task: a headline over the paper's
-weighted Overall is compared on Overall (micro), said in the row.
+weighted Overall is compared on Overall (micro), an Overall of one task on that task (`paired_group`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,26 @@ import warnings
 from itertools import combinations
 from typing import Any, Sequence
 
+from medtemporal.contract import spec
 from medtemporal.errors import InvalidInputError, UnavailableError
 from medtemporal.leaderboard.cells import Cell
 from medtemporal.report.loaded import ReportRun
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 
 ALPHA = 0.05
+
+
+def paired_group(family: str, group: str) -> tuple[str, str]:
+    """The paired test's group for a headline over ``group``, with a note where it is not the same: the paired test
+    covers Overall (micro, every task) and each task, so an Overall over one task is compared as that task."""
+    tasks = spec(family).groups.overall_tasks
+    if group.startswith("overall") and tasks and len(tasks) == 1:
+        return f"task:{tasks[0]}", ""
+    if group == "overall:paper":
+        return "overall", "the paper's weighted Overall compared as Overall (micro)"
+    if group == "overall" and tasks:
+        return "overall", f"compared over every task, the headline over {', '.join(tasks)}"
+    return group, ""
 
 
 def pairwise(runs: Sequence[ReportRun], cells: Sequence[Cell]) -> list[dict[str, Any]]:
@@ -27,7 +41,7 @@ def pairwise(runs: Sequence[ReportRun], cells: Sequence[Cell]) -> list[dict[str,
     for (ra, ca), (rb, cb) in combinations(list(zip(runs, cells, strict=True)), 2):
         if ca.metric is None or ca.metric != cb.metric:
             continue
-        group = "overall" if ca.group == "overall:paper" else ca.group
+        group, note = paired_group(ca.family, str(ca.group))
         row: dict[str, Any] = {"family": ca.family, "a": ca.row, "b": cb.row, "metric": ca.metric, "group": group}
         try:
             with warnings.catch_warnings():
@@ -38,13 +52,13 @@ def pairwise(runs: Sequence[ReportRun], cells: Sequence[Cell]) -> list[dict[str,
             continue
         found = next((r for r in result.rows if r.group == group and r.metric == ca.metric), None)
         if found is None:
-            out.append({**row, "error": f"no paired value of {ca.metric} over {group}"})
+            why = next((w for w in result.warnings if w.startswith(f"{ca.metric} is left out")), "")
+            out.append({**row, "error": why or f"no paired value of {ca.metric} over {group}"})
             continue
         excludes = found.ci_low is not None and (found.ci_low > 0 or found.ci_high < 0)
         p = found.p_mcnemar
         out.append({**row, "n": found.n, "common": result.common, "diff": 100 * found.diff,
                     "ci_low": None if found.ci_low is None else 100 * found.ci_low,
                     "ci_high": None if found.ci_high is None else 100 * found.ci_high, "p_mcnemar": p,
-                    "significant": bool(excludes and (p is None or p < ALPHA)),
-                    "note": "the paper's weighted Overall compared as Overall (micro)" if ca.group != group else ""})
+                    "significant": bool(excludes and (p is None or p < ALPHA)), "note": note})
     return out

@@ -45,6 +45,7 @@ from medtemporal.report.tables import (
     unavailable_notes,
 )
 from medtemporal.report.viewer import VIEWER_CSS, viewer_section
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;
@@ -58,11 +59,12 @@ tr:first-child>th,thead+tbody tr:first-child>td{border-top:1px solid #d0d0d0}the
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left;border-left:1px solid #d0d0d0}th[colspan]{text-align:left}
 .scroll td:first-child,.scroll th:first-child{position:sticky;left:0;z-index:1;white-space:normal;min-width:12rem;
 max-width:22rem;box-shadow:2px 0 2px -1px rgba(0,0,0,.12)}
+.scroll .headline{position:sticky;right:0;z-index:1;box-shadow:-2px 0 2px -1px rgba(0,0,0,.12)}
 .scroll thead tr+tr>th:first-child{position:static;text-align:right;border-left:none;min-width:0;box-shadow:none;
 white-space:nowrap}
 tr.chance td{font-style:italic;color:#555;background:#fafafa}
 .note{color:#444;max-width:60rem}.charts{display:flex;flex-wrap:wrap;gap:1rem}
-figure{margin:.6rem 0;max-width:100%}figure img{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
+figure{margin:.6rem 0;max-width:100%;overflow-x:auto}figure img{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
 .scroll{overflow-x:auto;max-width:100%;margin:.6rem 0 1rem}td a{color:inherit;text-decoration:none;border-bottom:1px dotted #888}
 .warn{color:#9a6700}details{margin:.4rem 0 1rem}summary{cursor:pointer;color:#333}
 .legend{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;margin:.6rem 0 .2rem;font-size:.9rem}
@@ -107,6 +109,8 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
     """A table whose header spans each family over its columns (the Table 1 look); a run's cell links to
     its items in the viewer. Runs without any value in these columns are left out."""
     shown = [k for k, run in enumerate(runs) if any(has_value(run.scores.score(c.group, metric)) for c in columns)]
+    lead = _headline_column(columns)
+    mark = [' class="headline"' if k == lead else "" for k in range(len(columns))]
     top, bottom = ['<th rowspan="2">Run</th>'], []
     k = 0
     while k < len(columns):
@@ -115,10 +119,10 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
         while k + span < len(columns) and columns[k + span].family == family and family:
             span += 1
         if not family or (span == 1 and columns[k].label == family):
-            top.append(_cell(column_title(columns[k]), "th", ' rowspan="2"'))
+            top.append(_cell(column_title(columns[k]), "th", ' rowspan="2"' + mark[k]))
         else:
             top.append(_cell(family, "th", f' colspan="{span}"'))
-            bottom += [_cell(c.label, "th") for c in columns[k : k + span]]
+            bottom += [_cell(c.label, "th", mark[j]) for j, c in enumerate(columns[k : k + span], start=k)]
         k += span
     top += ['<th rowspan="2">Invalid</th>', '<th rowspan="2">Missing</th>']
     head = f"<tr>{''.join(top)}</tr><tr>{''.join(bottom)}</tr>"
@@ -129,17 +133,29 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
     for k in shown:
         row = rows[k]
         cells = [_cell(row[0])]
-        for column, text in zip(columns, row[1 : 1 + len(columns)]):
+        for column, text, attrs in zip(columns, row[1 : 1 + len(columns)], mark):
             if text == DASH:
-                cells.append(_cell(text))
+                cells.append(_cell(text, "td", attrs))
             else:
                 href = f"#view:run={k}&group={quote(column.group, safe=':/')}"
-                cells.append(f'<td><a href="{escape(href)}" title="see these items">{escape(text)}</a></td>')
+                cells.append(f'<td{attrs}><a href="{escape(href)}" title="see these items">{escape(text)}</a></td>')
         cells += [_cell(c) for c in row[1 + len(columns) :]]
         body.append("<tr>" + "".join(cells) + "</tr>")
     if len(rows) > len(runs):  # the chance row
-        body.append('<tr class="chance">' + "".join(_cell(c) for c in rows[-1]) + "</tr>")
+        chance = rows[-1]
+        body.append('<tr class="chance">' + _cell(chance[0]) + "".join(
+            _cell(c, "td", a) for c, a in zip(chance[1 : 1 + len(columns)], mark))
+                    + "".join(_cell(c) for c in chance[1 + len(columns) :]) + "</tr>")
     return f'<div class="scroll"><table><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _headline_column(columns: Sequence[TableColumn]) -> int | None:
+    """The column of the table's headline (the paper's Overall, else Overall), kept in view on a phone."""
+    for group in (WEIGHTED_OVERALL, "overall"):
+        found = next((k for k, c in enumerate(columns) if c.group == group), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _chart_caption(runs: Sequence[ReportRun], family: str, metric: str) -> str:

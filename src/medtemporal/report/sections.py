@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import warnings
 from html import escape
@@ -36,13 +37,20 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], titles: Sequence
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
+LEGIBLE_PX = 9
+"""The smallest chart text, in CSS pixels as shown, that a page keeps."""
+
+
 def figure(fig_id: str, src: str, alt: str, caption: str, png: bytes | None = None) -> str:
-    """A figure with an id; a chart's PNG gives its smallest text size (``data-min-font-px``) and natural width."""
+    """A figure with an id; a chart's PNG gives its smallest text size (``data-min-font-px``) and natural width, and
+    the narrowest it may be shown with that text still 9 px (on a phone the figure scrolls sideways instead)."""
     attrs = ""
     if png is not None:
         with Image.open(io.BytesIO(png)) as im:
             font = im.info.get(MIN_FONT_KEY)
             attrs = f' width="{im.width}"' + (f' data-min-font-px="{escape(font)}"' if font else "")
+            if font:
+                attrs += f' style="min-width:{math.ceil(im.width * LEGIBLE_PX / float(font))}px"'
     return (f'<figure id="{escape(fig_id)}"><img alt="{escape(alt)}" src="{escape(src)}"{attrs}>'
             f"<figcaption>{escape(caption)}</figcaption></figure>")
 

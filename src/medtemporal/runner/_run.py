@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import inspect
 import os
@@ -38,6 +39,8 @@ from medtemporal.contract import spec
 from medtemporal.benchmark import load as load_benchmark
 from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.image_roots import record_image
+from medtemporal.models import Resolved
+from medtemporal.models import resolve as resolve_model
 from medtemporal.prompts import PromptSet
 from medtemporal.provenance import run_licence
 from medtemporal.protocols.base import Solver
@@ -385,6 +388,7 @@ async def arun(
     Args:
         benchmark: benchmark folder (``items.jsonl`` + ``manifest.json``).
         model: model URI (``openai:gpt-4o``, ``openai+http://host:port/v1:NAME``, ``hf:PATH``, ``baseline:random`` ...),
+            a registered model name (``medgemma-4b``, ``lingshu-7b@vllm``: `medtemporal.models.resolve`),
             or a loaded `Backend`, which the run uses as it is and leaves open for the caller.
         out: run folder; ``config.json``, ``predictions.jsonl`` and ``scores.json`` go there.
         options: how to run (`RunOptions`); the paper's protocol and generation settings fill what it leaves
@@ -404,7 +408,11 @@ async def arun(
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
     bench = load_benchmark(benchmark)
-    opts = RunOptions.of(options, overrides).resolve(spec(bench.manifest.benchmark))
+    resolved = resolve_model(model) if isinstance(model, str) else Resolved("")
+    opts = RunOptions.of(options, overrides).resolve(spec(bench.manifest.benchmark), resolved.entry)
+    if resolved.entry is not None:  # a registered name: its URI, its options beneath the user's
+        model = resolved.uri
+        opts = dataclasses.replace(opts, backend_options={**resolved.options, **opts.backend_options})
     folder = RunFolder(out)
     rule = _limit_rule(folder)
     items = _select(bench, opts, rule)
@@ -446,7 +454,7 @@ async def arun(
         backend.fit_items(items)
         stack.enter_context(folder.writer())
         cfg = build_config(bench, backend, solver.name, getattr(solver, "settings", None) or opts.protocol_options,
-                           templates, opts, rule)
+                           templates, opts, rule, resolved.entry)
         old = folder.check_resumable(cfg)
         if old is not None:
             cfg.started_at = old.started_at or cfg.started_at

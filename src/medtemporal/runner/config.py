@@ -17,6 +17,7 @@ import medtemporal
 from medtemporal.backends.base import Backend
 from medtemporal.backends.uri import short_name, shown_uri
 from medtemporal.benchmark import Benchmark
+from medtemporal.models import ModelEntry
 from medtemporal.runner.options import RunOptions
 from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig
 
@@ -63,15 +64,18 @@ def build_config(
     templates: dict[str, str],
     opts: RunOptions,
     limit_rule: str,
+    entry: ModelEntry | None = None,
 ) -> RunConfig:
-    """The config of a run of ``opts`` (resolved) starting now (``finished_at`` None)."""
+    """The config of a run of ``opts`` (resolved) starting now (``finished_at`` None); ``entry`` is the registered
+    model ``--model`` named, if any."""
     m = bench.manifest
     limited = opts.limit is not None or opts.limit_per_task is not None
     return RunConfig(
         benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
                                manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
-        name=(opts.name or "").strip() or short_name(backend.uri),
+        name=(opts.name or "").strip() or (entry.name if entry is not None else short_name(backend.uri)),
         model=ModelRef(uri=backend.uri, identity=backend.identity(), settings=backend.settings()),
+        model_entry=entry.name if entry is not None else None,
         protocol=ProtocolRef(name=protocol, options={k: shown_uri(v) if isinstance(v, str) else v  # no credentials
                                                      for k, v in sorted(protocol_options.items())},
                              templates=dict(sorted(templates.items()))),

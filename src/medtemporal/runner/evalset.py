@@ -5,7 +5,8 @@
 where each benchmark may carry options of its own::
 
     # set.yaml: one model on several benchmarks (paths are relative to this file)
-    model: openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct   # --model overrides it
+    model: openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct   # --model overrides it; a list of
+                                                                         # models runs each (`model_folder`)
     name: qwen2.5-vl-7b                                                    # display name; --name overrides it
     out: runs/qwen2.5-vl-7b                                                # --out overrides it
     benchmarks:
@@ -28,6 +29,7 @@ item missing is skipped (`is_done`), so running a set again does only what is le
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,9 +37,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from medtemporal.backends.uri import shown_uri
+from medtemporal.backends.uri import short_name, shown_uri
 from medtemporal.benchmark import is_benchmark, read_manifest
 from medtemporal.errors import InvalidInputError
+from medtemporal.models import resolve
 from medtemporal.prompts import PromptSet
 from medtemporal.runner.options import RunOptions
 from medtemporal.runs import RunFolder
@@ -70,10 +73,16 @@ class EvalSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = None
+    model: str | list[str] | None = None
+    """One model, or several: one run per model and benchmark, each model's runs under ``out/<model>``."""
     name: str | None = None
     out: str | None = None
     benchmarks: list[SetBenchmark] = Field(min_length=1)
+
+    @property
+    def models(self) -> list[str]:
+        """The models the set names (none, one or several)."""
+        return [self.model] if isinstance(self.model, str) else list(self.model or [])
 
     @field_validator("benchmarks", mode="before")
     @classmethod
@@ -161,6 +170,17 @@ def plan_runs(paths: Sequence[Path], out: Path | None) -> tuple[list[SetEntry], 
     return EvalSet(benchmarks=[str(p) for p in paths]).entries(Path("."), out), None
 
 
+def model_folder(model: str) -> str:
+    """The folder of ``model``'s runs when a set runs several models: a registered name as it is, else the
+    model's short name (`short_name`), made safe for a folder name.
+
+    >>> model_folder("lingshu-7b@vllm"), model_folder("openai+http://localhost:8000/v1:Qwen/Qwen2.5-VL-7B-Instruct")
+    ('lingshu-7b@vllm', 'Qwen2.5-VL-7B-Instruct')
+    """
+    name = model if resolve(model).entry is not None else short_name(model)
+    return re.sub(r"[^A-Za-z0-9._@+-]+", "_", name.replace("://", "_")).strip("._") or "model"
+
+
 def _check(benchmarks: Sequence[Path], where: str) -> None:
     """Every benchmark folder checked before the first run starts (a typo in the last must not wait hours)."""
     for path in benchmarks:
@@ -177,7 +197,7 @@ def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None 
     config = folder.read_config()
     if config is None or config.finished_at is None or not folder.has_scores() or folder.needs_scoring():
         return False
-    if (config.model.uri, config.limit, config.limit_per_task) != (shown_uri(model), options.limit,
+    if (config.model.uri, config.limit, config.limit_per_task) != (shown_uri(resolve(model).uri), options.limit,
                                                                     options.limit_per_task):
         return False
     if sorted(config.tasks or []) != sorted(options.tasks or []) or config.repeats != options.repeats:

@@ -27,6 +27,7 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.bounds import CONCURRENCY_MAX, check_range
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
+from medtemporal.models import ModelEntry
 from medtemporal.prompts import PromptSet
 from medtemporal.runner.repeats import check_repeats
 
@@ -96,14 +97,24 @@ class RunOptions:
             raise InvalidInputError(f"Unknown run option {', '.join(unknown)}; the options are: {', '.join(sorted(known))}.")
         return dataclasses.replace(options or cls(), **overrides)
 
-    def resolve(self, spec: BenchmarkSpec) -> RunOptions:
-        """These options with the paper's defaults filled in: the protocol and the generation settings."""
+    def resolve(self, spec: BenchmarkSpec, entry: ModelEntry | None = None) -> RunOptions:
+        """These options with the paper's defaults filled in: the protocol and the generation settings.
+
+        A registered model's ``entry`` adds its card's generation settings beneath the paper's; a reasoning model (answer format ``think-answer``) keeps at least its
+        card's token limit, so its reasoning is not cut off before the answer.
+        """
         self.check()
+        own = dict(entry.generation) if entry is not None else {}
         if isinstance(self.config, GenerateConfig):
             config = self.config
         else:
             paper = {k: v for k, v in spec.defaults.generation.items() if k in GENERATION_FIELDS}
-            config = GenerateConfig(**{**paper, **dict(self.config or {})})
+            user = dict(self.config or {})
+            merged = {**own, **paper, **user}
+            if entry is not None and entry.answer_format == "think-answer" and "max_tokens" not in user \
+                    and merged.get("max_tokens") is not None and own.get("max_tokens") is not None:
+                merged["max_tokens"] = max(merged["max_tokens"], own["max_tokens"])
+            config = GenerateConfig(**merged)
         return dataclasses.replace(
             self,
             protocol=self.protocol or spec.defaults.protocol,

@@ -114,16 +114,44 @@ def normalise(text: str) -> str:
     ``<think>`` removes the rest), and so is everything up to a ``</think>`` whose opening tag the
     chat template wrote into the prompt.
     """
-    text = unicodedata.normalize("NFKC", text)
+    text = _ROLE.sub("", _after_reasoning(unicodedata.normalize("NFKC", text)))
+    text = _EMPHASIS.sub("", text)
+    return _LINE_MARKUP.sub("", text).strip()
+
+
+def _after_reasoning(text: str) -> str:
+    """``text`` up to the first end-of-turn token with text before it, without chat tokens (box tokens included)
+    and without reasoning (closed ``<think>`` blocks, an unclosed one to the end, everything up to a ``</think>``
+    whose opening tag the prompt held)."""
     for m in _TURN_END.finditer(text):
         if _CHAT_TOKEN.sub("", text[: m.start()]).strip():
             text = text[: m.start()]
             break
-    text = _ROLE.sub("", _CHAT_TOKEN.sub("", _TURN_END.sub("", text)))
-    text = _THINK.sub(" ", text)
-    text = _THINK_TAIL.sub(" ", text)
-    text = _EMPHASIS.sub("", text)
-    return _LINE_MARKUP.sub("", text).strip()
+    text = _CHAT_TOKEN.sub("", _TURN_END.sub("", text))
+    return _THINK_TAIL.sub(" ", _THINK.sub(" ", text))
+
+
+_ANSWER_SLOT = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.I | re.S)
+_WHOLE_BOX = re.compile(r"\A\s*\\boxed\{(.*)\}\s*\Z", re.S)
+
+
+def final_text(text: str) -> str:
+    """The final answer of a free-text output, as a reasoning model's paper reads it: the reply after its
+    reasoning (`_after_reasoning`: leaked chat turns, box tokens and ``<think>`` blocks removed), then the content
+    of its ``<answer>`` slot, or of a ``\\boxed{…}`` that holds all of it, stripped; an output with none of these
+    is returned unchanged.
+
+    >>> final_text("<think>Maybe an effusion.</think> <answer>Stable cardiomegaly.</answer><|im_end|>")
+    'Stable cardiomegaly.'
+    """
+    after = _after_reasoning(text)
+    if after != text:  # what separated the answer from the reasoning is not part of it
+        text = after.strip()
+    slot = _ANSWER_SLOT.search(text)
+    if slot is not None:
+        text = slot.group(1).strip()
+    box = _WHOLE_BOX.match(text)
+    return box.group(1).strip() if box is not None else text
 
 
 def _plain(text: str) -> str:
@@ -494,16 +522,20 @@ def yesno(item: Item, text: str) -> str | None:
     return _decide(tiers, ("Yes", "No"))
 
 
-@register("extractor", "text", version="1", answer_types=("open",),
-          description="the whole output, stripped (free-text answers)")
+@register("extractor", "text", version="2", answer_types=("open",),
+          description="the final answer of the output (after reasoning), stripped (free-text answers)")
 def open_text(item: Item, text: str) -> str | None:
-    """The output with ``<think>`` blocks removed and surrounding space stripped; None if empty."""
-    stripped = _THINK.sub(" ", text).strip()
-    return stripped or None
+    """The output's final answer (`final_text`), surrounding space stripped; None if empty. Version 2 reads
+    an ``<answer>`` slot, a whole ``\\boxed{}`` and leaked chat turns as `final_text` does (version 1 removed
+    ``<think>`` blocks only, and kept the tags in the answer)."""
+    return final_text(text).strip() or None
 
 
-@register("extractor", "raw_text", version="1", answer_types=("open",),
-          description="the output unchanged (metrics normalise it themselves)")
+@register("extractor", "raw_text", version="2", answer_types=("open",),
+          description="the output's final answer otherwise unchanged (metrics normalise it themselves)")
 def raw_text(item: Item, text: str) -> str | None:
-    """``text`` as the model returned it."""
-    return text
+    """``text`` as the model returned it, but for what is not its answer (`final_text`: reasoning, an
+    ``<answer>`` slot's tags, leaked chat turns); None when nothing is left (reasoning cut off by the token
+    limit). Version 1 kept those."""
+    answer = final_text(text)
+    return answer if answer.strip() else None

@@ -163,3 +163,20 @@ def test_a_metric_that_cannot_be_computed_here_leaves_the_delta_table_standing(c
     assert "r2gen_cider" not in header and "r2gen_meteor" in header and "r2gen_bleu_4" in header
     cells = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | ")))
     assert cells["r2gen_meteor"] == "unavailable" and re.match(r"[+-]\d", cells["r2gen_bleu_4"])
+
+
+def test_the_terminal_table_shows_the_headline_metrics_split_by_prior_and_no_repeated_rows(copy_prior_run, capsys):
+    assert main(["score", str(copy_prior_run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("| Task |"))
+    assert header == "| Task | Metric | Score [CI] | With prior | No prior | Chance | n | Invalid | Missing |"
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith(("| findings", "| impression"))]
+    assert {r[1] for r in rows} == {"r2gen_bleu_1", "r2gen_bleu_4", "r2gen_meteor", "r2gen_rouge_l", "r2gen_cider",
+                                    "temporal_entity_f1"}
+    assert "Overall" not in out  # Overall covers findings alone: it would repeat the findings rows
+    bleu4 = next(r for r in rows if r[0] == "| findings" and r[1] == "r2gen_bleu_4")
+    assert float(bleu4[3]) > 0 and float(bleu4[4]) == 0  # copy-prior restates the prior: nothing without one
+    assert f"`medtemporal runs show {copy_prior_run}`" in out
+    assert main(["runs", "show", str(copy_prior_run)]) == 0
+    full = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| findings")]
+    assert len(full) > len([r for r in rows if r[0] == "| findings"]) and any("coco_cider" in line for line in full)

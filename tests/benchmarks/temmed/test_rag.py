@@ -140,7 +140,7 @@ def test_runner_records_rag_predictions_and_scores_them(temmed_bench: Path, tmp_
     assert main(["run", str(temmed_bench), "--model", "baseline:random", "--protocol", "rag-multimodal",
                  "--tasks", "vqa,image_pair", "--out", str(out), "--no-progress"]) == 0
     lines = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
-    vqa = [x for x in lines if x["extraction"] == "temmed_yesno@1"]
+    vqa = [x for x in lines if x["extraction"] == "temmed_yesno@2"]
     assert vqa and all(x["calls"][0]["template"] == "temmed_rag_mm_vqa" for x in vqa)
     scores = json.loads((out / "scores.json").read_text())
     assert {s["metric"] for s in scores["scores"]} >= {"accuracy", "yesno_macro_f1"}

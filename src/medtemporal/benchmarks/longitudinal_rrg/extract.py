@@ -10,6 +10,7 @@ whole: nothing is invented. Empty text is no answer. The papers' own models writ
 both readings agree; the whole output is scored beside it (variant ``whole output``), labelled.
 
 >>> from medtemporal.schema import Item
+from medtemporal.scoring.extraction import final_text
 >>> item = Item.create(benchmark="longitudinal-rrg", task="findings", subtype="with_prior", images=[],
 ...                    question="q", answer_type="open", answer="x")
 >>> section(item, "**Findings:** Lungs are clear.\\n**Impression:** Normal.")
@@ -21,18 +22,20 @@ from __future__ import annotations
 import re
 
 from medtemporal.family import Item, register
+from medtemporal.scoring.extraction import final_text
 from medtemporal.sources.mimic_cxr_reports import parse_sections
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]*([^\n:]*?)[ \t]*:?[ \t]*$")
 """A Markdown heading line (``## Findings``), read as a header (``Findings:``)."""
 
 
-@register("extractor", "longitudinal_rrg_section", version="1", answer_types=("open",),
+@register("extractor", "longitudinal_rrg_section", version="2", answer_types=("open",),
           description="the asked report section when the output has section headers, else the whole output")
 def section(item: Item, text: str) -> str | None:
-    """The item's section of ``text`` (module doc); None when nothing is left."""
-    plain = _HEADING.sub(r"\1:", _THINK.sub(" ", text).replace("**", ""))
+    """The item's section of ``text`` (module doc); None when nothing is left. Version 2 reads the output's final
+    answer (`medtemporal.scoring.extraction.final_text`: an ``<answer>`` slot's content, no leaked chat turn, no
+    reasoning cut off by the token limit)."""
+    plain = _HEADING.sub(r"\1:", final_text(text).replace("**", ""))
     found = parse_sections(plain).get(item.task)
     answer = found if found else " ".join(plain.split())
     return answer or None

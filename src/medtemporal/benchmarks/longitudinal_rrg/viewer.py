@@ -136,6 +136,7 @@ background:#fafafa;border:1px solid #eee;padding:6px;margin:6px 0}.run{margin-bo
 mark{padding:0 1px;border-radius:2px}mark.both{background:#c8f0c8}mark.extra{background:#ffd7a8}
 mark.reference{background:#cfe2ff}mark.prior{background:none;text-decoration:underline}.legend mark{margin-right:6px}
 .muted{color:#777}
+@media (max-width:700px){#detail{grid-template-columns:1fr}#list div{white-space:normal;padding:4px 14px}}
 </style></head><body>
 <header><b>__TITLE__</b>
 <label>task <select id="task"><option value="">all</option><option>findings</option><option>impression</option>
