@@ -258,11 +258,13 @@ class ReportServer:
 
     def _write_page(self, key: str, build: _Build, folder: Path) -> None:
         from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
+        from medtemporal.scoring.runs import score_stale
 
         try:
             with self._writing:
                 if self._closed.is_set():
                     return
+                score_stale(build.runs)  # the report only reads; a run still answering is scored as it stands
                 write_report(build.runs, folder, ("html",))
         except MedTemporalError as exc:
             build.error = str(exc)

@@ -101,8 +101,8 @@ class FamilyReport:
 
 
 def family_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
-    """Write the own report of the runs' family into ``out`` (outside ``medtemporal report``), scoring stale runs
-    first; returns the files written.
+    """Write the own report of the runs' family (scored runs) into ``out`` (outside ``medtemporal report``);
+    returns the files written.
 
     Raises:
         InvalidInputError: the runs are of several families, or of one without its own report.

@@ -13,14 +13,14 @@ from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from medtemporal import __version__
 from medtemporal.backends.uri import short_name
 from medtemporal.contract import BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import run_licence
-from medtemporal.runs import RunFolder, RunInfo, RunScores
+from medtemporal.runs import RunFolder, RunInfo, RunScores, run_folders
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap
@@ -31,6 +31,16 @@ from medtemporal.scoring.repeats import repeat_summary
 
 if TYPE_CHECKING:
     from medtemporal.scoring.judge import Judge
+
+
+def score_stale(run_dirs: Iterable[str | Path]) -> list[Path]:
+    """Score each run whose ``scores.json`` is missing or older than its predictions (`RunFolder.needs_scoring`)
+    with the default settings, before a report reads them (a folder that is not a run stands for the runs under
+    it, `medtemporal.runs.run_folders`); returns the runs scored."""
+    stale = [p for p in run_folders(run_dirs) if RunFolder(p).needs_scoring()]
+    for path in stale:
+        score_run(path)
+    return stale
 
 
 def score_run(

@@ -193,7 +193,7 @@ def test_ours_beside_a_papers_metrics_is_scored_by_default_and_labelled(tmp_path
     scores = read_scores(run)
     assert {s.metric for s in scores.scores} == {"coco_bleu_4", "temporal_entity_f1"}  # CheXbert: on request
     assert scores.metrics["temporal_entity_f1"]["ours"] is True and "ours" not in scores.metrics["coco_bleu_4"]
-    runs = load_runs([run], rescore=False)
+    runs = load_runs([run])
     assert metric_title(runs, "temporal_entity_f1") == "temporal_entity_f1 (%), ours (not in the paper)"
     assert metric_title(runs, "coco_bleu_4") == "coco_bleu_4 (%)"
 

@@ -18,10 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from medtemporal.backends.base import Backend, Request, RequestError, Response
-from medtemporal.errors import UnknownNameError
-from medtemporal.registry import register
-from medtemporal.schema import Item
+from medtemporal.family import Backend, Item, Request, RequestError, Response, UnknownNameError, register
 
 SCHEME = "longitudinal_rrg"
 KINDS = ("copy-prior", "normal-report", "nearest-report")

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from medtemporal.benchmark import Manifest
+from medtemporal.family import InvalidInputError, Item, Manifest, UnavailableError, sha256_file
 from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS, case_meta, make_item
 from medtemporal.benchmarks.longitudinal_rrg.nearest import (
     DEFAULT_LIMIT,
@@ -26,10 +26,7 @@ from medtemporal.benchmarks.longitudinal_rrg.nearest import (
     training_corpus,
 )
 from medtemporal.benchmarks.longitudinal_rrg.studies import PRIOR_RULES, cases, usable
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError, UnavailableError
 from medtemporal.provenance import licence_in_background
-from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root
 from medtemporal.sources.mimic_cxr import _check_jpg_root
 from medtemporal.sources.mimic_cxr_studies import SPLITS, read_study_table, split_path

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import re
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
+from medtemporal.family import Item, register
 from medtemporal.scoring.extraction import final_text
 from medtemporal.sources.mimic_cxr_reports import parse_sections
 
