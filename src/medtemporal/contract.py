@@ -89,6 +89,12 @@ class ScoreGroups:
     overall_weights: Mapping[str, float] = field(default_factory=dict)
     """Score group → weight, where the paper's Overall is a weighted mean of its table's columns: scored as
     group ``overall:paper`` ("Overall (paper)") beside the micro-averaged ``overall``; empty: none."""
+    headline_metrics: tuple[str, ...] = ()
+    """The metrics a run's terminal table shows per task (the paper's headline ones, in its order; the first
+    computed one is the run's headline in summaries and indexes); empty: every metric. ``runs show RUN`` prints all."""
+    headline_split: bool = False
+    """Whether the terminal table shows each task's `subtypes` columns beside its score: the split that is the
+    family's point (e.g. with and without a prior study)."""
 
 
 @dataclass(frozen=True)

@@ -8,20 +8,24 @@ viewer) and the report of all runs of one benchmark together (``/b/<benchmark>/r
 (`medtemporal.report.write_report`) into a temporary folder when first asked for, and again once their runs
 changed, in the background: until a page is written its address answers at once with a short page that says
 so and reloads itself. Run folders given by themselves are also reported together at ``/runs/report.html``,
-the URL printed for them, which `start` begins writing at once. Only ``127.0.0.1`` is bound, so predictions of
-credentialed data stay on this machine.
+the URL printed for them (it opens on the headline tables). `start` begins writing that page at once, then,
+one after another, each benchmark's page the index links first (its runs together, or its one run), so a
+click finds it written. Only ``127.0.0.1`` is bound, so predictions of credentialed data stay on this machine,
+and only requests addressed to the viewer's own loopback name and port (``Host: 127.0.0.1:PORT``,
+``localhost:PORT`` or ``[::1]:PORT``) are answered: a page elsewhere whose name is re-bound to 127.0.0.1 (DNS
+rebinding) gets 403. Every page goes out with the Content-Security-Policy of
+`medtemporal.report.escaping.content_security_policy` (no inline event handler, no ``javascript:`` URL, no script
+but the page's own).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import shutil
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from html import escape
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Sequence
@@ -29,9 +33,12 @@ from urllib.parse import quote, unquote, urlsplit
 
 from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.runs import RunConfig, RunFolder, find_runs
+from medtemporal.report.escaping import content_security_policy, html_text
 
 HOST = "127.0.0.1"
 """The only address the viewer binds to."""
+LOOPBACK_NAMES = (HOST, "localhost", "[::1]")
+"""The names a request's ``Host`` may give the viewer (with its port)."""
 
 
 def _key(path: Path) -> str:
@@ -64,6 +71,8 @@ class _Build:
     signature: tuple[int, ...]
     started: float = field(default_factory=time.monotonic)
     error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    """Set once the page is written or failed."""
 
 
 class ReportServer:
@@ -92,6 +101,7 @@ class ReportServer:
         self._lock = threading.Lock()
         self._writing = threading.Lock()
         """Held while a report is written: one at a time (plotting is not thread-safe), the others wait their turn."""
+        self._closed = threading.Event()
         server = self
 
         class Handler(SimpleHTTPRequestHandler):
@@ -99,7 +109,12 @@ class ReportServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-                server._get(self)
+                if server._addressed_here(self):
+                    server._get(self)
+
+            def do_HEAD(self) -> None:  # noqa: N802 (the stdlib's name): never the standard library's file server
+                if server._addressed_here(self):
+                    server._send(self, 405, _message_page("Use GET.").encode("utf-8"))
 
         try:
             self.httpd = ThreadingHTTPServer((HOST, port), Handler)
@@ -111,9 +126,9 @@ class ReportServer:
 
     @property
     def url(self) -> str:
-        """What to open: the report of the run folders given (at its viewer), else the index of runs."""
+        """What to open: the report of the run folders given (it opens on the scores), else the index of runs."""
         if self.given:
-            return f"http://{HOST}:{self.port}/runs/report.html#viewer"
+            return f"http://{HOST}:{self.port}/runs/report.html"
         return f"http://{HOST}:{self.port}/"
 
     def serve_forever(self) -> None:
@@ -121,15 +136,34 @@ class ReportServer:
         self.httpd.serve_forever()
 
     def start(self) -> threading.Thread:
-        """Serve in a daemon thread, and begin writing the page of the run folders given; returns the thread."""
+        """Serve in a daemon thread, and begin writing the page of the run folders given, then each benchmark's
+        page (`_write_ahead`); returns the thread."""
         thread = threading.Thread(target=self.serve_forever, daemon=True)
         thread.start()
-        if self.given:
-            self._page("runs", "")
+        threading.Thread(target=self._write_ahead, daemon=True).start()
         return thread
+
+    def _write_ahead(self) -> None:
+        """Write, one after another, the page of the runs given and each benchmark's page the index links first
+        (its runs together where it has several, else its run; not where those are the runs given), unless the
+        server closes first."""
+        pages = [("runs", "")] if self.given else []
+        by_benchmark: dict[str, list[Path]] = {}
+        for run in find_runs(self.paths):
+            by_benchmark.setdefault(_benchmark(run), []).append(run)
+        pages += [("b", name) if len(runs) > 1 else ("r", _key(runs[0])) for name, runs in sorted(by_benchmark.items())
+                  if set(runs) != set(self.given)]  # not the page of the runs given once more
+        for kind, name in pages:
+            page = self._page(kind, name)
+            while isinstance(page, _Build) and not self._closed.is_set():
+                page.done.wait(0.5)
+                page = page if not page.done.is_set() else None
+            if self._closed.is_set():
+                return
 
     def close(self) -> None:
         """Stop serving and remove the pages built."""
+        self._closed.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self._tmp.cleanup()
@@ -141,6 +175,18 @@ class ReportServer:
         self.close()
 
     # requests --------------------------------------------------------------------------------------------
+    def _addressed_here(self, handler: SimpleHTTPRequestHandler) -> bool:
+        """Whether the request names this viewer as its host (`LOOPBACK_NAMES` with its port); else answer 403."""
+        host = (handler.headers.get("Host") or "").strip().lower()
+        allowed = {f"{name}:{self.port}" for name in LOOPBACK_NAMES}
+        if self.port == 80:
+            allowed.update(LOOPBACK_NAMES)
+        if host in allowed:
+            return True
+        self._send(handler, 403, _message_page(f"This viewer answers only at {self.url.split('#')[0]}, not for "
+                                               f"the host {host or '(none)'}.").encode("utf-8"))
+        return False
+
     def _get(self, handler: SimpleHTTPRequestHandler) -> None:
         path = unquote(urlsplit(handler.path).path)
         if path in ("/", "/index.html"):
@@ -168,6 +214,9 @@ class ReportServer:
         handler.send_header("Content-Type", kind)
         handler.send_header("Content-Length", str(len(body)))
         handler.send_header("Cache-Control", "no-store")
+        handler.send_header("Content-Security-Policy", content_security_policy())
+        handler.send_header("X-Content-Type-Options", "nosniff")
+        handler.send_header("Referrer-Policy", "no-referrer")
         handler.end_headers()
         handler.wfile.write(body)
 
@@ -202,10 +251,20 @@ class ReportServer:
 
     def _write(self, key: str, build: _Build, folder: Path) -> None:
         """Write ``build``'s report into ``folder``; the page then serves from it and the page before is removed."""
+        try:
+            self._write_page(key, build, folder)
+        finally:
+            build.done.set()
+
+    def _write_page(self, key: str, build: _Build, folder: Path) -> None:
         from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
+        from medtemporal.scoring.runs import score_stale
 
         try:
             with self._writing:
+                if self._closed.is_set():
+                    return
+                score_stale(build.runs)  # the report only reads; a run still answering is scored as it stands
                 write_report(build.runs, folder, ("html",))
         except MedTemporalError as exc:
             build.error = str(exc)
@@ -233,23 +292,23 @@ class ReportServer:
             rows.append((info, run))
         body = []
         if self.given and len(self.given) > 1:
-            body.append(f'<p><a href="/runs/report.html#viewer">The {len(self.given)} runs given, together</a></p>')
+            body.append(f'<p><a href="/runs/report.html">The {len(self.given)} runs given, together</a></p>')
         for benchmark in sorted(per_benchmark):
             both = (f' · <a href="/b/{quote(benchmark)}/report.html">all {per_benchmark[benchmark]} runs together</a>'
                     if per_benchmark[benchmark] > 1 else "")
-            body.append(f"<h2>{escape(benchmark)}{both}</h2>")
+            body.append(f"<h2>{html_text(benchmark)}{both}</h2>")
             cells = []
             for info, run in rows:
                 if info["benchmark"] != benchmark:
                     continue
-                link = f'<a href="/r/{_key(run)}/report.html">{escape(info["name"])}</a>'
+                link = f'<a href="/r/{_key(run)}/report.html">{html_text(info["name"])}</a>'
                 cells.append("<tr>" + "".join(f"<td>{c}</td>" for c in (
-                    link, escape(info["score"]), escape(info["status"]), escape(info["model"]), escape(info["protocol"]),
-                    f'<span title="{escape(str(run))}">{escape(_shown(run, self.paths))}</span>')) + "</tr>")
+                    link, html_text(info["score"]), html_text(info["status"]), html_text(info["model"]), html_text(info["protocol"]),
+                    f'<span title="{html_text(str(run))}">{html_text(_shown(run, self.paths))}</span>')) + "</tr>")
             body.append('<div class="scroll"><table><thead><tr><th>Run</th><th>Headline (× 100, 95% CI)</th>'
                         "<th>Status</th><th>Model</th><th>Protocol</th><th>Folder</th></tr></thead><tbody>"
                         + "".join(cells) + "</tbody></table></div>")
-        where = ", ".join(escape(str(p)) for p in self.paths)
+        where = ", ".join(html_text(str(p)) for p in self.paths)
         return _document("medtemporal runs", f"<h1>Runs under {where}</h1><p class=note>{len(runs)} runs; this page "
                          "reads the folders each time it is opened. A run's report is written when first opened.</p>"
                          + "".join(body))
@@ -283,24 +342,27 @@ def _summary(run: Path) -> dict[str, str]:
     except (MedTemporalError, OSError):
         info["status"] += ", not scored"
         return info
-    for group in ("overall:paper", "overall"):
-        score = next((s for s in scores.scores if s.group == group and not s.unavailable
-                      and not math.isnan(s.value)), None)
-        if score is not None:
-            ci = (f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
-                  if score.ci_low is not None and score.ci_high is not None else "")
-            info["score"] = f"{score.metric} {100 * score.value:.1f}{ci}"
-            break
+    from medtemporal.report.console import family_of, headline_of  # on the first index, not at `view`'s start
+
+    score = headline_of(scores)
+    if score is not None:
+        family = family_of(scores)
+        paper = score.group == "overall:paper" or (family is not None and any(
+            score.metric in metrics for metrics in family.metrics.values()))
+        ci = (f" [{100 * score.ci_low:.1f}, {100 * score.ci_high:.1f}]"
+              if score.ci_low is not None and score.ci_high is not None else "")
+        info["score"] = f"{score.metric} {100 * score.value:.1f}{ci} ({'paper' if paper else 'ours'}; n = {score.n:,})"
     return info
 
 
 def _shown(run: Path, roots: Sequence[Path]) -> str:
-    """The run folder relative to the root it was found under."""
+    """The run folder relative to the root it was found under; a run folder given itself, as it was given."""
     for root in roots:
         try:
-            return str(run.relative_to(root.resolve())) or run.name
+            inside = run.relative_to(root.resolve())
         except ValueError:
             continue
+        return str(root) if inside == Path() else str(inside)
     return str(run)
 
 
@@ -313,7 +375,7 @@ CSS = ("body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin
 
 def _document(title: str, body: str, head: str = "") -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-            f'content="width=device-width, initial-scale=1">{head}<title>{escape(title)}</title><style>{CSS}</style>'
+            f'content="width=device-width, initial-scale=1">{head}<title>{html_text(title)}</title><style>{CSS}</style>'
             f"</head><body>{body}</body></html>\n")
 
 
@@ -328,4 +390,4 @@ def _building_page(build: _Build) -> str:
 
 
 def _message_page(text: str) -> str:
-    return _document("medtemporal", f'<p>{escape(text)}</p><p><a href="/">All runs</a></p>')
+    return _document("medtemporal", f'<p>{html_text(text)}</p><p><a href="/">All runs</a></p>')

@@ -114,6 +114,10 @@ def test_the_first_screen_holds_a_score_table_and_nothing_overflows(pages, name,
     assert measures["pageOverflow"] <= 0
     clipped = [t for t in measures["tables"] if not (t["fits"] or (t["scrolls"] and t["scrollerFits"]))]
     assert clipped == []  # every table fits or scrolls inside the page
+    headlines = [t["headline"] for t in measures["tables"] if t["headline"] is not None]
+    assert headlines and all(headlines)  # Overall in view without scrolling sideways, on a phone too
+    small = [f for f in measures["figures"] if not f["minFontPx"] or f["minFontPx"] * f["scale"] < 9]
+    assert small == []  # every chart's smallest text is at least 9 px as shown, on a phone too
     assert "Glossary" in measures["text"]
     text = pages[name].read_text() + "".join(p.read_text() for p in (pages[name].parent / "assets").glob("*.js"))
     assert [r for r in INTERNAL if r in text] == []

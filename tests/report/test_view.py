@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers.scored_runs import make_items, prediction, write_run
+from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.serve import HOST, ReportServer
@@ -51,8 +51,8 @@ def test_the_server_binds_loopback_and_serves_the_viewer(tmp_path):
     with ReportServer([run], port) as server:
         server.start()
         assert server.httpd.server_address[0] == "127.0.0.1" and server.port == port
-        assert server.url == f"http://127.0.0.1:{port}/runs/report.html#viewer"
-        page = _open(server.url.split("#")[0])  # the page of the runs given is begun at start
+        assert server.url == f"http://127.0.0.1:{port}/runs/report.html"  # opens on the scores, not the item list
+        page = _open(server.url)  # the page of the runs given is begun at start
         assert 'id="viewer"' in page and "Question 0?" not in page  # the items come on demand, from assets/
         base = server.url.split("report.html")[0]
         items = urllib.request.urlopen(base + "assets/items-0.js", timeout=10).read().decode()
@@ -70,11 +70,13 @@ def test_a_folder_of_runs_is_browsed_and_each_page_built_when_asked(tmp_path):
         server.start()
         assert server.url == f"http://127.0.0.1:{server.port}/"
         index = urllib.request.urlopen(server.url, timeout=10).read().decode()
-        assert index.count("/report.html\">") == 3 and not any(server.folder.iterdir())  # two runs, one benchmark
+        assert index.count("/report.html\">") == 3  # two runs, one benchmark
         assert "all 2 runs together" in index and "group/a" in index
         first = re.search(r'href="(/r/[0-9a-f]+/report.html)"', index)[1]
         page = _open(server.url + first.lstrip("/"))
         assert 'id="viewer"' in page
+        index = urllib.request.urlopen(server.url, timeout=10).read().decode()  # the report scored the run
+        assert "accuracy 100.0 [100.0, 100.0] (paper; n = 8)" in index  # what the headline is, and its n
         together = re.search(r'href="(/b/[^"]+/report.html)"', index)[1]
         assert 'id="viewer"' in _open(server.url + together.lstrip("/"))
         c = write_run(runs / "later", items, [prediction(i, None) for i in items], name="c")  # appears while serving
@@ -154,3 +156,21 @@ def test_a_page_being_written_answers_at_once_and_a_stale_one_is_served_while_it
             assert time.monotonic() < deadline
             time.sleep(0.1)
         assert len(calls) == 2
+
+
+def test_each_benchmark_s_page_is_written_ahead_and_given_runs_show_their_folder(tmp_path):
+    items = make_items(patients=4, per_patient=2)
+    write_run(tmp_path / "runs", items, [prediction(i, i.answer) for i in items], name="a")
+    write_run(tmp_path / "runs", items, [prediction(i, f"({wrong_letter(i)})") for i in items], name="b")
+    given = write_run(tmp_path / "elsewhere", items, [prediction(i, i.answer) for i in items], name="c")
+    with ReportServer([tmp_path / "runs", given]) as server:
+        server.start()
+        index = urllib.request.urlopen(f"http://127.0.0.1:{server.port}/", timeout=10).read().decode()
+        assert f'<span title="{given}">{given}</span>' in index  # the folder as given, not "."
+        together = re.search(r'href="(/b/[^"]+/report.html)"', index)[1]
+        deadline = time.monotonic() + 300
+        while not any(key.startswith("b-") for key in server._pages) and time.monotonic() < deadline:
+            time.sleep(0.2)  # written with nobody asking, after the page of the run given
+        started = time.monotonic()
+        page = urllib.request.urlopen(f"http://127.0.0.1:{server.port}{together}", timeout=10).read().decode()
+        assert 'id="viewer"' in page and time.monotonic() - started < 5

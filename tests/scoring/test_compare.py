@@ -63,7 +63,7 @@ def test_different_items_and_settings_are_warned_about(tmp_path, items):
     with pytest.warns(ComparisonWarning) as caught:
         result = compare_runs(a, b, resamples=100)
     text = " ".join(str(w.message) for w in caught)
-    assert "60 answered only in A and 0 only in B" in text and "generation.temperature" in text
+    assert f"60 answered only in {a} and 0 only in {b}" in text and "generation.temperature" in text
     assert result.common == 60 and result.row("overall", "accuracy").n == 60
 
 
@@ -92,3 +92,14 @@ def test_cli_prints_tables_and_writes_json(tmp_path, items, capsys):
     assert "Warning: the runs cover different items" in out and "| overall | accuracy | 90 |" in out
     data = json.loads((tmp_path / "c.json").read_text())
     assert data[0]["common"] == 90 and data[0]["rows"][0]["p_mcnemar"] == 1.0
+
+
+def test_cli_names_the_runs_in_the_order_given(tmp_path, items, capsys):
+    base = write_run(tmp_path, items, _right(items[:60]) + [prediction(i, f"({wrong_letter(i)})") for i in items[60:]],
+                     name="base")
+    better = write_run(tmp_path, items, _right(items), name="better")
+    assert main(["compare", str(base), str(better), "--resamples", "100"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [f"A = {base}", f"B = {better}"] and "B − A in points" in out[2]
+    row = next(line for line in out if line.startswith("| overall | accuracy |"))
+    assert row.startswith("| overall | accuracy | 120 | 50.0 | 100.0 | +50.0 |") and row.endswith("| 0 | 60 |")

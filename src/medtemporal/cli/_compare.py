@@ -17,7 +17,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compare",
         help="paired differences of runs on their common items (patient-clustered bootstrap, McNemar's exact test)",
-        description="Compare each RUN with BASE on the items both answered: RUN − BASE per metric, a paired "
+        description="Compare each RUN with BASE on the items both answered (A = BASE, B = RUN): B − A per metric, a paired "
                     "bootstrap interval resampling patients, and McNemar's exact test for accuracy. Warns when "
                     "the runs cover different items or were made with different settings.",
     )
@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
             warnings.simplefilter("ignore", ComparisonWarning)  # printed with the table instead
             comparison = compare_runs(run, args.base, resamples=args.resamples, seed=args.seed,
                                       metrics=tuple(n.strip() for m in args.metrics for n in m.split(",") if n.strip()))
-        print(comparison.markdown())
+        print(comparison.markdown(b_first=True))
         out.append(comparison.to_json())
     if args.json is not None:
         write_atomic(args.json, json.dumps(out, indent=2, ensure_ascii=False) + "\n")

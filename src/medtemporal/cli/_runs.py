@@ -1,4 +1,5 @@
-"""``medtemporal runs list [DIR]``: the run folders under DIR with their progress and headline scores."""
+"""``medtemporal runs list [DIR]``: the run folders under DIR with their progress and headline scores;
+``medtemporal runs show RUN...``: every metric of each run, the table `run` and `score` print in short."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medtemporal.errors import InvalidInputError, MedTemporalError
+from medtemporal.report.console import headline_of
 from medtemporal.report.tables import fmt_score, markdown_table
 from medtemporal.runs import RunConfig, RunFolder, find_runs
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
@@ -21,6 +23,18 @@ def add(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("folder", nargs="?", type=Path, default=Path("runs"), metavar="FOLDER",
                     help="a folder holding run folders, at any depth (default ./runs)")
     ls.set_defaults(func=list_runs)
+    show = actions.add_parser("show", help="every metric of every task of runs, with intervals (the full table)")
+    show.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder written by `medtemporal run`")
+    show.set_defaults(func=show_runs)
+
+
+def show_runs(args: argparse.Namespace) -> int:
+    """Print each run's full table from its ``scores.json`` (nothing scored again)."""
+    from medtemporal.report import load_runs
+    from medtemporal.report.console import console_report
+
+    print(console_report(load_runs(args.runs, rescore=False), full=True))
+    return 0
 
 
 @dataclass
@@ -63,7 +77,8 @@ def _headline(folder: Path) -> str:
         return f"unreadable {run.scores_file.name} (run `medtemporal score {folder}`)"
     if not scores.scores:
         return "no scores"
-    name = scores.scores[0].metric
+    headline = headline_of(scores)
+    name = headline.metric if headline else scores.scores[0].metric
     percent = bool(scores.metrics.get(name, {}).get("percent", False))
     parts = [f"{name} {fmt_score(scores.score('overall', name), percent)}"]
     paper = scores.score(WEIGHTED_OVERALL, name)

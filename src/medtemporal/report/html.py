@@ -10,12 +10,12 @@ in view; charts are shown at their own size, which fits the page.
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import quote
 
 from medtemporal.report.assets import Assets
+from medtemporal.report.escaping import html_text, policy_meta
 from medtemporal.report.glossary import glossary_html
 from medtemporal.report.loaded import ReportRun
 from medtemporal.report.plots import colour, family_subtypes, has_chance
@@ -45,6 +45,7 @@ from medtemporal.report.tables import (
     unavailable_notes,
 )
 from medtemporal.report.viewer import VIEWER_CSS, viewer_section
+from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;
@@ -58,11 +59,12 @@ tr:first-child>th,thead+tbody tr:first-child>td{border-top:1px solid #d0d0d0}the
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left;border-left:1px solid #d0d0d0}th[colspan]{text-align:left}
 .scroll td:first-child,.scroll th:first-child{position:sticky;left:0;z-index:1;white-space:normal;min-width:12rem;
 max-width:22rem;box-shadow:2px 0 2px -1px rgba(0,0,0,.12)}
+.scroll .headline{position:sticky;right:0;z-index:1;box-shadow:-2px 0 2px -1px rgba(0,0,0,.12)}
 .scroll thead tr+tr>th:first-child{position:static;text-align:right;border-left:none;min-width:0;box-shadow:none;
 white-space:nowrap}
 tr.chance td{font-style:italic;color:#555;background:#fafafa}
 .note{color:#444;max-width:60rem}.charts{display:flex;flex-wrap:wrap;gap:1rem}
-figure{margin:.6rem 0;max-width:100%}figure img{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
+figure{margin:.6rem 0;max-width:100%;overflow-x:auto}figure img{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
 .scroll{overflow-x:auto;max-width:100%;margin:.6rem 0 1rem}td a{color:inherit;text-decoration:none;border-bottom:1px dotted #888}
 .warn{color:#9a6700}details{margin:.4rem 0 1rem}summary{cursor:pointer;color:#333}
 .legend{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;margin:.6rem 0 .2rem;font-size:.9rem}
@@ -79,7 +81,7 @@ table.glossary td.wrap{min-width:11rem}}
 
 
 def _cell(text: str, tag: str = "td", attrs: str = "") -> str:
-    return f"<{tag}{attrs}>{escape(text)}</{tag}>"
+    return f"<{tag}{attrs}>{html_text(text)}</{tag}>"
 
 
 def _with_values(runs: Sequence[ReportRun], columns: Sequence[TableColumn], metric: str) -> list[TableColumn]:
@@ -107,6 +109,8 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
     """A table whose header spans each family over its columns (the Table 1 look); a run's cell links to
     its items in the viewer. Runs without any value in these columns are left out."""
     shown = [k for k, run in enumerate(runs) if any(has_value(run.scores.score(c.group, metric)) for c in columns)]
+    lead = _headline_column(columns)
+    mark = [' class="headline"' if k == lead else "" for k in range(len(columns))]
     top, bottom = ['<th rowspan="2">Run</th>'], []
     k = 0
     while k < len(columns):
@@ -115,10 +119,10 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
         while k + span < len(columns) and columns[k + span].family == family and family:
             span += 1
         if not family or (span == 1 and columns[k].label == family):
-            top.append(_cell(column_title(columns[k]), "th", ' rowspan="2"'))
+            top.append(_cell(column_title(columns[k]), "th", ' rowspan="2"' + mark[k]))
         else:
             top.append(_cell(family, "th", f' colspan="{span}"'))
-            bottom += [_cell(c.label, "th") for c in columns[k : k + span]]
+            bottom += [_cell(c.label, "th", mark[j]) for j, c in enumerate(columns[k : k + span], start=k)]
         k += span
     top += ['<th rowspan="2">Invalid</th>', '<th rowspan="2">Missing</th>']
     head = f"<tr>{''.join(top)}</tr><tr>{''.join(bottom)}</tr>"
@@ -129,17 +133,29 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
     for k in shown:
         row = rows[k]
         cells = [_cell(row[0])]
-        for column, text in zip(columns, row[1 : 1 + len(columns)]):
+        for column, text, attrs in zip(columns, row[1 : 1 + len(columns)], mark):
             if text == DASH:
-                cells.append(_cell(text))
+                cells.append(_cell(text, "td", attrs))
             else:
                 href = f"#view:run={k}&group={quote(column.group, safe=':/')}"
-                cells.append(f'<td><a href="{escape(href)}" title="see these items">{escape(text)}</a></td>')
+                cells.append(f'<td{attrs}><a href="{html_text(href)}" title="see these items">{html_text(text)}</a></td>')
         cells += [_cell(c) for c in row[1 + len(columns) :]]
         body.append("<tr>" + "".join(cells) + "</tr>")
     if len(rows) > len(runs):  # the chance row
-        body.append('<tr class="chance">' + "".join(_cell(c) for c in rows[-1]) + "</tr>")
+        chance = rows[-1]
+        body.append('<tr class="chance">' + _cell(chance[0]) + "".join(
+            _cell(c, "td", a) for c, a in zip(chance[1 : 1 + len(columns)], mark))
+                    + "".join(_cell(c) for c in chance[1 + len(columns) :]) + "</tr>")
     return f'<div class="scroll"><table><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _headline_column(columns: Sequence[TableColumn]) -> int | None:
+    """The column of the table's headline (the paper's Overall, else Overall), kept in view on a phone."""
+    for group in (WEIGHTED_OVERALL, "overall"):
+        found = next((k for k, c in enumerate(columns) if c.group == group), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _chart_caption(runs: Sequence[ReportRun], family: str, metric: str) -> str:
@@ -151,7 +167,7 @@ def _chart_caption(runs: Sequence[ReportRun], family: str, metric: str) -> str:
 
 def _legend(runs: Sequence[ReportRun], drawn: Sequence[int], chance: bool) -> str:
     """The colours of the runs drawn in the charts below (and the chance line, where drawn)."""
-    keys = "".join(f'<span><i style="background:{colour(k)}"></i>{escape(runs[k].label)}</span>' for k in drawn)
+    keys = "".join(f'<span><i style="background:{colour(k)}"></i>{html_text(runs[k].label)}</span>' for k in drawn)
     if chance:
         keys += '<span><i class="dash"></i>chance</span>'
     return f'<div class="legend">{keys}</div>'
@@ -166,8 +182,8 @@ def metric_section(runs: Sequence[ReportRun], metric: str, charts: Mapping[str, 
     title = metric_title(runs, metric)
     families = _with_values(runs, family_columns(runs, metric), metric)
     layout = _with_values(runs, subtype_columns(runs, metric), metric)
-    parts = [f'<h2 id="metric-{_anchor(metric)}">{escape(title)}</h2>',
-             *(f'<p class="note">{escape(note)}</p>' for note in unavailable_notes(runs, metric)),
+    parts = [f'<h2 id="metric-{_anchor(metric)}">{html_text(title)}</h2>',
+             *(f'<p class="note">{html_text(note)}</p>' for note in unavailable_notes(runs, metric)),
              _grouped_table(runs, families, metric)]
     if table_rows(runs, layout, metric) != table_rows(runs, families, metric) and not _all_zero(runs, layout, metric):
         parts += ["<h3>By family and subtype, in the papers' table layout</h3>", _grouped_table(runs, layout, metric)]
@@ -211,8 +227,8 @@ def html_page(
     sections = [metric_section(runs, m, charts.get(m, {}), assets) for m in metrics]
     body = [*sections[1:]]
     if unscored:
-        body.append(f'<p class="note">No run has a value for {escape(", ".join(unscored))}: not shown.</p>')
-        body += [f'<p class="note">{escape(note)}</p>' for m in unscored for note in unavailable_notes(runs, m)]
+        body.append(f'<p class="note">No run has a value for {html_text(", ".join(unscored))}: not shown.</p>')
+        body += [f'<p class="note">{html_text(note)}</p>' for m in unscored for note in unavailable_notes(runs, m)]
     profile = profile_chart(runs)
     if profile is not None:
         src = assets.image("profile.png", profile, "image/png")
@@ -225,7 +241,7 @@ def html_page(
     page = "\n".join(b for b in body if b)
     head = sections[0] if sections else ""
     glossary = glossary_html(runs)
-    toc = "".join(f'<a href="#{a}">{escape(t)}</a><br>' for a, t in [
+    toc = "".join(f'<a href="#{a}">{html_text(t)}</a><br>' for a, t in [
         *((f"metric-{_anchor(m)}", metric_title(runs, m)) for m in metrics), ("glossary", "Glossary"),
         ("runs", "Runs"), ("settings", "Run settings and model"),
         ("profile", "Profile across benchmarks"), ("repeats", "Repeats"), ("paired", "Paired differences"),
@@ -235,12 +251,13 @@ def html_page(
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        policy_meta(),
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>medtemporal report: {escape(benchmarks)}</title><style>{CSS}</style></head><body>",
-        f"<h1>{escape(benchmarks)}: {len(runs)} run{'s' if len(runs) > 1 else ''}</h1>",
+        f"<title>medtemporal report: {html_text(benchmarks)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{html_text(benchmarks)}: {len(runs)} run{'s' if len(runs) > 1 else ''}</h1>",
         head,  # the scores first: the headline metric's tables
         f'<nav class="toc">{toc}</nav>',
-        f'<p class="note">{escape(description(runs))}</p>',
+        f'<p class="note">{html_text(description(runs))}</p>',
         glossary,
         runs_section(runs),
         settings_section(runs),

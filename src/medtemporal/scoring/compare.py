@@ -87,20 +87,27 @@ class Comparison:
         """The row of ``metric_name`` over ``group``, if compared."""
         return next((r for r in self.rows if r.group == group and r.metric == metric_name), None)
 
-    def markdown(self) -> str:
+    def markdown(self, *, b_first: bool = False) -> str:
         """The comparison as a Markdown table with its warnings above it; values × 100 (%), as every table shows
-        them, and differences in percentage points (``--json`` keeps the fractions)."""
-        lines = [f"A = {self.a}", f"B = {self.b}", f"{self.common} common items ({self.only_a} only in A, "
-                 f"{self.only_b} only in B). Values × 100 (%); A − B in points.", ""]
+        them, and differences in percentage points (``--json`` keeps the fractions). ``b_first``: run B is shown
+        as the table's A (the first run named on a command line, its base) and the difference as B − A, the same
+        numbers as A − B unflipped."""
+        first, second = (self.b, self.a) if b_first else (self.a, self.b)
+        only = (self.only_b, self.only_a) if b_first else (self.only_a, self.only_b)
+        diff = "B − A" if b_first else "A − B"
+        lines = [f"A = {first}", f"B = {second}", f"{self.common} common items ({only[0]} only in A, "
+                 f"{only[1]} only in B). Values × 100 (%); {diff} in points.", ""]
         lines += [f"Warning: {w}" for w in self.warnings]
-        lines += ["", "| Group | Metric | n | A | B | A − B | 95% CI | McNemar p | A✓B✗ | A✗B✓ |",
+        lines += ["", f"| Group | Metric | n | A | B | {diff} | 95% CI | McNemar p | A✓B✗ | A✗B✓ |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
             ci = "–" if r.ci_low is None else f"[{_points(r.ci_low, True)}, {_points(r.ci_high, True)}]"
             p = "–" if r.p_mcnemar is None else f"{r.p_mcnemar:.4g}"
-            lines.append(f"| {r.group} | {r.metric} | {r.n} | {_points(r.a)} | {_points(r.b)} | {_points(r.diff, True)} "
-                         f"| {ci} | {p} | {'–' if r.a_only is None else r.a_only} | "
-                         f"{'–' if r.b_only is None else r.b_only} |")
+            values = (r.b, r.a) if b_first else (r.a, r.b)
+            wins = (r.b_only, r.a_only) if b_first else (r.a_only, r.b_only)
+            lines.append(f"| {r.group} | {r.metric} | {r.n} | {_points(values[0])} | {_points(values[1])} | "
+                         f"{_points(r.diff, True)} | {ci} | {p} | {'–' if wins[0] is None else wins[0]} | "
+                         f"{'–' if wins[1] is None else wins[1]} |")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
@@ -281,11 +288,12 @@ def compare_runs(
         raise InvalidInputError(f"{name_a} and {name_b} share no answered item; compare runs of the same benchmark.")
     if result.only_a or result.only_b:
         result.warnings.append(
-            f"the runs cover different items: {result.only_a} answered only in A and {result.only_b} only in B; "
+            f"the runs cover different items: {result.only_a} answered only in {name_a} and {result.only_b} only in "
+            f"{name_b}; "
             f"only the {len(common)} common items are compared")
     if result.differs:
         shown = "; ".join(f"{k}: {_shown(va)} vs {_shown(vb)}" for k, (va, vb) in result.differs.items())
-        result.warnings.append(f"the runs differ in settings ({shown})")
+        result.warnings.append(f"the runs differ in settings, {name_a} vs {name_b} ({shown})")
     for text in result.warnings:
         warnings.warn(text, ComparisonWarning, stacklevel=2)
     per_a = [ans_a[i] for i in common]

@@ -97,9 +97,13 @@ def test_copy_prior_restates_the_prior_and_has_nothing_on_no_prior_items(rrg_ben
         prior = item.meta["prior"]
         assert p["answer"] == (prior[item.task] or prior["findings"] or prior["impression"] if prior else None)
     scores = RunFolder(copy_prior_run).scores()
-    no_prior = next(s for s in scores.scores  # on the text as written: R2Gen's cleaning makes "" into " ."
-                    if s.group == "subtypes:findings/No prior" and s.metric == "coco_rouge_l")
-    assert no_prior.value == 0 and no_prior.invalid == no_prior.n > 0
+    # the empty answers of no-prior items score 0 on every metric the run scored (report-metrics.md), R2Gen-cleaned
+    # included; Libra's formula as released is the one that pays them (1.0 where the reference names no change)
+    no_prior = [s for s in scores.scores if s.group in ("subtypes:findings/No prior", "subtypes:impression/No prior")]
+    assert {s.metric for s in no_prior} >= {"r2gen_bleu_4", "r2gen_meteor", "coco_rouge_l", "temporal_entity_f1"}
+    for s in no_prior:
+        if s.metric != "temporal_entity_f1_libra" and not s.unavailable:
+            assert s.value == pytest.approx(0, abs=1e-9) and s.invalid == s.n > 0, (s.group, s.metric)
 
 
 def test_the_report_puts_copy_prior_first_and_each_run_against_it(rrg_bench, copy_prior_run, model_run, tmp_path):
@@ -163,3 +167,20 @@ def test_a_metric_that_cannot_be_computed_here_leaves_the_delta_table_standing(c
     assert "r2gen_cider" not in header and "r2gen_meteor" in header and "r2gen_bleu_4" in header
     cells = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | ")))
     assert cells["r2gen_meteor"] == "unavailable" and re.match(r"[+-]\d", cells["r2gen_bleu_4"])
+
+
+def test_the_terminal_table_shows_the_headline_metrics_split_by_prior_and_no_repeated_rows(copy_prior_run, capsys):
+    assert main(["score", str(copy_prior_run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("| Task |"))
+    assert header == "| Task | Metric | Score [CI] | With prior | No prior | Chance | n | Invalid | Missing |"
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith(("| findings", "| impression"))]
+    assert {r[1] for r in rows} == {"r2gen_bleu_1", "r2gen_bleu_4", "r2gen_meteor", "r2gen_rouge_l", "r2gen_cider",
+                                    "temporal_entity_f1"}
+    assert "Overall" not in out  # Overall covers findings alone: it would repeat the findings rows
+    bleu4 = next(r for r in rows if r[0] == "| findings" and r[1] == "r2gen_bleu_4")
+    assert float(bleu4[3]) > 0 and float(bleu4[4]) == 0  # copy-prior restates the prior: nothing without one
+    assert f"`medtemporal runs show {copy_prior_run}`" in out
+    assert main(["runs", "show", str(copy_prior_run)]) == 0
+    full = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| findings")]
+    assert len(full) > len([r for r in rows if r[0] == "| findings"]) and any("coco_cider" in line for line in full)

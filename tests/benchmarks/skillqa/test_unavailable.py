@@ -44,6 +44,8 @@ def test_without_an_encoder_bertscore_is_unavailable_and_the_rest_is_written(fra
     assert "| ordering | accuracy | 100.0 [100.0, 100.0] |" in scored.stdout
     assert "| ordering | pairwise_accuracy | 100.0 [100.0, 100.0] |" in scored.stdout
     assert "| ordering | skillqa_overall |" not in scored.stdout
+    listed = _medtemporal("runs", "list", str(tmp_path), home=home)  # Task Accuracy leads where Overall cannot
+    assert "accuracy 100.0 [100.0, 100.0]" in listed.stdout and "unavailable" not in listed.stdout, listed.stdout
     scores = json.loads((run / "scores.json").read_text())
     by = {(s["group"], s["metric"]): s for s in scores["scores"]}
     assert by[("overall", "accuracy")]["value"] == 1.0 and by[("overall", "pairwise_accuracy")]["value"] == 1.0

@@ -54,6 +54,11 @@ lineage's numbers), Temporal Entity F1, lexical on the text as written; the mode
 when ``medtemporal score RUN --metrics ...`` asks for them (``--green URI`` for GREEN)."""
 DEMO_ITEMS = 80
 """Items each demo run answers (a sample spread over both tasks and both subtypes): scoring is per item."""
+HEADLINE_METRICS = ("r2gen_bleu_1", "r2gen_bleu_4", "r2gen_meteor", "r2gen_rouge_l", "r2gen_cider",
+                    "temporal_entity_f1", "chexbert_f1_14_micro", "chexbert_f1_5_micro", "radgraph_f1_partial",
+                    "green_score")
+"""What a run's terminal table shows: the R2Gen lineage's lexical metrics, Temporal Entity F1 and, once scored,
+the clinical ones MAIRA-2 reports (CheXbert F1, RadGraph F1 = RG_ER, GREEN); `runs show RUN` prints every one."""
 PRIOR_COLUMNS = {"With prior": ("with_prior",), "No prior": ("no_prior",)}
 """Each task's with-prior and no-prior columns (score groups ``subtypes:<task>/With prior`` ...)."""
 
@@ -98,7 +103,8 @@ SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     prompts={"*": "longitudinal_rrg_direct"},
     extractors={"*": "longitudinal_rrg_section"},
     metrics={"*": METRICS},
-    groups=ScoreGroups(subtypes={section: PRIOR_COLUMNS for section in SECTIONS}, overall_tasks=("findings",)),
+    groups=ScoreGroups(subtypes={section: PRIOR_COLUMNS for section in SECTIONS}, overall_tasks=("findings",),
+                       headline_metrics=HEADLINE_METRICS, headline_split=True),
     variants={"whole output": Variant(extractors={"*": "text"},
                                       description="the whole output scored, headers and all (the main scoring "
                                                   "takes the asked section of an output that writes several)")},

@@ -49,9 +49,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
+from medtemporal.family import Answer, Item, register
 
 CHUNKS = 20
 """Column of ``chunks`` in a Meteor 1.5 statistics line (lengths, function words, 4 modules × 4 match
@@ -192,11 +190,11 @@ def tokenize(texts_: Sequence[str]) -> list[str]:
 
     captured = _Captured()
     with _TOKENIZER_LOCK:
-        ptbtokenizer.subprocess = captured  # type: ignore[assignment]
+        ptbtokenizer.subprocess, ptbtokenizer.tempfile = captured, _TempFiles(captured)  # type: ignore[assignment]
         try:
             out = ptbtokenizer.PTBTokenizer().tokenize({i: [{"caption": t}] for i, t in enumerate(texts_)})
         finally:
-            ptbtokenizer.subprocess = subprocess
+            ptbtokenizer.subprocess, ptbtokenizer.tempfile = subprocess, tempfile
     for child in captured.children:
         if child.returncode:
             raise subprocess.CalledProcessError(child.returncode, child.args)
@@ -209,18 +207,38 @@ _TOKENIZER_LOCK = threading.Lock()
 class _Captured:
     """The `subprocess` module as pycocoevalcap's PTB tokenizer sees it during `tokenize`: its Java child's stderr
     ("PTBTokenizer tokenized N tokens at …" on every call, and any complaint) is captured rather than written to
-    the user's terminal, and the child is kept, so that a failed one is an error instead of empty tokens."""
+    the user's terminal, and the child is kept, so that a failed one is an error instead of empty tokens. The
+    input file it names by its base name (in the package folder) is named by its path in the temporary folder
+    (`_TempFiles`)."""
 
     def __init__(self) -> None:
         self.children: list[subprocess.Popen[bytes]] = []
+        self.files: dict[str, str] = {}
+        """Base name → path of each temporary file the tokenizer made."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(subprocess, name)
 
-    def Popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:  # noqa: N802 (the module's name)
-        child = subprocess.Popen(*args, **{**kwargs, "stderr": subprocess.PIPE})
+    def Popen(self, args: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:  # noqa: N802 (the module's name)
+        child = subprocess.Popen([self.files.get(a, a) for a in args], **{**kwargs, "stderr": subprocess.PIPE})
         self.children.append(child)
         return child
+
+
+class _TempFiles:
+    """The `tempfile` module as pycocoevalcap's PTB tokenizer sees it during `tokenize`: its input file goes to the
+    temporary folder, not into its own package folder (``dir=``), which may be read-only (a system install)."""
+
+    def __init__(self, captured: _Captured) -> None:
+        self.captured = captured
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(tempfile, name)
+
+    def NamedTemporaryFile(self, *args: Any, dir: str | None = None, **kwargs: Any) -> Any:  # noqa: A002, N802
+        made = tempfile.NamedTemporaryFile(*args, **kwargs)
+        self.captured.files[os.path.basename(made.name)] = made.name
+        return made
 
 
 @lru_cache(maxsize=4)

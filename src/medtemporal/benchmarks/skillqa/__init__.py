@@ -97,7 +97,7 @@ SPEC = register("benchmark", BENCHMARK, citation=CITATION)(BenchmarkSpec(
         **{p: (f"{p}_4", f"{p}_6") for p in PROCEDURES},
         "4 frames": tuple(f"{p}_4" for p in PROCEDURES),
         "6 frames": tuple(f"{p}_6" for p in PROCEDURES),
-    }}),
+    }}, headline_metrics=("skillqa_overall", "accuracy", "pairwise_accuracy", "skillqa_rationale_bertscore")),  # Table 2
     demo=demo,
     published=Published(tables=TABLES),
 ))
