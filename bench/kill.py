@@ -51,12 +51,13 @@ def main() -> None:
           f"{judge['identical']}, finished: {judge['finished']}, left behind: {len(judge['leftovers'])}")
     for name, f in others.items():
         items = f" {f['lost']} items lost, {f['duplicated']} duplicated, manifest identical: {f['manifest_matches']}," \
-            if name == "build" else ""
+            if name.startswith("build") else ""
         print(f"{name}: {f['kills']} SIGKILLs over {f['attempts']} attempts:{items} identical files: {f['identical']}, "
               f"finished: {f['finished']}, left behind: {len(f['leftovers'])}")
     kills = figure["kills"] + judge["kills"] + sum(f["kills"] for f in others.values())
-    lost = figure["lost"] + judge["lost"] + others["build"]["lost"]
-    duplicated = figure["duplicated"] + judge["duplicated"] + others["build"]["duplicated"]
+    builds = [f for name, f in others.items() if name.startswith("build")]
+    lost = figure["lost"] + judge["lost"] + sum(f["lost"] for f in builds)
+    duplicated = figure["duplicated"] + judge["duplicated"] + sum(f["duplicated"] for f in builds)
     identical = figure["identical_scores"] and judge["identical"] and all(f["identical"] for f in others.values())
     print(f"all: {kills} SIGKILLs, {lost} lost, {duplicated} duplicated, {figure['reasked'] + judge['reasked']} "
           f"re-asked, {len(unexpected)} unexpected exits, identical scores and files: {identical} "

@@ -102,7 +102,7 @@ def test_the_unavailable_reason_is_told_once_under_the_table(tmp_path):
     broken = [s.model_copy(update={"unavailable": reason, "value": float("nan")}) if s.group == "overall" else s
               for s in scores.scores]
     (run / "scores.json").write_text(json.dumps(scores.model_copy(update={"scores": broken}).model_dump()))
-    text = run_table(load_runs([run], rescore=False)[0])
+    text = run_table(load_runs([run])[0])
     assert text.count(reason.rstrip(".")) == 1 and "Not computed: accuracy: The encoder is not here" in text
     assert "| Overall | accuracy |" not in text and "| TEL | accuracy |" in text
 
@@ -113,7 +113,7 @@ def test_several_runs_end_with_one_summary_table(tmp_path):
     b = write_run(tmp_path, items, [prediction(i, None) for i in items], name="b")
     for run in (a, b):
         main(["score", str(run), "--resamples", "20"])
-    text = console_report(load_runs([a, b], rescore=False))
+    text = console_report(load_runs([a, b]))
     summary = text[text.index("Summary"):]
     assert summary.count("\n| ") == 4  # header, rule, two runs
     assert "| 100.0 [100.0, 100.0] |" in summary and "| 0.0 [0.0, 0.0] |" in summary
@@ -128,7 +128,7 @@ def test_run_name_labels_the_run_and_survives_a_resume_without_it(tmp_path, caps
     assert main(args) == 0  # resumed (all six now) without --name: the name stays
     assert "Stable baseline on eltlm" in capsys.readouterr().out
     assert RunFolder(out).scores().run.name == "Stable baseline"
-    assert load_runs([out], rescore=False)[0].label == "Stable baseline"
+    assert load_runs([out])[0].label == "Stable baseline"
 
 
 def test_default_name_is_the_models_short_name(tmp_path):

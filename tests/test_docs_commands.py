@@ -1,7 +1,8 @@
 """Every command the README and docs/*.md give for phantom data works as written.
 
-Each shell code block of those files is either run — its lines in order, in a fresh folder per file, with
-`medtemporal.cli.main` and phantom sizes made small — and every line must exit 0, or skipped for a reason
+Each shell code block of those files (found by `bench/doc_blocks.py`, the rule `bench/docs_figures.py` shares)
+is either run — its lines in order, in a fresh folder per file, with `medtemporal.cli.main` and phantom sizes
+made small — and every line must exit 0, or skipped for a reason
 listed in `SKIPS` (a real dataset, a network model or GPU, Ray, an install step, a synopsis with
 placeholders). A block that fits neither fails the test, so a new block in the docs is either runnable here
 or names why not. ``medtemporal view`` serves until stopped, so its lines run as ``view --help`` once the
@@ -12,22 +13,18 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from doc_blocks import DOCS, Block, blocks
 from helpers.families import FAMILIES
 
 from medtemporal.cli import main
 from medtemporal.runs import find_runs
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-SHELL = {"", "sh", "bash", "shell", "console"}
-
 SKIPS: list[tuple[str, str]] = [
     (r"^(make|pip|ray|export|\.venv/|python)\b", "installs, sets up, or runs the test suite or a bench script"),
-    (r"^medtemporal demo\b", "the whole demo: `make demo` and tests/test_cli.py run it"),
+    (r"^(time )?medtemporal demo\b", "the whole demo: `make demo` and tests/test_cli.py run it"),
     (r"^medtemporal nltk-data\b", "fetches nltk data over the network"),
     (r"(^|\s)/data/|/models/", "needs a real dataset or model weights on disk"),
     (r"\b(URI|BENCH|RUN|DIR|FILE|MODEL)\b|\[--", "a synopsis with placeholders, not a command"),
@@ -37,13 +34,15 @@ SKIPS: list[tuple[str, str]] = [
      "needs a network model or a GPU"),
     (r"--ray\b", "needs a Ray cluster"),
     (r"--model (?![a-z+]+:)[A-Za-z0-9.-]+(@\S+)?(\s|$)", "a registered model: needs its weights, a GPU or a server"),
-    (r"^(?!medtemporal\b)", "not a medtemporal command (a file layout or printed output)"),
+    (r"^(?!(time )?medtemporal\b)", "not a medtemporal command (a file layout or printed output)"),
 ]
 """(pattern searched in each command line, why a block with such a line is not run here)."""
 
 SMALL = {"cxr": ("--patients", 40, ["--image-size", "64"]), "chexpert-plus": ("--patients", 60, ["--image-size", "64"]),
          "ct-rate": ("--patients", 6, ["--shape", "40,40,16"]), "skillqa": ("--instances", 12, ["--image-size", "64"])}
 """Phantom kind → (size option, the most this test makes, options that shrink the files) for speed."""
+CAPS = {"--test-size": 10}
+"""Build options sized for the documented phantoms → the most this test's smaller ones take."""
 
 PREPARE = {"audit.md": ["medtemporal phantoms cxr --patients 40 --out phantoms/cxr",
                         "medtemporal build mi-cxr --mimic-cxr-jpg phantoms/cxr/mimic-cxr-jpg "
@@ -52,32 +51,6 @@ PREPARE = {"audit.md": ["medtemporal phantoms cxr --patients 40 --out phantoms/c
 
 EXIT = {"audit": (0, 1)}
 """Commands whose documented exit status may be other than 0 (``audit``: 1 when a subtype is flagged)."""
-
-
-@dataclass(frozen=True)
-class Block:
-    """A shell code block: its file, first line and command lines (continuations joined, comments kept)."""
-
-    file: str
-    line: int
-    commands: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        return f"{self.file}:{self.line}"
-
-
-def blocks(path: Path) -> list[Block]:
-    """The shell code blocks of a Markdown file."""
-    text = path.read_text(encoding="utf-8")
-    found = []
-    for m in re.finditer(r"^```([^\n]*)\n(.*?)^```", text, re.S | re.M):
-        if m.group(1).strip() not in SHELL:
-            continue
-        body = m.group(2).replace("\\\n", " ")
-        lines = tuple(line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#"))
-        found.append(Block(path.name, text[: m.start()].count("\n") + 1, lines))
-    return found
 
 
 def skip_reason(block: Block) -> str | None:
@@ -90,12 +63,16 @@ def skip_reason(block: Block) -> str | None:
 
 def argv(line: str) -> list[str]:
     """The arguments of one ``medtemporal`` line, comments dropped and phantom sizes made small."""
-    args = shlex.split(line, comments=True)[1:]
+    args = shlex.split(line.removeprefix("time "), comments=True)[1:]
     if args[:1] == ["phantoms"] and args[1] in SMALL:
         option, most, shrink = SMALL[args[1]]
         k = args.index(option) + 1
         args[k] = str(min(int(args[k]), most))
         args += shrink
+    for option, most in CAPS.items():
+        if option in args:
+            k = args.index(option) + 1
+            args[k] = str(min(int(args[k]), most))
     if args[:1] == ["view"]:
         folders = [a for a in args[1:] if not a.startswith("-")]
         missing = [f for f in folders if not find_runs([Path(f)])]  # a run folder, or a folder that holds some

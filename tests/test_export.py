@@ -54,7 +54,7 @@ def test_parquet_holds_every_field_and_no_pixels(bench_dir, tmp_path):
     table = pq.read_table(out)
     assert table.column_names == ["id", "benchmark", "task", "subtype", "patient_id", "question", "options",
                                   "answer_type", "answer", "reference", "images", "visit_labels", "visits",
-                                  "timestamps", "image_refs", "image_paths", "meta"]  # no volumes column: no volumes
+                                  "timestamps", "image_refs", "image_paths", "sent_images", "meta"]  # no volumes
     hf = json.loads(table.schema.metadata[b"huggingface"])["info"]["features"]
     assert hf["images"] == {"feature": {"_type": "Image"}, "_type": "List"}  # datasets.Features, not legacy Sequence
     rows = table.to_pylist()
@@ -65,19 +65,21 @@ def test_parquet_holds_every_field_and_no_pixels(bench_dir, tmp_path):
         assert row["images"] == [{"bytes": None, "path": str(bench.image_root / r.path)} for r in item.images]
         assert row["visit_labels"] == ["T1", "T2", "T3", "T4", "T5"] and row["visits"] == [1, 2, 3, 4, 5]
         assert row["image_paths"] == [r.path for r in item.images]
+        assert row["sent_images"] == [0, 1, 2, 3, 4]  # the default protocol sends every visit, in order
         assert json.loads(row["meta"]) == item.meta
         assert item_from_row(row) == item
     manifest = Manifest.model_validate_json(table.schema.metadata[b"medtemporal.manifest"])
     assert manifest == bench.manifest
+    assert table.schema.metadata[b"medtemporal.protocol"] == b"direct"
 
 
 def test_vlmevalkit_mcq_carries_our_instruction_and_the_framing(bench_dir, tmp_path):
     out = tmp_path / "x.tsv"
     bench = load(bench_dir)
-    assert export(bench, "vlmevalkit", out).paths == (out,)
+    assert export(bench, "vlmevalkit", out, allow_remote_data=True).paths == (out,)  # no phantom: credentialed
     df = pd.read_csv(out, sep="\t", keep_default_na=False)
     assert list(df.columns) == ["index", "question", "A", "B", "C", "D", "E", "answer", "image_path", "hint",
-                                "category", "l2-category", "split", "id"]
+                                "category", "l2-category", "split", "id", "sent_images"]
     assert df.loc[0, "hint"] == ("The 5 images are shown in order: image 1 is T1, image 2 is T2, image 3 is T3, "
                                  "image 4 is T4, image 5 is T5.")
     assert df.loc[0, "question"] == (
@@ -153,16 +155,17 @@ def _mixed(tmp_path) -> Item:
 def test_vlmevalkit_names_the_files_it_writes_and_never_overwrites_them_unasked(tmp_path, capsys):
     bench = _mixed(tmp_path)
     out = tmp_path / "temmed.tsv"
-    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out)]) == 0
+    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--allow-remote-data"]) == 0
     files = [tmp_path / f"temmed_{k}.tsv" for k in ("yorn", "vqa", "mcq")]
     assert capsys.readouterr().err.strip() == f"Wrote 3 items to {', '.join(map(str, files))} (vlmevalkit)."
     assert not out.exists() and all(f.is_file() for f in files)
     files[2].write_text("my own notes\n")
-    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out)]) == 2
+    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--allow-remote-data"]) == 2
     err = capsys.readouterr().err
     assert str(files[2]) in err and "pass --overwrite" in err and err.count("\n") == 1
     assert files[2].read_text() == "my own notes\n"  # nothing replaced
-    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--overwrite"]) == 0
+    assert main(["export", str(bench), "--format", "vlmevalkit", "--out", str(out), "--overwrite",
+                 "--allow-remote-data"]) == 0
     assert files[2].read_text().startswith("index\tquestion\tA\tB\tanswer")
 
 

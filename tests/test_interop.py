@@ -294,7 +294,7 @@ def test_lmms_eval_tasks_score_as_medtemporal_and_import_back(family_benches, fa
     assert _same_scores(ours, tmp_path / "imported") > 0
     if family == "eltlm":  # the judge is left to `medtemporal score --judge`, weights to `score --metrics`
         assert [m["metric"] for m in _load_task(folder, f"{group['task'][0]}.yaml")["metric_list"]] == [
-            "rouge_l_f1", "temporal_entity_f1"]
+            "rouge_l_f1", "temporal_entity_f1", "temporal_entity_f1_libra"]
 
 
 def test_lmms_eval_export_leaves_nothing_when_killed_and_restarts_cleanly(bench, tmp_path, monkeypatch):
@@ -317,7 +317,7 @@ def test_lmms_eval_export_leaves_nothing_when_killed_and_restarts_cleanly(bench,
     assert main(["export", str(bench.path), "--format", "lmms-eval", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         ".medtemporal-files.json", "_medtemporal_tiny.yaml", "medtemporal_tiny_TEL.parquet", "medtemporal_tiny_TEL.yaml",
-        "utils.py"]
+        "probes.jsonl", "requirements.txt", "utils.py"]
     assert main(["export", str(bench.path), "--format", "lmms-eval", "--out", str(out)]) == 2  # never over it unasked
 
 

@@ -106,6 +106,14 @@ def test_a_plugin_family_ships_its_prompt_builds_runs_and_scores(family, monkeyp
     assert sorted(p.name for p in CORE_PROMPTS.iterdir()) == core_before
 
 
+def test_the_smallest_family_fails_the_check_on_its_demo_and_published_rows_only(family):
+    """As the doc says: the least a family needs runs, but others rely on a demo and on the paper's rows."""
+    from medtemporal.testing import check_family
+
+    failed = {rule for rule, problem in check_family("visit-pairs").items() if problem}
+    assert failed == {"demo", "published"}
+
+
 def test_a_template_name_taken_twice_is_refused_naming_both_files(family):
     clash = family / "visit_pairs" / "prompts" / "mcq_direct.txt"
     clash.write_text("$question\n$options\n")

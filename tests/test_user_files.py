@@ -30,7 +30,7 @@ def _one_error(capsys, *needles):
         assert needle in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("fmt", ["lmms-eval", "hf"])
+@pytest.mark.parametrize("fmt", ["lmms-eval", "hf", "inspect"])
 def test_export_overwrite_replaces_its_own_folder_and_refuses_one_holding_a_users_file(bench, tmp_path, capsys, fmt):
     out = tmp_path / "export"
     export = ["export", str(bench), "--format", fmt, "--out", str(out)]

@@ -81,8 +81,7 @@ class Benchmark:
     @property
     def image_root(self) -> Path:
         """Absolute image root (relative roots are taken from the benchmark folder)."""
-        root = Path(self.manifest.image_root or ".")
-        return root if root.is_absolute() else (self.path / root).resolve()
+        return image_root_of(self.path, self.manifest)
 
     def select(self, tasks: Sequence[str] | None = None, limit: int | None = None, *,
                per_task: int | None = None, rule: str = SPREAD) -> list[Item]:
@@ -178,6 +177,12 @@ def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
 def is_benchmark(path: str | Path) -> bool:
     """Whether ``path`` holds a benchmark's manifest (a build there would replace it)."""
     return (Path(path) / MANIFEST).is_file()
+
+
+def image_root_of(folder: str | Path, manifest: Manifest) -> Path:
+    """The absolute image root of the benchmark in ``folder`` (a relative one is taken from the folder)."""
+    root = Path(manifest.image_root or ".")
+    return root if root.is_absolute() else (Path(folder) / root).resolve()
 
 
 def read_manifest(path: str | Path) -> Manifest:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from medtemporal.backends.base import (
     Backend, GenerateConfig, Message, Request, RequestError, Response, TextPart,
 )
+from medtemporal.backends.session import DataUse, ModelSession, complete
 from medtemporal.benchmark import Benchmark, Manifest, load, save
 from medtemporal.build_options import Imported, add_llm_options, add_official_option, imported
 from medtemporal.demo_steps import DemoSteps, cxr_build, cxr_phantoms
@@ -31,24 +32,27 @@ from medtemporal.errors import (
     UnknownNameError,
 )
 from medtemporal.phantoms.kinds import PhantomKind
+from medtemporal.phantoms.out import prepare_out
 from medtemporal.prompts import PromptSet
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.provenance import (
-    Release, holds_phantoms, licence_of, most_restrictive, release_licence, write_phantom_manifest,
+    PHANTOM_TRUTH, Release, holds_phantoms, licence_of, most_restrictive, release_licence, write_phantom_manifest,
 )
 from medtemporal.published import NoneFound, PublishedColumn, PublishedRow, PublishedTable
 from medtemporal.registry import register
-from medtemporal.schema import ImageRef, Item, Licence, Record, Score, content_hash
-from medtemporal.scoring.metrics import Answer, Metric, metric
+from medtemporal.schema import Finding, ImageRef, Item, Licence, Record, Score, Study, Timeline, content_hash
+from medtemporal.scoring.metrics import Answer, Metric, chance_level, is_correct, metric
 from medtemporal.writes import write_atomic
 
 __all__ = [
-    "Answer", "AuditRules", "Backend", "Benchmark", "BenchmarkSpec", "DemoSection", "DemoSteps", "Generate",
-    "GenerateConfig", "ImageRef", "Imported", "InvalidInputError", "Item", "JudgeHook", "Licence", "Manifest", "MedTemporalError",
-    "Message", "Metric", "MissingDependencyError", "NoneFound", "PhantomKind", "PromptSet", "Published", "PublishedColumn",
-    "PublishedRow", "PublishedTable", "Record", "Release", "Request", "RequestError", "Response", "RunDefaults",
-    "Score", "ScoreGroups", "Solution", "Solver", "TextPart", "UnavailableError", "UndefinedMetricWarning",
-    "UnknownNameError", "Variant", "add_llm_options", "add_official_option", "answer_request", "content_hash", "cxr_build", "cxr_phantoms", "holds_phantoms",
-    "image_parts", "imported", "licence_of", "load", "metric", "most_restrictive", "register", "release_licence", "save",
-    "sha256_file", "spec", "write_atomic", "write_phantom_manifest",
+    "Answer", "AuditRules", "Backend", "Benchmark", "BenchmarkSpec", "DataUse", "DemoSection", "DemoSteps", "Finding",
+    "Generate", "GenerateConfig", "ImageRef", "Imported", "InvalidInputError", "Item", "JudgeHook", "Licence",
+    "Manifest", "MedTemporalError", "Message", "Metric", "MissingDependencyError", "ModelSession", "NoneFound",
+    "PHANTOM_TRUTH", "PhantomKind", "PromptSet", "Published", "PublishedColumn", "PublishedRow", "PublishedTable",
+    "Record", "Release", "Request", "RequestError", "Response", "RunDefaults", "Score", "ScoreGroups", "Solution",
+    "Solver", "Study", "TextPart", "Timeline", "UnavailableError", "UndefinedMetricWarning", "UnknownNameError",
+    "Variant", "add_llm_options", "add_official_option", "answer_request", "chance_level", "complete", "content_hash",
+    "cxr_build", "cxr_phantoms", "holds_phantoms", "image_parts", "imported", "is_correct", "licence_of", "load",
+    "metric", "most_restrictive", "prepare_out", "register", "release_licence", "save", "sha256_file", "spec",
+    "write_atomic", "write_phantom_manifest",
 ]

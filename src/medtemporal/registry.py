@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ _ENTRIES: dict[Kind, dict[str, Entry]] = {k: {} for k in KINDS}
 _DECLARED: dict[tuple[Kind, str], str] = {}
 _FAILED_PLUGINS: dict[str, str] = {}
 _PLUGINS: set[tuple[Kind, str]] = set()
+_ORIGIN: dict[tuple[Kind, str], str] = {}
+"""(kind, name) → the module that called `register`."""
 _loading_plugins = False
 _loaded = False
 _loaded_all = False
@@ -67,12 +70,14 @@ def register(kind: Kind, name: str, **info: Any) -> Callable[[T], T]:
     """Decorator that registers ``obj`` under ``kind``/``name`` with metadata ``info``."""
     if kind not in KINDS:
         raise ValueError(f"Unknown registry kind {kind!r}; use one of {', '.join(KINDS)}.")
+    caller = str(sys._getframe(1).f_globals.get("__name__", ""))
 
     def add(obj: T) -> T:
         existing = _ENTRIES[kind].get(name)
         if existing is not None and existing.obj is not obj:
             raise ValueError(f"A {kind} named {name!r} is already registered.")
         _ENTRIES[kind][name] = Entry(kind, name, obj, dict(info))
+        _ORIGIN[(kind, name)] = caller
         if _loading_plugins:
             _PLUGINS.add((kind, name))
         return obj
@@ -174,19 +179,16 @@ def discovered(kind: Kind) -> list[str]:
 
 @contextmanager
 def isolated() -> Iterator[None]:
-    """Entries registered inside the block are gone after it (every built-in and plugin entry is loaded first,
-    so none of those is lost): how tests register a toy family without leaking it into later tests.
-
-    >>> with isolated():
-    ...     _ = register("metric", "toy_metric_in_a_block")(object())
-    >>> "toy_metric_in_a_block" in names("metric")
-    False
+    """Entries a caller registers inside the block (a test's toy family, a scripted backend) are gone after it;
+    entries medtemporal's own modules and plugins register meanwhile (imported on first use) stay, as their
+    modules will not run again. The test suite wraps every test in it (``tests/conftest.py``).
     """
-    _load_all()
-    saved = {kind: dict(found) for kind, found in _ENTRIES.items()}
+    before = {kind: set(found) for kind, found in _ENTRIES.items()}
     try:
         yield
     finally:
-        for kind, found in saved.items():
-            _ENTRIES[kind].clear()
-            _ENTRIES[kind].update(found)
+        for kind, found in _ENTRIES.items():
+            for name in set(found) - before[kind]:
+                if not (_ORIGIN.get((kind, name), "").startswith("medtemporal.") or (kind, name) in _PLUGINS
+                        or (kind, name) in _DECLARED):
+                    del found[name]

@@ -79,10 +79,13 @@ class ModelRef(_Part):
     settings: dict[str, Any] = Field(default_factory=dict)
     served: list[str] = Field(default_factory=list)
     """Model names the server reported."""
+    requested: dict[str, Any] | None = None
+    """The model options the run was asked for (``--max-pixels``, every ``--option``), before the backend loads:
+    what a set run again compares to skip a finished run (None in folders written before it was recorded)."""
 
-    @field_validator("identity", "settings", mode="after")
+    @field_validator("identity", "settings", "requested", mode="after")
     @classmethod
-    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _no_credentials(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         """Options named like credentials, at any depth (``extra_body={"api_key": ...}``), are never kept."""
         return hide_credentials(value)
 
@@ -124,6 +127,10 @@ class RunConfig(_Part):
     before the rule was recorded: the first ``limit`` items."""
     repeats: int = Field(default=1, ge=1)
     """Answers per item; not part of the resume identity, so a run may grow more repeats."""
+    image_root: str | None = None
+    """The folder the run read its images from (``--image-root``, resolved) where it is not the benchmark's own;
+    None: the benchmark's images. Part of the resume identity, and what the data-use guard of ``score --judge``
+    and ``--green`` judges."""
     allow_remote_data: bool = False
     medtemporal_version: str | None = None
     git_revision: str | None = None
@@ -166,6 +173,7 @@ class RunConfig(_Part):
             "protocol.options": self.protocol.options,
             "protocol.templates": sorted(self.protocol.templates.values()),
             "generation": self.generation,
+            "image root (--image-root)": self.image_root,
         }
 
 
@@ -331,15 +339,21 @@ class RunFolder:
         """Write ``config.json`` atomically."""
         self._write_atomic(CONFIG, json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
 
-    def check_resumable(self, new: RunConfig) -> RunConfig | None:
-        """Refuse to add to a folder that holds a run of something else, naming the first setting that differs;
-        return the config of the run it holds (None when there is none to resume).
+    def check_resumable(self, new: RunConfig, *, named: bool = False) -> RunConfig | None:
+        """Refuse to add to a folder that holds a run of something else, naming the first setting that differs
+        (``named``: the new name was given, ``--name``, and must be the run's); return the config of the run it
+        holds (None when there is none to resume).
 
         An empty folder (no predictions yet) may take new settings.
         """
         old = self.read_config()
         if old is None or not self.has_predictions():
             return None
+        if named and old.name is not None and new.name != old.name:
+            raise InvalidInputError(
+                f"{self.path} holds a run named {old.name!r}, not {new.name!r}; pass --name {old.name!r} (or no "
+                "--name) to resume it, or choose a new --out folder."
+            )
         before, after = old.resume_identity(), new.resume_identity()
         for name in before:
             if before[name] != after[name]:

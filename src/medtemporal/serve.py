@@ -10,7 +10,12 @@ changed, in the background: until a page is written its address answers at once 
 so and reloads itself. Run folders given by themselves are also reported together at ``/runs/report.html``,
 the URL printed for them (it opens on the headline tables). `start` begins writing that page at once, then,
 one after another, each benchmark's page the index links first (its runs together, or its one run), so a
-click finds it written. Only ``127.0.0.1`` is bound, so predictions of credentialed data stay on this machine.
+click finds it written. Only ``127.0.0.1`` is bound, so predictions of credentialed data stay on this machine,
+and only requests addressed to the viewer's own loopback name and port (``Host: 127.0.0.1:PORT``,
+``localhost:PORT`` or ``[::1]:PORT``) are answered: a page elsewhere whose name is re-bound to 127.0.0.1 (DNS
+rebinding) gets 403. Every page goes out with the Content-Security-Policy of
+`medtemporal.report.escaping.content_security_policy` (no inline event handler, no ``javascript:`` URL, no script
+but the page's own).
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from html import escape
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Sequence
@@ -29,9 +33,12 @@ from urllib.parse import quote, unquote, urlsplit
 
 from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.runs import RunConfig, RunFolder, find_runs
+from medtemporal.report.escaping import content_security_policy, html_text
 
 HOST = "127.0.0.1"
 """The only address the viewer binds to."""
+LOOPBACK_NAMES = (HOST, "localhost", "[::1]")
+"""The names a request's ``Host`` may give the viewer (with its port)."""
 
 
 def _key(path: Path) -> str:
@@ -102,7 +109,12 @@ class ReportServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-                server._get(self)
+                if server._addressed_here(self):
+                    server._get(self)
+
+            def do_HEAD(self) -> None:  # noqa: N802 (the stdlib's name): never the standard library's file server
+                if server._addressed_here(self):
+                    server._send(self, 405, _message_page("Use GET.").encode("utf-8"))
 
         try:
             self.httpd = ThreadingHTTPServer((HOST, port), Handler)
@@ -163,6 +175,18 @@ class ReportServer:
         self.close()
 
     # requests --------------------------------------------------------------------------------------------
+    def _addressed_here(self, handler: SimpleHTTPRequestHandler) -> bool:
+        """Whether the request names this viewer as its host (`LOOPBACK_NAMES` with its port); else answer 403."""
+        host = (handler.headers.get("Host") or "").strip().lower()
+        allowed = {f"{name}:{self.port}" for name in LOOPBACK_NAMES}
+        if self.port == 80:
+            allowed.update(LOOPBACK_NAMES)
+        if host in allowed:
+            return True
+        self._send(handler, 403, _message_page(f"This viewer answers only at {self.url.split('#')[0]}, not for "
+                                               f"the host {host or '(none)'}.").encode("utf-8"))
+        return False
+
     def _get(self, handler: SimpleHTTPRequestHandler) -> None:
         path = unquote(urlsplit(handler.path).path)
         if path in ("/", "/index.html"):
@@ -190,6 +214,9 @@ class ReportServer:
         handler.send_header("Content-Type", kind)
         handler.send_header("Content-Length", str(len(body)))
         handler.send_header("Cache-Control", "no-store")
+        handler.send_header("Content-Security-Policy", content_security_policy())
+        handler.send_header("X-Content-Type-Options", "nosniff")
+        handler.send_header("Referrer-Policy", "no-referrer")
         handler.end_headers()
         handler.wfile.write(body)
 
@@ -231,11 +258,13 @@ class ReportServer:
 
     def _write_page(self, key: str, build: _Build, folder: Path) -> None:
         from medtemporal.report import write_report  # the report's imports (plots, audit) on first use
+        from medtemporal.scoring.runs import score_stale
 
         try:
             with self._writing:
                 if self._closed.is_set():
                     return
+                score_stale(build.runs)  # the report only reads; a run still answering is scored as it stands
                 write_report(build.runs, folder, ("html",))
         except MedTemporalError as exc:
             build.error = str(exc)
@@ -267,19 +296,19 @@ class ReportServer:
         for benchmark in sorted(per_benchmark):
             both = (f' · <a href="/b/{quote(benchmark)}/report.html">all {per_benchmark[benchmark]} runs together</a>'
                     if per_benchmark[benchmark] > 1 else "")
-            body.append(f"<h2>{escape(benchmark)}{both}</h2>")
+            body.append(f"<h2>{html_text(benchmark)}{both}</h2>")
             cells = []
             for info, run in rows:
                 if info["benchmark"] != benchmark:
                     continue
-                link = f'<a href="/r/{_key(run)}/report.html">{escape(info["name"])}</a>'
+                link = f'<a href="/r/{_key(run)}/report.html">{html_text(info["name"])}</a>'
                 cells.append("<tr>" + "".join(f"<td>{c}</td>" for c in (
-                    link, escape(info["score"]), escape(info["status"]), escape(info["model"]), escape(info["protocol"]),
-                    f'<span title="{escape(str(run))}">{escape(_shown(run, self.paths))}</span>')) + "</tr>")
+                    link, html_text(info["score"]), html_text(info["status"]), html_text(info["model"]), html_text(info["protocol"]),
+                    f'<span title="{html_text(str(run))}">{html_text(_shown(run, self.paths))}</span>')) + "</tr>")
             body.append('<div class="scroll"><table><thead><tr><th>Run</th><th>Headline (× 100, 95% CI)</th>'
                         "<th>Status</th><th>Model</th><th>Protocol</th><th>Folder</th></tr></thead><tbody>"
                         + "".join(cells) + "</tbody></table></div>")
-        where = ", ".join(escape(str(p)) for p in self.paths)
+        where = ", ".join(html_text(str(p)) for p in self.paths)
         return _document("medtemporal runs", f"<h1>Runs under {where}</h1><p class=note>{len(runs)} runs; this page "
                          "reads the folders each time it is opened. A run's report is written when first opened.</p>"
                          + "".join(body))
@@ -346,7 +375,7 @@ CSS = ("body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin
 
 def _document(title: str, body: str, head: str = "") -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-            f'content="width=device-width, initial-scale=1">{head}<title>{escape(title)}</title><style>{CSS}</style>'
+            f'content="width=device-width, initial-scale=1">{head}<title>{html_text(title)}</title><style>{CSS}</style>'
             f"</head><body>{body}</body></html>\n")
 
 
@@ -361,4 +390,4 @@ def _building_page(build: _Build) -> str:
 
 
 def _message_page(text: str) -> str:
-    return _document("medtemporal", f'<p>{escape(text)}</p><p><a href="/">All runs</a></p>')
+    return _document("medtemporal", f'<p>{html_text(text)}</p><p><a href="/">All runs</a></p>')

@@ -24,7 +24,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from medtemporal.errors import InvalidInputError
@@ -196,3 +196,33 @@ def refuse_unowned(folder: Path, paths: Iterable[Path], *, action: str) -> None:
                         f"Will not {action} {file}: medtemporal did not write it (it is not in {folder / OWNED}); "
                         "move it elsewhere, or choose another --out."
                     )
+
+
+def staging(folder: Path) -> Path:
+    """Where a build writes what it makes for ``folder`` until it is whole (caches, a corpus, then items and
+    manifest): a hidden sibling, so a build stopped at any moment leaves ``folder`` as it was, and the next build
+    reuses the work (its caches) and moves it in with `publish`."""
+    return folder.parent / f".{folder.name}.partial"
+
+
+def publish(work: Path, folder: Path, first: Sequence[str] = ()) -> None:
+    """Move every entry of ``work`` into ``folder`` (an entry of the same name there replaced), ``first`` in that
+    order before the others, then remove ``work``. A new or empty ``folder`` becomes ``work`` in one rename; else a
+    stop between two moves leaves ``folder`` with its ``first`` entries already new (a build names its manifest
+    first, so ``--overwrite`` still recognises the folder)."""
+    if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+        with contextlib.suppress(FileNotFoundError):
+            folder.rmdir()
+        os.replace(work, folder)
+        return
+    names = [*[n for n in first if (work / n).exists()], *sorted(p.name for p in work.iterdir() if p.name not in first)]
+    for name in names:
+        source, target = work / name, folder / name
+        if target.is_dir() and not target.is_symlink():
+            old = temporary(target)
+            os.replace(target, old)
+            os.replace(source, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(source, target)
+    work.rmdir()

@@ -170,12 +170,14 @@ def test_reports_show_the_benchmarks_audit(tmp_path) -> None:
 
     from medtemporal.benchmark import Manifest, save
     from medtemporal.report import write_report
+    from medtemporal.scoring.runs import score_stale
 
     items = make_items(patients=60, per_patient=3)
     audit = audit_items(items)
     assert audit["subtypes"]
     save(tmp_path / "bench", items, Manifest(benchmark="mi-cxr", version="1", licence="synthetic", audit=audit))
     run = write_run(tmp_path, items, [prediction(i, i.answer) for i in items], bench=tmp_path / "bench")
+    score_stale([run])  # as `medtemporal report` does: the report only reads
     write_report([run])
     md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
     assert "## Blind-solvability audit of bench" in md and '<h2 id="audit">Blind-solvability audit of bench' in html

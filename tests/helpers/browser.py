@@ -28,11 +28,11 @@ def chromium() -> str:
     pytest.skip(f"headless Chromium is not installed; install it with `{INSTALL}` to check report pages")
 
 
-def headless(page: Path, *flags: str, fragment: str = "", timeout: float = 90,
+def headless(page: Path | str, *flags: str, fragment: str = "", timeout: float = 90,
              budget_ms: int = 3000) -> subprocess.CompletedProcess[str]:
-    """Open ``page`` (with ``#fragment``) in headless Chromium with ``flags``, ``budget_ms`` of virtual time for
-    its scripts and loads; console messages go to stderr."""
-    url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+    """Open ``page`` (a file, or a URL) (with ``#fragment``) in headless Chromium with ``flags``, ``budget_ms`` of
+    virtual time for its scripts and loads; console messages go to stderr."""
+    url = (page if isinstance(page, str) else page.resolve().as_uri()) + (f"#{fragment}" if fragment else "")
     with tempfile.TemporaryDirectory() as profile:
         command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr",
                    "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -79,15 +79,17 @@ section heading, the page's text, the viewer's state."""
 
 
 def layout(page: Path, fragment: str = "", width: int = 1400) -> dict:
-    """`LAYOUT_JS`'s measures of ``page`` opened at ``width`` px (a copy beside it runs the script, so the page's
-    relative ``assets/`` load as they do for the page itself)."""
-    probe = page.with_name(".layout-" + page.name)
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", f"<script>{LAYOUT_JS}</script></body>", 1),
-                     encoding="utf-8")
+    """`LAYOUT_JS`'s measures of ``page`` opened at ``width`` px (a copy beside it runs the script, from a file
+    beside it as the page's policy allows, so the page's relative ``assets/`` load as they do for the page itself)."""
+    probe, script = page.with_name(".layout-" + page.name), page.with_name(".layout-probe.js")
+    script.write_text(LAYOUT_JS, encoding="utf-8")
+    probe.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", f'<script src="{script.name}"></script></body>', 1), encoding="utf-8")
     try:
         done = headless(probe, "--dump-dom", f"--window-size={width},1000", fragment=fragment, budget_ms=20000)
     finally:
         probe.unlink()
+        script.unlink()
     match = re.search(r'<pre id="mt-layout">(.*?)</pre>', done.stdout, re.S)
     assert match, f"the page did not finish loading: {done.stderr[-2000:]}"
     return {**json.loads(html.unescape(match[1])), "console": console_messages(done.stderr)}

@@ -34,3 +34,20 @@ def make_open_run(bench: Path, out: Path, protocol: str = "direct", answer: str 
     """A finished, unscored run of a constant answer on ``bench``."""
     run(bench, f"baseline:constant-{answer}", out, protocol=protocol, progress=False, score=False, no_cache=True)
     return out
+
+
+def make_open_benchmark_on_phantom(root: Path, n: int = 4) -> tuple[Path, Path]:
+    """``n`` open items (a family with a judge rubric) whose images are a verified phantom (`make_tiny_benchmark`'s);
+    the benchmark folder and the phantom's image root."""
+    from helpers.tiny import make_tiny_benchmark
+
+    from medtemporal.schema import ImageRef
+
+    make_tiny_benchmark(root / "tiny", n=n)
+    data = root / "tiny" / "data"
+    items = [Item.create(benchmark=BENCHMARK, task="perception", subtype=subtype_of(2),
+                         images=[ImageRef(path=f"img/p{k}_{v}.png", visit=v, label=f"T{v}") for v in (1, 2)],
+                         question=f"Question {k}: how did the effusion change?", answer_type="open", answer=ANSWER,
+                         reference=ANSWER, meta={"patient_id": f"p{k // 2}"}) for k in range(n)]
+    manifest = Manifest(benchmark=BENCHMARK, version="test", licence="synthetic", image_root=str(data))
+    return save(root / "bench", items, manifest), data

@@ -13,6 +13,10 @@ choices it was shown instead of answering: the option lines of the request
 (``A. T1 → T2``, ``B: ``…; or a bracketed list after "options", ``[Yes, No]``)
 on one line or one per line (`echo_reply`).
 
+With ``follow=BENCH`` (a benchmark folder) it plays the scripted instruction follower of
+``follower.py``: the reply is a function of the request's text alone, so two tools that send the same
+text get the same reply.
+
 With ``sample=True`` a request with a temperature above 0 gets a random
 letter, drawn from the request's ``seed`` when it has one (the same text and
 seed give the same letter) and from fresh randomness when it has none, as a
@@ -83,6 +87,8 @@ class State:
     """``[match, text]`` pairs: a request whose text contains ``match`` (the first that does) is answered ``text``."""
     echo: str = ""
     """``"line"`` / ``"lines"``: answer with the options the request showed, on one line / one per line."""
+    follow: str = ""
+    """A benchmark folder: answer as `follower.Follower` does for its items."""
     first_at: float | None = None
     """`time.monotonic` (one clock for every process of the machine) when the first request arrived."""
     last_at: float | None = None
@@ -142,6 +148,20 @@ def sampled_answer(key: str, seed: int | None) -> str:
     if seed is None:
         return random.choice("ABCDE")
     return random.Random(hashlib.sha256(f"{key}\0{seed}".encode()).digest()).choice("ABCDE")
+
+
+def _follower(bench: str) -> Any:
+    """The instruction follower of a benchmark folder (made once per folder)."""
+    if bench not in _FOLLOWERS:
+        try:
+            from helpers.follower import Follower, read_items
+        except ImportError:  # run as a script: follower.py is beside this file
+            from follower import Follower, read_items
+        _FOLLOWERS[bench] = Follower(read_items(bench))
+    return _FOLLOWERS[bench]
+
+
+_FOLLOWERS: dict[str, Any] = {}
 
 
 def _image_sizes(body: dict[str, Any]) -> list[tuple[int, int]]:
@@ -237,6 +257,8 @@ def make_app(state: State) -> web.Application:
             return web.json_response(_completion(state, scripted))
         if state.echo:
             return web.json_response(_completion(state, echo_reply(key, state.echo)))
+        if state.follow:
+            return web.json_response(_completion(state, _follower(state.follow).reply(key)))
         sampled = state.sample and (body.get("temperature") or 0) > 0
         letter = sampled_answer(key, body.get("seed")) if sampled else answer_for(key)
         return web.json_response(_completion(state, f"The answer is {letter}."))
@@ -245,7 +267,7 @@ def make_app(state: State) -> web.Application:
         update = await request.json()
         for name, value in update.items():
             if name not in ("latency", "model", "faults", "hang_s", "keep_bodies", "record_images", "sample",
-                            "replies", "echo"):
+                            "replies", "echo", "follow"):
                 raise web.HTTPBadRequest(text=f"unknown setting {name}")
             setattr(state, name, value)
         unknown = [f["kind"] for f in state.faults if f["kind"] not in FAULTS]
@@ -276,7 +298,7 @@ def make_app(state: State) -> web.Application:
                      "inflight_area"):
             setattr(state, name, getattr(fresh, name))
         state.epoch += 1
-        state.faults, state.latency, state.sample, state.replies, state.echo = [], 0.0, False, [], ""
+        state.faults, state.latency, state.sample, state.replies, state.echo, state.follow = [], 0.0, False, [], "", ""
         return web.json_response({"ok": True})
 
     app = web.Application(client_max_size=256 * 1024**2)

@@ -44,7 +44,7 @@ JUDGE_FAULTS = [
 ]
 VERDICT = [["[Reference Answer]", "Accuracy: 1\nCompleteness: 0"]]
 """The fake judge's reply to every judge request."""
-SHARE = {"score --judge": 0.35, "build": 0.25, "report": 0.2, "export": 0.2}
+SHARE = {"score --judge": 0.3, "build": 0.2, "build with a retrieval cache": 0.15, "report": 0.175, "export": 0.175}
 """How the kills are shared between the commands (the ``run`` part is `helpers.kill.kill_figure`'s)."""
 
 
@@ -153,7 +153,7 @@ def files_figure(name: str, argv: list[str], reference: Path, out: Path, kills: 
     loop = kill_loop([a.replace("{out}", str(out)) for a in argv], env, rng, kills, window)
     ref, got = (_files(p) if p.is_dir() else {p.name: p.read_bytes()} for p in (reference, out))
     figure = {**loop, "identical": ref == got, "leftovers": _leftovers(out.parent if out.is_file() else out)}
-    if name == "build":  # items lost or repeated, judged on the lines of items.jsonl
+    if name.startswith("build"):  # items lost or repeated, judged on the lines of items.jsonl
         want, have = (set(files.get(ITEMS, b"").splitlines()) for files in (ref, got))
         lines = got.get(ITEMS, b"").splitlines()
         figure.update(lost=len(want - have), duplicated=len(lines) - len(set(lines)),
@@ -171,6 +171,10 @@ def command_figures(fake: FakeOpenAI, root: Path, *, kills: int, seed: int = 202
     build = ["build", "mi-cxr", "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"), "--qba", str(cxr / "mimic-ext-cxr-qba"),
              "--out", "{out}", "--overwrite"]
     figures["build"] = files_figure("build", build, root / "build-ref", root / "build", share["build"], rng, env)
+    name = "build with a retrieval cache"  # longitudinal-rrg's embeddings/, written before items and manifest
+    cached = ["build", "longitudinal-rrg", "--mimic-cxr-jpg", str(cxr / "mimic-cxr-jpg"), "--out", "{out}",
+              "--overwrite"]
+    figures[name] = files_figure(name, cached, root / "rrg-ref", root / "rrg", share[name], rng, env)
     bench = make_tiny_benchmark(root / "tiny", n=12)
     assert run(bench, "baseline:random", root / "tiny-run", progress=False).done == 12
     report = ["report", str(root / "tiny-run"), "--out", "{out}", "--formats", "md,csv,html,png"]

@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
+from medtemporal.scoring.runs import score_stale
 from medtemporal.report import write_report
 from medtemporal.report.loaded import load_runs
 from medtemporal.runs import RunFolder
@@ -44,6 +45,7 @@ def test_comparisons_in_a_report_share_each_runs_statistics(tmp_path, calls):
     base, a, b = _runs(tmp_path)
     alone = compare_runs(a, base)
     assert calls["accuracy"] == 2  # once per run, whatever the number of groups (overall + 3 tasks)
+    score_stale([base, a, b])  # as `medtemporal report` does before the report reads them
     runs = load_runs([base, a, b])
     calls.clear()
     first, second, third = runs
@@ -56,7 +58,7 @@ def test_comparisons_in_a_report_share_each_runs_statistics(tmp_path, calls):
 
 def test_a_report_reads_each_run_folder_and_its_benchmark_once(tmp_path, monkeypatch):
     runs = _runs(tmp_path)
-    load_runs(runs)  # scored first, so that the report below only reads
+    score_stale(runs)  # scored first: the report below only reads
     reads: Counter[str] = Counter()
     original = RunFolder.latest_predictions
 

@@ -6,6 +6,7 @@ import pytest
 
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
+from medtemporal.scoring.runs import score_stale
 from medtemporal.report import load_runs, write_report
 from medtemporal.report.profile import profile_chart, profile_points
 from medtemporal.report.assets import Assets
@@ -20,8 +21,10 @@ def runs(tmp_path):
     right = [prediction(i, f"The answer is {i.answer}.") for i in items]
     half = [prediction(i, f"The answer is {i.answer}." if k % 2 else f"({wrong_letter(i)})")
             for k, i in enumerate(items)]
-    return [write_run(tmp_path, items, right, name="right", model="m1"),
-            write_run(tmp_path, items, half, name="half", model="m2")]
+    paths = [write_run(tmp_path, items, right, name="right", model="m1"),
+             write_run(tmp_path, items, half, name="half", model="m2")]
+    score_stale(paths)  # as `medtemporal report` does before the report reads them
+    return paths
 
 
 def test_profile_needs_two_benchmarks_and_plots_every_family(runs):
@@ -30,7 +33,7 @@ def test_profile_needs_two_benchmarks_and_plots_every_family(runs):
     scores = json.loads((runs[1] / "scores.json").read_text())
     scores["run"]["benchmark"] = "another"
     (runs[1] / "scores.json").write_text(json.dumps(scores))
-    loaded = load_runs(runs, rescore=False)
+    loaded = load_runs(runs)
     points = profile_points(loaded)
     assert {p[1] for p in points} == {"scoring-test: TEL", "scoring-test: ICR", "scoring-test: GTS",
                                       "another: TEL", "another: ICR", "another: GTS"}

@@ -12,6 +12,7 @@ from medtemporal.errors import InvalidInputError
 from medtemporal.report import write_report
 from medtemporal.schema import write_jsonl
 from medtemporal.scoring import score_run
+from medtemporal.scoring.runs import score_stale
 from medtemporal.runs import RunFolder
 from medtemporal.writes import OWNED
 
@@ -27,8 +28,10 @@ def runs(tmp_path):
     good = [prediction(i, f"Answer: {i.answer}" if k % 4 else wrong_letter(i), model="good")
             for k, i in enumerate(items)]
     poor = [prediction(i, "A or B" if k % 5 == 0 else "E", model="poor") for k, i in enumerate(items[:-2])]
-    return [write_run(tmp_path, items, good, name="good", model="good"),
-            write_run(tmp_path, items, poor, name="poor", model="poor")]
+    paths = [write_run(tmp_path, items, good, name="good", model="good"),
+             write_run(tmp_path, items, poor, name="poor", model="poor")]
+    score_stale(paths)  # as `medtemporal report` does before the report reads them
+    return paths
 
 
 def test_report_files_hold_the_table1_layout(runs):
@@ -85,8 +88,8 @@ def test_single_file_html_is_self_contained_with_a_chart_per_family(runs):
     assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
     assert "<style>" in page and 'colspan="2"' in page  # TEL and GTS span their subtype columns
     assert not (runs[0] / "assets").exists()
-    assert page.count("mtAsset(") == 4  # the viewer's data blocks, inline: run-0-0, items-0, prompts…, thumbs
-    assert 'mtAsset("run-1-0"' in page and 'mtAsset("items-0"' in page and 'mtAsset("thumbs"' in page
+    assert page.count('<script type="application/json" id="mt-asset-') == 4  # the viewer's data blocks, inline
+    assert all(f'id="mt-asset-{name}"' in page for name in ("run-0-0", "run-1-0", "items-0", "thumbs"))
 
 
 def _asset(folder, name):
@@ -136,17 +139,22 @@ def test_out_folder_png_and_formats(runs, tmp_path):
         write_report(runs, formats="md,pdf")
 
 
-def test_stale_scores_are_recomputed(runs):
+def test_the_report_only_reads_and_the_report_command_scores_stale_runs_first(runs, capsys):
     run = runs[1]
-    write_report([run], formats="md")
     before = RunFolder(run).scores().score("overall", "accuracy")
     items = make_items(patients=12, per_patient=3)
     write_jsonl(run / "predictions.jsonl", [prediction(i, i.answer, model="poor") for i in items])
-    later = (run / "scores.json").stat().st_mtime_ns + 10**9
+    later = (run / "scores.json").stat().st_mtime_ns + 1000  # newer than the scores, older than a new scoring
     os.utime(run / "predictions.jsonl", ns=(later, later))
-    write_report([run], formats="md")
+    stale = (run / "scores.json").read_bytes()
+    with pytest.raises(InvalidInputError, match=r"poor has no scores newer than its predictions; score first: "
+                                                r"medtemporal score .*poor \(`medtemporal report` does it for you\)"):
+        write_report([run], formats="md")
+    assert (run / "scores.json").read_bytes() == stale and not (run / "report.md").exists()
+    assert main(["report", str(run), "--formats", "md"]) == 0
+    assert f"scored {run}" in capsys.readouterr().out
     after = RunFolder(run).scores().score("overall", "accuracy")
-    assert before.value < 0.5 and after.value == 1.0 and after.missing == 0
+    assert before.value < 0.5 and after.value == 1.0 and after.missing == 0 and (run / "report.md").exists()
 
 
 def test_cli_score_and_report(runs, capsys):

@@ -31,4 +31,5 @@ def test_judge_build_report_and_export_killed_at_random_moments_end_as_if_never_
         assert f["identical"], name
     judge = figures["score --judge"]
     assert (judge["lost"], judge["duplicated"], judge["reasked"]) == (0, 0, 0) and judge["verdicts"] > 0
-    assert (figures["build"]["lost"], figures["build"]["duplicated"]) == (0, 0) and figures["build"]["manifest_matches"]
+    for build in ("build", "build with a retrieval cache"):
+        assert (figures[build]["lost"], figures[build]["duplicated"]) == (0, 0) and figures[build]["manifest_matches"]

@@ -125,3 +125,28 @@ def test_a_credentialed_run_on_local_ray_replicas_is_allowed_and_ray_probes_no_c
     assert run["code"] == 0 and sum(run["answered"].values()) == 4, run  # pinned replicas on this machine
     assert run["probes"] == 0, run
     assert results["control"]["probes"] > 0  # Ray started its own way asks the metadata address
+
+
+PRIVATE_PROBE = Path(__file__).resolve().parents[1] / "helpers" / "netns_private_probe.py"
+PRIVATE = "10.20.30.40"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_private_addresses_and_a_runs_image_root_where_the_addresses_really_listen(netns, tmp_path):
+    """Issue 42, point 6: a private address is local only when MEDTEMPORAL_LOCAL_NETWORKS says so; point 4: the
+    judge of a run made on another image root is refused before a byte leaves, the phantom's run reaches it."""
+    subprocess.run(["ip", "netns", "exec", netns, "ip", "addr", "add", f"{PRIVATE}/32", "dev", "lo"], check=True,
+                   capture_output=True, timeout=20)
+    env = {**os.environ, "PYTHONPATH": str(SRC), "CI": "1", "MEDTEMPORAL_PHANTOM_STAMPS": str(tmp_path / "stamps")}
+    env.pop("MEDTEMPORAL_LOCAL_NETWORKS", None)
+    done = subprocess.run(["ip", "netns", "exec", netns, sys.executable, str(PRIVATE_PROBE), PRIVATE, REMOTE,
+                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=290)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    refused, control = results["private"], results["private_control"]
+    assert refused["code"] == 2 and "MEDTEMPORAL_LOCAL_NETWORKS" in refused["error"] and refused["bytes"] == 0
+    assert control["bytes"] > 0 and "Refusing" not in control["error"], control
+    judged, judged_control = results["judge"], results["judge_control"]
+    assert judged["code"] == 2 and "Refusing to send benchmark 'eltlm'" in judged["error"] and judged["bytes"] == 0
+    assert judged_control["bytes"] > 0 and "Refusing" not in judged_control["error"], judged_control

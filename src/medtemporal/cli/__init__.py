@@ -22,7 +22,7 @@ from medtemporal.warning_summary import collect_warnings
 from medtemporal.writes import disk_error, path_error
 
 COMMANDS = ("demo", "list", "score", "report", "leaderboard", "view", "compare", "build", "audit", "export", "import-predictions", "run", "runs",
-            "models", "phantoms", "nltk-data")
+            "models", "phantoms", "nltk-data", "check", "new-family")
 
 
 HELP = {
@@ -41,6 +41,8 @@ HELP = {
     "runs": "inspect run folders",
     "models": "list the registered models (`--model NAME`), or show what NAME resolves to",
     "phantoms": "write synthetic raw data (phantoms) in a real dataset's layout",
+    "check": "check that a benchmark family keeps every rule of the contract",
+    "new-family": "write a new benchmark family's folder that passes `medtemporal check`",
     "nltk-data": "fetch punkt_tab and WordNet 3.0 for the text metrics where missing (scoring does it on first use; "
                  "offline: --wordnet-archive)",
 }

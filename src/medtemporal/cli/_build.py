@@ -2,8 +2,10 @@
 
 Each `BenchmarkSpec` adds its own options with ``add_arguments``; this module
 adds the ones every builder shares (``--out``, ``--seed``, ``--overwrite``),
-so a spec must not add those. The result is written with
-`medtemporal.benchmark.save`.
+so a spec must not add those. The build writes into a hidden sibling of ``--out``
+(`medtemporal.writes.staging`: its caches, then items and manifest with `medtemporal.benchmark.save`), moved
+into ``--out`` when whole (`medtemporal.writes.publish`): a build stopped at any moment leaves ``--out`` as it
+was, and the next one, ``--overwrite`` or not, reuses the caches it left.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from functools import partial
 from pathlib import Path
 
 from medtemporal import registry
-from medtemporal.benchmark import Manifest, read_manifest, save
+from medtemporal.benchmark import ITEMS, MANIFEST, Manifest, read_manifest, save
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 from medtemporal.progress import add_no_progress
 from medtemporal.schema import Item
+from medtemporal.writes import publish, staging
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -75,7 +78,14 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the benchmark.")
     _check_out(out, args.overwrite)
-    items, manifest = spec.build(args)
+    work = staging(out)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        items, manifest = spec.build(argparse.Namespace(**{**vars(args), "out": work}))
+    except BaseException:
+        if not any(work.iterdir()):  # nothing worth keeping for the next build
+            work.rmdir()
+        raise
     items, manifest = _unique(items, manifest)
     if not items:
         raise InvalidInputError(
@@ -87,7 +97,8 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
 
         manifest = manifest.model_copy(update={"audit": audit_items(items, progress=True,
                                                                     fit=spec.audit.fit)})
-    save(out, items, manifest)
+    save(work, items, manifest)
+    publish(work, out, first=(MANIFEST, ITEMS))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))
     print(f"Wrote {len(items)} {spec.name} items ({counts}) to {out} [licence: {manifest.licence}].", file=sys.stderr)
     if manifest.audit and manifest.audit["flagged"]:

@@ -22,8 +22,12 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the site and name its front page."""
+    """Score stale runs (the leaderboard, like the report, only reads), write the site and name its front page."""
     from medtemporal.leaderboard import write_leaderboard
+    from medtemporal.scoring.runs import score_stale
+
+    for path in score_stale(args.runs):
+        print(f"scored {path} (its scores were missing or older than its predictions)")
 
     written = write_leaderboard(args.runs, args.out, paired=args.paired)
     print(f"wrote {len(written)} files; open {args.out / 'index.html'} (or put {args.out} on any static host)")

@@ -24,7 +24,11 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the report files and list them."""
+    """Score stale runs (the report itself only reads), then write the report files and list them."""
+    from medtemporal.scoring.runs import score_stale
+
+    for path in score_stale(args.runs):
+        print(f"scored {path} (its scores were missing or older than its predictions)")
     for path in write_report(args.runs, args.out, parse_formats(args.formats), single_file=args.single_file):
         print(f"wrote {path}")
     return 0

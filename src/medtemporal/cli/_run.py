@@ -28,7 +28,7 @@ from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.progress import add_no_progress
 from medtemporal.prompts import PromptSet
 from medtemporal.runner import RunOptions, run
-from medtemporal.runner.evalset import is_done, model_folder, plan_runs
+from medtemporal.runner.evalset import check_entries, is_done, model_folder, plan_runs
 from medtemporal.runs import RunFolder
 from medtemporal.scoring import score_run
 from medtemporal.scoring.failures import scores_failure
@@ -148,6 +148,8 @@ def main(args: argparse.Namespace) -> int:
     base = _options(args, (args.name or (evalset.name if evalset else None)))
     judge, judge_options = judge_from_args(args)
     single = evalset is None and len(entries) == 1 and len(models) == 1
+    if not single:  # every benchmark's options, before any model is asked (a model that fails to load is its own)
+        check_entries(entries, base)
     scored, failures, code = [], [], 0
     for model in models:
         plan = entries if len(models) == 1 else [

@@ -171,5 +171,5 @@ def print_scores(run_dirs: list[Path]) -> None:
     from medtemporal.report import load_runs  # the report brings the audit (scikit-learn): not for `run`
     from medtemporal.report.console import console_report
 
-    print(console_report(load_runs(run_dirs, rescore=False)))
+    print(console_report(load_runs(run_dirs)))
     told(MetricUnavailableWarning)  # the table named each unavailable metric with its reason

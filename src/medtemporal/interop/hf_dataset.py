@@ -17,7 +17,8 @@ from medtemporal import __version__
 from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
 from medtemporal.interop.files import folder_atomically
-from medtemporal.interop.parquet import features, has_volumes, row, write_table
+from medtemporal.interop.views import protocol_name
+from medtemporal.interop.parquet import features, has_volumes, metadata, rows, write_table
 from medtemporal.registry import lookup
 
 DATA_FILE = "data/test-00000-of-00001.parquet"
@@ -92,6 +93,9 @@ def card(bench: Benchmark, schema: Any, num_bytes: int) -> str:
         "ds = load_dataset(\"parquet\", data_files={\"test\": \"" + DATA_FILE + "\"}, split=\"test\")  # or the Hub id",
         "row = ds[0]   # images: PIL images in the item's order" + ("; volumes: nibabel images" if "volumes" in schema else ""),
         "```", "",
+        (f"`sent_images` lists which of an item's images (positions in `image_refs`) medtemporal's default protocol "
+         f"for this benchmark (`{protocol_name(bench)}`) sends, in the order it sends them: use those to reproduce "
+         "its requests."), "",
         ("Score a model's answers with the family's released rules and patient-clustered intervals with "
          "`medtemporal run` on the benchmark folder, or `medtemporal import-predictions` for answers made elsewhere."),
         "",
@@ -114,9 +118,10 @@ def to_hf(bench: Benchmark, out: Path, *, overwrite: bool = False) -> list[Path]
         )
     with_volumes = has_volumes(bench)
     schema = features(with_volumes)
-    rows = [row(item, bench.image_root, with_volumes, embed=True) for item in bench.items]
+    table = rows(bench, with_volumes, embed=True)
     with folder_atomically(out, overwrite=overwrite) as tmp:
         manifest = bench.manifest.model_copy(update={"image_root": None})  # no machine path leaves with the data
-        size = write_table(rows, schema, tmp / DATA_FILE, {"medtemporal.manifest": manifest.model_dump_json()})
+        size = write_table(table, schema, tmp / DATA_FILE,
+                           {**metadata(bench), "medtemporal.manifest": manifest.model_dump_json()})
         (tmp / "README.md").write_text(card(bench, schema, size), encoding="utf-8")
     return [out]

@@ -1,6 +1,6 @@
 """Predictions made with other tools, brought into a medtemporal run folder and scored here.
 
-A user who already ran a model with VLMEvalKit or lmms-eval on our exported
+A user who already ran a model with VLMEvalKit, lmms-eval or inspect_ai on our exported
 benchmark gets medtemporal's extraction (the benchmark's released rules),
 patient-clustered confidence intervals and paper tables without running it again:
 
@@ -13,6 +13,13 @@ patient-clustered confidence intervals and paper tables without running it again
   ``resps[0]``); rows are matched by ``doc["id"]`` when the log keeps the document, else by the item id
   our export's ``process_results`` puts in each metric's entry (lmms-eval's command line drops the
   document), else by ``doc_id``, the item order within the task the file name ends in.
+- inspect_ai logs (``.eval`` or ``.json``, one per task, read with inspect_ai's own ``read_eval_log``): the output
+  is each sample's ``output.completion``, matched by the sample id (our item id); a sample that ended in an error
+  has no prediction.
+
+Items without a prediction are counted (`ImportSummary.missing`) and score as missing; when more than half of
+the benchmark's items have none (result files left out, a tool whose run stopped), the import is refused before
+anything is written unless ``allow_missing``.
 
 The run folder gets ``config.json`` (model ``imported:<tool>:<name>``, protocol
 ``imported-<tool>``, the source files and their sha256; generation settings unknown),
@@ -29,14 +36,21 @@ from typing import Any, Iterator, Sequence
 from medtemporal import __version__
 from medtemporal.benchmark import Benchmark
 from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, require
 from medtemporal.interop.parquet import answer_text
 from medtemporal.interop.vlmevalkit import LAYOUTS
 from medtemporal.runs import BenchmarkRef, ModelRef, ProtocolRef, RunConfig, RunFolder
 from medtemporal.schema import Item, Prediction, content_hash
 from medtemporal.sources.release_files import read_jsonl, read_table, read_text
 
-TOOLS = ("vlmevalkit", "lmms-eval")
+TOOLS = ("vlmevalkit", "lmms-eval", "inspect")
+WHERE = {
+    "vlmevalkit": "one per exported layout, all under WORK_DIR/MODEL/T<date>-<time>/, where run.py writes them; it "
+                  "links only those whose evaluation finished up into WORK_DIR/MODEL/",
+    "lmms-eval": "one *_samples_<task>.jsonl per task, under OUTPUT_PATH/<model>/",
+    "inspect": "one log per task, under the --log-dir",
+}
+"""Where each tool writes the files an import needs, for the refusal of an import that leaves most items out."""
 
 
 @dataclass
@@ -51,10 +65,15 @@ class ImportSummary:
     """Rows for an item already read (the last one wins)."""
     conflicting: list[str] = field(default_factory=list)
     """Items whose repeated rows give different outputs (the last one is kept)."""
+    missing: int = 0
+    """Items of the benchmark with no prediction (scored as missing)."""
 
     def __str__(self) -> str:
         text = (f"{self.run_dir}: imported {self.imported} predictions ({self.unknown} rows for unknown items "
                 f"skipped, {self.duplicates} repeated rows superseded).")
+        if self.missing:
+            text += (f" {self.missing} of {self.imported + self.missing} items have no prediction and score as "
+                     "missing.")
         if self.conflicting:
             text += (f" {len(self.conflicting)} item(s) had repeated rows with different outputs, the last one kept "
                      f"(first: {self.conflicting[0]}); check the result files.")
@@ -163,6 +182,24 @@ def _lmms_rows(path: Path, bench: Benchmark) -> Iterator[Row]:
                                     "name; pass the *_samples_<task>.jsonl files lmms-eval wrote.")
 
 
+def _inspect_rows(path: Path, bench: Benchmark) -> Iterator[Row]:
+    log_module = require("inspect_ai.log", "interop")
+    try:
+        log = log_module.read_eval_log(str(path))
+    except Exception as exc:  # noqa: BLE001  (inspect_ai's reader raises many kinds for a file that is not a log)
+        raise InvalidInputError(f"{path} is not an inspect_ai log ({type(exc).__name__}: {str(exc)[:200]}); pass the "
+                                ".eval or .json files `inspect eval` wrote under its --log-dir.") from None
+    for sample in log.samples or []:
+        if sample.error is not None or sample.output is None:
+            continue  # it never answered: missing, as for a tool that did not write the row
+        target = sample.target if isinstance(sample.target, str) else None
+        yield Row(str(sample.id), sample.output.completion, f"{path.name}, sample {sample.id}", target)
+
+
+READERS = {"vlmevalkit": _vlmevalkit_rows, "lmms-eval": _lmms_rows, "inspect": _inspect_rows}
+"""The row reader of each tool's result files."""
+
+
 def _check_aligned(row: Row, item: Item, bench: Benchmark) -> None:
     """Refuse a row whose own answer column disagrees with the item it was matched to: the rows are misaligned
     (a shifted index, another benchmark or build), and every score would be wrong."""
@@ -176,19 +213,22 @@ def _check_aligned(row: Row, item: Item, bench: Benchmark) -> None:
 
 
 def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Path], out: str | Path, *, tool: str,
-                       model: str | None = None) -> ImportSummary:
+                       model: str | None = None, allow_missing: bool = False) -> ImportSummary:
     """Read ``sources`` (``tool`` result files) into run folder ``out`` for ``bench``, then score it.
 
     Args:
         bench: the benchmark the predictions answer (the one exported to the tool).
-        sources: VLMEvalKit result tables (one per exported layout) or lmms-eval sample logs (one per task).
+        sources: VLMEvalKit result tables (one per exported layout), lmms-eval sample logs (one per task) or
+            inspect_ai logs (one per task).
         out: a new run folder.
-        tool: ``vlmevalkit`` or ``lmms-eval``.
+        tool: ``vlmevalkit``, ``lmms-eval`` or ``inspect``.
         model: the model's name (default: the first source file's name).
+        allow_missing: score even when more than half of the items have no prediction (they score as missing).
 
     Raises:
         InvalidInputError: unknown tool, unreadable source, a folder that already holds predictions,
-            or sources none of whose rows match the benchmark's items.
+            sources none of whose rows match the benchmark's items, or (without ``allow_missing``) sources that
+            leave more than half of the items without a prediction.
     """
     from medtemporal.runner.config import now, package_versions
     from medtemporal.scoring import extract, score_run
@@ -205,7 +245,7 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
     folder = RunFolder(out)
     files = [{"path": str(p.resolve()), "sha256": sha256_file(p)} for p in paths]
     _check_out(folder, bench, tool, files)
-    read = _vlmevalkit_rows if tool == "vlmevalkit" else _lmms_rows
+    read = READERS[tool]
     items = {item.id: item for item in bench.items}
     uri = f"imported:{tool}:{model or paths[0].stem}"
     protocol = f"imported-{tool}"
@@ -233,6 +273,13 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
         raise InvalidInputError(
             f"No row of {names} matches an item of {bench.path}; pass the benchmark that was exported to {tool}."
         )
+    missing = len(bench.items) - len(latest)
+    if missing * 2 > len(bench.items) and not allow_missing:
+        raise InvalidInputError(
+            f"Only {len(latest)} of the {len(bench.items)} items of {bench.path} have a prediction in "
+            f"{', '.join(p.name for p in paths)}; pass every result file {tool} wrote ({WHERE[tool]}), or "
+            "--allow-missing to score the rest as missing."
+        )
     m = bench.manifest
     config = RunConfig(
         benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
@@ -246,7 +293,7 @@ def import_predictions(bench: Benchmark, sources: str | Path | Sequence[str | Pa
         folder.write_config(config)
         folder.write_predictions(latest[item.id] for item in bench.items if item.id in latest)
     score_run(out)
-    return ImportSummary(out, len(latest), unknown, duplicates, conflicting)
+    return ImportSummary(out, len(latest), unknown, duplicates, conflicting, missing)
 
 
 def _check_out(folder: RunFolder, bench: Benchmark, tool: str, files: list[dict[str, str]]) -> None:

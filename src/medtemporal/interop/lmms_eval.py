@@ -13,8 +13,12 @@
 - ``DIR/_medtemporal_<benchmark>.yaml``: the group ``medtemporal_<benchmark>`` of those tasks.
 - ``DIR/<task>.parquet``: per item the images our protocol sends (3D-RAD: its 32 axial slices), in order, as
   ``datasets.Image``; ``prompt`` (the framing sentence, then our prompt: see `medtemporal.interop.views`);
-  ``answer``; ``patient_id``; and ``item`` (the item record, for extraction and scoring).
+  ``answer``; ``patient_id``; ``sent_images`` (which of the item's images these are: positions in its
+  ``images``, `medtemporal.interop.views.sent_images`); and ``item`` (the item record, for extraction and scoring).
 - ``DIR/utils.py``: `medtemporal.interop.lmms_eval_utils` (needs medtemporal in lmms-eval's environment).
+- ``DIR/requirements.txt``: what lmms-eval's environment needs to score the tasks (`requirements`), and
+  ``DIR/probes.jsonl``, one item per task, on which ``utils.py`` computes every metric when lmms-eval loads the
+  task, so that a missing package or nltk data stops it in one sentence before any request.
 - ``DIR/context.jsonl``, where a task has a corpus metric (`Metric.corpus`: Medical-Diff-VQA's CIDEr): every item
   of the benchmark, so that ``aggregation`` scores the task's answers among all the items a ``medtemporal run``
   scores together (CIDEr's document frequencies come from all their references).
@@ -86,6 +90,25 @@ def generation_kwargs(benchmark: str) -> dict[str, Any]:
     return kwargs
 
 
+def requirements(bench: Benchmark) -> str:
+    """``requirements.txt`` of an exported task folder: medtemporal with the extras its metrics need (``bertscore``
+    where a metric encodes with BERTScore), and the nltk data of the text metrics as a comment (pip cannot install
+    it)."""
+    from medtemporal import __version__
+
+    names = {m for task in dict.fromkeys(item.task for item in bench.items)
+             for m in scored_metrics(bench.manifest.benchmark, task)}
+    extras = ["interop", *(["bertscore"] if any(_uses_bertscore(m) for m in names) else [])]
+    return (f"# What scoring these tasks needs where the tool runs: pip install -r requirements.txt\n"
+            f"medtemporal[{','.join(extras)}]>={__version__}\n"
+            "# nltk data of the text metrics (punkt_tab, WordNet 3.0), which pip cannot install: medtemporal nltk-data\n")
+
+
+def _uses_bertscore(name: str) -> bool:
+    settings = lookup("metric", name).info.get("settings")
+    return "bertscore_model" in (settings() if callable(settings) else settings or {})
+
+
 def task_yaml(bench: Benchmark, task: str, data_file: Path) -> str:
     """One task's YAML (``!function`` tags as lmms-eval reads them)."""
     metrics = "".join(
@@ -126,7 +149,8 @@ def features() -> Any:
     text = datasets.Value("string")
     return datasets.Features({
         "id": text, "task": text, "subtype": text, "patient_id": text, "images": datasets.List(datasets.Image()),
-        "prompt": text, "answer": text, "answer_type": text, "item": text,
+        "prompt": text, "answer": text, "answer_type": text, "sent_images": datasets.List(datasets.Value("int32")),
+        "item": text,
     })
 
 
@@ -136,7 +160,7 @@ def _row(view: ToolView, embed: bool) -> dict[str, Any]:
               for p in view.images]
     return {"id": item.id, "task": item.task, "subtype": item.subtype, "patient_id": item.cluster, "images": images,
             "prompt": view.prompt, "answer": answer_text(item), "answer_type": item.answer_type,
-            "item": item.model_dump_json()}
+            "sent_images": list(view.sent), "item": item.model_dump_json()}
 
 
 def write_task(bench: Benchmark, out: Path, *, embed_images: bool = False, overwrite: bool = False) -> list[Path]:
@@ -156,6 +180,9 @@ def write_task(bench: Benchmark, out: Path, *, embed_images: bool = False, overw
             # a corpus metric of one task needs every item scored with it: `lmms_eval_utils.aggregate` reads them
             (tmp / CONTEXT).write_text("".join(item.model_dump_json() + "\n" for item in bench.items),
                                        encoding="utf-8")
+        (tmp / "requirements.txt").write_text(requirements(bench), encoding="utf-8")
+        (tmp / "probes.jsonl").write_text("".join(views[0].item.model_dump_json() + "\n" for views in by_task.values()),
+                                          encoding="utf-8")
         tasks = "".join(f"- {task_name(bench, t)}\n" for t in by_task)
         (tmp / f"_{group}.yaml").write_text(f"group: {group}\ntask:\n{tasks}", encoding="utf-8")
         shutil.copyfile(Path(__file__).with_name("lmms_eval_utils.py"), tmp / "utils.py")

@@ -6,7 +6,10 @@ extracted by the benchmark's released rule and scored by medtemporal's own metri
 here matches ``medtemporal score``. For patient-clustered confidence intervals, the judge metrics and the
 paper's tables, import the sample logs (written with ``--log_samples``):
 ``medtemporal import-predictions BENCH OUTPUT/*_samples_*.jsonl --from lmms-eval --out RUN``.
-Needs ``medtemporal`` installed in the lmms-eval environment.
+Needs what ``requirements.txt`` beside this file names, in the lmms-eval environment: lmms-eval imports this
+file when it loads the task, and the import computes every metric once on one item of each task
+(``probes.jsonl``), so a missing package or nltk data stops it in one sentence before any request. A metric that
+fails on an item later keeps the item's output (lmms-eval logs it; the metric's value is NaN).
 """
 
 from __future__ import annotations
@@ -14,10 +17,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from medtemporal.interop.tool_scoring import aggregate as _aggregate
+from medtemporal.interop.tool_scoring import check_requirements, per_item
 from medtemporal.schema import Item
-from medtemporal.scoring import extract, metric
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _items(name: str) -> list[Item]:
+    path = _HERE / name
+    return [Item.model_validate_json(line) for line in path.read_text("utf-8").splitlines()] if path.is_file() else []
+
+
+check_requirements(_items("probes.jsonl"), f"The lmms-eval task folder {_HERE}")
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
@@ -38,7 +50,8 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[str, Any]]:
     """Per metric of the task: what ``aggregate`` needs to score the item with all the others (the item, the
-    output and the extracted answer), the item's own value (``score``) and its patient.
+    output and the extracted answer), the item's own value (``score``; NaN with ``error`` when the metric failed
+    on it) and its patient.
 
     ``score`` and ``patient_id`` feed lmms-eval's clustered standard error (``cluster_key``); the metric itself
     is computed in ``aggregate`` over all the items at once, as ``medtemporal score`` does: a corpus metric
@@ -46,41 +59,18 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[s
     """
     item = Item.model_validate_json(doc["item"])
     output = results[0] if results else ""
-    answer = extract(item, output).answer
-    out = {}
-    for name in _metric_names(item):
-        m = metric(name)
-        stats = m.per_sample([item], [answer], [output]).reshape(1, -1)
-        own = float(m.reduce(stats, np.ones(1))[0])
-        out[name] = {"metric": name, "item": doc["item"], "output": output, "answer": answer, "score": own,
-                     "patient_id": doc["patient_id"], "id": doc["id"]}
-    return out
+    answer, values = per_item(item, output)
+    return {name: {"metric": name, "item": doc["item"], "output": output, "answer": answer, "score": own,
+                   "patient_id": doc["patient_id"], "id": doc["id"], **({"error": error} if error else {})}
+            for name, (own, error) in values.items()}
 
 
 def aggregate(results: list[dict[str, Any]]) -> float:
-    """A metric over the items, as ``medtemporal score`` computes it: every item's statistics computed together,
-    summed and reduced. A corpus metric (`Metric.corpus`) is computed among every exported item whose task has it
-    (``context.jsonl`` beside this file), as a whole ``medtemporal run`` is scored."""
-    if not results:
+    """A metric over the items, as ``medtemporal score`` computes it (`medtemporal.interop.tool_scoring.aggregate`);
+    a corpus metric among every exported item whose task has it (``context.jsonl`` beside this file). NaN when
+    it failed on an item: score those outputs with ``import-predictions`` and ``score``."""
+    if not results or any("error" in r for r in results):
         return float("nan")
-    m = metric(results[0]["metric"])
     items = [Item.model_validate_json(r["item"]) for r in results]
-    answers = [r["answer"] for r in results]
-    outputs = [r["output"] for r in results]
-    rows = np.arange(len(results))
-    context = Path(__file__).with_name("context.jsonl")
-    if m.corpus and context.is_file():
-        mine = {item.id: k for k, item in enumerate(items)}
-        others = [item for item in (Item.model_validate_json(line) for line in context.read_text("utf-8").splitlines())
-                  if item.id not in mine and m.name in _metric_names(item)]
-        rows = np.arange(len(others), len(others) + len(items))
-        items, answers, outputs = [*others, *items], [None] * len(others) + answers, [None] * len(others) + outputs
-    stats = np.asarray(m.per_sample(items, answers, outputs), dtype=float).reshape(len(items), -1)[rows]
-    return float(m.reduce(stats.sum(axis=0)[None], np.asarray([len(rows)], dtype=float))[0])
-
-
-def _metric_names(item: Item) -> list[str]:
-    """The metrics of the item's task as the export listed them (`medtemporal.interop.lmms_eval.scored_metrics`)."""
-    from medtemporal.interop.lmms_eval import scored_metrics
-
-    return scored_metrics(item.benchmark, item.task)
+    return _aggregate(results[0]["metric"], items, [r["answer"] for r in results], [r["output"] for r in results],
+                      _items("context.jsonl"))

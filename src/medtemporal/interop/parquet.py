@@ -6,7 +6,9 @@ list of ``datasets.Image``, in the item's order: visits T1 … Tn, a pair's last
 frames as presented), ``volumes`` (CT volumes as a list of ``datasets.Nifti``; only in benchmarks
 that have volumes), ``visit_labels`` / ``visits`` / ``timestamps`` (one per image reference),
 ``image_refs`` (the `ImageRef` records, so `item_from_row` gives the `Item` back), ``image_paths``
-(relative) and ``meta`` (JSON text). The schema is `features`, a ``datasets.Features``; it rides along
+(relative), ``sent_images`` (which of them the benchmark's default protocol sends, in the order it sends them:
+positions in ``image_refs``, `medtemporal.interop.views.sent_images`; longitudinal-rrg's ``views=maira2`` sends two
+or three of four; the protocol is named in the file's ``medtemporal.protocol`` metadata) and ``meta`` (JSON text). The schema is `features`, a ``datasets.Features``; it rides along
 as the file's ``huggingface`` metadata, the manifest as ``medtemporal.manifest``.
 """
 
@@ -52,7 +54,7 @@ def features(with_volumes: bool) -> Any:
     columns.update({
         "visit_labels": List(text), "visits": List(Value("int32")), "timestamps": List(text),
         "image_refs": List({name: Value("int32") if name == "visit" else text for name in ImageRef.model_fields}),
-        "image_paths": List(text), "meta": text,
+        "image_paths": List(text), "sent_images": List(Value("int32")), "meta": text,
     })
     return Features(columns)
 
@@ -88,8 +90,9 @@ def read_bytes(path: Path) -> bytes:
         ) from None
 
 
-def row(item: Item, root: Path, with_volumes: bool, embed: bool) -> dict[str, Any]:
-    """The export row of ``item`` (images by absolute path, or their bytes with ``embed``)."""
+def row(item: Item, root: Path, with_volumes: bool, embed: bool, sent: list[int]) -> dict[str, Any]:
+    """The export row of ``item`` (images by absolute path, or their bytes with ``embed``); ``sent``: the positions
+    of the images its default protocol sends."""
 
     def media(ref: ImageRef) -> dict[str, Any]:
         path = root / ref.path
@@ -108,9 +111,25 @@ def row(item: Item, root: Path, with_volumes: bool, embed: bool) -> dict[str, An
         "visit_labels": [caption(ref, n) for n, ref in enumerate(item.images, 1)],
         "visits": [ref.visit for ref in item.images], "timestamps": [ref.timestamp for ref in item.images],
         "image_refs": [ref.model_dump() for ref in item.images], "image_paths": [ref.path for ref in item.images],
-        "meta": json.dumps(item.meta, ensure_ascii=False, sort_keys=True),
+        "sent_images": sent, "meta": json.dumps(item.meta, ensure_ascii=False, sort_keys=True),
     })
     return out
+
+
+def rows(bench: Benchmark, with_volumes: bool, embed: bool) -> list[dict[str, Any]]:
+    """The export rows of every item of ``bench``, with the images its default protocol sends (`sent_images`)."""
+    from medtemporal.interop.views import requests, sent_images
+
+    root = bench.image_root
+    return [row(item, root, with_volumes, embed, sent_images(item, request, root))
+            for item, request in requests(bench)]
+
+
+def metadata(bench: Benchmark) -> dict[str, str]:
+    """The file metadata of an export: the manifest, and the protocol whose images ``sent_images`` marks."""
+    from medtemporal.interop.views import protocol_name
+
+    return {"medtemporal.manifest": bench.manifest.model_dump_json(), "medtemporal.protocol": protocol_name(bench)}
 
 
 def item_from_row(row: dict[str, Any]) -> Item:
@@ -153,9 +172,9 @@ def to_parquet(bench: Benchmark, out: str | Path, *, embed_images: bool = False)
             absolute path.
     """
     with_volumes = has_volumes(bench)
-    rows = [row(item, bench.image_root, with_volumes, embed_images) for item in bench.items]
+    table = rows(bench, with_volumes, embed_images)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with replacing(out) as tmp:
-        write_table(rows, features(with_volumes), tmp, {"medtemporal.manifest": bench.manifest.model_dump_json()})
-    return len(rows)
+        write_table(table, features(with_volumes), tmp, metadata(bench))
+    return len(table)

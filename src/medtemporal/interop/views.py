@@ -37,6 +37,8 @@ class ToolView:
     """The caption our request puts before each image ("" where it has none), without its trailing colon."""
     text: str
     """The text our request sends after the images (system prompt first, when there is one)."""
+    sent: tuple[int, ...] = ()
+    """`sent_images`: which of the item's images these are."""
 
     @property
     def framing(self) -> str:
@@ -74,7 +76,27 @@ class ToolView:
         return re.sub(r"\n{3,}", "\n\n", text.replace(block, "", 1)).strip()
 
 
-def _flatten(item: Item, request: Request) -> ToolView:
+def sent_images(item: Item, request: Request, root: Path) -> list[int]:
+    """Which of the item's images (0-based positions in ``item.images``) the request sends, in the order it sends
+    them; a volume whose slices it sends (3D-RAD's ``ct``) counts as sent once, where its first slice goes.
+
+    Exports record it so that a consumer reproduces our requests from the item's images (longitudinal-rrg's
+    ``views=maira2`` sends two or three of four).
+    """
+    where = {(root / ref.path).resolve(): n for n, ref in enumerate(item.images)}
+    volumes = [n for n, ref in enumerate(item.images) if ref.role == "volume"]
+    sent: list[int] = []
+    for message in request.messages:
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                n = where.get(Path(part.path).resolve())
+                for k in ([n] if n is not None else volumes):
+                    if k not in sent:
+                        sent.append(k)
+    return sent
+
+
+def _flatten(item: Item, request: Request, root: Path) -> ToolView:
     images: list[Path] = []
     captions: list[str] = []
     pending: list[str] = []
@@ -87,7 +109,7 @@ def _flatten(item: Item, request: Request) -> ToolView:
             elif isinstance(part, TextPart):
                 pending.append(part.text)
     text = "\n".join([*([request.system_prompt] if request.system_prompt else []), *pending])
-    return ToolView(item, tuple(images), tuple(captions), text)
+    return ToolView(item, tuple(images), tuple(captions), text, tuple(sent_images(item, request, root)))
 
 
 def protocol_name(bench: Benchmark) -> str:
@@ -95,8 +117,10 @@ def protocol_name(bench: Benchmark) -> str:
     return spec(bench.manifest.benchmark).defaults.protocol
 
 
-def tool_views(bench: Benchmark, items: list[Item] | None = None) -> list[ToolView]:
-    """The view of each of ``items`` (default: all of ``bench``'s), from the requests its default protocol makes.
+def requests(bench: Benchmark, items: list[Item] | None = None,
+             config: GenerateConfig | None = None) -> list[tuple[Item, Request]]:
+    """The request the benchmark's default protocol makes for each of ``items`` (default: all of ``bench``'s),
+    with generation settings ``config`` (default: `GenerateConfig`'s); its last one where it makes several.
 
     Runs on a worker thread's own event loop, so it works where a loop is already running (notebooks).
     """
@@ -104,18 +128,23 @@ def tool_views(bench: Benchmark, items: list[Item] | None = None) -> list[ToolVi
     chosen = bench.items if items is None else items
     root = bench.image_root
 
-    async def capture(item: Item) -> ToolView:
+    async def capture(item: Item) -> tuple[Item, Request]:
         seen: list[Request] = []
 
         async def generate(request: Request) -> Response:
             seen.append(request)
             return Response("")
 
-        await solver.solve(item, root, generate, GenerateConfig())
-        return _flatten(item, seen[-1])
+        await solver.solve(item, root, generate, config or GenerateConfig())
+        return item, seen[-1]
 
-    async def every() -> list[ToolView]:
+    async def every() -> list[tuple[Item, Request]]:
         return [await capture(item) for item in chosen]  # one at a time: volumes are prepared once each, in order
 
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, every()).result()
+
+
+def tool_views(bench: Benchmark, items: list[Item] | None = None) -> list[ToolView]:
+    """The view of each of ``items`` (default: all of ``bench``'s), from the requests its default protocol makes."""
+    return [_flatten(item, request, bench.image_root) for item, request in requests(bench, items)]

@@ -14,7 +14,8 @@ VQA dataset whose prompt is ``{question}`` alone (``vlmeval/dataset/image_mcq.py
 Columns: ``index, question, [A …], answer, image_path`` (absolute paths; a list for several images),
 or with ``--embed-images`` ``image`` (base64) plus ``image_path`` (file names VLMEvalKit unpacks them
 to, named by item id so a re-export never reuses stale files); ``[hint,] category`` (task),
-``l2-category`` (subtype), ``split``, ``id``. A benchmark with several layouts writes
+``l2-category`` (subtype), ``split``, ``id``, ``sent_images`` (which of the item's images these are: a JSON list of
+positions in the item's ``images``, `medtemporal.interop.views.sent_images`). A benchmark with several layouts writes
 ``<stem>_mcq.tsv``, ``<stem>_yorn.tsv``, ``<stem>_vqa.tsv`` beside ``out``.
 
 Items without images (MS-CXR-T's sentence pairs) carry ``image_path`` ``[]``: VLMEvalKit sends their text
@@ -27,6 +28,7 @@ is empty.
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +84,11 @@ def frame(views: list[ToolView], layout: str, embed: bool) -> Any:
             "answer": answer_text(it), **_media(view, embed),
             **({"hint": view.framing} if layout == "mcq" else {}),
             "category": it.task, "l2-category": it.subtype, "split": "test", "id": it.id,
+            "sent_images": json.dumps(list(view.sent)),
         })
     media = ["image", "image_path"] if embed else ["image_path"]
     columns = ["index", "question", *letters, "answer", *media, *(["hint"] if layout == "mcq" else []),
-               "category", "l2-category", "split", "id"]
+               "category", "l2-category", "split", "id", "sent_images"]
     return pd.DataFrame(rows, columns=columns)
 
 

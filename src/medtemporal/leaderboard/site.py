@@ -1,17 +1,17 @@
 """The leaderboard as static HTML: pages that open from ``file://`` and any static host, no server and no fetch.
 
-Tables are rendered here (every text from a run through `html.escape`); the pages' small script only sorts and
-filters the rows already in the page. The data a page carries inline is JSON in a ``<script type="application/json">``
-element with ``<``, ``>`` and ``&`` written ``\\u003c`` … (`inline_json`), so no run's text can close the element.
+Tables are rendered here (every text from a run through the report's one escaping path,
+`medtemporal.report.escaping`); the pages' small script only sorts and filters the rows already in the page, and each
+page carries the report's Content-Security-Policy. The data a page carries inline is a JSON data block
+(`escaping.data_block`), so no run's text can close the element.
 """
 
 from __future__ import annotations
 
-import json
-from html import escape
 from typing import Any, Mapping, Sequence
 
 from medtemporal.leaderboard.cells import Cell
+from medtemporal.report.escaping import data_block, html_text, inline_script, policy_meta
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem auto;max-width:1400px;color:#222;
@@ -92,16 +92,6 @@ if(box){
 marks a row carries) of the rows already in the page."""
 
 
-def inline_json(data: Any) -> str:
-    """``data`` as JSON safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` escaped as ``\\u003c`` …
-
-    >>> inline_json({"name": "</script><b>"})
-    '{"name": "\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e"}'
-    """
-    return (json.dumps(data, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-
-
 def number(value: float | None, digits: int = 1) -> str:
     """A value with ``digits`` decimals; a dash when there is none."""
     return "–" if value is None else f"{value:.{digits}f}"
@@ -115,33 +105,33 @@ def marks_html(cell: Cell) -> str:
     """The cell's marks: subset (with the full benchmark's n), phantom data, another protocol."""
     out = []
     if cell.subset:
-        out.append(f'<span class="mark m-subset" title="{escape(cell.subset)}">subset {cell.n:,} of '
+        out.append(f'<span class="mark m-subset" title="{html_text(cell.subset)}">subset {cell.n:,} of '
                    f'{cell.full_n:,}</span>')
     if cell.phantom:
         out.append('<span class="mark m-phantom" title="the benchmark was built from synthetic data">phantom</span>')
     if cell.other_protocol:
-        out.append(f'<span class="mark m-protocol" title="{escape(cell.protocol)}">protocol</span>')
+        out.append(f'<span class="mark m-protocol" title="{html_text(cell.protocol)}">protocol</span>')
     return "".join(out)
 
 
 def cell_html(cell: Cell, label: str, anchor: str, metric: str | None = None) -> str:
     """A front-page cell: value, interval, n, marks, and its metric where the column's is another; ``data-v`` for
     sorting."""
-    other = f' <span class="small">{escape(str(cell.metric))}</span>' if metric and cell.metric != metric else ""
-    return (f'<td id="{escape(anchor)}" data-v="{"" if cell.value is None else cell.value}" data-label="{escape(label)}">'
+    other = f' <span class="small">{html_text(str(cell.metric))}</span>' if metric and cell.metric != metric else ""
+    return (f'<td id="{html_text(anchor)}" data-v="{"" if cell.value is None else cell.value}" data-label="{html_text(label)}">'
             f'<span class="v">{number(cell.value)}</span> <span class="ci">{interval(cell.ci_low, cell.ci_high)}</span>'
             f'{other}<br><span class="n">n={cell.n:,}</span> {marks_html(cell)}</td>')
 
 
 def page(title: str, body: str, data: Any, root: str = "") -> str:
     """A whole page: the stylesheet and script inline, the page's data as inline JSON."""
+    script = inline_script(JS)
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">', policy_meta(),
+        f"<title>{html_text(title)}</title><style>{CSS}</style></head><body>",
         f'<p class="small"><a href="{root}index.html">medtemporal leaderboard</a></p>', body,
-        f'<script type="application/json" id="mt-data">{inline_json(data)}</script>',
-        f"<script>{JS}</script>", "</body></html>"]) + "\n"
+        data_block("mt-data", data), script, "</body></html>"]) + "\n"
 
 
 def slug(text: str) -> str:
@@ -155,27 +145,27 @@ def front_page(families: Sequence[str], metrics: Mapping[str, str], rows: Mappin
     """Models × families, each cell the family's headline; chance and the text-only floor below."""
     head = ['<th class="sortable" data-label="Model">Model</th>', '<th class="sortable">Size</th>',
             '<th class="sortable">Backend</th>',
-            *(f'<th class="sortable" data-numeric><a href="family/{slug(f)}.html">{escape(f)}</a><br>'
-              f'<span class="small">{escape(metrics.get(f, ""))}</span></th>' for f in families)]
+            *(f'<th class="sortable" data-numeric><a href="family/{slug(f)}.html">{html_text(f)}</a><br>'
+              f'<span class="small">{html_text(metrics.get(f, ""))}</span></th>' for f in families)]
     body = []
     for row, cells in rows.items():
         model = models[row]
         marks = " ".join(sorted({m for c in cells.values() for m in c.marks}))
-        tds = [f'<td data-label="Model">{escape(row)}</td>',
-               f'<td data-label="Size"{"" if model.size else " class=empty"}>{escape(model.size) or "–"}</td>',
-               f'<td data-label="Backend">{escape(model.backend) or "–"}</td>']
+        tds = [f'<td data-label="Model">{html_text(row)}</td>',
+               f'<td data-label="Size"{"" if model.size else " class=empty"}>{html_text(model.size) or "–"}</td>',
+               f'<td data-label="Backend">{html_text(model.backend) or "–"}</td>']
         for f in families:
             c = cells.get(f)
             tds.append(cell_html(c, f, f"c-{slug(f)}-{slug(row)}", metrics.get(f)) if c else
-                       f'<td class="empty" data-v="" data-label="{escape(f)}">–</td>')
-        body.append(f'<tr data-marks="{escape(marks)}">{"".join(tds)}</tr>')
+                       f'<td class="empty" data-v="" data-label="{html_text(f)}">–</td>')
+        body.append(f'<tr data-marks="{html_text(marks)}">{"".join(tds)}</tr>')
     ref_rows = []
     for name, values in references:
-        tds = [f'<td data-label="Model">{escape(name)}</td>', '<td class="empty"></td>', '<td class="empty"></td>']
+        tds = [f'<td data-label="Model">{html_text(name)}</td>', '<td class="empty"></td>', '<td class="empty"></td>']
         for f in families:
             v = values.get(f)
             tds.append('<td class="empty">–</td>' if not v else
-                       f'<td data-label="{escape(f)}" title="{escape(v.get("what", ""))}"><span class="v">'
+                       f'<td data-label="{html_text(f)}" title="{html_text(v.get("what", ""))}"><span class="v">'
                        f'{number(v["value"])}</span> <span class="ci">{interval(v.get("ci_low"), v.get("ci_high"))}'
                        "</span></td>")
         ref_rows.append(f'<tr>{"".join(tds)}</tr>')
@@ -184,7 +174,7 @@ def front_page(families: Sequence[str], metrics: Mapping[str, str], rows: Mappin
                 ' <label><input type="checkbox" data-hide="subset"> hide subsets</label>'
                 ' <span class="small"><span id="shown"></span> rows shown</span> <select class="sortby" '
                 'data-table="board" aria-label="sort by"><option value="">sort by…</option>'
-                + "".join(f'<option value="{k + 3}">{escape(f)}</option>' for k, f in enumerate(families))
+                + "".join(f'<option value="{k + 3}">{html_text(f)}</option>' for k, f in enumerate(families))
                 + "</select></div>")
     return page("medtemporal leaderboard", "".join([
         "<h1>Temporal reasoning: every model × every family</h1>",
@@ -206,20 +196,20 @@ def runs_table(cells: Sequence[Cell]) -> str:
     rows = []
     for c in cells:
         rows.append(
-            f'<tr data-marks="{escape(" ".join(c.marks))}" id="run-{slug(c.row)}">'
-            f'<td data-label="Run">{escape(c.row)}</td><td data-label="Model" class="left">{escape(c.model.name)}'
-            f'{"<br><span class=small>" + escape(c.model.size) + "</span>" if c.model.size else ""}</td>'
-            f'<td data-label="Protocol" class="wrap">{escape(c.protocol)}</td>'
-            f'<td data-v="{"" if c.value is None else c.value}" data-label="{escape(str(c.metric))}">'
+            f'<tr data-marks="{html_text(" ".join(c.marks))}" id="run-{slug(c.row)}">'
+            f'<td data-label="Run">{html_text(c.row)}</td><td data-label="Model" class="left">{html_text(c.model.name)}'
+            f'{"<br><span class=small>" + html_text(c.model.size) + "</span>" if c.model.size else ""}</td>'
+            f'<td data-label="Protocol" class="wrap">{html_text(c.protocol)}</td>'
+            f'<td data-v="{"" if c.value is None else c.value}" data-label="{html_text(str(c.metric))}">'
             f'<span class="v">{number(c.value)}</span> <span class="ci">{interval(c.ci_low, c.ci_high)}</span></td>'
             f'<td data-v="{c.n}" data-label="n">{c.n:,} of {c.full_n:,}</td>'
             f'<td data-label="Marks">{marks_html(c) or "–"}</td>'
             f'<td data-label="Temperature">{"–" if c.temperature is None else c.temperature}</td>'
-            f'<td data-label="Folder" class="wrap small">{escape(c.path)}</td></tr>')
+            f'<td data-label="Folder" class="wrap small">{html_text(c.path)}</td></tr>')
     metric = next((c.metric for c in cells if c.metric), "")
     return ('<div class="scroll"><table class="sort filtered cards" id="runs"><thead><tr>'
             '<th class="sortable">Run</th><th class="sortable">Model</th><th class="sortable">Protocol</th>'
-            f'<th class="sortable" data-numeric>{escape(str(metric))} (× 100) [95% CI]</th>'
+            f'<th class="sortable" data-numeric>{html_text(str(metric))} (× 100) [95% CI]</th>'
             '<th class="sortable" data-numeric>n of full</th><th>Marks</th><th>Temperature</th><th>Folder</th>'
             f'</tr></thead><tbody class="runs">{"".join(rows)}</tbody></table></div>')
 
@@ -229,33 +219,33 @@ def published_html(table: Mapping[str, Any], k: int) -> str:
     runs in the same columns and units (%), each marked comparable or not, with the reasons."""
     cols = table["columns"]
     cond = table.get("conditions") or {}
-    head = "".join(f"<th>{escape(c['label'])}</th>" for c in cols)
+    head = "".join(f"<th>{html_text(c['label'])}</th>" for c in cols)
     rows = []
     for r in table["rows"]:
         source = f"{table['source']} line {r['line']}" if table.get("source") else ""
-        tds = "".join(f'<td data-label="{escape(c["label"])}">{number(v, d)}</td>'
+        tds = "".join(f'<td data-label="{html_text(c["label"])}">{number(v, d)}</td>'
                       for c, v, d in zip(cols, r["values"], table["digits"]))
-        rows.append(f'<tr class="pub"><td data-label="Model">{escape(r["model"])} '
-                    f'<span class="mark m-{escape(table["provenance"])}">{escape(table["provenance"])}</span>'
-                    f'<br><span class="small">published{", " + escape(source) if source else ""}'
-                    f'{" · " + escape(r["section"]) if r.get("section") else ""}</span></td>{tds}'
+        rows.append(f'<tr class="pub"><td data-label="Model">{html_text(r["model"])} '
+                    f'<span class="mark m-{html_text(table["provenance"])}">{html_text(table["provenance"])}</span>'
+                    f'<br><span class="small">published{", " + html_text(source) if source else ""}'
+                    f'{" · " + html_text(r["section"]) if r.get("section") else ""}</span></td>{tds}'
                     '<td data-label="Comparable">–</td></tr>')
     for r in table["runs"]:
-        tds = "".join(f'<td data-label="{escape(c["label"])}">{number(v, d)}</td>'
+        tds = "".join(f'<td data-label="{html_text(c["label"])}">{number(v, d)}</td>'
                       for c, v, d in zip(cols, r["values"], table["digits"]))
         verdict = ('<span class="mark m-yes">comparable</span>' if r["comparable"] else
                    '<span class="mark m-no">not comparable</span><div class="reason">'
-                   + escape("; ".join(r["reasons"])) + "</div>")
-        temp = f'<div class="reason">{escape(r["temperature_note"])}</div>' if r.get("temperature_note") else ""
-        rows.append(f'<tr><td data-label="Run">{escape(r["label"])}</td>{tds}'
+                   + html_text("; ".join(r["reasons"])) + "</div>")
+        temp = f'<div class="reason">{html_text(r["temperature_note"])}</div>' if r.get("temperature_note") else ""
+        rows.append(f'<tr><td data-label="Run">{html_text(r["label"])}</td>{tds}'
                     f'<td data-label="Comparable" class="wrap">{verdict}{temp}</td></tr>')
-    conditions = "".join(f"<li>{label}: {escape(str(cond[key]))}</li>" for key, label in (
+    conditions = "".join(f"<li>{label}: {html_text(str(cond[key]))}</li>" for key, label in (
         ("test_set", "Test set"), ("section", "Section"), ("protocol", "Protocol"), ("metrics", "Metric implementation"),
         ("temperature", "Temperature")) if cond.get(key) is not None and cond.get(key) != "")
-    return (f'<h3 id="published-{k}">{escape(table["paper"])}, {escape(table["name"])}: {escape(table["caption"])} '
-            f'<span class="mark m-{escape(table["provenance"])}">{escape(table["provenance"])}</span></h3>'
-            f'<p class="note">Setting: {escape(table["setting"])}.'
-            f'{" <b>" + escape(table["note"]) + ".</b>" if table.get("note") else ""}</p>'
+    return (f'<h3 id="published-{k}">{html_text(table["paper"])}, {html_text(table["name"])}: {html_text(table["caption"])} '
+            f'<span class="mark m-{html_text(table["provenance"])}">{html_text(table["provenance"])}</span></h3>'
+            f'<p class="note">Setting: {html_text(table["setting"])}.'
+            f'{" <b>" + html_text(table["note"]) + ".</b>" if table.get("note") else ""}</p>'
             f'<ul class="small">{conditions}</ul>'
             f'<div class="scroll"><table class="cards"><thead><tr><th>Model</th>{head}<th>Comparable</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>')
@@ -268,17 +258,17 @@ def pairwise_html(pairs: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for p in pairs:
         if "error" in p:
-            rows.append(f'<tr><td data-label="A">{escape(p["a"])}</td><td data-label="B">{escape(p["b"])}</td>'
-                        f'<td colspan="5" class="wrap">{escape(p["error"])}</td></tr>')
+            rows.append(f'<tr><td data-label="A">{html_text(p["a"])}</td><td data-label="B">{html_text(p["b"])}</td>'
+                        f'<td colspan="5" class="wrap">{html_text(p["error"])}</td></tr>')
             continue
         verdict = '<span class="mark m-yes">differ</span>' if p["significant"] else "no significant difference"
         pv = "–" if p.get("p_mcnemar") is None else f"{p['p_mcnemar']:.3g}"
-        rows.append(f'<tr><td data-label="A">{escape(p["a"])}</td><td data-label="B">{escape(p["b"])}</td>'
+        rows.append(f'<tr><td data-label="A">{html_text(p["a"])}</td><td data-label="B">{html_text(p["b"])}</td>'
                     f'<td data-label="n (common items)">{p["n"]:,}</td>'
                     f'<td data-label="A − B" data-v="{p["diff"]}">{number(p["diff"])} '
                     f'<span class="ci">{interval(p.get("ci_low"), p.get("ci_high"))}</span></td>'
                     f'<td data-label="McNemar p">{pv}</td><td data-label="Verdict">{verdict}</td>'
-                    f'<td data-label="Note" class="wrap small">{escape(p.get("note", ""))}</td></tr>')
+                    f'<td data-label="Note" class="wrap small">{html_text(p.get("note", ""))}</td></tr>')
     return ('<div class="scroll"><table class="sort cards" id="pairwise"><thead><tr><th class="sortable">A</th>'
             '<th class="sortable">B</th><th>n (common items)</th><th class="sortable" data-numeric>A − B [95% CI]</th>'
             f'<th>McNemar p</th><th>Verdict</th><th>Note</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
@@ -292,12 +282,12 @@ def family_page(family: str, description: str, cells: Sequence[Cell], tables: Se
                "phantoms (synthetic data): their numbers show the layout, not a result to compare with published "
                "rows.</p>") if phantoms else ""
     published = ("".join(published_html(t, k) for k, t in enumerate(tables)) if tables else
-                 f'<p class="note">No published rows: {escape(none or "none were transcribed")}.</p>')
+                 f'<p class="note">No published rows: {html_text(none or "none were transcribed")}.</p>')
     controls = ('<div class="controls"><input type="search" id="filter" placeholder="filter runs…" '
                 'aria-label="filter rows"> <label><input type="checkbox" data-hide="subset"> hide subsets</label> '
                 '<span class="small"><span id="shown"></span> rows shown</span></div>')
     return page(f"{family}: medtemporal leaderboard", "".join([
-        f"<h1>{escape(family)}</h1>", f'<p class="note">{escape(description)}</p>', caution,
+        f"<h1>{html_text(family)}</h1>", f'<p class="note">{html_text(description)}</p>', caution,
         '<h2 id="runs-h">Runs: the headline</h2>', controls, runs_table(cells),
         '<h2 id="published">Published results beside the runs (× 100)</h2>',
         '<p class="note">Published rows as printed, in percent (fractions × 100), each labelled with its source and '

@@ -22,6 +22,7 @@ from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
 from medtemporal.contract import BenchmarkSpec, spec
 from medtemporal.errors import InvalidInputError
 from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
+from medtemporal.prompts import PromptSet
 from medtemporal.protocols.direct import format_options
 from medtemporal.registry import register
 from medtemporal.schema import Item

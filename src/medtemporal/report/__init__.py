@@ -2,8 +2,8 @@
 
 ``write_report(["runs/r1"])`` writes ``runs/r1/report.md``, ``report.csv`` and
 ``report.html`` with its ``assets/`` folder (charts, thumbnails and the viewer's
-per-run data, loaded on demand), scoring the run first if its scores are missing
-or stale; ``single_file=True`` makes ``report.html`` self-contained instead. When
+per-run data, loaded on demand) from scored runs (the report only reads: ``medtemporal report`` scores
+stale runs first, `medtemporal.scoring.runs.score_stale`); ``single_file=True`` makes ``report.html`` self-contained instead. When
 every run is of one benchmark whose `BenchmarkSpec.report` is set, that writer
 adds the benchmark's own paper-layout tables and plots beside them (written by
 the family's package under ``medtemporal.benchmarks``) through one `FamilyReport` (`medtemporal.report.family`).
@@ -53,7 +53,7 @@ def write_report(
     """Write ``report.<fmt>`` for the runs together into ``out``, or into each run folder.
 
     Args:
-        run_dirs: Run folders; stale or missing scores are computed first.
+        run_dirs: Scored run folders (`medtemporal.scoring.runs.score_stale` scores stale ones).
         out: Output folder; None writes the same report into every run folder.
         formats: Any of ``md``, ``csv``, ``html`` and ``png`` (one chart per family and metric).
         single_file: Make ``report.html`` self-contained (charts, thumbnails and viewer data inline)

@@ -6,14 +6,16 @@ JSON to the page when it asks for them (`LOADER_JS` adds a ``<script src>`` tag 
 first need). Script tags work where ``fetch`` does not, on pages opened from
 ``file://`` in Chromium, as well as on pages served by ``medtemporal view``.
 With ``single_file`` everything is inline instead: images as data URIs, data
-blocks as inline scripts, one self-contained page.
+blocks as JSON data blocks the loader reads (never run, encoded by
+`medtemporal.report.escaping.data_block`), one self-contained page.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
+
+from medtemporal.report.escaping import data_block, inline_script, script_json
 
 ASSETS = "assets"
 """The folder beside ``report.html`` that holds its assets."""
@@ -22,17 +24,15 @@ LOADER_JS = r"""
 window.mtData=window.mtData||{};window.mtWait=window.mtWait||{};
 window.mtAsset=function(name,data){mtData[name]=data;(mtWait[name]||[]).forEach(w=>w[0](data));delete mtWait[name];};
 window.mtNeed=function(name){return new Promise((ok,fail)=>{if(name in mtData)return ok(mtData[name]);
+ const inline=document.getElementById('mt-asset-'+name);
+ if(inline){mtData[name]=JSON.parse(inline.textContent);inline.remove();return ok(mtData[name]);}
  if(!mtWait[name]){mtWait[name]=[];const s=document.createElement('script');s.src='assets/'+name+'.js';
   s.onerror=()=>{(mtWait[name]||[]).forEach(w=>w[1](new Error('assets/'+name+'.js could not be loaded; keep the '+
    'assets folder beside report.html')));delete mtWait[name];};document.head.appendChild(s);}
  mtWait[name].push([ok,fail]);});};
 """
-"""The page's loader: ``mtNeed(name)`` resolves with a data block, loading ``assets/<name>.js`` once."""
-
-
-def _script_json(value: Any) -> str:
-    """JSON safe inside a ``<script>`` element."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+"""The page's loader: ``mtNeed(name)`` resolves with a data block, read from the page's inline JSON block
+``mt-asset-<name>`` or loaded from ``assets/<name>.js``, once."""
 
 
 class Assets:
@@ -43,7 +43,7 @@ class Assets:
         self.files: dict[str, bytes] = {}
         """Path relative to the report folder (``assets/...``) → content."""
         self.inline: list[str] = []
-        """Inline ``<script>`` elements holding the data blocks of a single-file page."""
+        """Inline JSON data blocks of a single-file page."""
 
     def image(self, name: str, data: bytes, mime: str) -> str:
         """The ``src`` of an image: ``assets/<name>``, or a data URI on a single-file page."""
@@ -55,12 +55,11 @@ class Assets:
 
     def data(self, name: str, value: Any) -> None:
         """A data block the page loads on demand with ``mtNeed(name)``."""
-        script = f"mtAsset({json.dumps(name)},{_script_json(value)});"
         if self.single_file:
-            self.inline.append(f"<script>{script}</script>")
+            self.inline.append(data_block(f"mt-asset-{name}", value))
         else:
-            self.files[f"{ASSETS}/{name}.js"] = script.encode("utf-8")
+            self.files[f"{ASSETS}/{name}.js"] = f"mtAsset({script_json(name)},{script_json(value)});".encode("utf-8")
 
     def scripts(self) -> str:
         """The loader and, on a single-file page, every data block (placed before the scripts that use them)."""
-        return f"<script>{LOADER_JS}</script>" + "".join(self.inline)
+        return inline_script(LOADER_JS) + "".join(self.inline)

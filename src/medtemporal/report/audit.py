@@ -5,10 +5,10 @@ computes, the report package renders, and neither imports the other."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
 from medtemporal.report.tables import DASH, cell, markdown_table
+from medtemporal.report.escaping import html_text
 
 READER_NAMES = {"heuristic": "heuristic", "classifier": "options", "question": "question + options"}
 """How each reader (`medtemporal.audit.core.READERS`) is named in tables."""
@@ -107,17 +107,17 @@ def audit_markdown(audit: Mapping[str, Any], title: str = "Blind-solvability aud
 def audit_html(audit: Mapping[str, Any], title: str = "Blind-solvability audit", anchor: str = "audit") -> str:
     """The audit as an HTML section (``id`` ``anchor``); its table only where a subtype was audited."""
     rows = audit_rows(audit)
-    head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(f"<th>{html_text(h)}</th>" for h in HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in rows)
     table = (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
              if rows else "")
-    notes = "".join(f"<p class=\"note\"><b>By design</b> ({escape(places)}): {escape(note)}</p>"
+    notes = "".join(f"<p class=\"note\"><b>By design</b> ({html_text(places)}): {html_text(note)}</p>"
                     for places, note in _notes(audit))
     floor = audit.get("text_floor")
     if floor:
-        cells = "".join(f"<th>{escape(h)}</th>" for h in FLOOR_HEADER)
-        lines = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in floor_rows(audit))
-        notes += (f'<h3>Text-only floor of open answers</h3><p class="note">{escape(floor["description"])}</p>'
+        cells = "".join(f"<th>{html_text(h)}</th>" for h in FLOOR_HEADER)
+        lines = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in floor_rows(audit))
+        notes += (f'<h3>Text-only floor of open answers</h3><p class="note">{html_text(floor["description"])}</p>'
                   f'<div class="scroll"><table><thead><tr>{cells}</tr></thead><tbody>{lines}</tbody></table></div>')
-    return (f'<h2 id="{escape(anchor)}">{escape(title)}</h2><p class="note">{escape(_summary(audit))}</p>'
+    return (f'<h2 id="{html_text(anchor)}">{html_text(title)}</h2><p class="note">{html_text(_summary(audit))}</p>'
             f"{table}{notes}")

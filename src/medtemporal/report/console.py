@@ -133,10 +133,13 @@ def run_table(run: ReportRun, *, full: bool = False) -> str:
     shown = () if full else headline_metrics(s)
     split = _split(run)
     rows = _group_rows(run, s.scores, groups, shown, split)
+    zeros = []
     for name, variant in (s.variants or {}).items():
         scores = [Score.model_validate(v) for v in variant.get("scores", [])]
         in_variant = [(g, label) for g, label in groups if any(v.group == g for v in scores)]
         rows += _group_rows(run, scores, in_variant, shown, split, f" ({name})")
+        zeros += [_zero_line(name, variant, score) for score in scores if score.group == "overall"
+                  and not score.unavailable and score.value == 0 and score.n and (not shown or score.metric in shown)]
     parts = [head, ""]
     if rows:
         parts.append(markdown_table(["Task", "Metric", "Score [CI]", *split, "Chance", "n", "Invalid", "Missing"],
@@ -149,8 +152,16 @@ def run_table(run: ReportRun, *, full: bool = False) -> str:
                      f"{', …' if len(hidden) > 3 else ''}): `medtemporal runs show {run.path}`.")
     notes = [f"Not computed: {', '.join(metrics)}: {reason.rstrip('.')}."
              for reason, metrics in unavailable_reasons(s.scores).items()]
+    notes += zeros
     judge = _judge_line(s.judge)
     return "\n".join([*parts, *([""] if notes or judge else []), *notes, *([judge] if judge else [])])
+
+
+def _zero_line(name: str, variant: dict[str, Any], score: Score) -> str:
+    """Why a labelled scoring gives 0: every answer invalid under its rule, or none right by it (its rule)."""
+    why = (f"all {score.n:,} answers are invalid under its rule" if score.invalid + score.missing >= score.n
+           else "no answer is right by its rule")
+    return f"{score.metric} ({name}) is 0: {why}, {variant.get('description', '').rstrip('.')}."
 
 
 def headline_score(run: ReportRun) -> Score | None:

@@ -27,6 +27,7 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.audit import HEADER as AUDIT_HEADER
 from medtemporal.report.audit import FLOOR_HEADER, READER_NAMES, audit_rows, floor_rows, reader_cell
+from medtemporal.report.escaping import data_block, html_text, inline_script, policy_meta, script_json
 from medtemporal.report.loaded import ReportRun, load_runs, protocol_label
 from medtemporal.report.plots import (
     FONT_PT,
@@ -100,8 +101,8 @@ class FamilyReport:
 
 
 def family_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]:
-    """Write the own report of the runs' family into ``out`` (outside ``medtemporal report``), scoring stale runs
-    first; returns the files written.
+    """Write the own report of the runs' family (scored runs) into ``out`` (outside ``medtemporal report``);
+    returns the files written.
 
     Raises:
         InvalidInputError: the runs are of several families, or of one without its own report.
@@ -126,6 +127,7 @@ def family_report(run_dirs: Sequence[str | Path], out: str | Path) -> list[Path]
 
 __all__ = [
     "DASH", "FONT_PT", "MAX_WIDTH_IN", "READER_NAMES", "UNAVAILABLE", "FamilyReport", "caution", "Level", "Panel", "ReportRun",
-    "cell", "colour", "family_report", "figure_png", "grouped_bars", "legend_columns", "markdown_table",
-    "protocol_label", "published_section", "pyplot", "reader_cell", "unavailable_notes", "variant_runs",
+    "cell", "colour", "data_block", "family_report", "figure_png", "grouped_bars", "html_text", "inline_script",
+    "legend_columns", "markdown_table", "policy_meta", "protocol_label", "published_section", "pyplot", "reader_cell",
+    "script_json", "unavailable_notes", "variant_runs",
 ]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
-from html import escape
 from typing import Sequence
 
 from medtemporal.contract import spec
 from medtemporal.errors import UnknownNameError
 from medtemporal.report.tables import ReportRun, markdown_table
+from medtemporal.report.escaping import html_text
 
 
 def natural(text: str) -> tuple[object, ...]:
@@ -63,7 +63,7 @@ def glossary_html(runs: Sequence[ReportRun]) -> str:
     rows = glossary_rows(runs)
     if not rows:
         return ""
-    body = "".join(f'<tr><td>{escape(n)}</td><td class="wrap">{escape(t or "–")}'
+    body = "".join(f'<tr><td>{html_text(n)}</td><td class="wrap">{html_text(t or "–")}'
                    f'{" <em>(subtype)</em>" if k == "subtype" and t else ""}</td></tr>' for k, n, t in rows)
     return ('<h2 id="glossary">Glossary: tasks and subtypes</h2><div class="scroll"><table class="glossary"><thead>'
             f"<tr><th>Name</th><th>What it is</th></tr></thead><tbody>{body}</tbody></table></div>")

@@ -10,12 +10,12 @@ in view; charts are shown at their own size, which fits the page.
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import quote
 
 from medtemporal.report.assets import Assets
+from medtemporal.report.escaping import html_text, policy_meta
 from medtemporal.report.glossary import glossary_html
 from medtemporal.report.loaded import ReportRun
 from medtemporal.report.plots import colour, family_subtypes, has_chance
@@ -81,7 +81,7 @@ table.glossary td.wrap{min-width:11rem}}
 
 
 def _cell(text: str, tag: str = "td", attrs: str = "") -> str:
-    return f"<{tag}{attrs}>{escape(text)}</{tag}>"
+    return f"<{tag}{attrs}>{html_text(text)}</{tag}>"
 
 
 def _with_values(runs: Sequence[ReportRun], columns: Sequence[TableColumn], metric: str) -> list[TableColumn]:
@@ -138,7 +138,7 @@ def _grouped_table(runs: Sequence[ReportRun], columns: Sequence[TableColumn], me
                 cells.append(_cell(text, "td", attrs))
             else:
                 href = f"#view:run={k}&group={quote(column.group, safe=':/')}"
-                cells.append(f'<td{attrs}><a href="{escape(href)}" title="see these items">{escape(text)}</a></td>')
+                cells.append(f'<td{attrs}><a href="{html_text(href)}" title="see these items">{html_text(text)}</a></td>')
         cells += [_cell(c) for c in row[1 + len(columns) :]]
         body.append("<tr>" + "".join(cells) + "</tr>")
     if len(rows) > len(runs):  # the chance row
@@ -167,7 +167,7 @@ def _chart_caption(runs: Sequence[ReportRun], family: str, metric: str) -> str:
 
 def _legend(runs: Sequence[ReportRun], drawn: Sequence[int], chance: bool) -> str:
     """The colours of the runs drawn in the charts below (and the chance line, where drawn)."""
-    keys = "".join(f'<span><i style="background:{colour(k)}"></i>{escape(runs[k].label)}</span>' for k in drawn)
+    keys = "".join(f'<span><i style="background:{colour(k)}"></i>{html_text(runs[k].label)}</span>' for k in drawn)
     if chance:
         keys += '<span><i class="dash"></i>chance</span>'
     return f'<div class="legend">{keys}</div>'
@@ -182,8 +182,8 @@ def metric_section(runs: Sequence[ReportRun], metric: str, charts: Mapping[str, 
     title = metric_title(runs, metric)
     families = _with_values(runs, family_columns(runs, metric), metric)
     layout = _with_values(runs, subtype_columns(runs, metric), metric)
-    parts = [f'<h2 id="metric-{_anchor(metric)}">{escape(title)}</h2>',
-             *(f'<p class="note">{escape(note)}</p>' for note in unavailable_notes(runs, metric)),
+    parts = [f'<h2 id="metric-{_anchor(metric)}">{html_text(title)}</h2>',
+             *(f'<p class="note">{html_text(note)}</p>' for note in unavailable_notes(runs, metric)),
              _grouped_table(runs, families, metric)]
     if table_rows(runs, layout, metric) != table_rows(runs, families, metric) and not _all_zero(runs, layout, metric):
         parts += ["<h3>By family and subtype, in the papers' table layout</h3>", _grouped_table(runs, layout, metric)]
@@ -227,8 +227,8 @@ def html_page(
     sections = [metric_section(runs, m, charts.get(m, {}), assets) for m in metrics]
     body = [*sections[1:]]
     if unscored:
-        body.append(f'<p class="note">No run has a value for {escape(", ".join(unscored))}: not shown.</p>')
-        body += [f'<p class="note">{escape(note)}</p>' for m in unscored for note in unavailable_notes(runs, m)]
+        body.append(f'<p class="note">No run has a value for {html_text(", ".join(unscored))}: not shown.</p>')
+        body += [f'<p class="note">{html_text(note)}</p>' for m in unscored for note in unavailable_notes(runs, m)]
     profile = profile_chart(runs)
     if profile is not None:
         src = assets.image("profile.png", profile, "image/png")
@@ -241,7 +241,7 @@ def html_page(
     page = "\n".join(b for b in body if b)
     head = sections[0] if sections else ""
     glossary = glossary_html(runs)
-    toc = "".join(f'<a href="#{a}">{escape(t)}</a><br>' for a, t in [
+    toc = "".join(f'<a href="#{a}">{html_text(t)}</a><br>' for a, t in [
         *((f"metric-{_anchor(m)}", metric_title(runs, m)) for m in metrics), ("glossary", "Glossary"),
         ("runs", "Runs"), ("settings", "Run settings and model"),
         ("profile", "Profile across benchmarks"), ("repeats", "Repeats"), ("paired", "Paired differences"),
@@ -251,12 +251,13 @@ def html_page(
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        policy_meta(),
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>medtemporal report: {escape(benchmarks)}</title><style>{CSS}</style></head><body>",
-        f"<h1>{escape(benchmarks)}: {len(runs)} run{'s' if len(runs) > 1 else ''}</h1>",
+        f"<title>medtemporal report: {html_text(benchmarks)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{html_text(benchmarks)}: {len(runs)} run{'s' if len(runs) > 1 else ''}</h1>",
         head,  # the scores first: the headline metric's tables
         f'<nav class="toc">{toc}</nav>',
-        f'<p class="note">{escape(description(runs))}</p>',
+        f'<p class="note">{html_text(description(runs))}</p>',
         glossary,
         runs_section(runs),
         settings_section(runs),

@@ -1,6 +1,7 @@
 """The runs of one report, each read once through the run folder's owner (`medtemporal.runs.RunFolder`).
 
-`load_runs` scores what is stale and reads every run's ``scores.json``; a `ReportRun` then reads its
+`load_runs` reads every run's ``scores.json`` (it writes nothing: a command scores stale runs first,
+`medtemporal.scoring.runs.score_stale`); a `ReportRun` then reads its
 ``config.json``, its outcomes (`medtemporal.scoring.outcomes.load_outcomes`) and its benchmark the first time a
 section asks, and keeps them: the common sections, the viewer, the paired differences and the family's
 report (`medtemporal.report.family`) share one read. Runs of one benchmark share one loaded benchmark.
@@ -17,7 +18,6 @@ from medtemporal.benchmark import Benchmark
 from medtemporal.errors import InvalidInputError
 from medtemporal.runs import RunConfig, RunFolder, RunScores, run_folders
 from medtemporal.scoring.outcomes import RunOutcomes, load_outcomes
-from medtemporal.scoring.runs import score_run
 
 
 @dataclass(frozen=True)
@@ -97,17 +97,23 @@ def report_runs(paths: Sequence[Path], scores: Sequence[RunScores]) -> list[Repo
     return [ReportRun(Path(p), label, s, shared) for p, label, s in zip(paths, labels, scores, strict=True)]
 
 
-def load_runs(run_dirs: Sequence[str | Path], *, rescore: bool = True) -> list[ReportRun]:
-    """Read each run's ``scores.json``, scoring it first where missing or older than its predictions; a folder that
-    is not a run stands for the runs under it (an eval set's folder, `medtemporal.runs.run_folders`)."""
+def load_runs(run_dirs: Sequence[str | Path]) -> list[ReportRun]:
+    """Read each run's ``scores.json``; a folder that is not a run stands for the runs under it (an eval set's
+    folder, `medtemporal.runs.run_folders`).
+
+    Raises:
+        InvalidInputError: no run given, or a run has no scores or scores older than its predictions (score it
+            first: ``medtemporal score RUN``, or `medtemporal.scoring.runs.score_stale`).
+    """
     if not run_dirs:
         raise InvalidInputError("No run folders given; pass at least one folder written by `medtemporal run`.")
     paths = run_folders(run_dirs)
     if not paths:
         raise InvalidInputError("No run folders given; pass at least one folder written by `medtemporal run`.")
     folders = [RunFolder(p) for p in paths]
-    if rescore:
-        for folder in folders:
-            if folder.needs_scoring():
-                score_run(folder.path)
+    stale = [str(folder.path) for folder in folders if folder.needs_scoring()]
+    if stale:
+        raise InvalidInputError(f"{', '.join(stale)} {'has' if len(stale) == 1 else 'have'} no scores newer than "
+                                f"{'its' if len(stale) == 1 else 'their'} predictions; score first: "
+                                f"medtemporal score {' '.join(stale)} (`medtemporal report` does it for you).")
     return report_runs(paths, [folder.scores() for folder in folders])

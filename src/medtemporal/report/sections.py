@@ -6,17 +6,15 @@ from __future__ import annotations
 import io
 import json
 import math
-import re
 import warnings
-from html import escape
 from pathlib import Path
 from typing import Any, Sequence
 
-import markdown as markdown_lib
 from PIL import Image
 
 from medtemporal.errors import InvalidInputError
 from medtemporal.report.assets import Assets
+from medtemporal.report.escaping import html_text, markdown_html
 from medtemporal.report.plots import MIN_FONT_KEY
 from medtemporal.report.loaded import ReportRun, protocol_label
 from medtemporal.report.tables import DASH, fmt, is_percent
@@ -26,13 +24,13 @@ from medtemporal.scoring.compare import ComparisonWarning, compare_runs
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], titles: Sequence[Sequence[str]] | None = None) -> str:
     """A plain HTML table in a horizontally scrolling box (cells escaped; ``titles``: each cell's tooltip)."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{html_text(h)}</th>" for h in header)
     body = []
     for r, row in enumerate(rows):
         cells = []
         for c, text in enumerate(row):
             tip = titles[r][c] if titles and titles[r][c] and titles[r][c] != text else ""
-            cells.append(f'<td title="{escape(tip)}">{escape(text)}</td>' if tip else f"<td>{escape(text)}</td>")
+            cells.append(f'<td title="{html_text(tip)}">{html_text(text)}</td>' if tip else f"<td>{html_text(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
@@ -48,11 +46,11 @@ def figure(fig_id: str, src: str, alt: str, caption: str, png: bytes | None = No
     if png is not None:
         with Image.open(io.BytesIO(png)) as im:
             font = im.info.get(MIN_FONT_KEY)
-            attrs = f' width="{im.width}"' + (f' data-min-font-px="{escape(font)}"' if font else "")
-            if font:
+            attrs = f' width="{im.width}"' + (f' data-min-font-px="{html_text(font)}"' if font else "")
+            if font and float(font) > 0:  # a chart without text records 0
                 attrs += f' style="min-width:{math.ceil(im.width * LEGIBLE_PX / float(font))}px"'
-    return (f'<figure id="{escape(fig_id)}"><img alt="{escape(alt)}" src="{escape(src)}"{attrs}>'
-            f"<figcaption>{escape(caption)}</figcaption></figure>")
+    return (f'<figure id="{html_text(fig_id)}"><img alt="{html_text(alt)}" src="{html_text(src)}"{attrs}>'
+            f"<figcaption>{html_text(caption)}</figcaption></figure>")
 
 
 def runs_section(runs: Sequence[ReportRun]) -> str:
@@ -205,50 +203,41 @@ def paired_section(runs: Sequence[ReportRun]) -> str:
             ci = DASH if r.ci_low is None else f"[{fmt(r.ci_low, pct)}, {fmt(r.ci_high, pct)}]"
             rows.append([run.label, r.group, r.metric, f"{r.n:,}", fmt(r.a, pct), fmt(r.b, pct), fmt(r.diff, pct), ci,
                          DASH if r.p_mcnemar is None else f"{r.p_mcnemar:.3g}"])
-    listed = "".join(f"<li>{escape(p)}</li>" for p in pairs)
-    warn = "".join(f'<p class="warn">Warning: {escape(n)}</p>' for n in warns)
+    listed = "".join(f"<li>{html_text(p)}</li>" for p in pairs)
+    warn = "".join(f'<p class="warn">Warning: {html_text(n)}</p>' for n in warns)
     return (
-        f"<h2 id=\"paired\">Paired differences against {escape(base.label)}</h2>"
+        f"<h2 id=\"paired\">Paired differences against {html_text(base.label)}</h2>"
         '<p class="note">On the items both runs answered: run − first run, a 95% interval from a paired '
         "bootstrap resampling patients, and McNemar's exact p-value for accuracy "
-        f"(also: <code>medtemporal compare {escape(str(base.path))} RUN</code>).</p>"
+        f"(also: <code>medtemporal compare {html_text(str(base.path))} RUN</code>).</p>"
         f'<ul class="note">{listed}</ul>{warn}'
         + (table(["Run", "Group", "Metric", "n", "Run", "First run", "Difference", "95% CI", "McNemar p"], rows)
            if rows else "")
     )
 
 
-_IMG = re.compile(r'<p>\s*<img alt="([^"]*)" src="([^"]+)"\s*/?>\s*</p>')
-_CODE = re.compile(r"(`[^`]*`)")
-
-
-def _markdown_html(text: str) -> str:
-    """A family's Markdown as HTML; a ``<`` outside code spans is text (``"<gold>."``), never a tag."""
-    text = "".join(part if part.startswith("`") else part.replace("<", "&lt;") for part in _CODE.split(text))
-    return markdown_lib.markdown(text, extensions=["tables"])
-
-
 def files_section(files: Sequence[Path], assets: Assets) -> str:
-    """The benchmark's own report files inline: Markdown rendered to HTML with the figures it names in place,
-    then any figure it does not name; each figure once."""
+    """The benchmark's own report files inline: Markdown rendered to HTML (`markdown_html`: no link, image or
+    markup from the text) with the figures it names in place, then any figure it does not name; each figure once."""
     pngs = {p.name: p for p in files if p.suffix == ".png"}
     shown: set[str] = set()
 
-    def place(match: re.Match[str]) -> str:
-        alt, name = match.group(1), match.group(2)
-        if name not in pngs or name in shown:
-            return "" if name in shown else match.group(0)
+    def place(alt: str, name: str) -> str | None:
+        if name not in pngs:
+            return None
+        if name in shown:
+            return ""
         shown.add(name)
         return _file_figure(pngs[name], alt, assets)
 
     parts = []
     for path in files:
         if path.suffix == ".md":
-            html = _markdown_html(path.read_text(encoding="utf-8"))
+            html = markdown_html(path.read_text(encoding="utf-8"), place)
             for level in (2, 1):  # the file's headings sit under this section's
                 html = html.replace(f"<h{level}>", f"<h{level + 2}>").replace(f"</h{level}>", f"</h{level + 2}>")
             html = html.replace("<table>", '<div class="scroll"><table>').replace("</table>", "</table></div>")
-            parts.append(f'<div class="family">{_IMG.sub(place, html)}</div>')
+            parts.append(f'<div class="family">{html}</div>')
     parts += [_file_figure(path, path.stem, assets) for name, path in pngs.items() if name not in shown]
     if not parts:
         return ""

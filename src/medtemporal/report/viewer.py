@@ -17,7 +17,8 @@ options, gold answers and images of `ITEM_BLOCK` items), ``prompts-C`` (the
 distinct prompts, `PROMPT_BLOCK` a block: runs that sent the same text share
 it) and ``thumbs`` (thumbnail sources; each distinct image made into a
 thumbnail once). The page's script builds the DOM with ``textContent`` only,
-so no model output can inject markup.
+so no model output can inject markup; its data is inlined by
+`medtemporal.report.escaping.data_block`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from PIL import Image
 
 from medtemporal.image_roots import OUTSIDE, resolve_image
 from medtemporal.report.assets import Assets
+from medtemporal.report.escaping import data_block, inline_script
 from medtemporal.report.loaded import ReportRun
 from medtemporal.runs import RunFolder
 from medtemporal.scoring.compare import per_item
@@ -191,7 +193,8 @@ def viewer_index(runs: Sequence[ReportRun], assets: Assets) -> dict[str, Any]:
     rules: dict[tuple[str, str], str] = {}
     for k, run in enumerate(runs):
         loaded = run.outcomes
-        root = loaded.bench.image_root
+        recorded = run.config.image_root if run.config is not None else None
+        root = Path(recorded) if recorded else loaded.bench.image_root  # the images the run read (--image-root)
         groups = {c.group: c.subtypes for t in run.scores.layout for c in t.columns}
         first = len(rows)
         detail: dict[str, list[Any]] = {"answer": [], "rule": [], "raw": [], "error": [], "prompt": [], "scores": [],
@@ -353,7 +356,7 @@ if(!fromHash())apply();
 
 def viewer_section(runs: Sequence[ReportRun], assets: Assets) -> str:
     """The viewer as an HTML section (filters, list, detail pane, the list's data and the script)."""
-    data = json.dumps(viewer_index(runs, assets), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    index = viewer_index(runs, assets)
     selects = "".join(
         f'<label>{label} <select id="f-{key}"><option value="">all</option>{extra}</select></label>'
         for key, label, extra in (
@@ -369,6 +372,5 @@ def viewer_section(runs: Sequence[ReportRun], assets: Assets) -> str:
         "the prompt as sent, the raw output, the extracted answer with its rule, and the gold answer.</p>"
         f'<div class="filters">{selects}<span class="count" id="vcount"></span></div>'
         '<div id="vlist"><div id="vinner"></div></div><div id="vdetail"></div>'
-        f'<script type="application/json" id="viewer-index">{data}</script>'
-        f"{assets.scripts()}<script>{VIEWER_JS}</script></section>"
+        f'{data_block("viewer-index", index)}{assets.scripts()}{inline_script(VIEWER_JS)}</section>'
     )

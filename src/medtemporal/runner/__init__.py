@@ -6,7 +6,7 @@
 runs/r1: 2000 answered, 0 already done, 0 failed, 0 pending of 2000 items in 3.1 s ...
 """
 
-from medtemporal.runner._run import RunSummary, arun, run
+from medtemporal.runner._run import RunSummary, arun, check_run, run
 from medtemporal.runner.options import RunOptions
 
-__all__ = ["RunOptions", "RunSummary", "arun", "run"]
+__all__ = ["RunOptions", "RunSummary", "arun", "check_run", "run"]

@@ -377,6 +377,36 @@ def _select(bench: Benchmark, opts: RunOptions, rule: str) -> list[Item]:
     return bench.select(opts.tasks, opts.limit, per_task=opts.limit_per_task, rule=rule)
 
 
+def _prepare(benchmark: str | Path, folder: RunFolder, options: RunOptions, resolved: Resolved
+             ) -> tuple[Benchmark, RunOptions, str, list[Item], Solver, dict[str, str]]:
+    """What a run settles before its model loads: the benchmark, the options resolved (a registered model's
+    beneath the user's), the limit rule, the items selected, the protocol built with its options, and the hashes
+    of the templates (so each is checked)."""
+    bench = load_benchmark(benchmark)
+    opts = options.resolve(spec(bench.manifest.benchmark), resolved.entry)
+    if resolved.entry is not None:  # a registered name: its options beneath the user's
+        opts = dataclasses.replace(opts, backend_options={**resolved.options, **opts.backend_options})
+    rule = _limit_rule(folder)
+    items = _select(bench, opts, rule)
+    solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
+    templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
+    return bench, opts, rule, items, solver, templates
+
+
+def check_run(benchmark: str | Path, out: str | Path, options: RunOptions | None = None, model: str | None = None,
+              **overrides: Any) -> None:
+    """Check a run of ``model`` on ``benchmark`` into ``out`` as `arun` does before its model loads (the benchmark,
+    the model's registered name, the options,
+    the protocol and its options, the tasks and limits, the prompt templates), asking no model: a set checks every
+    benchmark so before its first request.
+
+    Raises:
+        InvalidInputError: in one sentence, as `arun` would.
+    """
+    _prepare(benchmark, RunFolder(out), RunOptions.of(options, overrides),
+             resolve_model(model) if model else Resolved(""))
+
+
 async def arun(
     benchmark: str | Path,
     model: str | Backend,
@@ -411,17 +441,11 @@ async def arun(
     resolved = resolve_model(model) if isinstance(model, str) else Resolved("")
     if isinstance(model, str):  # the backend's imports (the openai SDK: ~0.5 s) go on while the benchmark loads
         preload_backend(resolved.uri)
-    bench = load_benchmark(benchmark)
-    opts = RunOptions.of(options, overrides).resolve(spec(bench.manifest.benchmark), resolved.entry)
-    if resolved.entry is not None:  # a registered name: its URI, its options beneath the user's
+    if resolved.entry is not None:  # a registered name: its URI (its options join the user's in _prepare)
         model = resolved.uri
-        opts = dataclasses.replace(opts, backend_options={**resolved.options, **opts.backend_options})
     folder = RunFolder(out)
-    rule = _limit_rule(folder)
-    items = _select(bench, opts, rule)
-    solver = _solver(opts.protocol, opts.prompts, dict(opts.protocol_options))  # type: ignore[arg-type]
-    # the templates are hashed (and so checked) before the model loads
-    templates = _templates(solver, items, opts.prompts)  # type: ignore[arg-type]
+    bench, opts, rule, items, solver, templates = _prepare(benchmark, folder, RunOptions.of(options, overrides),
+                                                           resolved)
     # the data-use guard judges the images actually sent (medtemporal.provenance.run_licence), not the label, and
     # only where the verdict can change where they go (a remote endpoint or a proxy): it reads the whole phantom
     # folder, seconds at MIMIC scale, which a run against a local server does not wait for
@@ -458,7 +482,7 @@ async def arun(
         stack.enter_context(folder.writer())
         cfg = build_config(bench, backend, solver.name, getattr(solver, "settings", None) or opts.protocol_options,
                            templates, opts, rule, resolved.entry)
-        old = folder.check_resumable(cfg)
+        old = folder.check_resumable(cfg, named=bool((opts.name or "").strip()))
         if old is not None:
             cfg.started_at = old.started_at or cfg.started_at
             cfg.name = cfg.name if opts.name else old.name or cfg.name  # resumed without --name: the name it had

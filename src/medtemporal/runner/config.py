@@ -6,6 +6,7 @@ The folder's owner (`medtemporal.runs.RunFolder`) writes and reads it; this modu
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 from collections.abc import Mapping
 from dataclasses import asdict
@@ -15,7 +16,7 @@ from typing import Any
 
 import medtemporal
 from medtemporal.backends.base import Backend
-from medtemporal.backends.uri import short_name, shown_uri
+from medtemporal.backends.uri import hide_credentials, short_name, shown_uri
 from medtemporal.benchmark import Benchmark
 from medtemporal.models import ModelEntry
 from medtemporal.runner.options import RunOptions
@@ -56,6 +57,21 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def requested_model(opts: RunOptions) -> dict[str, Any]:
+    """The model options a run is asked for (`medtemporal.runs.ModelRef.requested`), as JSON, credentials hidden."""
+    asked = {"max_pixels": opts.max_pixels, **dict(opts.backend_options or {})}
+    return hide_credentials(json.loads(json.dumps(asked, sort_keys=True, default=str)))
+
+
+def recorded_image_root(bench_root: Path, image_root: str | Path | None) -> str | None:
+    """The image root a run records (`medtemporal.runs.RunConfig.image_root`): ``image_root`` resolved, or None
+    where it is none or the benchmark's own (``bench_root``)."""
+    if image_root is None:
+        return None
+    given = Path(image_root).expanduser().resolve()
+    return None if given == bench_root.resolve() else str(given)
+
+
 def build_config(
     bench: Benchmark,
     backend: Backend,
@@ -74,7 +90,8 @@ def build_config(
         benchmark=BenchmarkRef(path=str(bench.path), name=m.benchmark, version=m.version,
                                manifest_sha256=bench.manifest_hash, items_sha256=m.items_sha256, licence=m.licence),
         name=(opts.name or "").strip() or (entry.name if entry is not None else short_name(backend.uri)),
-        model=ModelRef(uri=backend.uri, identity=backend.identity(), settings=backend.settings()),
+        model=ModelRef(uri=backend.uri, identity=backend.identity(), settings=backend.settings(),
+                       requested=requested_model(opts)),
         model_entry=entry.name if entry is not None else None,
         protocol=ProtocolRef(name=protocol, options={k: shown_uri(v) if isinstance(v, str) else v  # no credentials
                                                      for k, v in sorted(protocol_options.items())},
@@ -85,6 +102,7 @@ def build_config(
         limit_per_task=opts.limit_per_task,
         limit_rule=limit_rule if limited else None,
         repeats=opts.repeats,
+        image_root=recorded_image_root(bench.image_root, opts.image_root),
         allow_remote_data=opts.allow_remote_data,
         medtemporal_version=medtemporal.__version__,
         git_revision=git_revision(),

@@ -18,8 +18,11 @@ where each benchmark may carry options of its own::
         limit: 100
         out: eltlm-shuffled                # its run folder under out (default: the folder's name)
 
-A benchmark whose run folder already holds a finished, scored run of the same model and selection with no
-item missing is skipped (`is_done`), so running a set again does only what is left.
+Every benchmark's options (protocol and its options, tasks, limits, prompts) are checked before the first
+request (`check_entries`). A benchmark whose run folder already holds a finished, scored run of the same model
+(its options too: ``--max-pixels``, every ``--option``), name, image root and selection with no item missing is
+skipped (`is_done`), so running a set again does only what is left; any difference runs it, where the runner
+resumes it or refuses the changed folder in one sentence.
 
 >>> plan = EvalSet(benchmarks=["b/mi-cxr", {"path": "b/eltlm", "limit": 5}, "c/mi-cxr"]).entries(Path("."), Path("runs"))
 >>> [(str(e.benchmark), str(e.out), dict(e.options)) for e in plan]
@@ -31,17 +34,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from medtemporal.backends.uri import short_name, shown_uri
-from medtemporal.benchmark import is_benchmark, read_manifest
-from medtemporal.errors import InvalidInputError
+from medtemporal.benchmark import image_root_of, is_benchmark, read_manifest
+from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.models import resolve
 from medtemporal.prompts import PromptSet
+from medtemporal.runner._run import check_run
+from medtemporal.runner.config import recorded_image_root, requested_model
 from medtemporal.runner.options import RunOptions
 from medtemporal.runs import RunFolder
 from medtemporal.schema import describe_validation_error
@@ -188,17 +193,41 @@ def _check(benchmarks: Sequence[Path], where: str) -> None:
             raise InvalidInputError(f"{path} is not a benchmark folder{where}; build one with `medtemporal build`.")
 
 
+def check_entries(entries: Sequence[SetEntry], options: RunOptions, model: str | None = None) -> None:
+    """Check every run of a set as the runner will before the first starts (`medtemporal.runner.check_run`): an
+    unknown protocol, task or option of the last benchmark is said before any model is asked, naming the folder.
+
+    Raises:
+        MedTemporalError: the first problem, as the runner says it, naming the benchmark folder.
+    """
+    for entry in entries:
+        try:
+            check_run(entry.benchmark, entry.out, replace(options, **dict(entry.options)), model)
+        except MedTemporalError as exc:
+            text = str(exc)
+            if str(entry.benchmark) in text:
+                raise
+            raise type(exc)(f"{text.rstrip('.')} (for {entry.benchmark}; nothing was run).") from None
+
+
 def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None = None) -> bool:
-    """Whether ``entry``'s run folder holds a finished, scored run of ``model`` with these options (its selection,
-    repeats, protocol and its options, generation settings and prompt texts) on the benchmark as built now, no
-    item missing and, when ``judge`` is named, judged by it: a set run again skips it; any difference runs it (a
-    resume, or the runner's refusal of a changed folder in one sentence)."""
+    """Whether ``entry``'s run folder holds a finished, scored run of ``model`` with these options (the model's
+    options, name, image root, selection, repeats, protocol and its options, generation settings and prompt
+    texts) on the benchmark as built now, no item missing and, when ``judge`` is named, judged by it: a set run
+    again skips it; any difference runs it (a resume, or the runner's refusal of a changed folder in one
+    sentence)."""
     folder = RunFolder(entry.out)
     config = folder.read_config()
     if config is None or config.finished_at is None or not folder.has_scores() or folder.needs_scoring():
         return False
     if (config.model.uri, config.limit, config.limit_per_task) != (shown_uri(resolve(model).uri), options.limit,
                                                                     options.limit_per_task):
+        return False
+    asked = replace(options, backend_options={**resolve(model).options, **dict(options.backend_options or {})})
+    if config.model.requested != requested_model(asked) or (options.name or "").strip() not in ("", config.name):
+        return False
+    manifest = read_manifest(entry.benchmark)
+    if config.image_root != recorded_image_root(image_root_of(entry.benchmark, manifest), options.image_root):
         return False
     if sorted(config.tasks or []) != sorted(options.tasks or []) or config.repeats != options.repeats:
         return False
@@ -211,7 +240,7 @@ def is_done(entry: SetEntry, model: str, options: RunOptions, judge: str | None 
     prompts = options.prompts or PromptSet()
     if any(prompts.hash(name) != sha for name, sha in config.protocol.templates.items()):
         return False
-    if config.benchmark.items_sha256 != read_manifest(entry.benchmark).items_sha256:  # rebuilt since
+    if config.benchmark.items_sha256 != manifest.items_sha256:  # rebuilt since
         return False
     scores = folder.scores()
     if int(scores.counts.get("missing") or 0) or int(scores.counts.get("items") or 0) == 0:

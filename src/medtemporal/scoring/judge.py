@@ -39,7 +39,7 @@ from medtemporal.errors import BackendError, InvalidInputError
 from medtemporal.prompts import PromptSet
 from medtemporal.registry import register
 from medtemporal.runs import RunFolder
-from medtemporal.schema import Item, Record, content_hash
+from medtemporal.schema import Item, Licence, Record, content_hash
 from medtemporal.scoring.metrics import Answer
 from medtemporal.scoring.outcomes import RunOutcomes
 
@@ -226,7 +226,7 @@ def judge_answers(
     cache_path: Any = None,
     no_cache: bool = False,
     allow_remote_data: bool = False,
-    licence: str = "open",
+    licence: Licence | Callable[[], Licence] = "open",
     progress: bool = True,
     calibrate: bool = True,
 ) -> JudgePass:
@@ -242,7 +242,8 @@ def judge_answers(
         cache_path: Response cache file (default: the shared one).
         no_cache: Neither read nor write the response cache (``judgements.jsonl`` still resumes).
         allow_remote_data: Allow credentialed text to go to a non-local judge endpoint.
-        licence: The benchmark's licence (credentialed text is guarded).
+        licence: The licence of what the run answered (credentialed text is guarded), or a function judging it
+            (`medtemporal.provenance.run_licence` of the run's images), called only for an off-host judge.
         progress: Show a progress bar on a terminal.
         calibrate: Also judge each reference and an empty answer (the calibration row); False for a judge as
             costly as GREEN, where only the answers are asked.

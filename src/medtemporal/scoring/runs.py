@@ -8,17 +8,19 @@ settings, so a report needs nothing else.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from medtemporal import __version__
 from medtemporal.backends.uri import short_name
 from medtemporal.contract import BenchmarkSpec, Variant, spec
 from medtemporal.errors import InvalidInputError
-from medtemporal.runs import RunFolder, RunInfo, RunScores
+from medtemporal.provenance import run_licence
+from medtemporal.runs import RunFolder, RunInfo, RunScores, run_folders
 from medtemporal.schema import Item, Score
 from medtemporal.scoring.aggregate import Outcome, layout, score_outcomes
 from medtemporal.scoring.ci import CONFIDENCE, RESAMPLES, check_bootstrap
@@ -29,6 +31,16 @@ from medtemporal.scoring.repeats import repeat_summary
 
 if TYPE_CHECKING:
     from medtemporal.scoring.judge import Judge
+
+
+def score_stale(run_dirs: Iterable[str | Path]) -> list[Path]:
+    """Score each run whose ``scores.json`` is missing or older than its predictions (`RunFolder.needs_scoring`)
+    with the default settings, before a report reads them (a folder that is not a run stands for the runs under
+    it, `medtemporal.runs.run_folders`); returns the runs scored."""
+    stale = [p for p in run_folders(run_dirs) if RunFolder(p).needs_scoring()]
+    for path in stale:
+        score_run(path)
+    return stale
 
 
 def score_run(
@@ -86,8 +98,12 @@ def score_run(
         if repeats > 1:
             counts["repeats"] = repeats
         judge_block = None
+        # the guard judges the run's images as they are (its --image-root, else the benchmark's, re-verified), not
+        # the manifest's label, and only where the verdict can change where the answers go (an off-host judge)
+        licence = functools.cache(functools.partial(run_licence, bench.manifest, config.image_root,
+                                                    [r.path for i in items for r in i.images], folder=bench.path))
         if judge is not None:
-            options = {"licence": bench.manifest.licence, **(judge_options or {})}
+            options = {"licence": licence, **(judge_options or {})}
             if family.judge is not None:
                 judge_block, verdicts = family.judge(loaded, judge, options)
                 if verdicts is not None:
@@ -97,8 +113,7 @@ def score_run(
                                         "decides; score it without --judge.")
         green_block, in_force = None, nullcontext()
         if green is not None:
-            green_block, in_force = _green_pass(folder, loaded, green, {"licence": bench.manifest.licence,
-                                                                        **(green_options or {})})
+            green_block, in_force = _green_pass(folder, loaded, green, {"licence": licence, **(green_options or {})})
         outcomes = [o for outcomes_r in by_repeat for o in outcomes_r]
         protocol = config.protocol.name or next((p.protocol for p in latest.values()), None)
         with in_force:

@@ -62,7 +62,7 @@ def test_ablation_deltas_are_paired_and_clustered_by_patient(runs):
     bench, paths = runs
     items = load(bench).items
     share = sum(i.reference == ANSWER for i in items) / len(items)  # direct is right exactly there
-    table = ablation_table(load_runs(paths, rescore=False), resamples=200)
+    table = ablation_table(load_runs(paths), resamples=200)
     row = next(line for line in table.splitlines() if "| Accuracy |" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "caption-then-reason" and cells[4:] == ["12", "4"]

@@ -114,7 +114,20 @@ OUTPUTS = [
     ("I'm sorry, I cannot provide a diagnosis from these images.",
      "I'm sorry, I cannot provide a diagnosis from these images."),
     ("   \n", None),
+    # one line, plain or bold, any case: split at the header (issue 42 item 15)
+    ("FINDINGS: Small left effusion. IMPRESSION: Effusion.", "Small left effusion."),
+    ("**Findings:** Lungs are clear. **Impression:** Normal chest.", "Lungs are clear."),
+    ("findings: New opacity. impression: Pneumonia.", "New opacity."),
+    ("Small effusion; no findings: of note.", "Small effusion; no findings: of note."),
 ]
+
+
+@pytest.mark.parametrize("output", ["FINDINGS: Small left effusion. IMPRESSION: Effusion.",
+                                    "**Findings:** Small left effusion. **Impression:** Effusion.",
+                                    "Findings: Small left effusion. conclusion: Effusion."])
+def test_a_report_on_one_line_gives_each_task_its_own_section(items, output):
+    impression = next(i for i in items if i.task == "impression")
+    assert section(impression, output) == "Effusion."
 
 
 @pytest.mark.parametrize(("output", "want"), OUTPUTS)

@@ -34,7 +34,7 @@ def test_blocks_hold_every_item_with_its_prior_current_and_generated_reports(fil
     bench, written = files
     assert set(written) == {"viewer.html", *(f"viewer-{k}.js" for k in range(-(-len(bench.items) // BLOCK)))}
     page = written["viewer.html"]
-    data = json.loads(re.search(r"const D=(\{.*?\});const blocks", page, re.S)[1])
+    data = json.loads(re.search(r'<script type="application/json" id="rrg-data">(.*?)</script>', page, re.S)[1])
     assert data["stem"] == "fam_viewer" and data["runs"] == ["copy", "odd <b>model</b>"]
     assert len(data["rows"]) == len(bench.items)
     block = json.loads(re.fullmatch(r"rrgBlock\(0,(.*)\);", written["viewer-0.js"], re.S)[1])
@@ -59,8 +59,8 @@ def test_the_page_opens_an_item_side_by_side_and_shows_model_text_as_text(files,
     for name, text in written.items():
         (tmp_path / f"fam_{name}").write_text(text, encoding="utf-8")
     page = tmp_path / "fam_viewer.html"
-    n = next(k for k, row in enumerate(json.loads(re.search(r"const D=(\{.*?\});const blocks", written["viewer.html"],
-                                                               re.S)[1])["rows"]) if row[1] == "with_prior")
+    data = re.search(r'<script type="application/json" id="rrg-data">(.*?)</script>', written["viewer.html"], re.S)[1]
+    n = next(k for k, row in enumerate(json.loads(data)["rows"]) if row[1] == "with_prior")
     done = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu",
                            f"--user-data-dir={tmp_path / 'p'}", "--virtual-time-budget=8000", "--dump-dom",
                            f"{page.as_uri()}#item={n}"],

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.fake_openai import TEST_API_KEY as KEY
 from helpers.fake_openai import FakeOpenAI
+from helpers.reports import loaded
 from helpers.scored_runs import OPTIONS, prediction, write_run, wrong_letter
 
 from medtemporal.benchmark import Manifest, save
@@ -91,7 +92,7 @@ def test_a_model_judge_labels_wrong_answers_through_the_openai_client_and_resume
     labels = stored_labels(run)
     assert {labels[(i.id, 0)] for i in items[:8] if i.task == "TEL"} == {"exclusivity"}
     assert {labels[(i.id, 0)] for i in items[:8] if i.task == "GTS"} == {None}  # unparseable, never a type
-    counts = judged_taxonomy(load_runs([run])[0])
+    counts = judged_taxonomy(loaded([run])[0])
     assert counts["ICR"]["forced_choice"] == sum(i.task == "ICR" for i in items[:8])
     assert counts["GTS"]["unparseable"] == sum(i.task == "GTS" for i in items[:8])
     again = judge_errors(load_outcomes(run), judge, cache_path=cache, progress=False)  # resume: nothing asked twice
@@ -119,7 +120,7 @@ def test_score_with_a_judge_runs_the_error_pass_and_the_report_shows_fig25(tmp_p
     labels = stored_labels(run)
     assert labels[(items[1].id, 0)] == "abstention" and labels[(items[5].id, 0)] == "abstention"
     assert labels[(items[0].id, 0)] == "forced_choice"  # gold was the null option
-    table, png = judge_table(load_runs([run], rescore=False))
+    table, png = judge_table(load_runs([run]))
     assert "Failure of Temporal Exclusivity" in table and png[:4] == b"\x89PNG"
     written = family_report([run], tmp_path / "out")
     assert "mi-cxr_judged_errors.png" in [p.name for p in written]

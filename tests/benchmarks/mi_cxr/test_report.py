@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.reports import loaded
 from helpers.scored_runs import make_items, prediction, write_run, wrong_letter
 
 from medtemporal.benchmark import Manifest, save
@@ -17,7 +18,6 @@ from medtemporal.benchmarks.mi_cxr.report import (
     error_taxonomy, icrv_table, rule_label, source_statistics, stagewise_table, temperature_pairs, temperature_table,
     write_mi_cxr_report,
 )
-from medtemporal.report import load_runs
 from medtemporal.schema import ImageRef, Item
 from medtemporal.report.family import FamilyReport
 from medtemporal.benchmark import load
@@ -63,7 +63,7 @@ def _cold_and_hot(tmp_path: Path):
 
 def test_temperature_tables_show_repeats_flips_and_paired_differences(tmp_path):
     items, cold, hot = _cold_and_hot(tmp_path)
-    runs = load_runs([cold, hot])
+    runs = loaded([cold, hot])
     table = temperature_table(runs)
     hot_row = next(line for line in table.splitlines() if "| 0.7 |" in line)
     assert "| 2 |" in hot_row and hot_row.endswith(f"| {100 * 15 / 60:.1f} |")  # 15 of 60 items flipped
@@ -80,17 +80,17 @@ def test_stagewise_pairs_with_direct_of_the_same_model(tmp_path):
     config = json.loads((staged / "config.json").read_text())
     config["protocol"] = {"name": "stagewise", "options": {}}
     (staged / "config.json").write_text(json.dumps(config))
-    table = stagewise_table(load_runs([direct, staged]))
+    table = stagewise_table(loaded([direct, staged]))
     overall = next(line for line in table.splitlines() if "| overall |" in line)
     assert "| 0.0 | 100.0 | +100.0 |" in overall
-    assert stagewise_table(load_runs([direct])) is None and icrv_table(load_runs([direct])) is None
+    assert stagewise_table(loaded([direct])) is None and icrv_table(loaded([direct])) is None
 
 
 def test_error_taxonomy_counts_wrong_answers_by_rule(tmp_path):
     items = make_items(patients=10, per_patient=3)
     run = write_run(tmp_path, items, [prediction(i, f"({wrong_letter(i)})") for i in items[:10]]
                     + [prediction(i, f"The answer is {i.answer}.") for i in items[10:]])
-    counts = error_taxonomy(load_runs([run])[0])
+    counts = error_taxonomy(loaded([run])[0])
     assert sum(sum(c.values()) for c in counts.values()) == 10
     expected = Counter(rule_label(i, wrong_letter(i)) for i in items[:10])
     assert sum(counts.values(), Counter()) == expected  # judge labels: test_error_judge.py
@@ -114,7 +114,7 @@ def test_source_statistics_from_window_timestamps(tmp_path):
 
 def test_write_micxr_report_writes_tables_and_figure(tmp_path):
     _, cold, hot = _cold_and_hot(tmp_path)
-    context = FamilyReport("mi-cxr", load_runs([cold, hot]), tmp_path)  # runs of a toy family: the writer itself
+    context = FamilyReport("mi-cxr", loaded([cold, hot]), tmp_path)  # runs of a toy family: the writer itself
     write_mi_cxr_report(context)
     written = context.written
     assert [p.name for p in written] == ["mi-cxr_analyses.md", "mi-cxr_errors.png"]
@@ -137,6 +137,6 @@ def test_stage1_descriptions_are_checked_against_the_annotated_changes(tmp_path)
     run = write_run(tmp_path, items, preds, bench=tmp_path / "bench")
     from medtemporal.benchmarks.mi_cxr.report import description_check
 
-    c = description_check(load_runs([run])[0])
+    c = description_check(loaded([run])[0])
     # good: 4 decided, 4 agree; bad: T1→T2 "resolved" (disagrees), T2→T3 none, T3→T4 two kinds, T4→T5 agrees.
     assert c == {"intervals": 8, "decided": 6, "agree": 5, "items_all_agree": 1, "right_when_all_agree": 1}

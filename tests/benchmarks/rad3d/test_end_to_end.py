@@ -35,6 +35,8 @@ def test_phantoms_build_run_report(env, capsys):
     for model in ("rad3d:history", "baseline:constant-B"):
         out = runs / model.replace(":", "-")
         assert main(["run", str(bench), "--model", model, "--tasks", closed, "--out", str(out), "--no-progress"]) == 0
+    # a bare letter is invalid under the release's "B." rule: the run's table says why its accuracy is 0
+    assert "accuracy (as released) is 0: all " in capsys.readouterr().out
     with FakeOpenAI.start() as server:
         out = runs / "fake-ct"
         assert main(["run", str(bench), "--model", server.uri(), "--protocol", "ct", "--protocol-option", "slices=4",

@@ -69,6 +69,7 @@ def _value(name: str) -> float:
 def test_chexbert_f1_equals_scikit_learns_report_on_the_stand_ins_labels(stand_in: tuple[Path, Path]) -> None:
     truth, _ = _independent_labels(*stand_in, REFS)
     pred, _ = _independent_labels(*stand_in, [o or "" for o in OUTS])
+    pred[[o is None for o in OUTS]] = 0  # an empty answer states no observation
     assert 0 < truth.sum() < truth.size and not np.array_equal(truth, pred)  # the stand-in labels vary
     names = list(chexbert.CONDITIONS)
     full = classification_report(truth, pred, target_names=names, output_dict=True, zero_division=0)
@@ -84,6 +85,7 @@ def test_semb_score_is_the_cosine_of_the_cls_embeddings(stand_in: tuple[Path, Pa
     _, ref_emb = _independent_labels(*stand_in, REFS)
     _, out_emb = _independent_labels(*stand_in, [o or "" for o in OUTS])
     cosine = (ref_emb * out_emb).sum(1) / np.linalg.norm(ref_emb, axis=1) / np.linalg.norm(out_emb, axis=1)
+    cosine[[o is None for o in OUTS]] = 0.0  # an empty answer: 0, not the cosine of CheXbert's [CLS] of ""
     got = metric("semb_score").per_sample(_items(), OUTS, [None] * len(REFS))
     assert got == pytest.approx(cosine, abs=1e-5)
     assert got[3] == pytest.approx(1.0, abs=1e-5)  # the same report
@@ -105,3 +107,20 @@ def test_a_file_that_is_not_a_chexbert_checkpoint_is_named(stand_in: tuple[Path,
     monkeypatch.setenv("MEDTEMPORAL_CHEXBERT", str(other))
     with pytest.raises(UnavailableError, match="is not a CheXbert checkpoint"):
         _value("chexbert_f1_5_micro")
+
+
+SHORT = ["", ".", "No", "é", "lungs are clear . " * 1200]
+"""Outputs a model can write that break naive scorers: empty, punctuation, one word, one non-ASCII character,
+20,000 characters."""
+
+
+def test_short_and_long_outputs_get_numbers(stand_in: tuple[Path, Path]) -> None:
+    items = [_items()[0]] * len(SHORT)
+    labels = metric("chexbert_f1_14_micro").per_sample(items, SHORT, [None] * len(SHORT))
+    semb = metric("semb_score").per_sample(items, SHORT, [None] * len(SHORT))
+    assert np.isfinite(labels).all() and np.isfinite(semb).all()
+    assert labels[0].reshape(-1, 3)[:, :2].sum() == 0 and semb[0] == 0.0  # the empty answer: no label, 0
+    truth, _ = _independent_labels(*stand_in, [REFS[0]])
+    pred, _ = _independent_labels(*stand_in, SHORT[1:4])
+    for k in range(3):
+        assert labels[k + 1].reshape(-1, 3)[:, 0].tolist() == (truth[0] & pred[k]).tolist()

@@ -69,13 +69,31 @@ def test_cider_takes_each_task_s_document_frequencies_from_that_task_alone() -> 
     assert not np.allclose(per_item, together)  # mixing the tasks' references would change them
 
 
+@pytest.fixture(scope="module")
+def reference_meteor() -> Meteor:
+    """pycocoevalcap's own METEOR (a jar of its own, not the one scoring uses)."""
+    return Meteor()
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="METEOR's jar needs a Java runtime")
-def test_meteor_is_the_mean_of_the_jars_segment_scores() -> None:
-    gts = {k: [r2gen_clean(r)] for k, r in enumerate(REFS)}
-    res = {k: [r2gen_clean(o)] for k, o in enumerate(OUTS)}
-    _, segments = Meteor().compute_score(gts, res)
-    assert _corpus("r2gen_meteor", OUTS) == pytest.approx(float(np.mean(segments)), abs=1e-9)
-    assert 0 < _corpus("coco_meteor", OUTS) < 1
+@pytest.mark.parametrize("variant", ["coco", "r2gen"])
+def test_meteor_is_the_pooled_corpus_value_pycocoevalcap_prints(variant: str, reference_meteor: Meteor) -> None:
+    """pycocoevalcap's printed METEOR (the jar's pooled value), not the mean of its segment scores; empty outputs,
+    one-word outputs and whole groups of them as pycocoevalcap scores them; bootstrap-shaped sums too."""
+    prepare = lexical.VARIANTS[variant][0]
+    # an output equal to its reference: the jar pools it with no chunk (its fragmentation is 0)
+    for outs in (OUTS, [REFS[0], REFS[1], *OUTS[2:]], ["No", "", ".", "effusion", "ü"], [""] * len(REFS)):
+        gts = {k: [prepare(r)] for k, r in enumerate(REFS)}
+        res = {k: [prepare(o)] for k, o in enumerate(outs)}
+        pooled, segments = reference_meteor.compute_score(gts, res)
+        assert _corpus(f"{variant}_meteor", outs) == pytest.approx(pooled, abs=1e-12)
+    assert pooled == 0.0 and _corpus(f"{variant}_meteor", [None] * len(REFS)) == 0.0
+    m = metric(f"{variant}_meteor")
+    stats = m.per_sample([_item(k, r) for k, r in enumerate(REFS)], OUTS, [None] * len(REFS))
+    batch = np.stack([stats[[0, 1]].sum(0), stats[[2, 3, 4]].sum(0), stats.sum(0)])[None]
+    gts = {k: [prepare(REFS[k])] for k in (2, 3, 4)}
+    res = {k: [prepare(OUTS[k])] for k in (2, 3, 4)}
+    assert m.reduce(batch, np.ones((1, 3)))[0, 1] == pytest.approx(reference_meteor.compute_score(gts, res)[0], abs=1e-12)
 
 
 def test_meteor_without_java_is_unavailable_in_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:

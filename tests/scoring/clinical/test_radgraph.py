@@ -83,3 +83,41 @@ def test_without_weights_offline_radgraph_is_unavailable_in_one_sentence(monkeyp
     with pytest.raises(UnavailableError, match=r"radgraph-xl.tar.gz of StanfordAIMI/RRG_scorers\) is not in the "
                                                r"Hugging Face cache and HF_HUB_OFFLINE=1"):
         metric("radgraph_f1_partial").per_sample(_items(), OUTS, [None] * len(REFS))
+
+
+@pytest.mark.parametrize("kind", ["empty folder", "not an archive", "archive without a model"])
+def test_a_copy_that_is_not_radgraph_is_named_in_one_sentence_and_leaves_nothing(kind: str, tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import tarfile
+
+    target = tmp_path / "copy"
+    if kind == "empty folder":
+        target.mkdir()
+    elif kind == "not an archive":
+        target.write_text("<html>not found</html>")
+    else:
+        (tmp_path / "readme.txt").write_text("x")
+        with tarfile.open(target, "w:gz") as tar:
+            tar.add(tmp_path / "readme.txt", arcname="readme.txt")
+    monkeypatch.setenv("MEDTEMPORAL_RADGRAPH_XL", str(target))
+    _clear()
+    with pytest.raises(UnavailableError, match=r"^MEDTEMPORAL_RADGRAPH_XL names .*; point it at radgraph-xl.tar.gz "
+                                               r"or the folder it unpacks to\.$"):
+        metric("radgraph_f1_partial").per_sample(_items(), OUTS, [None] * len(REFS))
+    assert not list(tmp_path.glob(".unpacking-*")) and not list(tmp_path.glob("*.unpacked"))
+
+
+SHORT = ["", ".", "No", "é", "the heart is normal size . " * 740]
+
+
+@pytest.mark.slow  # RadGraph's 300 words of the 20,000-character output
+def test_short_and_long_outputs_get_the_libraries_numbers(stand_in: Path) -> None:
+    core = radgraph.vendored_radgraph()
+    annotate = radgraph.scorer().radgraph
+    got = metric("radgraph_f1_partial").per_sample([_items()[0]] * len(SHORT), SHORT, [None] * len(SHORT))
+    assert got[0] == 0.0 and np.isfinite(got).all()
+    ref_ann = annotate([REFS[0]])["0"]
+    for k, out in enumerate(SHORT[1:4], start=1):
+        assert got[k] == pytest.approx(core.compute_reward(annotate([out])["0"], ref_ann, "all")[1]), out
+    long = " ".join(SHORT[4].split()[:radgraph.MAX_WORDS])  # the words RadGraph reads of it
+    assert got[4] == pytest.approx(core.compute_reward(annotate([long])["0"], ref_ann, "all")[1])

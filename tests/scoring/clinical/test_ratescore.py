@@ -49,7 +49,7 @@ def test_ratescore_is_the_packages_score_of_each_pair(stand_in: tuple[Path, Path
     got = metric("ratescore").per_sample(_items(), OUTS, [None] * len(REFS))
     for k, (ref, out) in enumerate(zip(REFS, OUTS)):
         if out is None:
-            assert got[k] == ratescore.NO_ENTITY  # an empty output: the package's no-entity score
+            assert got[k] == ratescore.EMPTY  # an empty output scores 0, never the package's no-entity 0.5
         else:
             assert got[k] == pytest.approx(direct.compute_score([out], [ref])[0])
     assert got[1] == pytest.approx(1.0, abs=1e-5)  # the same report (the stand-in finds entities in it)
@@ -62,3 +62,23 @@ def test_without_weights_offline_ratescore_is_unavailable_in_one_sentence(monkey
     with pytest.raises(UnavailableError, match="RaTE-NER-Deberta' is not in the Hugging Face cache and "
                                                "HF_HUB_OFFLINE=1 forbids downloading it"):
         metric("ratescore").per_sample(_items(), OUTS, [None] * len(REFS))
+
+
+@pytest.mark.parametrize("out", ["No", ".", "ok", "é", "", "the heart is normal size . no pleural effusion . " * 400])
+def test_short_and_long_outputs_score_a_number_where_the_package_crashes(stand_in: tuple[Path, Path],
+                                                                          out: str) -> None:
+    """medspacy drops sentences under 3 characters, and the package then raises IndexError: such a text has no
+    entity (0.5); an empty one scores 0; a 20,000-character one is the package's own score."""
+    import RaTEScore
+
+    ner, encoder = stand_in
+    direct = RaTEScore.RaTEScore(bert_model=str(ner), eval_model=str(encoder), use_gpu=False)
+    got = metric("ratescore").per_sample(_items()[:1], [out], [None])
+    if not out.strip():
+        assert got.tolist() == [ratescore.EMPTY]
+    elif len(out) < 3:
+        with pytest.raises(IndexError):
+            direct.compute_score([out], [REFS[0]])
+        assert got.tolist() == [ratescore.NO_ENTITY]
+    else:
+        assert got[0] == pytest.approx(direct.compute_score([out], [REFS[0]])[0])

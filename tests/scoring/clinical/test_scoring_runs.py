@@ -193,7 +193,7 @@ def test_ours_beside_a_papers_metrics_is_scored_by_default_and_labelled(tmp_path
     scores = read_scores(run)
     assert {s.metric for s in scores.scores} == {"coco_bleu_4", "temporal_entity_f1"}  # CheXbert: on request
     assert scores.metrics["temporal_entity_f1"]["ours"] is True and "ours" not in scores.metrics["coco_bleu_4"]
-    runs = load_runs([run], rescore=False)
+    runs = load_runs([run])
     assert metric_title(runs, "temporal_entity_f1") == "temporal_entity_f1 (%), ours (not in the paper)"
     assert metric_title(runs, "coco_bleu_4") == "coco_bleu_4 (%)"
 
@@ -251,3 +251,39 @@ def test_offline_a_metric_without_its_weights_is_refused_at_once_and_nothing_is_
     assert error.startswith("medtemporal: error: Nothing scored") and "\n" not in error
     assert "HF_HUB_OFFLINE=1" in error and "MEDTEMPORAL_CHEXBERT=" in error and "MEDTEMPORAL_RADGRAPH_XL=" in error
     assert (copy / "scores.json").read_bytes() == before
+
+
+@pytest.mark.slow  # every model-based metric on stand-ins (RadGraph twice, CheXbert, RaTEScore, two encoders)
+def test_score_all_on_a_constant_no_run_and_short_outputs_exits_0_with_every_metric_a_number_or_unavailable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 41: `score --metrics all` of `baseline:constant-No` (and of "", ".", one non-ASCII character and a
+    20,000-character output) exits 0; each metric is a number, or unavailable with one sentence (GREEN: no model)."""
+    pytest.importorskip("radeval", reason="RadGraph needs `pip install --no-deps radeval==2.2.1`")
+    pytest.importorskip("RaTEScore", reason="RaTEScore needs ratescore and medspacy")
+    from helpers.tiny_report_models import tiny_bert_folder, tiny_radgraph, tiny_ratescore
+
+    from medtemporal.scoring.clinical import bertscores, radgraph, ratescore
+
+    checkpoint, backbone = tiny_chexbert(tmp_path / "chexbert")
+    ner, encoder = tiny_ratescore(tmp_path / "ratescore")
+    bert = tiny_bert_folder(tmp_path / "bert", with_weights=True, layers=6)
+    for key, value in (("CHEXBERT", checkpoint), ("CHEXBERT_BACKBONE", backbone), ("RATESCORE_NER", ner),
+                       ("RATESCORE_ENCODER", encoder), ("BERTSCORE_DISTILBERT", bert),
+                       ("BERTSCORE_DISTILROBERTA", bert), ("CTRATE_CLASSIFIER", tmp_path / "none"),
+                       ("RADGRAPH_XL", tiny_radgraph(tmp_path / "rgxl")),
+                       ("RADGRAPH", tiny_radgraph(tmp_path / "rg", model_type="radgraph"))):
+        monkeypatch.setenv(f"MEDTEMPORAL_{key}", str(value))
+    for cache in (chexbert._labeller, chexbert.chexbert_outputs, radgraph._scorer, radgraph.radgraph_rewards,
+                  ratescore._scorer, ratescore.ratescores, bertscores._distilbert):
+        cache.cache_clear()
+    outputs = ["No"] * 20 + ["", ".", "é", "the lungs are clear . " * 910]
+    run = _run(tmp_path, "constant-No", outputs, benchmark=EVERY)
+    assert main(["score", str(run), "--metrics", "all", "--resamples", "20"]) == 0
+    for score in (s for s in read_scores(run).scores if s.group == "overall"):
+        if score.unavailable:
+            assert score.metric in ("green_score", *CT_CLINICAL[:2]) and score.unavailable.endswith("."), score
+        else:
+            assert math.isfinite(score.value), score.metric
+    for cache in (chexbert._labeller, chexbert.chexbert_outputs, radgraph._scorer, radgraph.radgraph_rewards,
+                  ratescore._scorer, ratescore.ratescores, bertscores._distilbert):
+        cache.cache_clear()

@@ -72,11 +72,16 @@ def _item(reference: str) -> Item:
                        answer_type="open", answer=reference, reference=reference)
 
 
-def test_the_metric_is_the_mean_of_per_sample_f1_and_a_missing_answer_is_an_empty_report() -> None:
-    items = [_item("Stable effusion."), _item("Lungs are clear."), _item("New edema, improved effusion.")]
-    answers = ["Effusion, stable.", None, "New edema."]
-    m = metric("temporal_entity_f1")
-    stats = m.per_sample(items, answers, [None] * 3)
-    assert stats.tolist() == pytest.approx([f1(1, 1, 1), 1.0, f1(1, 1, 2)])
-    assert float(m.reduce(stats.reshape(-1, 1).sum(axis=0), np.float64(3))) == pytest.approx(stats.mean())
+def test_the_metric_is_the_mean_of_per_sample_f1_and_an_empty_answer_scores_0_beside_libras_1() -> None:
+    """The headline scores an empty or missing answer 0; Libra's formula as released (1.0 where the reference names
+    no change) is the labelled metric beside it, equal on every answer that has text."""
+    items = [_item("Stable effusion."), _item("Lungs are clear."), _item("New edema, improved effusion."),
+             _item("Lungs are clear."), _item("Lungs are clear."), _item("Lungs are clear.")]
+    answers = ["Effusion, stable.", None, "New edema.", "", "  \n", "No."]
+    m, libra = metric("temporal_entity_f1"), metric("temporal_entity_f1_libra")
+    stats = m.per_sample(items, answers, [None] * 6)
+    assert stats.tolist() == pytest.approx([f1(1, 1, 1), 0.0, f1(1, 1, 2), 0.0, 0.0, 1.0])
+    assert libra.per_sample(items, answers, [None] * 6).tolist() == pytest.approx([f1(1, 1, 1), 1.0, f1(1, 1, 2),
+                                                                                    1.0, 1.0, 1.0])
+    assert float(m.reduce(stats.reshape(-1, 1).sum(axis=0), np.float64(6))) == pytest.approx(stats.mean())
     assert m.higher_is_better and m.aggregation == "mean"

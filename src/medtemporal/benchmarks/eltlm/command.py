@@ -13,16 +13,14 @@ import argparse
 from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
-from medtemporal.benchmark import Manifest
-from medtemporal.build_options import add_llm_options, add_official_option, imported
+from medtemporal.family import (
+    InvalidInputError, Item, Manifest, add_llm_options, add_official_option, imported, sha256_file,
+)
 from medtemporal.benchmarks.eltlm.build import LENGTHS, MIN_REPORT_WORDS, build_items
 from medtemporal.benchmarks.eltlm.release import BENCHMARK, ORDERS, read_official
 from medtemporal.benchmarks.eltlm.known_releases import RELEASES
 from medtemporal.benchmarks.eltlm.studies import read_studies
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_in_background
-from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments
 from medtemporal.sources.mimic_cxr import METADATA_CSV, read_timelines
 

@@ -18,12 +18,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
+from medtemporal.family import DataUse, GenerateConfig, Item, Message, PromptSet, Request, TextPart, complete
 from medtemporal.benchmarks.eltlm.build import NUMBER_WORDS, sentences
 from medtemporal.benchmarks.eltlm.release import BENCHMARK
-from medtemporal.backends.session import DataUse, complete
-from medtemporal.prompts import PromptSet
-from medtemporal.schema import Item
 
 PROMPT = "eltlm_question_wording"
 MAX_WORDS = 60

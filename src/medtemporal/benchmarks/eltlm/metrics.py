@@ -15,9 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
+from medtemporal.family import Answer, Item, register
 
 SETTINGS = {"package": "rouge-score", "types": ["rougeL"], "use_stemmer": True, "tokenizer": "default",
             "value": "fmeasure"}

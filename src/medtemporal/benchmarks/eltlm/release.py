@@ -42,8 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmarks.eltlm.studies import StudyInfo
-from medtemporal.errors import InvalidInputError
-from medtemporal.schema import ImageRef, Item
+from medtemporal.family import ImageRef, InvalidInputError, Item
 from medtemporal.sources.mimic_cxr import subject_folder
 from medtemporal.sources.release_schema import Field, Schema
 

@@ -21,9 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from medtemporal.backends.base import Backend, Request, RequestError, Response, TextPart
-from medtemporal.errors import UnknownNameError
-from medtemporal.registry import register
+from medtemporal.family import Backend, Request, RequestError, Response, TextPart, UnknownNameError, register
 from medtemporal.scoring.judge import Rubric, judged_share, reduce_judged
 
 _LABELS = ("accuracy", "completeness")

@@ -18,10 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from medtemporal.backends.base import Backend, Request, RequestError, Response
-from medtemporal.errors import UnknownNameError
-from medtemporal.registry import register
-from medtemporal.schema import Item
+from medtemporal.family import Backend, Item, Request, RequestError, Response, UnknownNameError, register
 
 SCHEME = "longitudinal_rrg"
 KINDS = ("copy-prior", "normal-report", "nearest-report")
@@ -79,7 +76,8 @@ class ReportBaseline(Backend):
                                "`medtemporal run`).", reason="not_fitted")
         answer = self.answers[request.item]
         if answer is None:
-            why = ("the benchmark was built with --no-retrieval; rebuild it without that option"
+            why = ("the benchmark was built with --no-retrieval, or its corpus holds no study of another patient with "
+                   "this section; rebuild it without that option or with a larger --retrieval-corpus"
                    if self.kind == "nearest-report" else "this item's task has no constant report")
             raise RequestError(f"{self.uri} has no answer for item {request.item}: {why}.", reason="no_baseline_answer")
         return Response(answer, model=self.uri)

@@ -2,7 +2,7 @@
 
 Reads the MIMIC-CXR-JPG metadata and official split (`medtemporal.sources.mimic_cxr_studies`), the reports
 of the studies it uses (`medtemporal.sources.mimic_cxr_reports`), keeps every study of ``--split`` whose
-report has a findings section and finds its prior (`studies`), makes one item per study and section
+report has a findings section and finds its prior by ``--prior-rule`` (`studies`), makes one item per study and section
 (`items`: tasks ``findings`` and ``impression``), and finds each item's nearest training report (`nearest`)
 unless ``--no-retrieval``. The manifest counts everything left out (``exclusions``) and what was noted without
 leaving anything out (``config.notes``: tied prior times, priors without a report, training images the
@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from medtemporal.benchmark import Manifest
+from medtemporal.family import InvalidInputError, Item, Manifest, UnavailableError, sha256_file
 from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS, case_meta, make_item
 from medtemporal.benchmarks.longitudinal_rrg.nearest import (
     DEFAULT_LIMIT,
@@ -25,18 +25,13 @@ from medtemporal.benchmarks.longitudinal_rrg.nearest import (
     nearest_reports,
     training_corpus,
 )
-from medtemporal.benchmarks.longitudinal_rrg.studies import cases, usable
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError, UnavailableError
+from medtemporal.benchmarks.longitudinal_rrg.studies import PRIOR_RULES, cases, usable
 from medtemporal.provenance import licence_in_background
-from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root
 from medtemporal.sources.mimic_cxr import _check_jpg_root
 from medtemporal.sources.mimic_cxr_studies import SPLITS, read_study_table, split_path
 
 VERSION = "1.0"
-PRIOR_RULE = ("the immediately preceding study of the same subject by StudyDate then StudyTime (strictly earlier, "
-              "the same day included); ties of time to the larger study id")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,6 +46,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="the official split file, when it is not in the MIMIC-CXR-JPG root")
     src.add_argument("--split", choices=SPLITS, default="test", help="the split whose studies are items "
                      "(default %(default)s, the common test set)")
+    src.add_argument("--prior-rule", choices=tuple(PRIOR_RULES), default="ours",
+                     help="which study is each item's prior: ours (CXRMate's: the immediately preceding study), libra "
+                     "(the latest study of an earlier day) or longitudinal-mimic (also keeps only the studies with "
+                     "an earlier study of the split, the 2,058-study set); default %(default)s")
     src.add_argument("--sections", default=",".join(SECTIONS), metavar="LIST",
                      help=f"tasks to build, comma-separated from {', '.join(SECTIONS)} (default: both)")
     ret = p.add_argument_group("nearest training report (the image-retrieval baseline)")
@@ -91,9 +90,9 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     licence_check = licence_in_background(*dict.fromkeys([jpg, reports]))
     table, excluded = read_study_table(jpg, args.split_file)
     notes: Counter[str] = Counter()
-    found = cases(table, reports, args.split, excluded, notes)
+    found = cases(table, reports, args.split, excluded, notes, args.prior_rule)
     if args.verify_images:
-        found = usable(found, jpg, excluded)
+        found = usable(found, jpg, excluded, notes)
     if not found:
         raise InvalidInputError(f"No study of the {args.split} split in {jpg} has a report with a findings section "
                                 f"(left out: {dict(excluded)}); check --mimic-cxr-jpg, --reports and the split file.")
@@ -111,6 +110,12 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
                                    "a weaker baseline) or --no-retrieval (no nearest-report baseline).") from None
         corpus = training_corpus(table, reports, jpg, split="train", limit=args.retrieval_corpus, seed=args.seed,
                                  notes=notes)
+        if not corpus.studies:
+            raise InvalidInputError(
+                f"The nearest-report corpus is empty: no study of the train split in {jpg} has a readable frontal "
+                f"image and a report with a findings or impression section under {reports} "
+                f"({notes['retrieval_image_unreadable']} unreadable images); check --reports and the split file, "
+                "or build with --no-retrieval.")
         for meta, near in zip(metas, nearest_reports(found, corpus, embedder, jpg, Path(args.out) / EMBEDDINGS)):
             meta["nearest"] = near
         retrieval = {"retrieval": {"embedder": spec, "embedder_identity": embedder.identity(), "split": "train",
@@ -127,7 +132,7 @@ def build(args: argparse.Namespace) -> tuple[list[Item], Manifest]:
     with_prior = sum(c.prior is not None for c in found)
     config = {
         "split": args.split, "sections": list(sections), "verify_images": args.verify_images,
-        "prior_rule": PRIOR_RULE, "studies": len(found), "patients": len({c.current.record.subject_id for c in found}),
+        "prior_rule": args.prior_rule, "prior_rule_text": PRIOR_RULES[args.prior_rule], "studies": len(found), "patients": len({c.current.record.subject_id for c in found}),
         "images": sum(len(c.current.record.images) for c in found), "with_prior": with_prior,
         "no_prior": len(found) - with_prior, "notes": dict(sorted(notes.items())), **retrieval,
     }

@@ -6,7 +6,9 @@ The corpus is the training split's studies with a frontal image and a report tha
 (at most ``limit`` of them, a seeded sample when there are more; every one with ``limit`` 0). Each study is
 its first frontal image, embedded with ``embedder`` (`medtemporal.retrieval.load_embedder`); an item's query
 is its current study's first image (frontal where it has one). The answer of the corpus study whose image is
-most similar (cosine, `medtemporal.retrieval.ImageRetriever`, ties to the earlier study) is the item's
+most similar (cosine, `medtemporal.retrieval.ImageRetriever`, ties to the earlier study), among those of other
+patients (never the query's own study or another of its patient's, whatever split the items and the corpus
+come from: ``--split train`` would otherwise retrieve each item's own report), is the item's
 section of that study's report: the image-retrieval baseline every report-generation paper should print
 (how far does "find a similar image and copy its report" go?). Vectors are cached in the benchmark's
 ``embeddings/`` folder (`medtemporal.retrieval.image_embeddings`).
@@ -53,6 +55,7 @@ class Corpus:
     studies: list[str]
     paths: list[str]
     sections: list[dict[str, str]]
+    patients: list[str]
 
 
 def training_corpus(table: dict[int, list[StudyRecord]], reports: Path, root: Path, *, split: str, limit: int,
@@ -62,7 +65,7 @@ def training_corpus(table: dict[int, list[StudyRecord]], reports: Path, root: Pa
     if limit and len(pool) > limit:
         chosen = set(random.Random(f"{seed}:retrieval corpus").sample(range(len(pool)), limit))
         pool = [s for k, s in enumerate(pool) if k in chosen]
-    corpus = Corpus([], [], [])
+    corpus = Corpus([], [], [], [])
     with progress_bar(total=len(pool), desc="retrieval corpus", unit="study", leave=False) as bar:
         for record in pool:
             bar.update(1)
@@ -76,6 +79,7 @@ def training_corpus(table: dict[int, list[StudyRecord]], reports: Path, root: Pa
             corpus.studies.append(record.study)
             corpus.paths.append(str(record.frontal))
             corpus.sections.append(kept)
+            corpus.patients.append(record.patient)
     return corpus
 
 
@@ -86,13 +90,19 @@ def nearest_reports(cases: Sequence[Case], corpus: Corpus, embedder: Embedder, r
     queries = image_embeddings(embedder, root, [c.current.record.images[0][0] for c in cases], folder)
     keys = image_embeddings(embedder, root, corpus.paths, folder)
     out: list[dict[str, dict[str, Any] | None]] = [dict.fromkeys(SECTIONS) for _ in cases]
+    own = [c.current.record.patient for c in cases]
     for section in SECTIONS:
         index = [k for k, s in enumerate(corpus.sections) if section in s]
         if not index or not cases:
             continue
-        best, scores = ImageRetriever(keys[index]).search(queries, 1)
-        for found, (i, score) in zip(out, zip(best[:, 0].tolist(), scores[:, 0].tolist())):
-            k = index[i]
-            found[section] = {"study_id": corpus.studies[k], "score": round(float(score), 6),
-                              "text": corpus.sections[k][section]}
+        # enough neighbours that one of another patient is among them: the largest count of one patient's studies
+        depth = min(len(index), 1 + max(Counter(corpus.patients[k] for k in index).values()))
+        best, scores = ImageRetriever(keys[index]).search(queries, depth)
+        for q, found in enumerate(out):
+            hit = next(((index[i], score) for i, score in zip(best[q].tolist(), scores[q].tolist())
+                        if corpus.patients[index[i]] != own[q]), None)
+            if hit is not None:
+                k, score = hit
+                found[section] = {"study_id": corpus.studies[k], "score": round(float(score), 6),
+                                  "text": corpus.sections[k][section]}
     return out

@@ -24,11 +24,9 @@ from typing import Any
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.benchmarks.longitudinal_rrg.items import CONTEXT, MISSING, caption
-from medtemporal.errors import InvalidInputError
-from medtemporal.prompts import PromptSet
-from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
-from medtemporal.registry import register
-from medtemporal.schema import ImageRef, Item
+from medtemporal.family import (
+    Generate, ImageRef, InvalidInputError, Item, PromptSet, Solution, Solver, answer_request, register,
+)
 from medtemporal.sources.mimic_cxr import FRONTAL_VIEWS
 
 VIEWS = ("maira2", "frontal", "all")

@@ -130,7 +130,8 @@ def _test_set(ctx: FamilyReport) -> str:
     return (f"Built from the {config.get('split', 'test')} split: {config.get('studies')} studies of "
             f"{config.get('patients')} patients ({config.get('images')} images), {config.get('with_prior')} with a "
             f"prior and {config.get('no_prior')} without (the release's common test set: {RELEASE['findings']}; "
-            f"{RELEASE['impression']} with an impression). Prior: {config.get('prior_rule')}. Left out: {left}.")
+            f"{RELEASE['impression']} with an impression). Prior ({config.get('prior_rule')}): "
+            f"{config.get('prior_rule_text', '')}. Left out: {left}.")
 
 
 def _slug(label: str) -> str:

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 from typing import Any, Sequence
 
 from PIL import Image
 
+from medtemporal.report.family import data_block, html_text, inline_script, policy_meta, script_json
 from medtemporal.schema import Item
 from medtemporal.scoring.clinical.temporal import temporal_entities, temporal_spans
 
@@ -108,22 +107,19 @@ def viewer_files(items: Sequence[Item], runs: Sequence[RunAnswers], image_root: 
     for k in range(0, len(items), BLOCK):
         thumbs: dict[str, str | None] = {}
         block = [_detail(item, runs, image_root, thumbs) for item in items[k:k + BLOCK]]
-        files[f"{stem}-{k // BLOCK}.js"] = f"rrgBlock({k // BLOCK},{_json(block)});"
+        files[f"{stem}-{k // BLOCK}.js"] = f"rrgBlock({k // BLOCK},{script_json(block)});"
     rows = [[item.task, item.subtype, item.meta.get("patient_id", ""), item.meta.get("study_id", ""),
              [None if r.texts.get(item.id) is None else r.tef1.get(item.id) for r in runs]] for item in items]
     data = {"runs": [r.label for r in runs], "rows": rows, "block": BLOCK, "stem": prefix + stem}
-    files[page] = PAGE.replace("__DATA__", _json(data)).replace("__TITLE__", escape(prefix + stem))
+    script = data_block("rrg-data", data) + inline_script(SCRIPT)
+    files[page] = PAGE.replace("__TITLE__", html_text(prefix + stem)).replace("__SCRIPT__", script).replace(
+        "__POLICY__", policy_meta())
     return files
 
 
-def _json(value: Any) -> str:
-    """JSON safe inside a ``<script>`` element."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-
-
 PAGE = r"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>__TITLE__</title>
+<html lang="en"><head><meta charset="utf-8">__POLICY__
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>__TITLE__</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#222}header{padding:8px 14px;background:#f4f4f4;
 border-bottom:1px solid #ddd;display:flex;gap:10px;flex-wrap:wrap;align-items:center}
@@ -150,8 +146,11 @@ prior report</mark></span>
 <span id="count" class="muted"></span></header>
 <div id="list"></div><div id="detail"><p class="muted">Open a row to see the prior study, the current study and
 the generated reports side by side.</p></div>
-<script>
-const D=__DATA__;const blocks={};const waiting={};
+__SCRIPT__</body></html>
+"""
+
+SCRIPT = r"""
+const D=JSON.parse(document.getElementById('rrg-data').textContent);const blocks={};const waiting={};
 window.rrgBlock=function(k,data){blocks[k]=data;(waiting[k]||[]).forEach(f=>f(data));delete waiting[k];};
 function need(k){return new Promise(ok=>{if(k in blocks)return ok(blocks[k]);if(!waiting[k]){waiting[k]=[];
  const s=document.createElement('script');s.src=D.stem+'-'+k+'.js';document.head.appendChild(s);}waiting[k].push(ok);});}
@@ -186,5 +185,4 @@ function draw(){const t=document.getElementById('task').value,p=document.getElem
  document.getElementById('count').textContent=shown+' of '+D.rows.length+' items; runs: '+D.runs.join(' / ');}
 for(const id of ['task','prior','q'])document.getElementById(id).addEventListener('input',draw);draw();
 const opened=/^#item=(\d+)$/.exec(location.hash);if(opened&&+opened[1]<D.rows.length)show(+opened[1]);
-</script></body></html>
 """

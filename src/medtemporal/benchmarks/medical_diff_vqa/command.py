@@ -21,7 +21,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from medtemporal.benchmark import Manifest
+from medtemporal.family import ImageRef, InvalidInputError, Item, Manifest, licence_of, sha256_file
 from medtemporal.benchmarks.medical_diff_vqa.release import (
     MIMIC_ALL_FILE,
     QUESTIONS_FILE,
@@ -30,10 +30,6 @@ from medtemporal.benchmarks.medical_diff_vqa.release import (
     Question,
     read_questions,
 )
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of
-from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root
 
 BENCHMARK = "medical-diff-vqa"

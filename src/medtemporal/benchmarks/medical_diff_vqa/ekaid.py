@@ -28,11 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
-from medtemporal.contract import Variant
+from medtemporal.family import Answer, Item, Variant, register
 from medtemporal.benchmarks.medical_diff_vqa.metrics import TEXT_INFO, cider_values, settings, stats, tokenized
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
 
 NAME = "EKAID"
 """The variant's name in ``scores.json`` and the report."""

@@ -49,9 +49,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
+from medtemporal.family import Answer, Item, register
 
 CHUNKS = 20
 """Column of ``chunks`` in a Meteor 1.5 statistics line (lengths, function words, 4 modules × 4 match

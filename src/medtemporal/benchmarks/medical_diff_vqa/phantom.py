@@ -36,12 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmarks.medical_diff_vqa.release import MIMIC_ALL_FILE, QUESTION_COLUMNS, QUESTIONS_FILE
-from medtemporal.errors import InvalidInputError
+from medtemporal.family import (
+    InvalidInputError, PHANTOM_TRUTH, PhantomKind, prepare_out, register, write_phantom_manifest,
+)
 from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, read_cohort, write_lines
-from medtemporal.phantoms.out import prepare_out
-from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
-from medtemporal.registry import register
 from medtemporal.sources.mimic_cxr import METADATA_CSV
 
 GENERATOR = "medtemporal phantoms medical-diff-vqa"

@@ -28,8 +28,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from medtemporal.benchmark import Manifest
-from medtemporal.build_options import add_llm_options, add_official_option, imported
+from medtemporal.family import (
+    InvalidInputError, Item, Manifest, add_llm_options, add_official_option, imported, sha256_file,
+)
 from medtemporal.benchmarks.mi_cxr.balance import Caps
 from medtemporal.benchmarks.mi_cxr.pipeline import (
     BENCHMARK,
@@ -44,10 +45,7 @@ from medtemporal.benchmarks.mi_cxr.pipeline import (
 from medtemporal.benchmarks.mi_cxr.release import read_official
 from medtemporal.benchmarks.mi_cxr.known_releases import RELEASES
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
 from medtemporal.provenance import licence_in_background
-from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
 SOURCE_FILES = {

@@ -25,11 +25,8 @@ import hashlib
 import random
 from typing import Any, Sequence
 
-from medtemporal.backends.base import Request, RequestError, Response
+from medtemporal.family import InvalidInputError, Item, Request, RequestError, Response, UnknownNameError, register
 from medtemporal.backends.baselines import RandomBaseline
-from medtemporal.errors import InvalidInputError, UnknownNameError
-from medtemporal.registry import register
-from medtemporal.schema import Item
 
 PHRASES = {
     "emergence": "{a} newly appears",

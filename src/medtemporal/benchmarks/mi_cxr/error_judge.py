@@ -26,18 +26,17 @@ import re
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from medtemporal.backends.base import Backend, Message, Request, RequestError, Response, TextPart
+from medtemporal.family import (
+    Backend, Item, Message, PromptSet, Record, Request, RequestError, Response, TextPart, content_hash, is_correct,
+    register,
+)
 from medtemporal.backends.session import DataUse, ModelSession, Reply
 from medtemporal.backends.uri import shown_uri
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.benchmarks.mi_cxr.stage1 import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.errors import BackendError, UnknownNameError
-from medtemporal.prompts import PromptSet
-from medtemporal.registry import register
 from medtemporal.runs import RunFolder
-from medtemporal.schema import Item, Record, content_hash
 from medtemporal.scoring.judge import Judge
-from medtemporal.scoring.metrics import is_correct
 from medtemporal.scoring.outcomes import RunOutcomes
 
 PROMPT = "micxr_error_type"

@@ -36,9 +36,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
+from medtemporal.family import DataUse, GenerateConfig, Message, ModelSession, PromptSet, Request, TextPart
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER, Candidate
-from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmarks.mi_cxr.text import INTERVALS, LETTERS, Draft, describe, trajectory, variant_statement
 from medtemporal.benchmarks.mi_cxr.windows import (
     ABSENT,
@@ -51,7 +50,6 @@ from medtemporal.benchmarks.mi_cxr.windows import (
     Track,
     Window,
 )
-from medtemporal.prompts import PromptSet
 from medtemporal.sources.mimic_qba import ENTITIES
 
 PROMPTS = (

@@ -41,8 +41,7 @@ from medtemporal.benchmarks.mi_cxr.tel import ANSWERABLE_PAIRS, PAIR_QTYPES, TEL
 from medtemporal.benchmarks.mi_cxr.text import LETTERS
 from medtemporal.benchmarks.mi_cxr.text import Draft
 from medtemporal.benchmarks.mi_cxr.windows import WINDOW, Window, windows
-from medtemporal.errors import InvalidInputError
-from medtemporal.schema import ImageRef, Item, Timeline
+from medtemporal.family import ImageRef, InvalidInputError, Item, Timeline
 from medtemporal.sources.mimic_qba import ENTITIES
 from medtemporal.progress import progress_bar
 

@@ -16,8 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from medtemporal.errors import InvalidInputError
-from medtemporal.schema import ImageRef, Item
+from medtemporal.family import ImageRef, InvalidInputError, Item
 from medtemporal.sources.release_files import first_of_each
 from medtemporal.sources.release_schema import Field, Schema
 from medtemporal.writes import replacing

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from medtemporal.benchmark import Benchmark
+from medtemporal.family import Benchmark, Item, is_correct
 from medtemporal.benchmarks.mi_cxr.balance import NULL_LETTER
 from medtemporal.benchmarks.mi_cxr.stage1 import CHANGE_WORDS, SAME, interval_texts
 from medtemporal.benchmarks.mi_cxr.error_judge import JUDGE_TYPES, stored_labels
@@ -37,10 +37,8 @@ from medtemporal.report.family import (
     DASH, FamilyReport, ReportRun, caution, cell, figure_png, legend_columns, markdown_table, published_section,
     pyplot,
 )
-from medtemporal.schema import Item
 from medtemporal.scoring.aggregate import WEIGHTED_OVERALL
 from medtemporal.scoring.compare import ComparisonWarning, compare_runs
-from medtemporal.scoring.metrics import is_correct
 
 FAMILIES = ("TEL", "ICR", "GTS")
 GAP_BINS = ((0, 1, "<1"), (1, 7, "1-7"), (7, 30, "7-30"), (30, 180, "30-180"), (180, np.inf, ">180"))

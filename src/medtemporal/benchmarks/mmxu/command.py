@@ -22,11 +22,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from medtemporal.benchmark import Manifest
+from medtemporal.family import Item, Manifest, add_official_option, imported
 from medtemporal.benchmarks.mmxu.metrics import PICK
 from medtemporal.benchmarks.mmxu.release import BENCHMARK, read_release
-from medtemporal.build_options import add_official_option, imported
-from medtemporal.schema import Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
 VERSION = "1.0"

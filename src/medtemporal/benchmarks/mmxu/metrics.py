@@ -33,9 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer, chance_level, is_correct
+from medtemporal.family import Answer, Item, chance_level, is_correct, register
 
 PICK = "blind_pick"
 """The ``meta`` key of an item's held-out blind answer."""

@@ -39,12 +39,9 @@ from typing import Any
 
 from medtemporal.benchmarks.mmxu.release import CONTENT_TYPES, release_line
 from medtemporal.benchmarks.mmxu.wording import option_text, question_text
-from medtemporal.errors import InvalidInputError
+from medtemporal.family import InvalidInputError, PHANTOM_TRUTH, PhantomKind, register, write_phantom_manifest
 from medtemporal.phantoms.cohort import read_cohort
 from medtemporal.phantoms.out import check_out, prepare_out
-from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
-from medtemporal.registry import register
 
 RELEASE_FILE = "MMXU-test.jsonl"
 GENERATOR = "medtemporal phantoms mmxu"

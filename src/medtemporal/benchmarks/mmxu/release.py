@@ -22,8 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
-from medtemporal.errors import InvalidInputError
-from medtemporal.schema import ImageRef, Item
+from medtemporal.family import ImageRef, InvalidInputError, Item
 from medtemporal.sources.release_schema import Field, Schema
 from medtemporal.writes import replacing
 

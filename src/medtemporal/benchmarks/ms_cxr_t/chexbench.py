@@ -30,12 +30,9 @@ from typing import Sequence
 import numpy as np
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, TextPart
-from medtemporal.contract import BenchmarkSpec, Variant
-from medtemporal.errors import InvalidInputError
-from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
+from medtemporal.family import (
+    Answer, BenchmarkSpec, Generate, InvalidInputError, Item, Solution, Solver, Variant, answer_request, register,
+)
 
 NAME = "CheXbench"
 """The variant's name in ``scores.json`` and the report."""

@@ -20,7 +20,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from medtemporal.benchmark import Manifest
+from medtemporal.family import ImageRef, InvalidInputError, Item, Manifest, licence_of, sha256_file
 from medtemporal.benchmarks.ms_cxr_t.release import (
     CATEGORIES,
     IMAGE_FILE,
@@ -31,10 +31,6 @@ from medtemporal.benchmarks.ms_cxr_t.release import (
     read_labels,
     read_sentence_pairs,
 )
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of
-from medtemporal.schema import ImageRef, Item
 from medtemporal.sources.jpg_root import add_jpg_arguments, jpg_root, keep_with_images
 
 BENCHMARK = "ms-cxr-t"

@@ -31,9 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from medtemporal.benchmarks.ms_cxr_t.release import CATEGORIES, FINDINGS, PROGRESSIONS
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer, is_correct
+from medtemporal.family import Answer, Item, is_correct, register
 
 CLASSES: tuple[str, ...] = (*PROGRESSIONS, *CATEGORIES)
 """Every true class of the two tasks (the option text of the gold letter)."""

@@ -25,12 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.benchmarks.ms_cxr_t.release import FINDINGS, IMAGE_COLUMNS, IMAGE_FILE, SENTENCE_COLUMNS, SENTENCE_FILE
-from medtemporal.errors import InvalidInputError
+from medtemporal.family import (
+    InvalidInputError, PHANTOM_TRUTH, PhantomKind, prepare_out, register, write_phantom_manifest,
+)
 from medtemporal.phantoms.cohort import cohort_options, ensure_cohort, read_cohort, write_lines
-from medtemporal.phantoms.out import prepare_out
-from medtemporal.phantoms.kinds import PhantomKind
-from medtemporal.provenance import PHANTOM_TRUTH, write_phantom_manifest
-from medtemporal.registry import register
 
 GENERATOR = "medtemporal phantoms ms-cxr-t"
 COHORT_ENTITY = {"consolidation": "consolidation", "edema": "pulmonary edema", "pleural_effusion": "pleural effusion",

@@ -32,14 +32,11 @@ from typing import Sequence
 
 import numpy as np
 
-from medtemporal.backends.base import Backend, GenerateConfig, Message, Request, TextPart
+from medtemporal.family import (
+    Answer, Backend, BenchmarkSpec, Generate, GenerateConfig, InvalidInputError, Item, Message, Request, Solution,
+    Solver, TextPart, UnavailableError, Variant, register,
+)
 from medtemporal.backends.encoder import EncoderBackend
-from medtemporal.contract import BenchmarkSpec, Variant
-from medtemporal.errors import InvalidInputError, UnavailableError
-from medtemporal.protocols.base import Generate, Solution, Solver
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
 
 NAME = "text embedding"
 """The variant's name in ``scores.json`` and the report."""

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from medtemporal.backends.base import Backend, Request, RequestError, Response, TextPart
+from medtemporal.family import Backend, Request, RequestError, Response, TextPart, UnknownNameError, register
 from medtemporal.benchmarks.rad3d.release import parse_history
-from medtemporal.errors import UnknownNameError
-from medtemporal.registry import register
 
 RULES = ("history", "history-any")
 

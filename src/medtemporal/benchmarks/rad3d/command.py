@@ -17,18 +17,16 @@ import argparse
 from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
-from medtemporal.benchmark import Manifest
-from medtemporal.build_options import add_llm_options, add_official_option, imported
+from medtemporal.family import (
+    InvalidInputError, Item, Manifest, Study, add_llm_options, add_official_option, imported, licence_of,
+    sha256_file,
+)
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_TASKS, TASKS, VERSION
 from medtemporal.benchmarks.rad3d.llm import generate_open
 from medtemporal.benchmarks.rad3d.release import VolumeMap, read_official, read_volume_map
 from medtemporal.benchmarks.rad3d.pipeline import build_items, rule_questions
 from medtemporal.benchmarks.rad3d.known_releases import RELEASES
 from medtemporal.benchmarks.rad3d.open_questions import OpenQA
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
-from medtemporal.provenance import licence_of
-from medtemporal.schema import Item, Study
 from medtemporal.sources.ct_rate import check_root, load_timelines
 
 

@@ -23,11 +23,9 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
-from medtemporal.backends.session import DataUse, complete
+from medtemporal.family import DataUse, GenerateConfig, Message, PromptSet, Request, TextPart, complete
 from medtemporal.benchmarks.rad3d.labels import BENCHMARK, OPEN_SUBTASKS, TASKS
 from medtemporal.benchmarks.rad3d.open_questions import OpenQA
-from medtemporal.prompts import PromptSet
 
 DIMENSIONS = ("visual_verifiability", "specificity_clarity", "answer_appropriateness", "qa_alignment",
               "linguistic_quality")

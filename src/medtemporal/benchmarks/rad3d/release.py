@@ -32,8 +32,7 @@ from medtemporal.benchmarks.rad3d.labels import (
     find_label,
     temporal_subtype,
 )
-from medtemporal.errors import InvalidInputError
-from medtemporal.schema import ImageRef, Item
+from medtemporal.family import ImageRef, InvalidInputError, Item
 from medtemporal.sources.ct_rate import parse_volume_name, volume_path
 from medtemporal.sources.release_files import Table, read_table
 from medtemporal.sources.release_schema import Field, Schema

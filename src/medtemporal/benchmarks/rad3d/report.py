@@ -20,11 +20,10 @@ from typing import Sequence
 from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS, EXISTENCE_ORDER, LETTERS_BH, OPEN_SUBTASKS, OPEN_TASKS, TASKS
 from medtemporal.benchmarks.rad3d.scoring import OPEN_METRICS, macro
 from medtemporal.benchmarks.rad3d.published import TABLES
-from medtemporal.published import PublishedTable
+from medtemporal.family import PublishedTable, Score
 from medtemporal.report.family import (
     FamilyReport, ReportRun, caution, cell, markdown_table, published_section, unavailable_notes,
 )
-from medtemporal.schema import Score
 
 TASK4_TEXT = ("rad3d_bleu_1", "rad3d_rouge_1")
 OPEN_LABELS = {"rad3d_bleu_1": "BLEU", "rad3d_rouge_1": "ROUGE-1", "rad3d_meteor": "METEOR", "bertscore_f1": "BERTScore"}

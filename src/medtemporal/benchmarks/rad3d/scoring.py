@@ -32,11 +32,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from medtemporal.contract import Variant
+from medtemporal.family import Answer, Item, Score, Variant, register
 from medtemporal.benchmarks.rad3d.labels import CLOSED_TASKS
-from medtemporal.registry import register
-from medtemporal.schema import Item, Score
-from medtemporal.scoring.metrics import Answer
 from medtemporal.scoring.nltk_data import ensure_nltk_data
 
 @register("extractor", "rad3d_released", version="1", answer_types=("choice",),

@@ -40,15 +40,13 @@ from PIL import Image
 
 from medtemporal.backends.base import Backend, GenerateConfig, ImagePart, Part, TextPart
 from medtemporal.backends.images import file_sha256
-from medtemporal.errors import InvalidInputError
+from medtemporal.family import (
+    Generate, InvalidInputError, Item, PromptSet, Solution, Solver, answer_request, content_hash, image_parts,
+    register, write_atomic,
+)
 from medtemporal.image_roots import register_root
-from medtemporal.prompts import PromptSet
-from medtemporal.protocols.base import Generate, Solution, Solver, answer_request, image_parts
 from medtemporal.protocols.direct import question_prompt
-from medtemporal.registry import register
-from medtemporal.schema import Item, content_hash
 from medtemporal.sources.ct_rate import Scan, load_volume, read_metadata
-from medtemporal.writes import write_atomic
 
 CACHE_ENV = "MEDTEMPORAL_VOLUME_CACHE"
 MODES = ("slices", "montage", "volume")

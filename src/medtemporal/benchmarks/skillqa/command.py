@@ -24,10 +24,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from medtemporal.benchmark import Manifest
-from medtemporal.checksums import sha256_file
-from medtemporal.provenance import licence_of
-from medtemporal.schema import ImageRef, Item
+from medtemporal.family import ImageRef, Item, Manifest, licence_of, sha256_file
 from medtemporal.sources.skill_frames import GOLD, FrameSet, read_frame_sets
 
 BENCHMARK = "skillqa"

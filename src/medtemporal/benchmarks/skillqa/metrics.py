@@ -25,10 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from medtemporal.errors import InvalidInputError
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer, is_correct
+from medtemporal.family import Answer, InvalidInputError, Item, is_correct, register
 from medtemporal.scoring.ordering import adjacent_pairs_correct, rationale
 from medtemporal.scoring.text_metrics import BERTSCORE_MODEL_ENV, bertscore_f1, bertscore_model, bertscore_settings
 

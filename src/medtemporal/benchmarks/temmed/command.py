@@ -27,8 +27,10 @@ from collections import Counter
 from pathlib import Path
 
 from medtemporal.backends.uri import shown_uri
-from medtemporal.benchmark import Manifest
-from medtemporal.build_options import add_llm_options, add_official_option, imported
+from medtemporal.family import (
+    InvalidInputError, Item, Manifest, PromptSet, add_llm_options, add_official_option, imported, licence_of,
+    sha256_file,
+)
 from medtemporal.benchmarks.temmed.release import read_official
 from medtemporal.benchmarks.temmed.pipeline import (
     BENCHMARK,
@@ -55,12 +57,7 @@ from medtemporal.benchmarks.temmed.refs import (
 )
 from medtemporal.benchmarks.temmed.known_releases import RELEASES
 from medtemporal.benchmarks.temmed.vqa import rephrase, select, template_question
-from medtemporal.checksums import sha256_file
-from medtemporal.errors import InvalidInputError
-from medtemporal.prompts import PromptSet
-from medtemporal.provenance import licence_of
 from medtemporal.retrieval import Embedder, PairEntry, load_embedder, save_corpus
-from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import find_csv, load_timelines
 
 CORPUS = "corpus.jsonl"

@@ -28,8 +28,7 @@ from medtemporal.scoring.extraction import final_text
 
 from __future__ import annotations
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
+from medtemporal.family import Item, register
 from medtemporal.scoring.extraction import final_text
 
 

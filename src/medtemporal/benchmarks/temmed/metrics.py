@@ -29,9 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from medtemporal.registry import register
-from medtemporal.schema import Item
-from medtemporal.scoring.metrics import Answer
+from medtemporal.family import Answer, Item, register
 from medtemporal.scoring.nltk_data import ensure_nltk_data
 from medtemporal.scoring.text_metrics import reference_texts
 

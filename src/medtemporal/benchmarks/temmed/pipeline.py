@@ -33,8 +33,7 @@ from medtemporal.benchmarks.temmed.text import (
     sentences,
 )
 from medtemporal.benchmarks.temmed.vqa import Draft, balance_key, sentence_statement
-from medtemporal.errors import InvalidInputError
-from medtemporal.schema import ImageRef, Item, Timeline
+from medtemporal.family import ImageRef, InvalidInputError, Item, Timeline
 from medtemporal.sources.chexpert_plus import resolve_image
 
 BENCHMARK = "temmed"

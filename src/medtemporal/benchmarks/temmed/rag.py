@@ -32,12 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from medtemporal.backends.base import GenerateConfig, ImagePart, Part, RequestError, TextPart
-from medtemporal.errors import InvalidInputError
-from medtemporal.prompts import PromptSet
-from medtemporal.protocols.base import Generate, Solution, Solver, answer_request
+from medtemporal.family import (
+    Generate, ImageRef, InvalidInputError, Item, PromptSet, Solution, Solver, answer_request, register,
+)
 from medtemporal.protocols.direct import Direct
-from medtemporal.registry import register
-from medtemporal.schema import ImageRef, Item
 
 TASK_SUFFIX = {"vqa": "vqa", "report": "report", "image_pair": "pair"}
 RETRIEVERS = ("pairwise", "image", "text", "official", "tfidf")

@@ -33,9 +33,8 @@ from medtemporal.benchmarks.temmed.pipeline import (
     patient_overlap,
     report_items,
 )
-from medtemporal.errors import InvalidInputError
+from medtemporal.family import InvalidInputError, Item
 from medtemporal.retrieval import PairEntry
-from medtemporal.schema import Item
 from medtemporal.sources.chexpert_plus import resolve_image, study_key
 from medtemporal.sources.release_schema import ANY, Field, Schema
 

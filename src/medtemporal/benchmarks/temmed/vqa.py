@@ -33,8 +33,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from medtemporal.backends.base import GenerateConfig, Message, Request, TextPart
-from medtemporal.backends.session import DataUse, complete
+from medtemporal.family import DataUse, GenerateConfig, Message, Request, TextPart, complete
 from medtemporal.benchmarks.temmed.text import CHANGE_RE, NEGATION, Statement, direction_of
 
 VERBS = {"improved": "improved", "worsened": "worsened", "unchanged": "remained unchanged", "changed": "changed"}

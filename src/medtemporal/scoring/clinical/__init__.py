@@ -24,13 +24,13 @@ from medtemporal.scoring.clinical import (  # noqa: F401  (registers the metrics
 )
 from medtemporal.scoring.clinical.lexical import LEXICAL_R2GEN, LEXICAL_RAW
 
-TEMPORAL = ("temporal_entity_f1",)
-"""The temporal metric (cheap, offline)."""
+TEMPORAL = ("temporal_entity_f1", "temporal_entity_f1_libra")
+"""The temporal metric (cheap, offline): the headline (an empty answer 0) and Libra's formula as released beside it."""
 CXR_LABELS = ("chexbert_f1_14_micro", "chexbert_f1_14_macro", "chexbert_f1_5_micro", "chexbert_f1_5_macro",
               "semb_score", "radgraph_f1_partial", "radgraph_f1_simple", "radgraph_f1_complete", "ratescore",
               "bertscore_f1_distilbert")
 """Model-based metrics that read any chest X-ray text: findings, short answers (on request)."""
-CXR_CLINICAL = (*CXR_LABELS, "inv_radcliq_v1", "green_score")
+CXR_CLINICAL = (*CXR_LABELS, "inv_radcliq_v1", "inv_radcliq_v1_idf", "green_score")
 """Every model-based chest X-ray report metric (on request), RadCliQ-v1 and GREEN included: whole reports."""
 CT_CLINICAL = ("ctrate_f1_micro", "ctrate_f1_macro", "ratescore", "bertscore_f1_distilbert")
 """Model-based metrics for CT text (on request)."""

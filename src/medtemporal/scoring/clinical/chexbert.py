@@ -16,6 +16,10 @@ Per sample each metric stores the (TP, FP, FN) of every label, so groups and boo
 corpus F1. SembScore (ReXrank, CXR-Report-Metric) is the cosine similarity of the two reports' CheXbert [CLS]
 embeddings, averaged.
 
+An empty or invalid answer states no observation: its label row is all absent (CheXbert run on ``""`` may say
+"No Finding", which would pay an answer for writing nothing on a normal study) and its SembScore is 0 (the rule of
+every report metric: docs/report-metrics.md).
+
 Weights: ``$MEDTEMPORAL_CHEXBERT`` (a ``chexbert.pth``) and ``$MEDTEMPORAL_CHEXBERT_BACKBONE`` (a folder with the
 backbone's ``config.json`` and ``vocab.txt``) name local copies; otherwise both come from the Hugging Face cache.
 """
@@ -142,10 +146,15 @@ def _settings() -> dict[str, Any]:
             "present": "positive or uncertain", "max_tokens": MAX_TOKENS}
 
 
+def _empty(outs: Sequence[str]) -> np.ndarray:
+    """Which outputs are empty (module doc: they state nothing)."""
+    return np.array([not o.strip() for o in outs], dtype=bool)
+
+
 def _labels_counts(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
     refs, outs = report_pairs(items, answers)
     ref_labels, out_labels, _, _ = chexbert_outputs(tuple(refs), tuple(outs))
-    return label_counts(ref_labels, out_labels)
+    return label_counts(ref_labels, np.where(_empty(outs)[:, None], 0, out_labels))
 
 
 _NEEDS = f"CheXbert weights ({WEIGHTS['chexbert'].size}); CPU ok, GPU faster"
@@ -166,11 +175,12 @@ for _name, _labels, _average, _text in (
 @register("metric", "semb_score", aggregation="mean", description="SembScore: cosine of CheXbert [CLS] embeddings",
           **{**_INFO, "source": "CXR-Report-Metric / ReXrank (CheXbert embeddings)"})
 def semb_score(items: Sequence[Item], answers: Sequence[Answer]) -> np.ndarray:
-    """Per-sample cosine similarity of the reference's and the output's CheXbert embeddings (0 for a zero vector)."""
+    """Per-sample cosine similarity of the reference's and the output's CheXbert embeddings (0 for a zero vector
+    and for an empty output)."""
     refs, outs = report_pairs(items, answers)
     _, _, ref_emb, out_emb = chexbert_outputs(tuple(refs), tuple(outs))
     if len(refs) == 0:
         return np.zeros(0)
     norms = np.linalg.norm(ref_emb, axis=1) * np.linalg.norm(out_emb, axis=1)
     dots = np.einsum("nd,nd->n", ref_emb, out_emb)
-    return np.where(norms > 0, dots / np.where(norms > 0, norms, 1), 0.0)
+    return np.where((norms > 0) & ~_empty(outs), dots / np.where(norms > 0, norms, 1), 0.0)

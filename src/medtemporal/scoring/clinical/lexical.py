@@ -17,8 +17,9 @@ Per sample, so that intervals resample patients and runs compare item by item:
 - ROUGE-L: pycocoevalcap's per-sample F (β = 1.2), averaged, as its ``compute_score`` does;
 - CIDEr-D: pycocoevalcap's per-sample scores with document frequencies from the references scored together
   (its corpus value is their mean); an interval's replicates keep those frequencies;
-- METEOR: the jar's per-segment scores, averaged. pycocoevalcap prints the jar's corpus aggregate instead
-  (computed from pooled match statistics); the two differ slightly, which ``settings`` records.
+- METEOR: the jar's match statistics of each sample (its ``SCORE`` line), summed over a group and scored by the
+  jar (``EVAL``), so the value is the pooled corpus METEOR pycocoevalcap prints (not the mean of segment
+  scores, which is 1–2 points lower on reports: docs/report-metrics.md); an empty output scores 0, as there.
 
 METEOR needs a Java runtime (``java`` on ``PATH``); without one it is reported unavailable and the rest is scored.
 One jar process serves a Python process; it starts in the background at the first lexical metric, since loading
@@ -150,28 +151,63 @@ def _start_meteor_jar() -> None:
         threading.Thread(target=_meteor_jar, name="meteor-jar", daemon=True).start()
 
 
+def _jar_call(line: str, replies: int) -> list[str]:
+    """Send one line to the METEOR jar and read ``replies`` lines back (under pycocoevalcap's lock); a jar whose
+    process ended (killed) is started again once."""
+    for attempt in (0, 1):
+        jar = _meteor_jar()
+        try:
+            with jar.lock:
+                jar.meteor_p.stdin.write(f"{line}\n".encode())
+                jar.meteor_p.stdin.flush()
+                return [jar.meteor_p.stdout.readline().decode().strip() for _ in range(replies)]
+        except (BrokenPipeError, ValueError):
+            if attempt:
+                raise
+            with _JAR_LOCK:
+                _JAR.clear()
+    raise AssertionError("unreachable")
+
+
+def _require_java() -> None:
+    if shutil.which("java") is None:
+        raise UnavailableError("METEOR runs pycocoevalcap's METEOR 1.5 jar, which needs a Java runtime; install one "
+                               "(e.g. `apt install default-jre-headless`) so that `java` is on PATH.")
+
+
 @lru_cache(maxsize=4)
 def meteor(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
-    """The METEOR 1.5 jar's per-segment scores (pycocoevalcap's ``Meteor``: ``-l en -norm``).
+    """``(n, k)`` the METEOR 1.5 jar's match statistics of each segment: its ``SCORE`` line, exactly the one
+    pycocoevalcap's ``Meteor._stat`` sends on to ``EVAL`` (``-l en -norm``), with the chunk of a segment that
+    matches its reference exactly (one chunk, every word matched) set to 0, as the jar counts it when it pools
+    segments (found by comparing its ``EVAL`` aggregate with the sum); an empty text is sent as it is, as
+    pycocoevalcap does (the jar scores it 0).
 
     Raises:
         UnavailableError: no Java runtime on ``PATH``.
     """
-    if shutil.which("java") is None:
-        raise UnavailableError("METEOR runs pycocoevalcap's METEOR 1.5 jar, which needs a Java runtime; install one "
-                               "(e.g. `apt install default-jre-headless`) so that `java` is on PATH.")
-    if len(refs) == 0:
-        return np.zeros(0)
-    # the jar reads one line per segment: a text that is empty or holds "|||" would end or split the line
-    gts = {k: [r.replace("|||", "") or "."] for k, r in enumerate(refs)}
-    res = {k: [o.replace("|||", "") or "."] for k, o in enumerate(outs)}
-    try:
-        _, scores = _meteor_jar().compute_score(gts, res)
-    except (BrokenPipeError, ValueError):  # the jar's process ended (killed): start another once
-        with _JAR_LOCK:
-            _JAR.clear()
-        _, scores = _meteor_jar().compute_score(gts, res)
-    return np.asarray(scores, dtype=float)
+    _require_java()
+    rows = []
+    for ref, out in zip(refs, outs, strict=True):
+        # pycocoevalcap's _stat removes "|||" from the output only; one in a reference would split its line
+        line = " ||| ".join(("SCORE", ref.replace("|||", ""), out.replace("|||", "").replace("  ", " ")))
+        rows.append([float(x) for x in _jar_call(line, 1)[0].split()])
+    stats = np.asarray(rows, dtype=float).reshape(len(refs), -1)
+    if len(stats):  # the last three are chunks, test and reference word matches
+        exact = (stats[:, -3] == 1) & (stats[:, -2] == stats[:, 0]) & (stats[:, -1] == stats[:, 1])
+        stats[exact, -3] = 0  # the jar adds no chunk for a segment equal to its reference when it pools them
+    return stats
+
+
+def reduce_meteor(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The jar's METEOR of pooled statistics: its ``EVAL`` of each group's summed `meteor` rows, which is the
+    corpus value pycocoevalcap's ``compute_score`` prints (the jar sums the segments' statistics the same way);
+    works on leading batch axes (one ``EVAL`` line for all of them)."""
+    _require_java()
+    flat = np.atleast_2d(sums).reshape(-1, sums.shape[-1])
+    line = "EVAL ||| " + " ||| ".join(" ".join(repr(float(x)) for x in row) for row in flat)
+    values = np.asarray(_jar_call(line, len(flat) + 1)[:-1], dtype=float)
+    return values.reshape(sums.shape[:-1])
 
 
 def _settings(variant: str, detail: str) -> Callable[[], dict[str, Any]]:
@@ -190,19 +226,24 @@ def _register_variant(variant: str) -> None:
         bleu.__doc__ = f"Per-sample BLEU counts ({label}); reduced to corpus BLEU-{n}."
         register("metric", f"{variant}_bleu_{n}", aggregation=reduce_bleu(n), settings=_settings(variant, "corpus"),
                  description=f"BLEU-{n}, corpus (pycocoevalcap), {label}", **info)(bleu)
-    columns = (("rouge_l", rouge_l, "ROUGE-L F, β 1.2, mean (pycocoevalcap)", "", "nothing (CPU)"),
-               ("cider", None, "CIDEr-D, mean; df from the references of the task scored together (pycocoevalcap)",
-                "", "nothing (CPU)"),
-               ("meteor", meteor, "METEOR 1.5 jar, mean of segment scores (pycocoevalcap)",
-                "mean of segment scores (pycocoevalcap prints the jar's pooled corpus value)", "Java runtime (CPU)"))
-    for name, compute, text, detail, needs in columns:
+    columns = (("rouge_l", rouge_l, "ROUGE-L F, β 1.2, mean (pycocoevalcap)"),
+               ("cider", None, "CIDEr-D, mean; df from the references of the task scored together (pycocoevalcap)"))
+    for name, compute, text in columns:
         def column(items: Sequence[Item], answers: Sequence[Answer], _v: str = variant,
                    _c: Callable[..., np.ndarray] | None = compute) -> np.ndarray:
             return cider_by_task(_v, items, answers) if _c is None else _c(*_prepared(_v, items, answers))
 
         column.__doc__ = f"Per-sample {text}, {label}."
-        register("metric", f"{variant}_{name}", aggregation="mean", settings=_settings(variant, detail),
-                 description=f"{text}, {label}", **{**info, "needs": needs})(column)
+        register("metric", f"{variant}_{name}", aggregation="mean", settings=_settings(variant, ""),
+                 description=f"{text}, {label}", **info)(column)
+
+    def meteor_column(items: Sequence[Item], answers: Sequence[Answer], _v: str = variant) -> np.ndarray:
+        return meteor(*_prepared(_v, items, answers))
+
+    meteor_column.__doc__ = f"Per-sample METEOR match statistics ({label}); reduced to the jar's pooled METEOR."
+    register("metric", f"{variant}_meteor", aggregation=reduce_meteor, settings=_settings(variant, "corpus (pooled)"),
+             description=f"METEOR 1.5 jar, pooled corpus value as pycocoevalcap prints it, {label}",
+             **{**info, "needs": "Java runtime (CPU)"})(meteor_column)
 
 
 for _variant in VARIANTS:

@@ -11,7 +11,11 @@ torchvision) and pin spaCy 3.7 (see ``docs/report-metrics.md``).
 Per report, ``F1RadGraph(reward_level="all")`` gives (simple, partial, complete) rewards (radgraph
 ``rewards.py``): simple matches (tokens, label) of entities, partial adds whether an entity has a relation,
 complete its relation tuples; a report pair with no entity on either side scores 0, and so does an empty one. The
-metrics are the means over reports, as RadEval's ``radgraph_*`` and MLRG's "F1-RadGraph-partial" are.
+metrics are the means over reports, as RadEval's ``radgraph_*`` and MLRG's "F1-RadGraph-partial" are. Each text is
+read up to its first `MAX_WORDS` words (`radgraph_text`): RadGraph scores pairs of spans of a whole report, so its
+time grows with the square of the length (measured: 4 times the words, 10 times the seconds), and a 20,000-character
+output would take hours; real reports are far shorter (MIMIC-CXR findings average 62 words), so their scores are
+RadEval's.
 
 Weights: the RadGraph-XL archive ``StanfordAIMI/RRG_scorers/radgraph-xl.tar.gz`` (416 MB), unpacked once beside
 the cached file; the BERT its config names is loaded by ``transformers`` from the Hugging Face cache.
@@ -25,6 +29,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import os
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -45,6 +50,8 @@ from medtemporal.scoring.clinical.weights import WEIGHTS, Weights
 from medtemporal.scoring.metrics import Answer
 
 LEVELS = ("simple", "partial", "complete")
+MAX_WORDS = 300
+"""Words of a text RadGraph reads (module doc; GREEN cuts reports at 300 words too)."""
 INSTALL = "pip install --no-deps radeval==2.2.1"
 
 
@@ -100,16 +107,27 @@ def model_dir(weights: Weights, model_type: str) -> Path:
     An archive is unpacked once into ``<archive>.unpacked/``; a folder named by the environment is linked.
     """
     local = weights.local()
+    named = f"{weights.env} names {local}" if os.environ.get(weights.env) else f"The cached {local}"
+    fix = f"point it at {weights.files[0] if weights.files else 'the archive'} or the folder it unpacks to"
     if local.is_dir():
+        if not (local / MODEL_CONFIG).is_file():
+            raise UnavailableError(f"{named}, a folder without {MODEL_CONFIG}; {fix}.")
         return _linked(local.resolve(), model_type)
     holder = local.resolve().with_name(local.name + ".unpacked")
     if not (holder / model_type / MODEL_CONFIG).is_file():
         work = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=holder.parent))
-        with tarfile.open(local, "r:gz") as tar:
-            tar.extractall(work / model_type, filter="data")
-        holder.mkdir(exist_ok=True)
-        os.replace(work / model_type, holder / model_type)
-        work.rmdir()
+        try:
+            with tarfile.open(local, "r:gz") as tar:
+                tar.extractall(work / model_type, filter="data")
+            if not (work / model_type / MODEL_CONFIG).is_file():
+                raise UnavailableError(f"{named}, an archive without {MODEL_CONFIG} at its top; {fix}.")
+            holder.mkdir(exist_ok=True)
+            os.replace(work / model_type, holder / model_type)
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise UnavailableError(f"{named}, which is not a readable .tar.gz archive ({type(exc).__name__}); "
+                                   f"{fix}.") from None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return holder
 
 
@@ -145,13 +163,23 @@ def radgraph_rewards(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray
     """``(n, 3)`` per-report (simple, partial, complete) RadGraph rewards of the outputs against the references."""
     if not refs:
         return np.zeros((0, 3))
-    _, rewards, _, _ = scorer()(refs=list(refs), hyps=list(outs))
+    _, rewards, _, _ = scorer()(refs=list(map(radgraph_text, refs)), hyps=list(map(radgraph_text, outs)))
     return np.asarray(rewards, dtype=float).T
+
+
+def radgraph_text(text: str) -> str:
+    """``text`` as RadGraph reads it: its first `MAX_WORDS` words (module doc).
+
+    >>> radgraph_text("a b  c"), len(radgraph_text("word " * 1000).split())
+    ('a b  c', 300)
+    """
+    words = text.split()
+    return text if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS])
 
 
 def _settings() -> dict[str, Any]:
     return {"model": "radgraph-xl", "weights": WEIGHTS["radgraph_xl"].hub_id, "code": "RadEval 2.2.1 vendored radgraph",
-            "aggregate": "mean of per-report F1"}
+            "aggregate": "mean of per-report F1", "max_words": MAX_WORDS}
 
 
 def _level(column: int):  # noqa: ANN202

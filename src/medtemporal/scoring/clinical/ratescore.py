@@ -5,8 +5,11 @@ embeds them with ``FremyCompany/BioLORD-2023-C`` and scores their type-weighted 
 affinity matrix, its default); a pair where either side has no entity scores 0.5 (``scorer.py``). We pass it the
 two model folders (from the Hugging Face cache, or ``$MEDTEMPORAL_RATESCORE_NER`` and
 ``$MEDTEMPORAL_RATESCORE_ENCODER``) and score each pair on its own: ``compute_score`` splits all reports into
-sentences first and pairs the results back by position, so a report with no sentence (an empty output) would
-shift every later pair; an empty text is given RaTEScore's no-entity score, 0.5, without a call.
+sentences first and pairs the results back by position, and medspacy's splitter (the package's ``sentence_split``)
+drops sentences under 3 characters, so a text with no sentence left (``"No"``, ``"."``) would shift every later pair
+or raise ``IndexError``. Such a text has no entity the package can find: it gets the package's no-entity score,
+0.5, without a call. An empty or invalid answer scores 0 (the rule of every report metric: the package cannot score
+an empty text, and its no-entity 0.5 would pay an answer for writing nothing).
 
 RaTEScore splits sentences with medspacy, which needs spaCy ≥ 3.8 beside numpy 2 (medspacy pins spaCy < 3.8 on
 Python < 3.12, whose build expects numpy 1): see ``docs/report-metrics.md`` for the install line.
@@ -31,6 +34,8 @@ from medtemporal.scoring.metrics import Answer
 
 NO_ENTITY = 0.5
 """RaTEScore's score of a pair where either report has no entity."""
+EMPTY = 0.0
+"""The score of an empty or invalid answer (module doc)."""
 MEDSPACY_FIX = ("pip install 'spacy>=3.8,<3.9' loguru PyFastNER pysimstring Unidecode && "
                 "pip install --no-deps medspacy==1.3.1 PyRuSH==1.0.13 pysbd==0.3.4 medspacy_quickumls==3.2")
 
@@ -72,14 +77,22 @@ def ratescores(refs: tuple[str, ...], outs: tuple[str, ...]) -> np.ndarray:
     if not refs:
         return np.zeros(0)
     model = scorer()
-    values = [NO_ENTITY if not (ref.strip() and out.strip()) else float(model.compute_score([out], [ref])[0])
-              for ref, out in zip(refs, outs, strict=True)]
-    return np.asarray(values, dtype=float)
+    from RaTEScore.utils import sentence_split
+
+    def one(ref: str, out: str) -> float:
+        if not out.strip():
+            return EMPTY
+        if not (sentence_split([ref])[0] and sentence_split([out])[0]):
+            return NO_ENTITY
+        return float(model.compute_score([out], [ref])[0])
+
+    return np.asarray([one(ref, out) for ref, out in zip(refs, outs, strict=True)], dtype=float)
 
 
 def _settings() -> dict[str, Any]:
     return {"ner": WEIGHTS["ratescore_ner"].repo, "encoder": WEIGHTS["ratescore_encoder"].repo,
-            "affinity_matrix": "long", "package": "ratescore 0.6.0", "no_entity": NO_ENTITY}
+            "affinity_matrix": "long", "package": "ratescore 0.6.0", "no_entity": NO_ENTITY,
+            "empty_answer": EMPTY}
 
 
 @register("metric", "ratescore", higher_is_better=True, aggregation="mean", percent=True, on_request=True,

@@ -35,7 +35,14 @@ _R2GEN_REPLACE = (("\n", " "), *(("__", "_"),) * 7, *(("  ", " "),) * 6, *((".."
 
 
 def r2gen_clean(report: str) -> str:
-    """``report`` cleaned as R2Gen's ``clean_report_mimic_cxr`` does (see the module doc)."""
+    """``report`` cleaned as R2Gen's ``clean_report_mimic_cxr`` does (see the module doc); an empty report stays
+    empty (R2Gen cleans references: a model's empty output is no sentence, not ``" ."``).
+
+    >>> r2gen_clean("  ")
+    ''
+    """
+    if not report.strip():
+        return ""
     text = report
     for old, new in _R2GEN_REPLACE:
         text = text.replace(old, new)
