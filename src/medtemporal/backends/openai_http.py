@@ -74,15 +74,16 @@ _SDK: concurrent.futures.Future[Any] | None = None
 _SDK_LOCK = threading.Lock()
 
 
-def preload() -> None:
+def preload() -> concurrent.futures.Future[Any]:
     """Start importing the openai SDK (and the transport wrapper of a pinned connection) in a background thread,
-    once per process; `sdk` returns the module when it is there."""
+    once per process: the import's future, whose result is the ``openai`` module."""
     global _SDK
     with _SDK_LOCK:
         if _SDK is not None:
-            return
-        _SDK = concurrent.futures.Future()
-    threading.Thread(target=_import_sdk, args=(_SDK,), name="medtemporal-import-openai", daemon=True).start()
+            return _SDK
+        _SDK = future = concurrent.futures.Future()
+    threading.Thread(target=_import_sdk, args=(future,), name="medtemporal-import-openai", daemon=True).start()
+    return future
 
 
 def _import_sdk(future: concurrent.futures.Future[Any]) -> None:
@@ -98,9 +99,7 @@ def _import_sdk(future: concurrent.futures.Future[Any]) -> None:
 
 def sdk() -> Any:
     """The ``openai`` module, waiting for `preload`'s import (started here when nothing started it)."""
-    preload()
-    assert _SDK is not None
-    return _SDK.result()
+    return preload().result()
 
 
 def default_http_client() -> str:
@@ -314,9 +313,12 @@ class OpenAIBackend(Backend):
         return text
 
     async def prepare(self, request: Request) -> None:
-        """Encode the request's images (once each) while it still waits for a slot."""
+        """Encode the request's images (once each) and wait for the SDK's import (`preload`) while the request
+        still waits for a slot, so that no attempt's timeout counts the import."""
         for path in request.image_paths:
             await self.images.aget(path)
+        if self._sdk is None:
+            await asyncio.wrap_future(preload())
 
     async def body(self, request: Request) -> bytes:
         """The request's ``/chat/completions`` body: JSON as the SDK writes it (`dumps`), system prompt first
