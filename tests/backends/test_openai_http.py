@@ -243,3 +243,18 @@ def test_unset_temperature_and_cap_are_left_to_the_provider(fake):
     _generate(backend, Request((Message("user", (TextPart("Q?"),)),), GenerateConfig(temperature=None, max_tokens=None)))
     (body,) = fake.stats()["bodies"]
     assert "temperature" not in body and "max_tokens" not in body and "max_completion_tokens" not in body
+
+
+def test_a_run_naming_the_openai_backend_imports_the_sdk_in_the_background():
+    """`backends.preload` (what `arun` calls before loading its benchmark) starts the SDK's import in another
+    thread, so the main thread goes on; a URI of another backend, or no URI at all, starts nothing."""
+    import subprocess
+    import sys
+
+    code = ("import sys, threading; from medtemporal.backends import preload, openai_http; "
+            "preload('baseline:random'); preload('not a uri'); print('OTHER', openai_http._SDK is None); "
+            "preload('openai+http://127.0.0.1:9/v1:m'); "
+            "print('THREAD', [t.name for t in threading.enumerate() if t.name == 'medtemporal-import-openai']); "
+            "print('SDK', openai_http.sdk() is sys.modules['openai'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:3] == ["OTHER True", "THREAD ['medtemporal-import-openai']", "SDK True"]

@@ -30,13 +30,25 @@ from medtemporal.backends.base import (
     TextPart,
 )
 from medtemporal.backends.uri import split_endpoint, split_scheme
-from medtemporal.errors import InvalidInputError
+from medtemporal.errors import InvalidInputError, MedTemporalError
 from medtemporal.registry import lookup
 
 RUN_OPTIONS = frozenset({"max_pixels", "api_key_env", "timeout_s", "images_needed"})
 """Options a run passes to every backend; a backend that has no use for one ignores it.
 ``images_needed`` is the most images one request of the run carries (engines that reserve
 memory per image, such as vLLM, size themselves by it)."""
+
+
+def preload(uri: str) -> None:
+    """Start, in the background, what loading ``uri``'s backend will import (its registry entry's ``preload``, where
+    it has one: the openai SDK for ``openai:`` URIs), so that a run loads its benchmark meanwhile; a bad URI is left
+    for `load` to report."""
+    try:
+        hook = lookup("backend", split_scheme(uri)[0]).info.get("preload")
+    except MedTemporalError:
+        return
+    if hook is not None:
+        hook()
 
 
 def load(uri: str, **options: Any) -> Backend:
@@ -75,6 +87,7 @@ __all__ = [
     "hf",
     "load",
     "openai_http",
+    "preload",
     "split_endpoint",
     "split_scheme",
     "vllm",

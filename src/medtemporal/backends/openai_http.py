@@ -17,21 +17,25 @@ empty or null content is a failed attempt (retried, never cached); the reply's
 The client sends through the SDK's own aiohttp transport
 (``openai.DefaultAioHttpClient``) by default, which costs about 40 % less CPU
 per request than the SDK's default httpx pool at 32 requests in flight
-(`bench/harness_efficiency.py`); ``--option http_client=httpx`` picks the
-httpx pool, which is also the fallback where ``aiohttp`` is not installed.
+(``bench/harness_efficiency.py`` with and without ``--option http_client=httpx``, which picks the
+httpx pool; it is also the fallback where ``aiohttp`` is not installed).
 `OpenAIBackend.pin` makes every connection go to addresses the data-use guard
-checked, through either client.
+checked, through either client. The SDK (about 0.5 s of imports: it defines ~700 pydantic classes) is imported
+in a background thread from the moment a run names this backend (`preload`), while the run loads its benchmark
+and encodes its first images; the first request waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import email.utils
 import functools
 import importlib.util
 import inspect
 import json
 import os
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,6 +68,38 @@ REFUSED_ATTEMPTS = 2
 """Attempts at a request whose connection was refused: one retry covers a server that is just starting."""
 HTTP_CLIENTS = ("httpx", "aiohttp")
 """The openai SDK's HTTP transports a backend may send through."""
+
+
+_SDK: concurrent.futures.Future[Any] | None = None
+_SDK_LOCK = threading.Lock()
+
+
+def preload() -> concurrent.futures.Future[Any]:
+    """Start importing the openai SDK (and the transport wrapper of a pinned connection) in a background thread,
+    once per process: the import's future, whose result is the ``openai`` module."""
+    global _SDK
+    with _SDK_LOCK:
+        if _SDK is not None:
+            return _SDK
+        _SDK = future = concurrent.futures.Future()
+    threading.Thread(target=_import_sdk, args=(future,), name="medtemporal-import-openai", daemon=True).start()
+    return future
+
+
+def _import_sdk(future: concurrent.futures.Future[Any]) -> None:
+    try:
+        import openai
+
+        import medtemporal.backends.pinning  # noqa: F401  (a pinned connection's transport: httpx2 is loaded now)
+    except BaseException as exc:  # an ImportError is raised where the SDK is first needed
+        future.set_exception(exc)
+    else:
+        future.set_result(openai)
+
+
+def sdk() -> Any:
+    """The ``openai`` module, waiting for `preload`'s import (started here when nothing started it)."""
+    return preload().result()
 
 
 def default_http_client() -> str:
@@ -174,8 +210,9 @@ class OpenAIBackend(Backend):
     ) -> None:
         base = base_url if isinstance(base_url, BaseURL) else parse_base_url(base_url, "base_url")
         super().__init__(uri=uri, max_images=max_images, concurrency=concurrency)
-        import openai
-        self._openai = openai
+        if importlib.util.find_spec("openai") is None:
+            import openai  # noqa: F401  (raises the ModuleNotFoundError that names the missing package)
+        preload()
         self._base = base
         self.base_url = base.url
         """Where requests go: no credentials in it."""
@@ -202,8 +239,8 @@ class OpenAIBackend(Backend):
             raise InvalidInputError("http_client=aiohttp needs aiohttp: pip install aiohttp (or drop the option).")
         self._pinned: tuple[str, ...] | None = None
         self._sdk: Any = None
-        self._bytes_arg = "content" if "content" in inspect.signature(openai.AsyncOpenAI.post).parameters else "body"
-        """How `post` takes a body of bytes: ``content`` from openai 2.16, ``body`` before."""
+        self._bytes_arg = "content"
+        """How `post` takes a body of bytes: ``content`` from openai 2.16, ``body`` before (set with the client)."""
 
     @property
     def endpoint(self) -> str:
@@ -219,9 +256,16 @@ class OpenAIBackend(Backend):
             self._pinned, self._sdk = tuple(addresses), None  # the next request makes a client pinned so
 
     @property
+    def _openai(self) -> Any:
+        """The ``openai`` module (`sdk`: imported in the background since the backend was named)."""
+        return sdk()
+
+    @property
     def _client(self) -> Any:
         """The SDK client, made on first use (once: its TLS context alone takes tens of milliseconds)."""
         if self._sdk is None:
+            post = inspect.signature(self._openai.AsyncOpenAI.post).parameters
+            self._bytes_arg = "content" if "content" in post else "body"
             self._sdk = self._openai.AsyncOpenAI(
                 api_key=self._secret, base_url=self.base_url, max_retries=0, timeout=self._timeout_s,
                 default_headers=self._headers, **self._transport()
@@ -269,9 +313,12 @@ class OpenAIBackend(Backend):
         return text
 
     async def prepare(self, request: Request) -> None:
-        """Encode the request's images (once each) while it still waits for a slot."""
+        """Encode the request's images (once each) and wait for the SDK's import (`preload`) while the request
+        still waits for a slot, so that no attempt's timeout counts the import."""
         for path in request.image_paths:
             await self.images.aget(path)
+        if self._sdk is None:
+            await asyncio.wrap_future(preload())
 
     async def body(self, request: Request) -> bytes:
         """The request's ``/chat/completions`` body: JSON as the SDK writes it (`dumps`), system prompt first
@@ -442,11 +489,12 @@ def _api_key(api_key_env: str | None, base: BaseURL) -> str:
     )
 
 
-@register("backend", "openai", description="OpenAI API (or OPENAI_BASE_URL)", example="openai:gpt-4o")
+@register("backend", "openai", description="OpenAI API (or OPENAI_BASE_URL)", example="openai:gpt-4o",
+          preload=preload)
 @register("backend", "openai+http", description="OpenAI-compatible server",
-          example="openai+http://localhost:8000/v1:MODEL")
+          example="openai+http://localhost:8000/v1:MODEL", preload=preload)
 @register("backend", "openai+https", description="OpenAI-compatible server over TLS",
-          example="openai+https://HOST/v1:MODEL")
+          example="openai+https://HOST/v1:MODEL", preload=preload)
 def load_openai(
     uri: str,
     target: str,

@@ -32,6 +32,7 @@ from medtemporal.backends.base import (
     TextPart,
 )
 from medtemporal.append_log import AppendLog
+from medtemporal.backends import preload as preload_backend
 from medtemporal.backends.baselines import prior_pairs
 from medtemporal.backends.session import DataUse, ModelSession
 from medtemporal.benchmark import FIRST, SPREAD, Benchmark
@@ -438,6 +439,8 @@ async def arun(
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {out} is a file; pass a folder for the run (it is created if missing).")
     resolved = resolve_model(model) if isinstance(model, str) else Resolved("")
+    if isinstance(model, str):  # the backend's imports (the openai SDK: ~0.5 s) go on while the benchmark loads
+        preload_backend(resolved.uri)
     if resolved.entry is not None:  # a registered name: its URI (its options join the user's in _prepare)
         model = resolved.uri
     folder = RunFolder(out)
