@@ -66,6 +66,13 @@ _loaded = False
 _loaded_all = False
 
 
+def _same_definition(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are one definition made twice: its module executed again (``importlib.reload``, or
+    pytest's doctest collection importing a module its package had imported)."""
+    key = ("__module__", "__qualname__")
+    return all(getattr(a, k, None) is not None and getattr(a, k, None) == getattr(b, k, None) for k in key)
+
+
 def register(kind: Kind, name: str, **info: Any) -> Callable[[T], T]:
     """Decorator that registers ``obj`` under ``kind``/``name`` with metadata ``info``."""
     if kind not in KINDS:
@@ -74,7 +81,7 @@ def register(kind: Kind, name: str, **info: Any) -> Callable[[T], T]:
 
     def add(obj: T) -> T:
         existing = _ENTRIES[kind].get(name)
-        if existing is not None and existing.obj is not obj:
+        if existing is not None and existing.obj is not obj and not _same_definition(existing.obj, obj):
             raise ValueError(f"A {kind} named {name!r} is already registered.")
         _ENTRIES[kind][name] = Entry(kind, name, obj, dict(info))
         _ORIGIN[(kind, name)] = caller

@@ -11,7 +11,6 @@ whole: nothing is invented. Empty text is no answer. The papers' own models writ
 both readings agree; the whole output is scored beside it (variant ``whole output``), labelled.
 
 >>> from medtemporal.schema import Item
-from medtemporal.scoring.extraction import final_text
 >>> item = Item.create(benchmark="longitudinal-rrg", task="findings", subtype="with_prior", images=[],
 ...                    question="q", answer_type="open", answer="x")
 >>> section(item, "**Findings:** Lungs are clear.\\n**Impression:** Normal.")

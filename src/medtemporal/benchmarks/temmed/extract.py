@@ -19,7 +19,6 @@ reasoning model's closed ``<think>`` block, the tags of its ``<answer>`` slot an
 read; an output without them is read exactly as in the release.
 
 >>> from medtemporal.schema import Item
-from medtemporal.scoring.extraction import final_text
 >>> item = Item.create(benchmark="temmed", task="vqa", subtype="vqa", images=[], question="?",
 ...     answer_type="yesno", answer="Yes")
 >>> temmed_yesno(item, "Yes."), temmed_yesno(item, "no change"), temmed_yesno(item, "The answer is yes")
