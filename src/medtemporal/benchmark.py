@@ -22,7 +22,7 @@ from medtemporal import __version__
 from medtemporal.checksums import sha256_file
 from medtemporal.errors import InvalidInputError
 from medtemporal.schema import Item, Licence, Record, describe_validation_error, dumps, iter_jsonl
-from medtemporal.writes import disk_error, replacing, write_atomic
+from medtemporal.writes import disk_error, publish, replacing, write_atomic
 
 ITEMS = "items.jsonl"
 MANIFEST = "manifest.json"
@@ -173,6 +173,12 @@ def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
         write_atomic(out / MANIFEST, json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
     return out
 
+
+
+def publish_build(work: Path, out: Path) -> None:
+    """Move a build written whole into ``work`` (by `save` and the builder) into ``out``, its manifest and items
+    first (`medtemporal.writes.publish`), so a stop between two moves leaves a folder ``--overwrite`` recognises."""
+    publish(work, out, first=(MANIFEST, ITEMS))
 
 def is_benchmark(path: str | Path) -> bool:
     """Whether ``path`` holds a benchmark's manifest (a build there would replace it)."""

@@ -17,7 +17,7 @@ def test_the_summary_has_chance_and_marks_a_run_below_it(tmp_path: Path) -> None
     wrong = write_run(tmp_path, items, [prediction(i, f"Answer: {wrong_letter(i)}") for i in items], name="wrong")
     for run in (right, wrong):
         score_run(run, resamples=50)
-    text = console_report(load_runs([right, wrong], rescore=False))
+    text = console_report(load_runs([right, wrong]))
     summary = text[text.index("Summary ("):].splitlines()
     assert summary[2] == ("| Run | Benchmark | Protocol | Metric | Score [CI] | Chance | Items | Answered | Invalid | "
                           "Missing |")

@@ -73,7 +73,7 @@ def test_without_a_judge_the_judge_metrics_are_left_out(open_run):
     score_run(open_run, resamples=100)
     result = RunFolder(open_run).scores()
     # ELTLM's own metric, and ours beside it (BenchmarkSpec.extra_metrics); the model-based ones are on request
-    assert {s.metric for s in result.scores} == {"rouge_l_f1", "temporal_entity_f1"} and result.judge is None
+    assert {s.metric for s in result.scores} == {"rouge_l_f1", "temporal_entity_f1", "temporal_entity_f1_libra"} and result.judge is None
 
 
 def test_unparseable_verdicts_are_their_own_bucket_never_zero(fake, open_run):

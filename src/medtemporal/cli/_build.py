@@ -4,7 +4,7 @@ Each `BenchmarkSpec` adds its own options with ``add_arguments``; this module
 adds the ones every builder shares (``--out``, ``--seed``, ``--overwrite``),
 so a spec must not add those. The build writes into a hidden sibling of ``--out``
 (`medtemporal.writes.staging`: its caches, then items and manifest with `medtemporal.benchmark.save`), moved
-into ``--out`` when whole (`medtemporal.writes.publish`): a build stopped at any moment leaves ``--out`` as it
+into ``--out`` when whole (`medtemporal.benchmark.publish_build`): a build stopped at any moment leaves ``--out`` as it
 was, and the next one, ``--overwrite`` or not, reuses the caches it left.
 """
 
@@ -17,12 +17,12 @@ from functools import partial
 from pathlib import Path
 
 from medtemporal import registry
-from medtemporal.benchmark import ITEMS, MANIFEST, Manifest, read_manifest, save
+from medtemporal.benchmark import Manifest, publish_build, read_manifest, save
 from medtemporal.contract import BenchmarkSpec
 from medtemporal.errors import InvalidInputError
 from medtemporal.progress import add_no_progress
 from medtemporal.schema import Item
-from medtemporal.writes import publish, staging
+from medtemporal.writes import staging
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -98,7 +98,7 @@ def run(spec: BenchmarkSpec, args: argparse.Namespace) -> int:
         manifest = manifest.model_copy(update={"audit": audit_items(items, progress=True,
                                                                     fit=spec.audit.fit)})
     save(work, items, manifest)
-    publish(work, out, first=(MANIFEST, ITEMS))
+    publish_build(work, out)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(i.task for i in items).items()))
     print(f"Wrote {len(items)} {spec.name} items ({counts}) to {out} [licence: {manifest.licence}].", file=sys.stderr)
     if manifest.audit and manifest.audit["flagged"]:

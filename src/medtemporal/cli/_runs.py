@@ -29,11 +29,12 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def show_runs(args: argparse.Namespace) -> int:
-    """Print each run's full table from its ``scores.json`` (nothing scored again)."""
+    """Print each run's full table from its ``scores.json`` (nothing scored again: a stale run is refused, naming
+    ``medtemporal score``)."""
     from medtemporal.report import load_runs
     from medtemporal.report.console import console_report
 
-    print(console_report(load_runs(args.runs, rescore=False), full=True))
+    print(console_report(load_runs(args.runs), full=True))
     return 0
 
 
