@@ -147,8 +147,10 @@ def test_a_page_being_written_answers_at_once_and_a_stale_one_is_served_while_it
         first = _open(url)
         assert 'id="viewer"' in first and len(calls) == 1  # one build for the start and the two requests
         release.clear()
-        changed = run / "predictions.jsonl"  # the run changed: written again, the old page served meanwhile
-        os.utime(changed, ns=(changed.stat().st_atime_ns, changed.stat().st_mtime_ns + 10**9))
+        # the run changed (its scores now older than its predictions): written again, the old page served
+        # meanwhile; moved into the past, not the future, so the scores written afresh are not stale again
+        scores, predictions = run / "scores.json", run / "predictions.jsonl"
+        os.utime(scores, ns=(scores.stat().st_atime_ns, predictions.stat().st_mtime_ns - 10 * 10**9))
         assert urllib.request.urlopen(url, timeout=10).read().decode() == first
         release.set()
         deadline = time.monotonic() + 240  # scored afresh, then written: slow on a loaded machine
