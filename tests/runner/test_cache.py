@@ -102,3 +102,35 @@ def test_a_cache_that_cannot_be_written_is_not_called_damaged(tmp_path):
         with pytest.raises(InvalidInputError, match="cannot be written: it or its folder is read-only"):
             cache.put("k2", Response("y"))
         assert cache.get("k0").text == "kept"  # nothing in it is lost
+
+
+@pytest.mark.parametrize("no_cache", [False, True])
+def test_twin_requests_in_flight_are_asked_once_unless_the_cache_is_off(tmp_path, no_cache):
+    from helpers.fake_openai import FakeOpenAI
+    from medtemporal.backends.session import DataUse, complete
+
+    def ask(text):
+        return Request((Message("user", (TextPart(text),)),), GenerateConfig(max_tokens=8))
+
+    requests = [ask("one"), ask("two"), ask("one"), ask("one"), ask("two"), ask("three")]
+    with FakeOpenAI.start(latency=0.3) as server:
+        texts = complete(server.uri(), requests, use=DataUse("tiny", "synthetic"), desc="twins", concurrency=6,
+                         cache_path=tmp_path / "c.sqlite", no_cache=no_cache)
+        counts = server.stats()["counts"]
+    assert texts[0] == texts[2] == texts[3] and texts[1] == texts[4] and all(texts)
+    assert counts == ({"one": 3, "two": 2, "three": 1} if no_cache else {"one": 1, "two": 1, "three": 1})
+
+
+def test_a_failed_request_fails_its_twins_in_flight_and_is_asked_again_next_time(tmp_path):
+    from helpers.fake_openai import FakeOpenAI
+    from medtemporal.backends.base import RequestError
+    from medtemporal.backends.session import DataUse, complete
+
+    request = Request((Message("user", (TextPart("bad"),)),), GenerateConfig(max_tokens=8))
+    use, cache = DataUse("tiny", "synthetic"), tmp_path / "c.sqlite"
+    with FakeOpenAI.start(latency=0.3, faults=[{"kind": "400", "match": "bad", "times": 1}]) as server:
+        with pytest.raises(RequestError):
+            complete(server.uri(), [request] * 3, use=use, desc="twins", concurrency=3, cache_path=cache)
+        assert server.stats()["counts"] == {"bad": 1}
+        assert complete(server.uri(), [request], use=use, desc="again", cache_path=cache)[0]
+        assert server.stats()["counts"] == {"bad": 2}

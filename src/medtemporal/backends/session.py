@@ -118,6 +118,8 @@ class ModelSession:
         self._owned = owned
         self._slot: asyncio.Semaphore | None = None
         self._preparing: asyncio.Semaphore | None = None
+        self._pending: dict[str, asyncio.Future[Response]] = {}
+        """Responses on their way, by cache key: a request asked again while its twin is in flight waits for it."""
         self._rng = random.Random()
         self._identity = backend.identity()
         self.calls = 0
@@ -205,15 +207,46 @@ class ModelSession:
             )
         if self._preparing is None:
             self._preparing = asyncio.Semaphore(PREPARING)
-        async with self._preparing:  # a request in hand is sent before the next ones are hashed and encoded
-            key = key or await self.key(request, sample)
-            cache = self._open_cache()
-            cached = cache.get(key) if cache is not None else None
-            if cached is not None:
+        pending: asyncio.Future[Response] | None = None
+        try:
+            async with self._preparing:  # a request in hand is sent before the next ones are hashed and encoded
+                key = key or await self.key(request, sample)
+                cache = self._open_cache()
+                cached = cache.get(key) if cache is not None else None
+                if cached is not None:
+                    self.cache_hits += 1
+                    self._seen(cached)
+                    return Reply(cached, key, True)
+                twin = self._pending.get(key)
+                if twin is None:
+                    pending = asyncio.get_running_loop().create_future()
+                    if cache is not None:  # no cache, no sharing: every request is asked
+                        self._pending[key] = pending
+                    await self.backend.prepare(request)
+            if twin is not None:
+                response = await asyncio.shield(twin)
                 self.cache_hits += 1
-                self._seen(cached)
-                return Reply(cached, key, True)
-            await self.backend.prepare(request)
+                return Reply(response, key, True)
+            response = await self._call(request)
+            if cache is not None:
+                cache.put(key, response)
+            pending.set_result(response)  # type: ignore[union-attr]
+        except Exception as exc:
+            if pending is not None and not pending.done():
+                pending.set_exception(exc)
+                pending.exception()  # retrieved: the twins waiting, if any, raise it; none waiting is no warning
+            raise
+        finally:
+            if pending is not None:
+                if not pending.done():
+                    pending.cancel()  # cancelled: its twins are cancelled with it
+                if self._pending.get(key) is pending:  # type: ignore[arg-type]
+                    del self._pending[key]  # type: ignore[arg-type]
+        self._seen(response)
+        return Reply(response, key, False)
+
+    async def _call(self, request: Request) -> Response:
+        """The backend's response to ``request`` with retries, under the concurrency slot and the breaker."""
         if self._slot is None:
             self._slot = asyncio.Semaphore(self.concurrency)
 
@@ -231,10 +264,7 @@ class ModelSession:
             raise RequestError(
                 f"{self.backend.uri} replied with {len(response.text):,} characters, more than the {REPLY_MAX_CHARS:,} "
                 "medtemporal keeps; set --max-tokens (or the server's output limit) lower.", reason="reply_too_long")
-        if cache is not None:
-            cache.put(key, response)
-        self._seen(response)
-        return Reply(response, key, False)
+        return response
 
     async def generate(self, request: Request) -> Response:
         """The response to ``request`` (a protocol's ``generate``)."""

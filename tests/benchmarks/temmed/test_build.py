@@ -209,8 +209,9 @@ def test_vqa_questions_from_a_model_are_cached_and_never_decide_the_answer(temme
     with FakeOpenAI.start() as server:  # it answers a letter, not a question: every draft falls back
         args = build_args(temmed_data, tmp_path / "m", "--llm", server.uri(), "--llm-cache", str(cache))
         assert main(args) == 0
-        calls = sum(server.stats()["counts"].values())
-        assert calls == 60
+        counts = server.stats()["counts"]
+        calls = sum(counts.values())
+        assert 50 <= calls <= 60 and set(counts.values()) == {1}  # one call per distinct prompt (drafts may repeat one)
         assert main([*args[:5], str(tmp_path / "m2"), *args[6:]]) == 0
         assert sum(server.stats()["counts"].values()) == calls  # the second build is served from the cache
     built = [i for i in load(tmp_path / "m").items if i.task == "vqa"]
