@@ -40,7 +40,6 @@ IDEFICS3_TEMPLATE = (
 
 def build_tiny_idefics3(folder: Path) -> Path:
     """A random-weight Idefics3 (SmolVLM architecture): four image tokens per image."""
-    import torch
     from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
     from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
 
@@ -61,12 +60,23 @@ def build_tiny_idefics3(folder: Path) -> Path:
               "image_size": 32, "patch_size": 8}
     config = Idefics3Config(text_config=text, vision_config=vision, scale_factor=2, image_token_id=ids["<image>"],
                             pad_token_id=ids["<|endoftext|>"])
-    torch.manual_seed(0)
-    model = Idefics3ForConditionalGeneration(config)
-    model.generation_config.eos_token_id = ids["<end_of_utterance>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    model.save_pretrained(folder)
-    return Path(folder)
+    return _save_model(folder, Idefics3ForConditionalGeneration, config, ids["<end_of_utterance>"],
+                       ids["<|endoftext|>"])
+
+
+def _save_without_video_processor(folder: Path, image_processor, tokenizer, template: str,  # noqa: ANN001
+                                  processor_class: str, **settings) -> None:  # noqa: ANN003
+    """A processor laid out as the released checkpoints lay it out (image processor, tokenizer, chat template,
+    ``processor_class`` and its settings), written without building it: its video processor needs torchvision."""
+    import json
+
+    folder = Path(folder)
+    image_processor.save_pretrained(folder)
+    tokenizer.chat_template = template
+    tokenizer.save_pretrained(folder)
+    config = folder / "preprocessor_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "processor_class": processor_class}, indent=2))
+    (folder / "processor_config.json").write_text(json.dumps({"processor_class": processor_class, **settings}))
 
 
 QWEN2VL_SPECIALS = [
@@ -80,20 +90,6 @@ QWEN2VL_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 """Qwen2-VL's own chat template, reduced to what the tests send (text and image parts)."""
-
-
-def _save_qwen_processor(folder: Path, tokenizer, processor_class: str) -> None:  # noqa: ANN001
-    """A Qwen-VL processor as the released checkpoints lay it out (image processor, tokenizer, chat template,
-    ``processor_class``), written without building the processor: its video processor needs torchvision."""
-    import json
-
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
-
-    Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56).save_pretrained(folder)
-    tokenizer.chat_template = QWEN2VL_TEMPLATE
-    tokenizer.save_pretrained(folder)
-    config = folder / "preprocessor_config.json"
-    config.write_text(json.dumps({**json.loads(config.read_text()), "processor_class": processor_class}, indent=2))
 
 
 def _qwen_text_config(tokenizer, ids: dict[str, int], **extra) -> dict:  # noqa: ANN001
@@ -110,9 +106,14 @@ def _qwen_tokens(config_class, text: dict, vision: dict, ids: dict[str, int]):  
                         vision_end_token_id=ids["<|vision_end|>"], pad_token_id=ids["<|endoftext|>"])
 
 
-def _save_qwen_model(folder: Path, model, ids: dict[str, int]) -> Path:  # noqa: ANN001
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+def _save_model(folder: Path, model_class, config, eos: int, pad: int) -> Path:  # noqa: ANN001
+    """A ``model_class`` of ``config`` with seeded random weights, saved with its end and padding tokens."""
+    import torch
+
+    torch.manual_seed(0)
+    model = model_class(config)
+    model.generation_config.eos_token_id = eos
+    model.generation_config.pad_token_id = pad
     model.save_pretrained(folder)
     return Path(folder)
 
@@ -120,35 +121,35 @@ def _save_qwen_model(folder: Path, model, ids: dict[str, int]) -> Path:  # noqa:
 def build_tiny_qwen2vl(folder: Path) -> Path:
     """A random-weight Qwen2-VL: each image a grid of 14-pixel patches merged 2 × 2 (``min_pixels`` and
     ``max_pixels`` bound how many)."""
-    import torch
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     folder = Path(folder)
     tokenizer = _tokenizer(QWEN2VL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>")
     ids = {s: tokenizer.convert_tokens_to_ids(s) for s in QWEN2VL_SPECIALS}
-    _save_qwen_processor(folder, tokenizer, "Qwen2VLProcessor")
+    image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56)
+    _save_without_video_processor(folder, image_processor, tokenizer, QWEN2VL_TEMPLATE, "Qwen2VLProcessor")
     vision = {"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2, "patch_size": 14,
               "spatial_merge_size": 2, "temporal_patch_size": 2}
-    torch.manual_seed(0)
-    model = Qwen2VLForConditionalGeneration(_qwen_tokens(Qwen2VLConfig, _qwen_text_config(tokenizer, ids), vision, ids))
-    return _save_qwen_model(folder, model, ids)
+    config = _qwen_tokens(Qwen2VLConfig, _qwen_text_config(tokenizer, ids), vision, ids)
+    return _save_model(folder, Qwen2VLForConditionalGeneration, config, ids["<|im_end|>"], ids["<|endoftext|>"])
 
 
 def build_tiny_qwen25vl(folder: Path) -> Path:
     """A random-weight Qwen2.5-VL (windowed vision attention, RMSNorm, a merger to the text width)."""
-    import torch
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     folder = Path(folder)
     tokenizer = _tokenizer(QWEN2VL_SPECIALS, eos="<|im_end|>", bos="<|im_start|>", pad="<|endoftext|>")
     ids = {s: tokenizer.convert_tokens_to_ids(s) for s in QWEN2VL_SPECIALS}
-    _save_qwen_processor(folder, tokenizer, "Qwen2_5_VLProcessor")
+    image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56)
+    _save_without_video_processor(folder, image_processor, tokenizer, QWEN2VL_TEMPLATE, "Qwen2_5_VLProcessor")
     vision = {"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "patch_size": 14,
               "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56, "out_hidden_size": 32,
               "fullatt_block_indexes": [1]}
-    torch.manual_seed(0)
     config = _qwen_tokens(Qwen2_5_VLConfig, _qwen_text_config(tokenizer, ids), vision, ids)
-    return _save_qwen_model(folder, Qwen2_5_VLForConditionalGeneration(config), ids)
+    return _save_model(folder, Qwen2_5_VLForConditionalGeneration, config, ids["<|im_end|>"], ids["<|endoftext|>"])
 
 
 GEMMA3_SPECIALS = ["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", "<start_of_image>",
@@ -164,7 +165,6 @@ GEMMA3_TEMPLATE = (
 
 def build_tiny_gemma3(folder: Path) -> Path:
     """A random-weight Gemma 3 (MedGemma's architecture): SigLIP patches pooled to four soft tokens per image."""
-    import torch
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor
     from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
 
@@ -183,12 +183,7 @@ def build_tiny_gemma3(folder: Path) -> Path:
     config = Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4,
                           boi_token_index=ids["<start_of_image>"], eoi_token_index=ids["<end_of_image>"],
                           image_token_index=ids["<image_soft_token>"], pad_token_id=ids["<pad>"])
-    torch.manual_seed(0)
-    model = Gemma3ForConditionalGeneration(config)
-    model.generation_config.eos_token_id = ids["<end_of_turn>"]
-    model.generation_config.pad_token_id = ids["<pad>"]
-    model.save_pretrained(folder)
-    return Path(folder)
+    return _save_model(folder, Gemma3ForConditionalGeneration, config, ids["<end_of_turn>"], ids["<pad>"])
 
 
 LLAVA_SPECIALS = ["<unk>", "<s>", "</s>", "<image>", "<pad>"]
@@ -203,7 +198,6 @@ LLAVA_TEMPLATE = (
 
 def build_tiny_llava(folder: Path) -> Path:
     """A random-weight LLaVA (LLaVA-Med v1.5's architecture): a CLIP vision tower, sixteen patch tokens per image."""
-    import torch
     from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
@@ -222,12 +216,7 @@ def build_tiny_llava(folder: Path) -> Path:
     config = LlavaConfig(vision_config=vision, text_config=text, image_token_index=ids["<image>"],
                          vision_feature_layer=-1, vision_feature_select_strategy="default",
                          pad_token_id=ids["<pad>"])
-    torch.manual_seed(0)
-    model = LlavaForConditionalGeneration(config)
-    model.generation_config.eos_token_id = ids["</s>"]
-    model.generation_config.pad_token_id = ids["<pad>"]
-    model.save_pretrained(folder)
-    return Path(folder)
+    return _save_model(folder, LlavaForConditionalGeneration, config, ids["</s>"], ids["<pad>"])
 
 
 INTERNVL_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<img>", "</img>", "<IMG_CONTEXT>", "<video>"]
@@ -240,25 +229,9 @@ INTERNVL_TEMPLATE = (
 """InternVL3's chat template (OpenGVLab/InternVL3-*-hf), reduced to what the tests send."""
 
 
-def _save_without_video_processor(folder: Path, image_processor, tokenizer, template: str,  # noqa: ANN001
-                                  processor_class: str, **settings) -> None:  # noqa: ANN003
-    """A processor laid out as the released checkpoints lay it out (image processor, tokenizer, chat template,
-    ``processor_class`` and its settings), written without building it: its video processor needs torchvision."""
-    import json
-
-    folder = Path(folder)
-    image_processor.save_pretrained(folder)
-    tokenizer.chat_template = template
-    tokenizer.save_pretrained(folder)
-    config = folder / "preprocessor_config.json"
-    config.write_text(json.dumps({**json.loads(config.read_text()), "processor_class": processor_class}, indent=2))
-    (folder / "processor_config.json").write_text(json.dumps({"processor_class": processor_class, **settings}))
-
-
 def build_tiny_internvl(folder: Path) -> Path:
     """A random-weight InternVL (InternVL3's architecture): InternViT patches, pixel-shuffled to four tokens per
     448-pixel tile (here one 32-pixel tile per image)."""
-    import torch
     from transformers import InternVLConfig, InternVLForConditionalGeneration
     from transformers.models.got_ocr2.image_processing_pil_got_ocr2 import GotOcr2ImageProcessorPil
 
@@ -278,18 +251,12 @@ def build_tiny_internvl(folder: Path) -> Path:
     config = InternVLConfig(vision_config=vision, text_config=text, image_token_id=ids["<IMG_CONTEXT>"],
                             downsample_ratio=0.5, projector_hidden_act="gelu", vision_feature_layer=-1,
                             vision_feature_select_strategy="default")
-    torch.manual_seed(0)
-    model = InternVLForConditionalGeneration(config)
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    model.save_pretrained(folder)
-    return Path(folder)
+    return _save_model(folder, InternVLForConditionalGeneration, config, ids["<|im_end|>"], ids["<|endoftext|>"])
 
 
 def build_tiny_qwen3vl(folder: Path) -> Path:
     """A random-weight Qwen3-VL: 16-pixel patches merged 2 × 2, deep-stack features from a vision layer into the
     text model, interleaved M-RoPE."""
-    import torch
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
@@ -304,6 +271,5 @@ def build_tiny_qwen3vl(folder: Path) -> Path:
     vision = {"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "patch_size": 16,
               "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 32, "num_position_embeddings": 16,
               "deepstack_visual_indexes": [0]}
-    torch.manual_seed(0)
     config = _qwen_tokens(Qwen3VLConfig, text, vision, ids)
-    return _save_qwen_model(folder, Qwen3VLForConditionalGeneration(config), ids)
+    return _save_model(folder, Qwen3VLForConditionalGeneration, config, ids["<|im_end|>"], ids["<|endoftext|>"])

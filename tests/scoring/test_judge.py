@@ -105,7 +105,8 @@ def test_the_response_cache_serves_a_new_run_folder(fake, tmp_path, open_run):
     score_run(open_run, judge=Judge(fake.uri("judge")), resamples=50)
     other = make_open_run(tmp_path / "bench", tmp_path / "again")
     score_run(other, judge=Judge(fake.uri("judge")), resamples=50)
-    assert sum(fake.stats()["counts"].values()) == 36
+    counts = fake.stats()["counts"]
+    assert set(counts.values()) == {1} and 24 <= len(counts) <= 36  # each distinct prompt of 36 asked once, ever
     assert RunFolder(other).scores().judge["counts"]["from_cache"] == 36
 
 

@@ -155,7 +155,8 @@ def test_green_asks_the_served_model_once_per_answer_and_compare_reads_its_verdi
         score_run(copy, resamples=50, green=green)
         asked = sum(server.stats()["counts"].values())
         score_run(normal, resamples=50, green=green)  # resumed from judgements.jsonl: nothing asked again
-        assert sum(server.stats()["counts"].values()) == asked == 48
+        counts = server.stats()["counts"]
+        assert sum(counts.values()) == asked == len(counts) >= 2  # each distinct prompt asked once (twins share)
     normal_scores, copy_scores = read_scores(normal), read_scores(copy)
     expected = green_value({"matched": 2, "b": 1, "e": 1})
     assert expected == pytest.approx(0.5)
