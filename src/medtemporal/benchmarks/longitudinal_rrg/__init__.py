@@ -45,6 +45,7 @@ from medtemporal.family import (
 from medtemporal.benchmarks.longitudinal_rrg import baselines, extract, protocols  # noqa: F401  (register them)
 from medtemporal.benchmarks.longitudinal_rrg.baselines import URIS
 from medtemporal.benchmarks.longitudinal_rrg.command import VERSION, add_arguments, build
+from medtemporal.benchmarks.longitudinal_rrg.glossary import GLOSSARY
 from medtemporal.benchmarks.longitudinal_rrg.items import BENCHMARK, SECTIONS
 from medtemporal.scoring.clinical import CXR_CLINICAL, LEXICAL_R2GEN, LEXICAL_RAW, TEMPORAL
 
@@ -94,6 +95,7 @@ AUDIT_NOTES = {
 
 SPEC = register("benchmark", BENCHMARK)(BenchmarkSpec(
     name=BENCHMARK,
+    glossary=GLOSSARY,
     version=VERSION,
     licence="credentialed",
     description="Longitudinal report generation on MIMIC-CXR's official test split: findings and impression "
