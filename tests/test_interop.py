@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from helpers.families import FAMILIES, family_benches  # noqa: F401  (session fixture)
+from helpers.families import FAMILIES, family_benches, scored_families  # noqa: F401  (session fixture)
 from helpers.follower import Follower, read_items, register_backend
 from helpers.tiny import make_tiny_benchmark
 from PIL import Image
@@ -211,7 +211,7 @@ def _same_scores(a: Path, b: Path) -> int:
     return compared
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", scored_families())
 def test_vlmevalkit_round_trip_scores_what_our_run_scores(family_benches, family, tmp_path, bertscore_encoder):
     """The same instruction follower answers our run and VLMEvalKit's prompts; the imported answers score alike
     (TemMed's image pair included: its 'My answer is [option]' instruction reaches the model)."""
@@ -248,7 +248,7 @@ def _load_task(folder: Path, name: str) -> dict:
     return yaml.load((folder / name).read_text(), Loader=Loader)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", scored_families())
 def test_lmms_eval_tasks_score_as_medtemporal_and_import_back(family_benches, family, tmp_path, bertscore_encoder):
     bench = load(family_benches[family])
     ours = _our_run(bench.path, tmp_path / "ours")

@@ -133,6 +133,7 @@ def test_inspect_eval_of_an_export_scores_as_ours_and_imports_back(tmp_path):
     _check_round_trip(make_tiny_benchmark(tmp_path / "tiny", n=6), tmp_path, _inspect_api)
 
 
+@pytest.mark.slow  # the inspect command line in a subprocess: about 8 s
 def test_inspect_command_line_runs_an_exported_family(family_benches, tmp_path):
     """The same through ``inspect eval`` as a user types it (MMXU: two images per item, a system-free prompt)."""
     pytest.importorskip("inspect_ai")

@@ -35,6 +35,7 @@ def test_a_second_writer_is_refused_in_one_sentence(tmp_path):
     score_run(out)  # released: the folder takes a writer again
 
 
+@pytest.mark.slow  # two judge passes in subprocesses: about 13 s
 def test_two_judge_passes_at_once_ask_every_judge_call_once(tmp_path):
     bench = make_open_benchmark(tmp_path, n=6)
     out = make_open_run(bench, tmp_path / "r", answer="An answer no reference gives.")

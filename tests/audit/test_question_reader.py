@@ -82,6 +82,7 @@ def test_a_declared_note_turns_a_flag_into_by_design(tmp_path, capsys):
     assert audit_items(items, notes={"T5/*": "elsewhere"})["flagged"] == ["T6/s"]  # a note elsewhere: still flagged
 
 
+@pytest.mark.slow  # a 3D-RAD phantom build: about 17 s
 def test_3d_rad_phantom_task6_reads_like_the_history_rule_and_is_by_design(tmp_path, capsys):
     from medtemporal.benchmarks.rad3d.baselines import history_answer
     from medtemporal.phantoms.ct_rate import write_ct_rate

@@ -364,7 +364,7 @@ class FakeOpenAI:
 
         def serve() -> None:
             loop = asyncio.new_event_loop()
-            runner = web.AppRunner(make_app(State(**settings)), access_log=None)
+            runner = web.AppRunner(make_app(State(**settings)), access_log=None, shutdown_timeout=1.0)
             loop.run_until_complete(runner.setup())
             site = web.TCPSite(runner, HOST, 0, backlog=512)
             loop.run_until_complete(site.start())
@@ -373,6 +373,10 @@ class FakeOpenAI:
             started.set()
             loop.run_forever()
             loop.run_until_complete(runner.cleanup())
+            hung = asyncio.all_tasks(loop)  # requests still hanging after the shutdown timeout
+            for task in hung:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*hung, return_exceptions=True))
             loop.close()
 
         thread = threading.Thread(target=serve, daemon=True)

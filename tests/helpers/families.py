@@ -24,11 +24,19 @@ from medtemporal.registry import discovered
 FAMILIES = tuple(discovered("benchmark"))
 """Every family the registry finds (built-in and plugins, not the toy families tests register); one without a
 demo section fails `build_family` instead of dropping out."""
+SLOW_SCORING = ("longitudinal-rrg", "medical-diff-vqa")
+"""Families whose scoring starts pycocoevalcap's Java tools (10–25 s a scored run on two cores)."""
 PATIENTS = 12
 """Phantom patients per dataset: enough for every family's items, few enough to build all in seconds."""
 PER_TASK = 12
 """Items kept of each task (`Benchmark.select`'s spread over subtypes): every kind of item, few enough that the
 cross-family tests, which run and export every item, stay quick."""
+
+
+def scored_families() -> list:
+    """`FAMILIES` as parameters of a test that scores each family's run: the `SLOW_SCORING` ones in the slow
+    suite (`make test-slow`), the others in every run."""
+    return [pytest.param(f, marks=pytest.mark.slow) if f in SLOW_SCORING else f for f in FAMILIES]
 
 
 def build_family(name: str, root: Path, patients: int = PATIENTS, seed: int = 0) -> Path:
@@ -53,9 +61,17 @@ def build_families(root: Path, families: tuple[str, ...] = FAMILIES) -> dict[str
     return {family: build_family(family, root) for family in families}
 
 
+_BUILT: dict[Path, dict[str, Path]] = {}
+"""The session's builds by its base temporary folder: each module that imports `family_benches` gets a fixture of
+its own from pytest, and every one of them returns this one build."""
+
+
 @pytest.fixture(scope="session")
 def family_benches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Every family's phantom benchmark, built once per session."""
-    root = tmp_path_factory.mktemp("families")
-    os.environ.setdefault("MEDTEMPORAL_VOLUME_CACHE", str(root / "volume-cache"))
-    return build_families(root)
+    """Every family's phantom benchmark, built once per session (`_BUILT`)."""
+    base = tmp_path_factory.getbasetemp()
+    if base not in _BUILT:
+        root = tmp_path_factory.mktemp("families")
+        os.environ.setdefault("MEDTEMPORAL_VOLUME_CACHE", str(root / "volume-cache"))
+        _BUILT[base] = build_families(root)
+    return _BUILT[base]

@@ -45,6 +45,7 @@ def _cli(*argv: str, env: dict[str, str] | None = None, timeout: float = 60) -> 
     return done.returncode, done.stdout + done.stderr, time.monotonic() - started
 
 
+@pytest.mark.slow  # waits for Ray to give up: about 16 s
 @pytest.mark.timeout(120)
 def test_a_cluster_address_where_no_ray_cluster_answers_is_one_sentence_within_15_s(tmp_path):
     pytest.importorskip("ray")

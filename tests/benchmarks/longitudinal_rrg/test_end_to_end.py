@@ -14,6 +14,8 @@ from medtemporal.benchmark import load
 from medtemporal.cli import main
 from medtemporal.runs import RunFolder
 
+pytestmark = pytest.mark.slow  # a tiny MAIRA-2 run and pycocoevalcap's Java scoring: about a minute
+
 REPLIES = [
     ["PRIOR_REPORT", "<think>The prior shows an effusion; compare.</think>\n**Findings:** Interval worsening of the "
                      "right pleural effusion. No pneumothorax.\n\n**Impression:** Worsening effusion."],

@@ -100,6 +100,7 @@ def _variant_scores() -> dict[tuple[str, str], float]:
     return {(s.group, s.metric): s.value for s in scores}
 
 
+@pytest.mark.slow  # scores through the Java tools: about 18 s
 def test_accuracy_is_ekaids_acc_on_the_raw_outputs():
     total, open_, closed = _ekaid_acc(ROWS)
     scores = _variant_scores()

@@ -16,6 +16,8 @@ from medtemporal.cli import main
 from medtemporal.phantoms.cxr import CxrPhantom
 from medtemporal.runs import RunFolder
 
+pytestmark = pytest.mark.slow  # pycocoevalcap's Java scoring of several runs: about 45 s
+
 needs_java = pytest.mark.skipif(not diffvqa_metrics.java_status()[0],
                                 reason=f"pycocoevalcap cannot run here: {diffvqa_metrics.java_status()[1]}")
 REPLIES = [

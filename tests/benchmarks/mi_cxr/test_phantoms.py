@@ -102,6 +102,7 @@ def test_phantom_labels_agree_with_the_ground_truth(cohort):
         check_labels(item, of)
 
 
+@pytest.mark.slow  # two phantom cohorts and builds: about 12 s
 def test_same_phantoms_and_seed_give_byte_identical_items(cohort, tmp_path):
     """A second build in a fresh interpreter with another hash seed writes the same bytes."""
     phantom, bench_dir = cohort

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from medtemporal.cli import main
 from medtemporal.scoring.text_metrics import BERTSCORE_MODEL_ENV
 
@@ -27,6 +29,7 @@ def _medtemporal(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
+@pytest.mark.slow  # a whole demo without an encoder: about 23 s
 def test_without_an_encoder_bertscore_is_unavailable_and_the_rest_is_written(frames: Path, tmp_path: Path) -> None:
     bench, run, home = tmp_path / "bench", tmp_path / "run", tmp_path / "hf-home"
     home.mkdir()
