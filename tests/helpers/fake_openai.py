@@ -376,7 +376,8 @@ class FakeOpenAI:
             hung = asyncio.all_tasks(loop)  # requests still hanging after the shutdown timeout
             for task in hung:
                 task.cancel()
-            loop.run_until_complete(asyncio.gather(*hung, return_exceptions=True))
+            if hung:
+                loop.run_until_complete(asyncio.gather(*hung, return_exceptions=True))
             loop.close()
 
         thread = threading.Thread(target=serve, daemon=True)

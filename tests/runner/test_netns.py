@@ -66,6 +66,7 @@ ROUTES = ("micxr_official", "eltlm_official", "temmed_official", "rad3d_image_ro
           "rad3d_no_root")
 
 
+@pytest.mark.slow  # about 9 s
 @pytest.mark.timeout(600)
 def test_a_licence_follows_every_input_and_the_images_a_run_sends(netns, tmp_path):
     """Issue 24, point 1: a question file of unknown provenance, volumes without a verified phantom manifest

@@ -27,6 +27,7 @@ def env(monkeypatch, tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow  # CT phantoms, a build, runs and the report: about 11 s
 def test_phantoms_build_run_report(env, capsys):
     data, bench, runs = env / "ct", env / "bench", env / "runs"
     assert main(["phantoms", "ct-rate", "--patients", "8", "--seed", "1", "--shape", "40,40,16", "--out", str(data)]) == 0

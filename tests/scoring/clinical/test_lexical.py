@@ -75,6 +75,7 @@ def reference_meteor() -> Meteor:
     return Meteor()
 
 
+@pytest.mark.slow  # the METEOR jar over 200 pairs twice: about 10 s
 @pytest.mark.skipif(shutil.which("java") is None, reason="METEOR's jar needs a Java runtime")
 @pytest.mark.parametrize("variant", ["coco", "r2gen"])
 def test_meteor_is_the_pooled_corpus_value_pycocoevalcap_prints(variant: str, reference_meteor: Meteor) -> None:
