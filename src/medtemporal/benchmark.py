@@ -174,11 +174,11 @@ def save(out: str | Path, items: list[Item], manifest: Manifest) -> Path:
     return out
 
 
-
 def publish_build(work: Path, out: Path) -> None:
     """Move a build written whole into ``work`` (by `save` and the builder) into ``out``, its manifest and items
     first (`medtemporal.writes.publish`), so a stop between two moves leaves a folder ``--overwrite`` recognises."""
     publish(work, out, first=(MANIFEST, ITEMS))
+
 
 def is_benchmark(path: str | Path) -> bool:
     """Whether ``path`` holds a benchmark's manifest (a build there would replace it)."""

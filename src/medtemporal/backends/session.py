@@ -240,8 +240,8 @@ class ModelSession:
             if pending is not None:
                 if not pending.done():
                     pending.cancel()  # cancelled: its twins are cancelled with it
-                if self._pending.get(key) is pending:  # type: ignore[arg-type]
-                    del self._pending[key]  # type: ignore[arg-type]
+                if key is not None and self._pending.get(key) is pending:
+                    del self._pending[key]
         self._seen(response)
         return Reply(response, key, False)
 
